@@ -1,0 +1,137 @@
+"""The public API: ``compile_template`` and the compiled template object.
+
+Pipeline: frontend (Lark) -> IR -> passes -> emitter -> black -> ``compile()``.
+Errors are attached to the source (excerpt, template name) here, once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Callable, Optional
+
+from . import __version__, ir
+from .emit import MODULE_HEADER, emit
+from .errors import CompileError
+from .passes import pipeline
+
+DIALECTS = ("jinja", "go")
+PROFILES = {"jinja": ("hf", "plain"), "go": ("ollama", "plain")}
+
+
+class CompiledTemplate:
+    """A compiled template: its Python source and the functions that render it."""
+
+    def __init__(self, source: str, python_source: str, name: str, dialect: str, profile: str, module: ir.Module):
+        self.source = source
+        self.python_source = python_source
+        self.name = name
+        self.dialect = dialect
+        self.profile = profile
+        self.ir = module
+        namespace: dict[str, Any] = {"__name__": f"tmpl2py_compiled.{_safe_ident(name)}"}
+        code = compile(python_source, f"<tmpl2py:{name}>", "exec")
+        exec(code, namespace)  # our own generated code, never template text
+        self.namespace = namespace
+        self._render: Callable[[dict], str] = namespace["render"]
+
+    def render(self, context: Optional[dict] = None) -> str:
+        """The engine's own render of exactly this data (no input shaping)."""
+        return self._render({} if context is None else context)
+
+    def render_conversation(self, messages: Any, **options: Any) -> str:
+        """The profile's conversation entry point (transformers' or Ollama's)."""
+        if self.profile == "hf":
+            from runtime import hf
+
+            return hf.render_conversation(self._render, self.source, messages, **options)
+        if self.profile == "ollama":
+            from runtime import ollama
+
+            return ollama.render_conversation(self.namespace, messages, **options)
+        raise TypeError(f"profile {self.profile!r} has no conversation entry point; use render()")
+
+    def __repr__(self) -> str:
+        return f"<CompiledTemplate {self.name!r} {self.dialect}/{self.profile}>"
+
+
+def _safe_ident(name: str) -> str:
+    return "".join(c if c.isalnum() and c.isascii() else "_" for c in name) or "template"
+
+
+def parse(source: str, dialect: str = "jinja", name: Optional[str] = None) -> ir.Module:
+    """Source -> IR module (frontend only)."""
+    if dialect == "jinja":
+        from .jinja.frontend import parse as parse_jinja
+
+        return parse_jinja(source, name)
+    if dialect == "go":
+        from .gotmpl.frontend import parse as parse_go
+
+        return parse_go(source, name)
+    raise ValueError(f"unknown dialect {dialect!r} (expected one of {', '.join(DIALECTS)})")
+
+
+def generate(
+    source: str,
+    dialect: str = "jinja",
+    profile: Optional[str] = None,
+    name: Optional[str] = None,
+    optimize: bool = True,
+) -> tuple[str, ir.Module]:
+    """Source -> (formatted Python module text, final IR)."""
+    profile = profile or PROFILES.get(dialect, ("",))[0]
+    if dialect not in PROFILES:
+        raise ValueError(f"unknown dialect {dialect!r} (expected one of {', '.join(DIALECTS)})")
+    if profile not in PROFILES[dialect]:
+        raise ValueError(f"unknown profile {profile!r} for {dialect} (expected one of {', '.join(PROFILES[dialect])})")
+    name = name or "<template>"
+    try:
+        module = parse(source, dialect, name)
+        module = pipeline.run(module, profile=profile, optimize=optimize)
+    except CompileError as e:
+        raise e.with_source(source, name) from None
+    except RecursionError:
+        raise CompileError("too-deep", "template nesting is too deep to compile", 0, 0, source, name) from None
+    sha = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
+    header = MODULE_HEADER.format(
+        version=__version__, source=_header_safe(name), sha256=sha, dialect=dialect, profile=profile
+    )
+    metadata = {
+        "TEMPLATE_NAME": name,
+        "SOURCE_SHA256": sha,
+        "DIALECT": dialect,
+        "PROFILE": profile,
+        "COMPILER_VERSION": __version__,
+    }
+    metadata.update(dict(module.meta))
+    text = emit(module, header, metadata)
+    return _format(text), module
+
+
+def _header_safe(name: str) -> str:
+    """A template name for a comment line: printable ASCII only, no newlines."""
+    return "".join(c if 32 <= ord(c) < 127 else "?" for c in name)[:200]
+
+
+def _format(text: str) -> str:
+    import black
+
+    return black.format_str(text, mode=black.Mode(line_length=100))
+
+
+def compile_template(
+    source: str,
+    dialect: str = "jinja",
+    profile: Optional[str] = None,
+    name: Optional[str] = None,
+    optimize: bool = True,
+) -> CompiledTemplate:
+    """Compile a template; raises :class:`CompileError` for a malformed one."""
+    profile = profile or PROFILES.get(dialect, ("",))[0]
+    python_source, module = generate(source, dialect, profile, name, optimize)
+    try:
+        return CompiledTemplate(source, python_source, name or "<template>", dialect, profile, module)
+    except SyntaxError as e:  # e.g. "too many statically nested blocks"
+        raise CompileError("too-deep", f"the generated Python is rejected: {e.msg}", 0, 0, source, name) from None
+    except RecursionError:
+        raise CompileError("too-deep", "template nesting is too deep to compile", 0, 0, source, name) from None

@@ -1,0 +1,299 @@
+"""The intermediate representation shared by both dialects.
+
+A small tree of frozen, slotted dataclasses. Statements produce output or change
+variables; expressions compute values. Dialect semantics are not encoded here:
+the frontends lower dialect operations to ``Helper(name, args)`` calls, which the
+emitter turns into calls of ``runtime`` functions named in ``compiler.registry``.
+
+Every node carries a ``span`` (line, column) that does not take part in equality,
+so passes can compare trees structurally.
+
+Names: ``Name.ident`` is the Python identifier a variable lives in. Frontends
+leave it empty; the scope pass (``compiler.passes.scope``) fills it in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional, Tuple
+
+Span = Tuple[int, int]
+NOSPAN: Span = (0, 0)
+
+
+def _span() -> Any:
+    return field(default=NOSPAN, compare=False, repr=False)
+
+
+class Node:
+    __slots__ = ()
+
+
+# ----------------------------------------------------------------------------- expressions
+
+
+class Expr(Node):
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Const(Expr):
+    """A Python constant: str, int, float, bool or None (tuples of constants too)."""
+
+    value: Any
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Name(Expr):
+    """A variable read. ``ident`` is filled in by the scope pass."""
+
+    name: str
+    ident: str = ""
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Local(Expr):
+    """A read of a compiler-made local (loop objects, temporaries): never a template name."""
+
+    ident: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Helper(Expr):
+    """A call of a runtime primitive, ``runtime.<module>.<function>``, named ``module.function``."""
+
+    name: str
+    args: Tuple[Expr, ...] = ()
+    kwargs: Tuple[Tuple[str, Expr], ...] = ()
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class BinOp(Expr):
+    """A Python binary operator applied directly: ``+ - * / // % **``."""
+
+    op: str
+    left: Expr
+    right: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class UnaryOp(Expr):
+    """``-x`` / ``+x`` applied directly."""
+
+    op: str
+    operand: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Compare(Expr):
+    """A (chained) Python comparison: ``==, !=, <, <=, >, >=, in, not in``."""
+
+    left: Expr
+    ops: Tuple[Tuple[str, Expr], ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class BoolOp(Expr):
+    """Python's ``and`` / ``or``: short-circuit, returns an operand."""
+
+    op: str
+    values: Tuple[Expr, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Not(Expr):
+    operand: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class CondExpr(Expr):
+    """``body if test else orelse``; ``orelse`` None means the dialect's default (a Helper)."""
+
+    test: Expr
+    body: Expr
+    orelse: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class ListLit(Expr):
+    items: Tuple[Expr, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class TupleLit(Expr):
+    items: Tuple[Expr, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class DictLit(Expr):
+    items: Tuple[Tuple[Expr, Expr], ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class CallValue(Expr):
+    """Call a compiled function value (macro or closure) directly: ``func(*args, **kwargs)``."""
+
+    func: Expr
+    args: Tuple[Expr, ...] = ()
+    kwargs: Tuple[Tuple[str, Expr], ...] = ()
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Capture(Expr):
+    """Render ``body`` into a fresh buffer and evaluate to the joined string."""
+
+    body: Tuple["Stmt", ...]
+    span: Span = _span()
+
+
+# ----------------------------------------------------------------------------- statements
+
+
+class Stmt(Node):
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Text(Stmt):
+    """Literal output text (whitespace control already applied)."""
+
+    text: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Output(Stmt):
+    """Append the value of ``expr``, which must evaluate to a ``str``."""
+
+    expr: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class If(Stmt):
+    test: Expr
+    body: Tuple[Stmt, ...]
+    orelse: Tuple[Stmt, ...] = ()
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Target(Node):
+    """An assignment target: a name, or a tuple of targets (unpacking)."""
+
+    names: Tuple[Any, ...]  # each item a Name or a nested Target
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Assign(Stmt):
+    """``target = value``. ``target`` is a Name or a Target (tuple unpacking)."""
+
+    target: Any
+    value: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class ExprStmt(Stmt):
+    """Evaluate ``expr`` for its effect (raises, attribute stores through helpers)."""
+
+    expr: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class For(Stmt):
+    """A loop over ``iter``.
+
+    ``loop`` names the local that holds the loop-info object when the body reads it
+    (``""`` otherwise); ``loop_helper`` is the runtime helper that builds it and
+    ``iter_helper`` the one that prepares the iterable (dialect semantics).
+    ``else_`` runs when the body ran zero times. ``recursive`` loops compile to a
+    local function that the body can call through the loop object.
+    """
+
+    target: Any
+    iter: Expr
+    body: Tuple[Stmt, ...]
+    else_: Tuple[Stmt, ...] = ()
+    filter: Optional[Expr] = None
+    loop: str = ""
+    loop_helper: str = ""
+    recursive: bool = False
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Break(Stmt):
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Continue(Stmt):
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Param(Node):
+    name: Name
+    default: Optional[Expr] = None
+
+
+@dataclass(frozen=True, slots=True)
+class FuncDef(Stmt):
+    """Define a local function (a Jinja macro or call-block caller, a Go template).
+
+    The function takes ``params`` positionally (absent ones arrive as the runtime's
+    MISSING and are replaced by their default, or by ``missing_helper(name)``), renders
+    ``body`` into its own buffer and returns the joined string. ``ident`` is the
+    local the function is bound to; ``wrap`` (a helper name, may be empty) wraps the
+    raw function into the value templates see (argument binding rules).
+    """
+
+    ident: str
+    name: str
+    params: Tuple[Param, ...]
+    body: Tuple[Stmt, ...]
+    wrap: str = ""
+    wrap_args: Tuple[Expr, ...] = ()
+    missing_helper: str = ""
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Return(Stmt):
+    value: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Scoped(Stmt):
+    """A block with its own variable scope but no function boundary (entry loads only)."""
+
+    body: Tuple[Stmt, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Module(Node):
+    """A whole template: the entry function's body plus metadata."""
+
+    body: Tuple[Stmt, ...]
+    dialect: str
+    profile: str
+    meta: Tuple[Tuple[str, Any], ...] = ()

@@ -1,0 +1,259 @@
+"""Jinja frontend: template text -> IR, with jinja2's lexing and whitespace rules.
+
+Owns: newline normalisation and the trailing-newline rule, whitespace control
+(``-``/``+`` markers, ``trim_blocks``, ``lstrip_blocks``) applied to TEXT tokens by a
+post-lexer, block nesting errors worded as jinja2 words them, and the lowering of
+every construct to IR (attribute access, calls, filters and tests become
+``Helper("jinja.*")`` calls into ``runtime/jinja.py``). Lark is used only here.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterator, Optional
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+
+from .. import ir
+from ..errors import CompileError
+from .lowering import Lowering
+
+_NEWLINE_RE = re.compile(r"(\r\n|\r|\n)")
+_WHITESPACE_RE = re.compile(r"\s+")
+_TAG_NAME_RE = re.compile(r"\{%[-+]?\s*(\w+)")
+
+_PARSER: Optional[Lark] = None
+
+#: Blocks and the end tags jinja2 looks for while each is open (parser.py end_token_stack).
+_BLOCK_ENDS = {
+    "if": ("elif", "else", "endif"),
+    "for": ("endfor", "else"),
+    "macro": ("endmacro",),
+    "set": ("endset",),
+    "call": ("endcall",),
+    "filter": ("endfilter",),
+    "generation": ("endgeneration",),
+}
+
+#: Human names of terminals, for "unexpected X" messages.
+HUMAN_NAMES = {
+    "VAR_START": "start of print statement '{{'",
+    "VAR_END": "end of print statement '}}'",
+    "BLOCK_END": "end of statement block '%}'",
+    "TEXT": "template data",
+    "NAME": "name",
+    "STRING": "string",
+    "INT": "integer",
+    "FLOAT": "float",
+    "$END": "end of template",
+}
+
+
+def parser() -> Lark:
+    global _PARSER
+    if _PARSER is None:
+        _PARSER = Lark.open(
+            "grammar.lark",
+            rel_to=__file__,
+            parser="lalr",
+            lexer="contextual",
+            propagate_positions=True,
+            maybe_placeholders=False,
+            postlex=_WhitespaceControl(),
+        )
+    return _PARSER
+
+
+def normalize_source(source: str) -> str:
+    """What jinja2's lexer does first: every newline becomes ``\\n``; one trailing newline goes."""
+    lines = _NEWLINE_RE.split(source)[::2]
+    if lines[-1] == "":
+        del lines[-1]
+    return "\n".join(lines)
+
+
+class _WhitespaceControl:
+    """Post-lexer: applies jinja2's whitespace rules to TEXT and checks block nesting.
+
+    Keeps at most one TEXT token back (to strip it according to the tag that follows);
+    the contextual lexer's state is the same before and after a TEXT token, so this
+    look-behind does not disturb it.
+    """
+
+    always_accept = ()
+
+    def process(self, stream: Iterator[Token]) -> Iterator[Token]:
+        line_starting = True  # did the previous token end a line? (jinja2's ``line_starting``)
+        pending: Optional[Token] = None
+        pending_line_start = True
+        stack: list[list[Any]] = []  # [tag, looking_for, set_undecided]
+        depth = 0
+        last_pos = (1, 1)
+        for tok in stream:
+            kind = tok.type
+            last_pos = (tok.end_line or tok.line or 1, tok.end_column or tok.column or 1)
+            if kind == "TEXT":
+                pending, pending_line_start = tok, line_starting
+                line_starting = tok.value.endswith("\n")
+                continue
+            if kind in ("VAR_START", "COMMENT", "RAW") or kind.startswith("TAG_"):
+                if pending is not None:
+                    yield self._strip_before(pending, tok, pending_line_start)
+                    pending = None
+                depth = 0
+            if kind == "COMMENT":
+                line_starting = tok.value.endswith("\n")
+                continue
+            if kind == "RAW":
+                text_tok, line_starting = self._raw(tok)
+                yield text_tok
+                continue
+            if kind.startswith("TAG_"):
+                self._track_block(tok, stack)
+            elif kind in ("LPAR", "LSQB", "LBRACE"):
+                depth += 1
+            elif kind in ("RPAR", "RSQB", "RBRACE"):
+                depth -= 1
+            elif kind == "EQUAL" and depth == 0 and stack and stack[-1][2]:
+                stack.pop()  # "{% set x = ... %}" is not a block
+            elif kind == "BLOCK_END" and stack and stack[-1][2]:
+                stack[-1][2] = False
+            line_starting = tok.value.endswith("\n")
+            yield tok
+        if pending is not None:
+            yield pending
+        if stack:
+            raise _nesting_error(None, stack, last_pos)
+
+    @staticmethod
+    def _strip_before(text: Token, tag: Token, line_start: bool) -> Token:
+        sign = _sign(tag.value)
+        value = text.value
+        if sign == "-":
+            value = value.rstrip()
+        elif sign != "+" and tag.type != "VAR_START":
+            l_pos = value.rfind("\n") + 1
+            if (l_pos > 0 or line_start) and _WHITESPACE_RE.fullmatch(value, l_pos):
+                value = value[:l_pos]
+        return Token.new_borrow_pos("TEXT", value, text)
+
+    @staticmethod
+    def _raw(tok: Token) -> tuple[Token, bool]:
+        m = re.match(
+            r"\{%[-+]?\s*raw\s*(?:-%\}\s*|%\})((?:.|\n)*?)(\{%([-+]?)\s*endraw\s*(?:\+%\}|-%\}\s*|%\}\n?))\Z",
+            tok.value,
+        )
+        assert m is not None
+        begin_len = m.start(1)
+        body, end_sign = m.group(1), m.group(3)
+        if end_sign == "-":
+            body = body.rstrip()
+        elif end_sign != "+":
+            l_pos = body.rfind("\n") + 1
+            starting = tok.value[:begin_len].endswith("\n")
+            if (l_pos > 0 or starting) and _WHITESPACE_RE.fullmatch(body, l_pos):
+                body = body[:l_pos]
+        return Token.new_borrow_pos("TEXT", body, tok), tok.value.endswith("\n")
+
+    @staticmethod
+    def _track_block(tok: Token, stack: list[list[Any]]) -> None:
+        m = _TAG_NAME_RE.match(tok.value)
+        name = m.group(1) if m else ""
+        kind = tok.type
+        if kind == "TAG_UNKNOWN":
+            raise _nesting_error(name, stack, (tok.line, tok.column))
+        if kind == "TAG_UNSUPPORTED":
+            raise CompileError(
+                "unsupported",
+                f"the {name!r} tag is not supported: chat templates are compiled standalone "
+                "(no loader, no inheritance, no autoescape blocks)",
+                tok.line or 0,
+                tok.column or 0,
+            )
+        if name in _BLOCK_ENDS:
+            stack.append([name, _BLOCK_ENDS[name], name == "set"])
+            return
+        if name in ("elif", "else") or name.startswith("end"):
+            top = stack[-1] if stack else None
+            if top is None or name not in top[1]:
+                raise _nesting_error(name, stack, (tok.line, tok.column))
+            if name == "else":
+                top[1] = ("endif",) if top[0] == "if" else ("endfor",)
+            elif name.startswith("end"):
+                stack.pop()
+
+
+def _sign(tag_text: str) -> str:
+    return tag_text[2:3] if tag_text[2:3] in ("-", "+") else ""
+
+
+def _nesting_error(name: Optional[str], stack: list[list[Any]], pos: tuple) -> CompileError:
+    """jinja2's ``_fail_ut_eof`` message, word for word."""
+    expected: set[str] = set()
+    for entry in stack:
+        expected.update(entry[1])
+    currently_looking = " or ".join(map(repr, stack[-1][1])) if stack else None
+    if name is None:
+        message = ["Unexpected end of template."]
+        code = "unclosed-block"
+    else:
+        message = [f"Encountered unknown tag {name!r}."]
+        code = "unknown-tag"
+    if currently_looking:
+        if name is not None and name in expected:
+            message.append(
+                "You probably made a nesting mistake. Jinja is expecting this tag,"
+                f" but currently looking for {currently_looking}."
+            )
+        else:
+            message.append(f"Jinja was looking for the following tags: {currently_looking}.")
+    if stack:
+        message.append(f"The innermost block that needs to be closed is {stack[-1][0]!r}.")
+    return CompileError(code, " ".join(message), pos[0] or 0, pos[1] or 0)
+
+
+def parse(source: str, name: Optional[str] = None) -> ir.Module:
+    """Parse a Jinja template into an IR module (names not yet resolved to locals)."""
+    text = normalize_source(source)
+    try:
+        tree = parser().parse(text)
+        body = Lowering(text).transform(tree)
+    except CompileError:
+        raise
+    except VisitError as e:
+        if isinstance(e.orig_exc, CompileError):
+            raise e.orig_exc from None
+        raise
+    except UnexpectedInput as e:
+        raise _syntax_error(e, text) from None
+    return ir.Module(body=body, dialect="jinja", profile="hf")
+
+
+def _syntax_error(e: UnexpectedInput, text: str) -> CompileError:
+    line, column = getattr(e, "line", 0) or 0, getattr(e, "column", 0) or 0
+    if isinstance(e, UnexpectedCharacters):
+        char = text[e.pos_in_stream] if e.pos_in_stream < len(text) else ""
+        return CompileError("syntax", f"unexpected char {char!r}", line, column)
+    if isinstance(e, UnexpectedEOF):
+        return CompileError("syntax", "unexpected end of template", line, column)
+    if isinstance(e, UnexpectedToken):
+        tok = e.token
+        got = HUMAN_NAMES.get(tok.type, repr(str(tok)))
+        if tok.type == "$END":
+            return CompileError("syntax", "unexpected end of template", line, column)
+        expected = sorted(HUMAN_NAMES.get(t, _describe_terminal(t)) for t in e.expected)
+        message = f"unexpected {got}"
+        if len(expected) <= 6:
+            message += ", expected " + " or ".join(expected)
+        return CompileError("syntax", message, tok.line or line, tok.column or column)
+    return CompileError("syntax", str(e).splitlines()[0], line, column)
+
+
+def _describe_terminal(name: str) -> str:
+    if name.startswith("TAG_"):
+        return "'" + name[4:].lower() + "' tag"
+    term = {t.name: t for t in parser().terminals}.get(name)
+    if term is not None and term.pattern.type == "str":
+        return repr(term.pattern.value)
+    return name.lower()

@@ -1,0 +1,471 @@
+"""Lowering of the Jinja parse tree to IR (a Lark Transformer: one method per rule).
+
+Jinja semantics are chosen here: ``x.y`` becomes the sandboxed ``getattr_`` helper,
+calls go through the sandbox's ``call``, ``{{ x }}`` prints with ``str``, filters and
+tests become calls of their runtime functions. Names stay unresolved (``ident=""``);
+``compiler.passes.scope`` applies jinja2's scoping rules afterwards.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from typing import Any, Iterable
+
+from lark import Token, Transformer, v_args
+
+from .. import ir
+from ..errors import CompileError
+from .library import FILTER_FUNCS, TEST_FUNCS
+
+H = ir.Helper
+
+
+def _span(tok: Any) -> ir.Span:
+    if isinstance(tok, Token):
+        return (tok.line or 0, tok.column or 0)
+    return ir.NOSPAN
+
+
+def _nodes(args: Iterable[Any]) -> list:
+    return [a for a in args if not isinstance(a, Token)]
+
+
+def to_str(expr: ir.Expr) -> ir.Expr:
+    return H("jinja.to_str", (expr,))
+
+
+def apply_filter(value: ir.Expr, call: tuple, span: ir.Span) -> ir.Expr:
+    name, args, kwargs = call
+    func = FILTER_FUNCS.get(name)
+    if func is None:
+        return H("jinja.no_filter", (ir.Const(name),), span=span)
+    return H(func, (value, *args), kwargs, span=span)
+
+
+def _walk(node: Any) -> Iterable[Any]:
+    """Every IR node under ``node`` (dataclass fields, tuples), ``node`` included."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, tuple):
+            stack.extend(n)
+            continue
+        if not isinstance(n, ir.Node):
+            continue
+        yield n
+        for f in n.__dataclass_fields__:  # type: ignore[attr-defined]
+            stack.append(getattr(n, f))
+
+
+def uses_name(node: Any, name: str) -> bool:
+    return any(isinstance(n, ir.Name) and n.name == name for n in _walk(node))
+
+
+@v_args(inline=True)
+class Lowering(Transformer):
+    def __init__(self, source: str) -> None:
+        super().__init__()
+        self.source = source
+        self._ids = itertools.count(1)
+
+    # ------------------------------------------------------------------ template level
+
+    def start(self, body: tuple) -> tuple:
+        return body
+
+    def body(self, *items: Any) -> tuple:
+        out: list = []
+        for item in items:
+            if isinstance(item, list):  # a call block lowers to two statements
+                out.extend(item)
+                continue
+            if isinstance(item, Token):
+                if item.type == "TEXT":
+                    if item.value:
+                        out.append(ir.Text(item.value, span=_span(item)))
+                continue
+            out.append(item)
+        return tuple(out)
+
+    def output(self, start: Token, expr: ir.Expr, _end: Token) -> ir.Stmt:
+        return ir.Output(to_str(expr), span=_span(start))
+
+    def if_stmt(self, tag: Token, test: ir.Expr, _end: Token, body: tuple, *rest: Any) -> ir.Stmt:
+        clauses = _nodes(rest)
+        orelse: tuple = ()
+        for clause in reversed(clauses):
+            if clause[0] == "else":
+                orelse = clause[1]
+            else:
+                orelse = (ir.If(clause[1], clause[2], orelse, span=clause[3]),)
+        return ir.If(test, body, orelse, span=_span(tag))
+
+    def elif_clause(self, tag: Token, test: ir.Expr, _end: Token, body: tuple) -> tuple:
+        return ("elif", test, body, _span(tag))
+
+    def else_clause(self, tag: Token, _end: Token, body: tuple) -> tuple:
+        return ("else", body)
+
+    # ------------------------------------------------------------------ for
+
+    def for_stmt(self, tag: Token, target: Any, *rest: Any) -> ir.Stmt:
+        parts = _nodes(rest)
+        recursive = any(isinstance(t, Token) and t.type == "RECURSIVE" for t in rest)
+        iterable = parts.pop(0)
+        test = None
+        if parts and isinstance(parts[0], list):  # for_test
+            test = parts.pop(0)[0]
+        body = parts.pop(0)
+        else_ = parts.pop(0)[1] if parts else ()
+        node = ir.For(target, iterable, body, else_, test, "", "jinja.loop_context", recursive, span=_span(tag))
+        if recursive or uses_name((iterable, test, body, else_), "loop"):
+            node = ir.For(target, iterable, body, else_, test, "loop", "jinja.loop_context", recursive, span=_span(tag))
+        return node
+
+    def for_target(self, *items: Any) -> Any:
+        names = _nodes(items)
+        if len(names) == 1 and isinstance(names[0], ir.Name) and not any(
+            isinstance(t, Token) and t.value == "," for t in items
+        ):
+            return names[0]
+        if len(names) == 1 and isinstance(names[0], ir.Target):
+            return names[0]
+        return ir.Target(tuple(names))
+
+    def target_list(self, *items: Any) -> ir.Target:
+        return ir.Target(tuple(_nodes(items)))
+
+    def assign_name(self, name: Token) -> ir.Name:
+        return ir.Name(str(name), span=_span(name))
+
+    def for_iter(self, expr: ir.Expr) -> ir.Expr:
+        return expr
+
+    def tuple_iter(self, *items: Any) -> ir.Expr:
+        return ir.TupleLit(tuple(_nodes(items)))
+
+    def for_test(self, _if: Token, expr: ir.Expr) -> list:
+        return [expr]
+
+    # ------------------------------------------------------------------ set
+
+    def set_stmt(self, tag: Token, target: Any, value: ir.Expr, _end: Token) -> ir.Stmt:
+        if isinstance(target, tuple):  # namespace attribute
+            ns, attr = target
+            return ir.ExprStmt(H("jinja.ns_set", (ns, ir.Const(attr), value)), span=_span(tag))
+        return ir.Assign(target, value, span=_span(tag))
+
+    def set_target(self, target: Any) -> Any:
+        return target
+
+    def ns_target(self, ns: Token, attr: Token) -> tuple:
+        return (ir.Name(str(ns), span=_span(ns)), str(attr))
+
+    def set_block(self, tag: Token, name: Token, *rest: Any) -> ir.Stmt:
+        parts = _nodes(rest)
+        filters = parts.pop(0) if len(parts) == 2 else []
+        value: ir.Expr = ir.Capture(parts[0], span=_span(tag))
+        for call in filters:
+            value = apply_filter(value, call, _span(tag))
+        return ir.Assign(ir.Name(str(name), span=_span(name)), value, span=_span(tag))
+
+    def filter_chain(self, *calls: Any) -> list:
+        return list(calls)
+
+    # ------------------------------------------------------------------ macros, call, filter blocks
+
+    def macro_stmt(self, tag: Token, name: Token, *rest: Any) -> ir.Stmt:
+        parts = _nodes(rest)
+        params = parts.pop(0) if len(parts) == 2 else []
+        body = parts[0]
+        return self._funcdef("", str(name), params, body, _span(tag))
+
+    def _funcdef(self, ident: str, name: str, params: list, body: tuple, span: ir.Span) -> ir.FuncDef:
+        names = tuple(p.name.name for p in params)
+        flags = [uses_name(body, n) and n not in names for n in ("caller", "kwargs", "varargs")]
+        extra = tuple(ir.Param(ir.Name(n)) for n, used in zip(("caller", "kwargs", "varargs"), flags) if used)
+        wrap_args = (
+            ir.Const(name),
+            ir.Const(names),
+            ir.Const(flags[1]),
+            ir.Const(flags[2]),
+            ir.Const(flags[0]),
+        )
+        return ir.FuncDef(
+            ident,
+            name,
+            tuple(params) + extra,
+            body,
+            wrap="jinja.make_macro",
+            wrap_args=wrap_args,
+            missing_helper="jinja.missing_param",
+            span=span,
+        )
+
+    def macro_params(self, *params: Any) -> list:
+        return list(params)
+
+    def macro_param(self, name: Token, default: Any = None) -> ir.Param:
+        return ir.Param(ir.Name(str(name), span=_span(name)), default)
+
+    def call_params(self, *params: Any) -> list:
+        return params[0] if params else []
+
+    def call_block(self, tag: Token, *rest: Any) -> list:
+        parts = _nodes(rest)
+        params = parts.pop(0) if len(parts) == 3 else []
+        callee, body = parts[0], parts[1]
+        if not (isinstance(callee, ir.Helper) and callee.name == "jinja.call"):
+            raise CompileError("syntax", "expected call", *_span(tag))
+        ident = f"caller_{next(self._ids)}"
+        funcdef = self._funcdef(ident, "caller", params, body, _span(tag))
+        call = H("jinja.call", callee.args, callee.kwargs + (("caller", ir.Local(ident)),))
+        return [funcdef, ir.Output(to_str(call), span=_span(tag))]
+
+    def filter_block(self, tag: Token, *rest: Any) -> ir.Stmt:
+        parts = _nodes(rest)
+        body = parts.pop()
+        value: ir.Expr = ir.Capture(body, span=_span(tag))
+        for call in parts:
+            value = apply_filter(value, call, _span(tag))
+        return ir.Output(to_str(value), span=_span(tag))
+
+    def generation_block(self, tag: Token, _end: Token, body: tuple, *_rest: Any) -> ir.Stmt:
+        return ir.Output(H("jinja.generation", (ir.Capture(body, span=_span(tag)),)), span=_span(tag))
+
+    def break_stmt(self, tag: Token, _end: Token) -> ir.Stmt:
+        return ir.Break(span=_span(tag))
+
+    def continue_stmt(self, tag: Token, _end: Token) -> ir.Stmt:
+        return ir.Continue(span=_span(tag))
+
+    # ------------------------------------------------------------------ expressions
+
+    def tuple_expr(self, expr: ir.Expr) -> ir.Expr:
+        return expr
+
+    def tuple_one(self, expr: ir.Expr, *_: Any) -> ir.Expr:
+        return ir.TupleLit((expr,))
+
+    def tuple_many(self, *items: Any) -> ir.Expr:
+        return ir.TupleLit(tuple(_nodes(items)))
+
+    def empty_tuple(self) -> ir.Expr:
+        return ir.TupleLit(())
+
+    def paren(self, expr: ir.Expr) -> ir.Expr:
+        return expr
+
+    def cond(self, body: ir.Expr, _if: Token, test: ir.Expr, _else: Token, orelse: ir.Expr) -> ir.Expr:
+        return ir.CondExpr(test, body, orelse)
+
+    def cond_noelse(self, body: ir.Expr, tok: Token, test: ir.Expr) -> ir.Expr:
+        # jinja2 names the line the expression starts on; the 'if' is on it in practice.
+        return ir.CondExpr(test, body, H("jinja.cond_undefined", (ir.Const(tok.line or 0),)))
+
+    def or_op(self, *items: Any) -> ir.Expr:
+        values = _nodes(items)
+        return values[0] if len(values) == 1 else ir.BoolOp("or", tuple(values))
+
+    def and_op(self, *items: Any) -> ir.Expr:
+        values = _nodes(items)
+        return values[0] if len(values) == 1 else ir.BoolOp("and", tuple(values))
+
+    def not_op(self, _not: Token, operand: ir.Expr) -> ir.Expr:
+        return ir.Not(operand)
+
+    def compare(self, left: ir.Expr, *rest: Any) -> ir.Expr:
+        if not rest:
+            return left
+        ops = []
+        for i in range(0, len(rest), 2):
+            op = " ".join(str(t) for t in rest[i].children)
+            ops.append((op, rest[i + 1]))
+        return ir.Compare(left, tuple(ops))
+
+    def _binop(op: str) -> Any:  # type: ignore[misc]
+        def method(self: Any, left: ir.Expr, right: ir.Expr) -> ir.Expr:
+            return ir.BinOp(op, left, right)
+
+        return method
+
+    add = _binop("+")
+    sub = _binop("-")
+    mul = _binop("*")
+    div = _binop("/")
+    floordiv = _binop("//")
+    mod = _binop("%")
+    power = _binop("**")
+
+    def concat(self, *items: Any) -> ir.Expr:
+        values = _nodes(items)
+        return values[0] if len(values) == 1 else H("jinja.concat", tuple(values))
+
+    def neg(self, operand: ir.Expr) -> ir.Expr:
+        return ir.UnaryOp("-", operand)
+
+    def pos(self, operand: ir.Expr) -> ir.Expr:
+        return ir.UnaryOp("+", operand)
+
+    def filter(self, value: ir.Expr, call: tuple) -> ir.Expr:
+        return apply_filter(value, call, ir.NOSPAN)
+
+    def filter_call(self, name: str, args: Any = None) -> tuple:
+        if args is None:
+            return (name, (), ())
+        return (name, args[0], args[1])
+
+    def dotted_name(self, *names: Token) -> str:
+        return ".".join(str(n) for n in names)
+
+    def test_name(self, *names: Token) -> str:
+        return ".".join(str(n) for n in names)
+
+    def test(self, value: ir.Expr, _is: Token, *rest: Any) -> ir.Expr:
+        negated = bool(rest) and isinstance(rest[0], Token) and rest[0].type == "NOT"
+        parts = [r for r in rest if not (isinstance(r, Token) and r.type == "NOT")]
+        name = parts[0].lower() if parts[0] in ("None", "True", "False") else parts[0]
+        args: tuple = ()
+        kwargs: tuple = ()
+        if len(parts) > 1:
+            arg = parts[1]
+            if isinstance(arg, tuple) and len(arg) == 2 and isinstance(arg[0], tuple):
+                args, kwargs = arg
+            else:
+                args = (arg,)
+        func = TEST_FUNCS.get(name)
+        node: ir.Expr
+        if func is None:
+            node = H("jinja.no_test", (ir.Const(name),), span=_span(_is))
+        else:
+            node = H(func, (value, *args), kwargs, span=_span(_is))
+        return ir.Not(node) if negated else node
+
+    def getattr(self, obj: ir.Expr, name: Token) -> ir.Expr:
+        return H("jinja.getattr_", (obj, ir.Const(str(name))))
+
+    def getattr_int(self, obj: ir.Expr, num: Token) -> ir.Expr:
+        return H("jinja.getitem", (obj, ir.Const(self._int(num))))
+
+    def getitem(self, obj: ir.Expr, key: ir.Expr) -> ir.Expr:
+        return H("jinja.getitem", (obj, key))
+
+    def subscript_tuple(self, *items: Any) -> ir.Expr:
+        return ir.TupleLit(tuple(_nodes(items)))
+
+    def slice(self, *items: Any) -> ir.Expr:
+        parts: list = [None, None, None]
+        idx = 0
+        for item in items:
+            if isinstance(item, Token) and item.value == ":":
+                idx += 1
+            elif not isinstance(item, Token):
+                parts[idx] = item
+        return H("builtins.slice", tuple(p if p is not None else ir.Const(None) for p in parts))
+
+    def call(self, func: ir.Expr, args: tuple) -> ir.Expr:
+        return H("jinja.call", (func, *args[0]), args[1])
+
+    def call_args(self, *items: Any) -> tuple:
+        args: list = []
+        kwargs: list = []
+        for item in _nodes(items):
+            kind, value = item
+            if kind == "pos":
+                if kwargs:
+                    raise CompileError("syntax", "invalid syntax for function call expression", 0, 0)
+                args.append(value)
+            elif kind == "kw":
+                kwargs.append(value)
+            else:
+                raise CompileError(
+                    "unsupported", "'*args' and '**kwargs' in calls are not supported", 0, 0
+                )
+        return (tuple(args), tuple(kwargs))
+
+    def pos_arg(self, expr: ir.Expr) -> tuple:
+        return ("pos", expr)
+
+    def kw_arg(self, name: Token, expr: ir.Expr) -> tuple:
+        return ("kw", (str(name), expr))
+
+    def star_arg(self, expr: ir.Expr) -> tuple:
+        return ("star", expr)
+
+    def starstar_arg(self, expr: ir.Expr) -> tuple:
+        return ("starstar", expr)
+
+    def name(self, tok: Token) -> ir.Expr:
+        return ir.Name(str(tok), span=_span(tok))
+
+    def strings(self, *toks: Token) -> ir.Expr:
+        parts = []
+        for tok in toks:
+            try:
+                parts.append(str(tok)[1:-1].encode("ascii", "backslashreplace").decode("unicode-escape"))
+            except Exception as e:  # jinja2 reports the codec's reason
+                raise CompileError("syntax", str(e).split(":")[-1].strip(), *_span(tok)) from None
+        return ir.Const("".join(parts))
+
+    def _int(self, tok: Token) -> int:
+        try:
+            return int(str(tok).replace("_", ""), 0)
+        except ValueError:
+            raise CompileError("syntax", f"invalid integer literal {str(tok)!r}", *_span(tok)) from None
+
+    def int_lit(self, tok: Token) -> ir.Expr:
+        return ir.Const(self._int(tok))
+
+    def float_lit(self, tok: Token) -> ir.Expr:
+        return ir.Const(ast.literal_eval(str(tok).replace("_", "")))
+
+    def true_lit(self, _tok: Token) -> ir.Expr:
+        return ir.Const(True)
+
+    def false_lit(self, _tok: Token) -> ir.Expr:
+        return ir.Const(False)
+
+    def none_lit(self, _tok: Token) -> ir.Expr:
+        return ir.Const(None)
+
+    def list_empty(self) -> ir.Expr:
+        return ir.ListLit(())
+
+    def list_lit(self, *items: Any) -> ir.Expr:
+        return ir.ListLit(tuple(_nodes(items)))
+
+    def dict_empty(self) -> ir.Expr:
+        return ir.DictLit(())
+
+    def dict_lit(self, *pairs: Any) -> ir.Expr:
+        return ir.DictLit(tuple(_nodes(pairs)))
+
+    def pair(self, key: ir.Expr, value: ir.Expr) -> tuple:
+        return (key, value)
+
+
+def check_unknown_names(body: tuple) -> None:
+    """jinja2 rejects an unknown filter or test at compile time, except inside an ``if``
+    (statement or expression) of the same frame, where it fails only when evaluated."""
+
+    def visit(node: Any, soft: bool) -> None:
+        if isinstance(node, tuple):
+            for n in node:
+                visit(n, soft)
+            return
+        if not isinstance(node, ir.Node):
+            return
+        if isinstance(node, ir.Helper) and node.name in ("jinja.no_filter", "jinja.no_test"):
+            if not soft:
+                kind = "filter" if node.name == "jinja.no_filter" else "test"
+                name = node.args[0].value  # type: ignore[attr-defined]
+                raise CompileError(f"unknown-{kind}", f"No {kind} named {name!r}.", *node.span)
+        if isinstance(node, (ir.If, ir.CondExpr)):
+            soft = True
+        elif isinstance(node, (ir.For, ir.FuncDef, ir.Capture, ir.Scoped)):
+            soft = False
+        for f in node.__dataclass_fields__:  # type: ignore[attr-defined]
+            visit(getattr(node, f), soft)
+
+    visit(body, False)

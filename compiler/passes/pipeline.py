@@ -1,0 +1,15 @@
+"""The pass pipeline: which passes run, in which order, for which dialect."""
+
+from __future__ import annotations
+
+from .. import ir
+from . import scope
+
+
+def run(module: ir.Module, profile: str, optimize: bool = True) -> ir.Module:
+    if module.dialect == "jinja":
+        from ..jinja.lowering import check_unknown_names
+
+        check_unknown_names(module.body)
+        module = scope.resolve(module)
+    return module

@@ -1,0 +1,151 @@
+"""transformers' input handling for ``render_conversation`` (profile ``hf``).
+
+A standard-library port of what ``transformers.utils.chat_template_utils.render_jinja_template``
+does to its inputs before rendering: every value rebuilt from plain JSON types (subclasses
+cast down, unknown objects replaced by ``"<TypeName>"``), reasoning fields aliased,
+``tools``/``documents`` always passed (``None`` when absent), ``continue_final_message``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any, Callable, Optional
+
+REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
+CONTINUE_TAG = "CONTINUE_FINAL_MESSAGE_TAG "
+
+
+def plain_data(value: Any) -> Any:
+    """transformers' ``_plain_template_data``."""
+    if value is None or type(value) in (str, int, float, bool):
+        return value
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, int):
+        return int.__int__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
+    if isinstance(value, Mapping):
+        return {plain_data(k): plain_data(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain_data(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(plain_data(v) for v in value)
+    item = getattr(value, "item", None)
+    if type(value).__module__ == "numpy" and callable(item):
+        return plain_data(item())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain_data(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if callable(getattr(value, "model_dump", None)):
+        return plain_data(value.model_dump())
+    return f"<{type(value).__name__}>"
+
+
+def alias_reasoning(chat: list) -> list:
+    """transformers' ``_alias_reasoning_fields``."""
+    out = []
+    for message in chat:
+        if isinstance(message, dict):
+            reasoning = next(
+                (message[k] for k in REASONING_FIELDS if message.get(k) is not None), None
+            )
+            if reasoning is not None:
+                message = {"thinking": reasoning, **message, "reasoning_content": reasoning}
+        out.append(message)
+    return out
+
+
+def conversation_context(
+    messages: Any,
+    tools: Optional[list] = None,
+    documents: Optional[list] = None,
+    add_generation_prompt: bool = False,
+    **kwargs: Any,
+) -> dict:
+    """The keyword arguments transformers renders a chat template with."""
+    if tools is not None:
+        for tool in tools:
+            if not isinstance(tool, dict):
+                raise ValueError(
+                    "Tools should either be a JSON schema, or a callable function with type hints "
+                    "and a docstring suitable for auto-conversion to a schema."
+                )
+    if documents is not None:
+        for document in documents:
+            if not isinstance(document, dict):
+                raise TypeError("Documents should be a list of dicts with 'title' and 'text' keys!")
+    chat = getattr(messages, "messages", messages)
+    chat = plain_data(chat)
+    for message in chat:
+        if not isinstance(message, dict):
+            raise TypeError(
+                f"Chat messages should be dicts, dataclasses or pydantic models, but got {message!r}."
+            )
+    chat = alias_reasoning(chat)
+    context = dict(plain_data(kwargs))
+    context.update(
+        messages=chat,
+        tools=plain_data(tools),
+        documents=plain_data(documents),
+        add_generation_prompt=add_generation_prompt,
+    )
+    return context
+
+
+def render_conversation(
+    render: Callable[[dict], str],
+    source: str,
+    messages: Any,
+    tools: Optional[list] = None,
+    documents: Optional[list] = None,
+    add_generation_prompt: bool = False,
+    continue_final_message: Any = False,
+    **kwargs: Any,
+) -> str:
+    """``render_jinja_template(conversations=[messages], ...)[0][0]``."""
+    context = conversation_context(messages, tools, documents, add_generation_prompt, **kwargs)
+    if not continue_final_message:
+        return render(context)
+    chat = context["messages"]
+    if not chat:
+        raise ValueError("continue_final_message is set but the conversation is empty!")
+    field = continue_final_message if isinstance(continue_final_message, str) else "content"
+    final_message = chat[-1].get(field)
+    if final_message is None:
+        raise ValueError(
+            f'continue_final_message is set but the final message has no "{field}" to continue!'
+        )
+    fields = [field]
+    if field in REASONING_FIELDS:
+        fields = [f for f in REASONING_FIELDS if chat[-1].get(f) == final_message]
+    if not any(f in source for f in fields):
+        raise ValueError(
+            f'continue_final_message is set to "{field}" but this is not an accepted field in the chat_template'
+        )
+    elif isinstance(final_message, (list, tuple)):
+        for block in reversed(final_message):
+            if "text" in block:
+                final_message = block["text"]
+                block["text"] = block["text"] + CONTINUE_TAG
+                break
+        else:
+            raise ValueError(
+                "continue_final_message is set but we could not find any text to continue in the final message!"
+            )
+    else:
+        for f in fields:
+            chat[-1][f] = chat[-1][f] + CONTINUE_TAG
+    rendered = render(context)
+    if final_message.strip() not in rendered or CONTINUE_TAG.strip() not in rendered:
+        raise ValueError(
+            "continue_final_message is set but the final message does not appear in the chat after "
+            "applying the chat template! This can happen if the chat template deletes portions of "
+            "the final message. Please verify the chat template and final message in your chat to "
+            "ensure they are compatible."
+            f"Final message to continue: {final_message.strip()}\nRendered chat:\n{rendered}"
+        )
+    tag_loc = rendered.rindex(CONTINUE_TAG.strip())
+    if rendered[tag_loc : tag_loc + len(CONTINUE_TAG)] == CONTINUE_TAG:
+        return rendered[:tag_loc]
+    return rendered[:tag_loc].rstrip()

@@ -1,0 +1,1333 @@
+"""jinja2 3.1.6's builtin filters, tests and extra globals, as transformers' environment has them.
+
+Standard library only. ``FILTERS`` / ``TESTS`` map every builtin name to a module-level
+function (``do_<name>`` / ``test_<name>``) called as ``f(value, *args, **kwargs)``: jinja2's
+environment/context arguments are dropped, attribute paths go through the sandboxed
+:func:`runtime.jinja.getitem`, and ``tojson`` is transformers' override (plain ``json.dumps``,
+no HTML escaping). ``Markup`` / ``escape`` port the part of markupsafe that changes printed
+output in an environment without autoescape. ``EXTRA_GLOBALS`` holds ``lipsum``, ``cycler``
+and ``joiner``.
+
+Several functions carry jinja2's ``__qualname__`` (``sync_do_map``, ``select_or_reject``, ...)
+so that printed generators and argument errors name the same function as jinja2's do.
+
+What a filter does to an undefined value (``x``) and to ``None`` (reference-checked)::
+
+    filter           undefined x                       None
+    abs              TypeError (bad operand)           TypeError
+    attr             UndefinedError                    undefined
+    batch, slice     [] / [[]...] (slice: n empty)     TypeError when iterated
+    capitalize,
+    lower, upper,
+    title, trim,
+    center, format,
+    string, e, safe,
+    forceescape,
+    striptags,
+    urlize, pprint   '' (pprint: 'Undefined')          'None' (cased as the filter says)
+    count, length    0                                 TypeError (no len)
+    default, d       the default                       None
+    dictsort         UndefinedError                    AttributeError
+    filesizeformat   UndefinedError                    TypeError
+    first, last,
+    random, min, max undefined (prints '')             TypeError
+    float, int       UndefinedError                    0.0, 0
+    groupby, sort,
+    list, unique     []                                TypeError
+    indent           UndefinedError                    TypeError
+    items            empty                             TypeError "Can only get item pairs..."
+    join, sum        '', 0                             TypeError
+    map, select,
+    reject, ...attr  empty                             empty (falsy input is skipped)
+    replace          ''                                'None' replaced
+    reverse          empty iterator                    FilterArgumentError
+    round            TypeError (no __round__)          TypeError
+    tojson           TypeError (not JSON serializable) 'null'
+    truncate         '' (the undefined itself)         TypeError (no len)
+    urlencode        ''                                'None'
+    wordcount        0                                 1
+    wordwrap         UndefinedError                    AttributeError
+    xmlattr          UndefinedError                    AttributeError
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import operator
+import random
+import re
+import string
+import textwrap
+from collections import abc
+from inspect import getattr_static
+from itertools import chain, groupby
+from numbers import Number
+from typing import Any, Callable, Iterable, Iterator, List, NamedTuple, Optional
+from urllib.parse import quote_from_bytes
+
+from runtime.jinja import TemplateRuntimeError, Undefined, getattr_, getitem
+
+# ----------------------------------------------------------------------------- errors
+
+
+class FilterArgumentError(TemplateRuntimeError):
+    """jinja2.exceptions.FilterArgumentError: a filter was called with bad arguments."""
+
+
+def _named(qualname: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Give a function jinja2's name, as it shows in TypeErrors and printed generators."""
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        func.__qualname__ = qualname
+        return func
+
+    return decorate
+
+
+# ----------------------------------------------------------------------------- markupsafe
+
+
+def _escape_inner(s: str) -> str:
+    return (
+        s.replace("&", "&amp;")
+        .replace(">", "&gt;")
+        .replace("<", "&lt;")
+        .replace("'", "&#39;")
+        .replace('"', "&#34;")
+    )
+
+
+def escape(s: Any, /) -> "Markup":
+    """markupsafe.escape: ``& < > ' "`` become entities; ``__html__`` values are kept."""
+    if type(s) is str:
+        return Markup(_escape_inner(s))
+    if hasattr(s, "__html__"):
+        return Markup(s.__html__())
+    return Markup(_escape_inner(str(s)))
+
+
+def soft_str(s: Any, /) -> str:
+    """markupsafe.soft_str: ``str(s)`` unless ``s`` already is a string (Markup stays Markup)."""
+    if not isinstance(s, str):
+        return str(s)
+    return s
+
+
+class Markup(str):
+    """markupsafe.Markup: a str whose operations escape their plain-str operands."""
+
+    __slots__ = ()
+    __module__ = "markupsafe"  # error messages name it 'markupsafe.Markup object'
+
+    def __new__(cls, object: Any = "", encoding: Optional[str] = None, errors: str = "strict"):
+        if hasattr(object, "__html__"):
+            object = object.__html__()
+        if encoding is None:
+            return super().__new__(cls, object)
+        return super().__new__(cls, object, encoding, errors)
+
+    def __html__(self, /) -> "Markup":
+        return self
+
+    def __add__(self, value: Any, /) -> "Markup":
+        if isinstance(value, str) or hasattr(value, "__html__"):
+            return self.__class__(super().__add__(self.escape(value)))
+        return NotImplemented
+
+    def __radd__(self, value: Any, /) -> "Markup":
+        if isinstance(value, str) or hasattr(value, "__html__"):
+            return self.escape(value).__add__(self)
+        return NotImplemented
+
+    def __mul__(self, value: Any, /) -> "Markup":
+        return self.__class__(super().__mul__(value))
+
+    __rmul__ = __mul__
+
+    def __mod__(self, value: Any, /) -> "Markup":
+        if isinstance(value, tuple):
+            value = tuple(_MarkupEscapeHelper(x, self.escape) for x in value)
+        elif hasattr(type(value), "__getitem__") and not isinstance(value, str):
+            value = _MarkupEscapeHelper(value, self.escape)
+        else:
+            value = (_MarkupEscapeHelper(value, self.escape),)
+        return self.__class__(super().__mod__(value))
+
+    def __repr__(self, /) -> str:
+        return f"{self.__class__.__name__}({super().__repr__()})"
+
+    def join(self, iterable: Iterable[Any], /) -> "Markup":
+        return self.__class__(super().join(map(self.escape, iterable)))
+
+    def split(self, /, sep: Optional[str] = None, maxsplit: Any = -1) -> List["Markup"]:
+        return [self.__class__(v) for v in super().split(sep, maxsplit)]
+
+    def rsplit(self, /, sep: Optional[str] = None, maxsplit: Any = -1) -> List["Markup"]:
+        return [self.__class__(v) for v in super().rsplit(sep, maxsplit)]
+
+    def splitlines(self, /, keepends: bool = False) -> List["Markup"]:
+        return [self.__class__(v) for v in super().splitlines(keepends)]
+
+    def unescape(self, /) -> str:
+        from html import unescape
+
+        return unescape(str(self))
+
+    def striptags(self, /) -> str:
+        value = str(self)
+        while (start := value.find("<!--")) != -1:
+            if (end := value.find("-->", start)) == -1:
+                break
+            value = f"{value[:start]}{value[end + 3 :]}"
+        while (start := value.find("<")) != -1:
+            if (end := value.find(">", start)) == -1:
+                break
+            value = f"{value[:start]}{value[end + 1 :]}"
+        value = " ".join(value.split())
+        return self.__class__(value).unescape()
+
+    @classmethod
+    def escape(cls, s: Any, /) -> "Markup":
+        rv = escape(s)
+        if rv.__class__ is not cls:
+            return cls(rv)
+        return rv
+
+    def __getitem__(self, key: Any, /) -> "Markup":
+        return self.__class__(super().__getitem__(key))
+
+    def replace(self, old: str, new: str, count: Any = -1, /) -> "Markup":
+        return self.__class__(super().replace(old, self.escape(new), count))
+
+    def ljust(self, width: Any, fillchar: str = " ", /) -> "Markup":
+        return self.__class__(super().ljust(width, self.escape(fillchar)))
+
+    def rjust(self, width: Any, fillchar: str = " ", /) -> "Markup":
+        return self.__class__(super().rjust(width, self.escape(fillchar)))
+
+    def center(self, width: Any, fillchar: str = " ", /) -> "Markup":
+        return self.__class__(super().center(width, self.escape(fillchar)))
+
+    def partition(self, sep: str, /) -> tuple:
+        return tuple(self.__class__(v) for v in super().partition(sep))
+
+    def rpartition(self, sep: str, /) -> tuple:
+        return tuple(self.__class__(v) for v in super().rpartition(sep))
+
+    def format(self, *args: Any, **kwargs: Any) -> "Markup":
+        return self.__class__(_EscapeFormatter(self.escape).vformat(self, args, kwargs))
+
+    def format_map(self, mapping: Any, /) -> "Markup":
+        return self.__class__(_EscapeFormatter(self.escape).vformat(self, (), mapping))
+
+    def __html_format__(self, format_spec: str, /) -> "Markup":
+        if format_spec:
+            raise ValueError("Unsupported format specification for Markup.")
+        return self
+
+
+def _markup_wrapping(name: str) -> Callable[..., "Markup"]:
+    """A str method that returns Markup (arguments are not escaped)."""
+    method = getattr(str, name)
+
+    def wrapped(self: Markup, *args: Any) -> Markup:
+        return self.__class__(method(self, *args))
+
+    wrapped.__name__ = wrapped.__qualname__ = name
+    return wrapped
+
+
+for _name in (
+    "capitalize title lower upper lstrip rstrip strip translate expandtabs swapcase"
+    " zfill casefold removeprefix removesuffix"
+).split():
+    setattr(Markup, _name, _markup_wrapping(_name))
+
+
+class _EscapeFormatter(string.Formatter):
+    def __init__(self, escape: Callable[[Any], Markup]) -> None:
+        self.escape = escape
+        super().__init__()
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        if hasattr(value, "__html_format__"):
+            rv = value.__html_format__(format_spec)
+        elif hasattr(value, "__html__"):
+            if format_spec:
+                raise ValueError(
+                    f"Format specifier {format_spec} given, but {type(value)} does not"
+                    " define __html_format__. A class that defines __html__ must define"
+                    " __html_format__ to work with format specifiers."
+                )
+            rv = value.__html__()
+        else:
+            rv = super().format_field(value, str(format_spec))
+        return str(self.escape(rv))
+
+
+class _MarkupEscapeHelper:
+    """Wraps one ``Markup % args`` argument so that ``%s`` / ``%r`` escape it."""
+
+    __slots__ = ("obj", "escape")
+
+    def __init__(self, obj: Any, escape: Callable[[Any], Markup]) -> None:
+        self.obj = obj
+        self.escape = escape
+
+    def __getitem__(self, key: Any, /) -> "_MarkupEscapeHelper":
+        return self.__class__(self.obj[key], self.escape)
+
+    def __str__(self, /) -> str:
+        return str(self.escape(self.obj))
+
+    def __repr__(self, /) -> str:
+        return str(self.escape(repr(self.obj)))
+
+    def __int__(self, /) -> int:
+        return int(self.obj)
+
+    def __float__(self, /) -> float:
+        return float(self.obj)
+
+
+# ----------------------------------------------------------------------------- attribute paths
+
+
+def ignore_case(value: Any) -> Any:
+    return value.lower() if isinstance(value, str) else value
+
+
+def _prepare_attribute_parts(attr: Any) -> list:
+    if attr is None:
+        return []
+    if isinstance(attr, str):
+        return [int(x) if x.isdigit() else x for x in attr.split(".")]
+    return [attr]
+
+
+def make_attrgetter(
+    attribute: Any, postprocess: Optional[Callable[[Any], Any]] = None, default: Any = None
+) -> Callable[[Any], Any]:
+    """Look ``attribute`` (dotted path, integer parts as ints) up with the sandbox's getitem."""
+    parts = _prepare_attribute_parts(attribute)
+
+    def attrgetter(item: Any) -> Any:
+        for part in parts:
+            item = getitem(item, part)
+            if default is not None and isinstance(item, Undefined):
+                item = default
+        if postprocess is not None:
+            item = postprocess(item)
+        return item
+
+    return attrgetter
+
+
+def make_multi_attrgetter(
+    attribute: Any, postprocess: Optional[Callable[[Any], Any]] = None
+) -> Callable[[Any], list]:
+    """Like make_attrgetter for a comma-separated list of paths; returns the list of values."""
+    split = attribute.split(",") if isinstance(attribute, str) else [attribute]
+    parts = [_prepare_attribute_parts(item) for item in split]
+
+    def attrgetter(item: Any) -> list:
+        items = [None] * len(parts)
+        for i, attribute_part in enumerate(parts):
+            item_i = item
+            for part in attribute_part:
+                item_i = getitem(item_i, part)
+            if postprocess is not None:
+                item_i = postprocess(item_i)
+            items[i] = item_i
+        return items
+
+    return attrgetter
+
+
+def _call_named(table: dict, kind: str, name: Any, value: Any, args: tuple, kwargs: dict) -> Any:
+    """Environment.call_filter / call_test: look ``name`` up in FILTERS or TESTS and call it."""
+    func = table.get(name)
+    if func is None:
+        msg = f"No {kind} named {name!r}."
+        if isinstance(name, Undefined):
+            try:
+                name._fail_with_undefined_error()
+            except Exception as e:
+                msg = f"{msg} ({e}; did you forget to quote the callable name?)"
+        raise TemplateRuntimeError(msg)
+    return func(value, *args, **kwargs)
+
+
+# ----------------------------------------------------------------------------- string filters
+
+
+def do_upper(s: Any) -> str:
+    return soft_str(s).upper()
+
+
+def do_lower(s: Any) -> str:
+    return soft_str(s).lower()
+
+
+def do_capitalize(s: Any) -> str:
+    return soft_str(s).capitalize()
+
+
+_word_beginning_split_re = re.compile(r"([-\s({\[<]+)")
+
+
+def do_title(s: Any) -> str:
+    return "".join(
+        [
+            item[0].upper() + item[1:].lower()
+            for item in _word_beginning_split_re.split(soft_str(s))
+            if item
+        ]
+    )
+
+
+def do_trim(value: Any, chars: Optional[str] = None) -> str:
+    return soft_str(value).strip(chars)
+
+
+def do_center(value: Any, width: int = 80) -> str:
+    return soft_str(value).center(width)
+
+
+def do_replace(s: Any, old: Any, new: Any, count: Optional[int] = None) -> str:
+    if count is None:
+        count = -1
+    return str(s).replace(str(old), str(new), count)
+
+
+def do_format(value: Any, *args: Any, **kwargs: Any) -> str:
+    if args and kwargs:
+        raise FilterArgumentError("can't handle positional and keyword arguments at the same time")
+    return soft_str(value) % (kwargs or args)
+
+
+_word_re = re.compile(r"\w+")
+
+
+def do_wordcount(s: Any) -> int:
+    return len(_word_re.findall(soft_str(s)))
+
+
+def do_indent(s: Any, width: Any = 4, first: bool = False, blank: bool = False) -> str:
+    indention = width if isinstance(width, str) else " " * width
+    newline = "\n"
+    if isinstance(s, Markup):
+        indention = Markup(indention)
+        newline = Markup(newline)
+    s += newline  # this quirk is necessary for splitlines method
+    if blank:
+        rv = (newline + indention).join(s.splitlines())
+    else:
+        lines = s.splitlines()
+        rv = lines.pop(0)
+        if lines:
+            rv += newline + newline.join(indention + line if line else line for line in lines)
+    if first:
+        rv = indention + rv
+    return rv
+
+
+def do_truncate(
+    s: Any, length: int = 255, killwords: bool = False, end: str = "...", leeway: Optional[int] = None
+) -> str:
+    if leeway is None:
+        leeway = 5  # policies["truncate.leeway"]
+    assert length >= len(end), f"expected length >= {len(end)}, got {length}"
+    assert leeway >= 0, f"expected leeway >= 0, got {leeway}"
+    if len(s) <= length + leeway:
+        return s
+    if killwords:
+        return s[: length - len(end)] + end
+    result = s[: length - len(end)].rsplit(" ", 1)[0]
+    return result + end
+
+
+def do_wordwrap(
+    s: Any,
+    width: int = 79,
+    break_long_words: bool = True,
+    wrapstring: Optional[str] = None,
+    break_on_hyphens: bool = True,
+) -> str:
+    if wrapstring is None:
+        wrapstring = "\n"  # environment.newline_sequence
+    return wrapstring.join(
+        [
+            wrapstring.join(
+                textwrap.wrap(
+                    line,
+                    width=width,
+                    expand_tabs=False,
+                    replace_whitespace=False,
+                    break_long_words=break_long_words,
+                    break_on_hyphens=break_on_hyphens,
+                )
+            )
+            for line in s.splitlines()
+        ]
+    )
+
+
+def do_filesizeformat(value: Any, binary: bool = False) -> str:
+    bytes = float(value)
+    base = 1024 if binary else 1000
+    prefixes = [
+        ("KiB" if binary else "kB"),
+        ("MiB" if binary else "MB"),
+        ("GiB" if binary else "GB"),
+        ("TiB" if binary else "TB"),
+        ("PiB" if binary else "PB"),
+        ("EiB" if binary else "EB"),
+        ("ZiB" if binary else "ZB"),
+        ("YiB" if binary else "YB"),
+    ]
+    if bytes == 1:
+        return "1 Byte"
+    if bytes < base:
+        return f"{int(bytes)} Bytes"
+    for i, prefix in enumerate(prefixes):
+        unit = base ** (i + 2)
+        if bytes < unit:
+            return f"{base * bytes / unit:.1f} {prefix}"
+    return f"{base * bytes / unit:.1f} {prefix}"
+
+
+def do_pprint(value: Any) -> str:
+    from pprint import pformat
+
+    return pformat(value)
+
+
+# ----------------------------------------------------------------------------- HTML / URL filters
+
+
+@_named("do_mark_safe")
+def do_safe(value: Any) -> Markup:
+    return Markup(value)
+
+
+def do_forceescape(value: Any) -> Markup:
+    if hasattr(value, "__html__"):
+        value = value.__html__()
+    return escape(str(value))
+
+
+def do_striptags(value: Any) -> str:
+    if hasattr(value, "__html__"):
+        value = value.__html__()
+    return Markup(str(value)).striptags()
+
+
+_attr_key_re = re.compile(r"[\s/>=]", flags=re.ASCII)
+
+
+def do_xmlattr(d: Any, autospace: bool = True) -> str:
+    items = []
+    for key, value in d.items():
+        if value is None or isinstance(value, Undefined):
+            continue
+        if _attr_key_re.search(key) is not None:
+            raise ValueError(f"Invalid character in attribute name: {key!r}")
+        items.append(f'{escape(key)}="{escape(value)}"')
+    rv = " ".join(items)
+    if autospace and rv:
+        rv = " " + rv
+    return rv
+
+
+def url_quote(obj: Any, charset: str = "utf-8", for_qs: bool = False) -> str:
+    """jinja2.utils.url_quote."""
+    if not isinstance(obj, bytes):
+        if not isinstance(obj, str):
+            obj = str(obj)
+        obj = obj.encode(charset)
+    safe = b"" if for_qs else b"/"
+    rv = quote_from_bytes(obj, safe)
+    if for_qs:
+        rv = rv.replace("%20", "+")
+    return rv
+
+
+def do_urlencode(value: Any) -> str:
+    if isinstance(value, str) or not isinstance(value, abc.Iterable):
+        return url_quote(value)
+    items = value.items() if isinstance(value, dict) else value
+    return "&".join(f"{url_quote(k, for_qs=True)}={url_quote(v, for_qs=True)}" for k, v in items)
+
+
+_http_re = re.compile(
+    r"""
+    ^
+    (
+        (https?://|www\.)  # scheme or www
+        (([\w%-]+\.)+)?  # subdomain
+        (
+            [a-z]{2,63}  # basic tld
+        |
+            xn--[\w%]{2,59}  # idna tld
+        )
+    |
+        ([\w%-]{2,63}\.)+  # basic domain
+        (com|net|int|edu|gov|org|info|mil)  # basic tld
+    |
+        (https?://)  # scheme
+        (
+            (([\d]{1,3})(\.[\d]{1,3}){3})  # IPv4
+        |
+            (\[([\da-f]{0,4}:){2}([\da-f]{0,4}:?){1,6}])  # IPv6
+        )
+    )
+    (?::[\d]{1,5})?  # port
+    (?:[/?#]\S*)?  # path, query, and fragment
+    $
+    """,
+    re.IGNORECASE | re.VERBOSE,
+)
+_email_re = re.compile(r"^\S+@\w[\w.-]*\.\w+$")
+_uri_scheme_re = re.compile(r"^([\w.+-]{2,}:(/){0,2})$")
+
+
+def _split_punctuation(word: str) -> tuple:
+    """urlize: (leading punctuation, the candidate link, trailing punctuation)."""
+    head, middle, tail = "", word, ""
+    match = re.match(r"^([(<]|&lt;)+", middle)
+    if match:
+        head = match.group()
+        middle = middle[match.end() :]
+    if middle.endswith((")", ">", ".", ",", "\n", "&gt;")):
+        match = re.search(r"([)>.,\n]|&gt;)+$", middle)
+        if match:
+            tail = match.group()
+            middle = middle[: match.start()]
+    # Prefer balancing parentheses in URLs instead of ignoring a trailing character.
+    for start_char, end_char in ("(", ")"), ("<", ">"), ("&lt;", "&gt;"):
+        start_count = middle.count(start_char)
+        if start_count <= middle.count(end_char):
+            continue
+        for _ in range(min(start_count, tail.count(end_char))):
+            end_index = tail.index(end_char) + len(end_char)
+            middle += tail[:end_index]
+            tail = tail[end_index:]
+    return head, middle, tail
+
+
+def _urlize(
+    text: Any,
+    trim_url_limit: Optional[int],
+    rel: Optional[str],
+    target: Optional[str],
+    extra_schemes: Iterable[str],
+) -> str:
+    """jinja2.utils.urlize."""
+
+    def trim_url(x: str) -> str:
+        if trim_url_limit is not None and len(x) > trim_url_limit:
+            return f"{x[:trim_url_limit]}..."
+        return x
+
+    words = re.split(r"(\s+)", str(escape(text)))
+    rel_attr = f' rel="{escape(rel)}"' if rel else ""
+    target_attr = f' target="{escape(target)}"' if target else ""
+    for i, word in enumerate(words):
+        head, middle, tail = _split_punctuation(word)
+        if _http_re.match(middle):
+            href = middle if middle.startswith(("https://", "http://")) else f"https://{middle}"
+            middle = f'<a href="{href}"{rel_attr}{target_attr}>{trim_url(middle)}</a>'
+        elif middle.startswith("mailto:") and _email_re.match(middle[7:]):
+            middle = f'<a href="{middle}">{middle[7:]}</a>'
+        elif (
+            "@" in middle
+            and not middle.startswith("www.")
+            and not middle.startswith("@")
+            and ":" not in middle
+            and _email_re.match(middle)
+        ):
+            middle = f'<a href="mailto:{middle}">{middle}</a>'
+        elif extra_schemes is not None:
+            for scheme in extra_schemes:
+                if middle != scheme and middle.startswith(scheme):
+                    middle = f'<a href="{middle}"{rel_attr}{target_attr}>{middle}</a>'
+        words[i] = f"{head}{middle}{tail}"
+    return "".join(words)
+
+
+def do_urlize(
+    value: Any,
+    trim_url_limit: Optional[int] = None,
+    nofollow: bool = False,
+    target: Optional[str] = None,
+    rel: Optional[str] = None,
+    extra_schemes: Optional[Iterable[str]] = None,
+) -> str:
+    rel_parts = set((rel or "").split())
+    if nofollow:
+        rel_parts.add("nofollow")
+    rel_parts.update("noopener".split())  # policies["urlize.rel"]
+    rel = " ".join(sorted(rel_parts)) or None
+    if extra_schemes is None:
+        extra_schemes = ()
+    for scheme in extra_schemes:
+        if _uri_scheme_re.fullmatch(scheme) is None:
+            raise FilterArgumentError(f"{scheme!r} is not a valid URI scheme prefix.")
+    return _urlize(value, trim_url_limit, rel, target, extra_schemes)
+
+
+@_named("tojson")
+def do_tojson(
+    x: Any, ensure_ascii: bool = False, indent: Any = None, separators: Any = None, sort_keys: bool = False
+) -> str:
+    """transformers' override: plain ``json.dumps`` (no HTML escaping)."""
+    return json.dumps(
+        x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
+    )
+
+
+# ----------------------------------------------------------------------------- numbers
+
+
+do_abs = abs
+
+
+def do_int(value: Any, default: int = 0, base: int = 10) -> int:
+    try:
+        if isinstance(value, str):
+            return int(value, base)
+        return int(value)
+    except (TypeError, ValueError):
+        # this quirk is necessary so that "42.23"|int gives 42.
+        try:
+            return int(float(value))
+        except (TypeError, ValueError, OverflowError):
+            return default
+
+
+def do_float(value: Any, default: float = 0.0) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return default
+
+
+def do_round(value: Any, precision: int = 0, method: str = "common") -> float:
+    if method not in {"common", "ceil", "floor"}:
+        raise FilterArgumentError("method must be common, ceil or floor")
+    if method == "common":
+        return round(value, precision)
+    func = getattr(math, method)
+    return func(value * (10**precision)) / (10**precision)
+
+
+@_named("sync_do_sum")
+def do_sum(iterable: Any, attribute: Any = None, start: Any = 0) -> Any:
+    if attribute is not None:
+        iterable = map(make_attrgetter(attribute), iterable)
+    return sum(iterable, start)
+
+
+# ----------------------------------------------------------------------------- values
+
+
+def do_default(value: Any, default_value: Any = "", boolean: bool = False) -> Any:
+    if isinstance(value, Undefined) or (boolean and not value):
+        return default_value
+    return value
+
+
+do_d = do_default
+do_count = do_length = len
+do_e = do_escape = escape
+do_string = soft_str
+
+
+def do_attr(obj: Any, name: str) -> Any:
+    """``obj.name`` without the fallback to ``obj[name]`` (still sandboxed)."""
+    try:
+        getattr_static(obj, name)
+    except AttributeError:
+        if not hasattr(obj, name):
+            return Undefined(obj=obj, name=name)
+    return getattr_(obj, name)
+
+
+# ----------------------------------------------------------------------------- sequences
+
+
+@_named("sync_do_first")
+def do_first(seq: Any) -> Any:
+    try:
+        return next(iter(seq))
+    except StopIteration:
+        return Undefined("No first item, sequence was empty.")
+
+
+def do_last(seq: Any) -> Any:
+    try:
+        return next(iter(reversed(seq)))
+    except StopIteration:
+        return Undefined("No last item, sequence was empty.")
+
+
+def do_random(seq: Any) -> Any:
+    try:
+        return random.choice(seq)
+    except IndexError:
+        return Undefined("No random item, sequence was empty.")
+
+
+@_named("sync_do_list")
+def do_list(value: Any) -> list:
+    return list(value)
+
+
+def do_reverse(value: Any) -> Any:
+    if isinstance(value, str):
+        return value[::-1]
+    try:
+        return reversed(value)
+    except TypeError:
+        try:
+            rv = list(value)
+            rv.reverse()
+            return rv
+        except TypeError as e:
+            raise FilterArgumentError("argument must be iterable") from e
+
+
+@_named("sync_do_join")
+def do_join(value: Any, d: Any = "", attribute: Any = None) -> str:
+    if attribute is not None:
+        value = map(make_attrgetter(attribute), value)
+    return str(d).join(map(str, value))
+
+
+def do_items(value: Any) -> Iterator[tuple]:
+    if isinstance(value, Undefined):
+        return
+    if not isinstance(value, abc.Mapping):
+        raise TypeError("Can only get item pairs from a mapping.")
+    yield from value.items()
+
+
+def do_dictsort(value: Any, case_sensitive: bool = False, by: str = "key", reverse: bool = False) -> list:
+    if by == "key":
+        pos = 0
+    elif by == "value":
+        pos = 1
+    else:
+        raise FilterArgumentError('You can only sort by either "key" or "value"')
+
+    def sort_func(item: tuple) -> Any:
+        value = item[pos]
+        return value if case_sensitive else ignore_case(value)
+
+    return sorted(value.items(), key=sort_func, reverse=reverse)
+
+
+def do_sort(value: Any, reverse: bool = False, case_sensitive: bool = False, attribute: Any = None) -> list:
+    key_func = make_multi_attrgetter(attribute, None if case_sensitive else ignore_case)
+    return sorted(value, key=key_func, reverse=reverse)
+
+
+@_named("sync_do_unique")
+def do_unique(value: Any, case_sensitive: bool = False, attribute: Any = None) -> Iterator[Any]:
+    getter = make_attrgetter(attribute, None if case_sensitive else ignore_case)
+    seen = set()
+    for item in value:
+        key = getter(item)
+        if key not in seen:
+            seen.add(key)
+            yield item
+
+
+def _min_or_max(value: Any, func: Callable[..., Any], case_sensitive: bool, attribute: Any) -> Any:
+    it = iter(value)
+    try:
+        first = next(it)
+    except StopIteration:
+        return Undefined("No aggregated item, sequence was empty.")
+    key_func = make_attrgetter(attribute, None if case_sensitive else ignore_case)
+    return func(chain([first], it), key=key_func)
+
+
+def do_min(value: Any, case_sensitive: bool = False, attribute: Any = None) -> Any:
+    return _min_or_max(value, min, case_sensitive, attribute)
+
+
+def do_max(value: Any, case_sensitive: bool = False, attribute: Any = None) -> Any:
+    return _min_or_max(value, max, case_sensitive, attribute)
+
+
+@_named("sync_do_slice")
+def do_slice(value: Any, slices: int, fill_with: Any = None) -> Iterator[list]:
+    seq = list(value)
+    length = len(seq)
+    items_per_slice = length // slices
+    slices_with_extra = length % slices
+    offset = 0
+    for slice_number in range(slices):
+        start = offset + slice_number * items_per_slice
+        if slice_number < slices_with_extra:
+            offset += 1
+        end = offset + (slice_number + 1) * items_per_slice
+        tmp = seq[start:end]
+        if fill_with is not None and slice_number >= slices_with_extra:
+            tmp.append(fill_with)
+        yield tmp
+
+
+def do_batch(value: Any, linecount: int, fill_with: Any = None) -> Iterator[list]:
+    tmp: list = []
+    for item in value:
+        if len(tmp) == linecount:
+            yield tmp
+            tmp = []
+        tmp.append(item)
+    if tmp:
+        if fill_with is not None and len(tmp) < linecount:
+            tmp += [fill_with] * (linecount - len(tmp))
+        yield tmp
+
+
+class _GroupTuple(NamedTuple):
+    grouper: Any
+    list: List[Any]
+
+    # Print like a plain tuple, as jinja2's does.
+    def __repr__(self) -> str:
+        return tuple.__repr__(self)
+
+    def __str__(self) -> str:
+        return tuple.__str__(self)
+
+
+_GroupTuple.__module__ = "jinja2.filters"
+
+
+@_named("sync_do_groupby")
+def do_groupby(value: Any, attribute: Any, default: Any = None, case_sensitive: bool = False) -> list:
+    expr = make_attrgetter(attribute, None if case_sensitive else ignore_case, default)
+    out = [_GroupTuple(key, list(values)) for key, values in groupby(sorted(value, key=expr), expr)]
+    if not case_sensitive:
+        # Return the real key from the first value instead of the lowercase key.
+        output_expr = make_attrgetter(attribute, default=default)
+        out = [_GroupTuple(output_expr(values[0]), values) for _, values in out]
+    return out
+
+
+# ----------------------------------------------------------------------------- map / select
+
+
+def _prepare_map(args: tuple, kwargs: dict) -> Callable[[Any], Any]:
+    if not args and "attribute" in kwargs:
+        attribute = kwargs.pop("attribute")
+        default = kwargs.pop("default", None)
+        if kwargs:
+            raise FilterArgumentError(f"Unexpected keyword argument {next(iter(kwargs))!r}")
+        return make_attrgetter(attribute, default=default)
+    try:
+        name = args[0]
+        args = args[1:]
+    except LookupError:
+        raise FilterArgumentError("map requires a filter argument") from None
+    return lambda item: _call_named(FILTERS, "filter", name, item, args, kwargs)
+
+
+@_named("sync_do_map")
+def do_map(value: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
+    if value:
+        func = _prepare_map(args, kwargs)
+        for item in value:
+            yield func(item)
+
+
+def _prepare_select_or_reject(
+    args: tuple, kwargs: dict, modfunc: Callable[[Any], Any], lookup_attr: bool
+) -> Callable[[Any], Any]:
+    if lookup_attr:
+        try:
+            attr = args[0]
+        except LookupError:
+            raise FilterArgumentError("Missing parameter for attribute name") from None
+        transfunc = make_attrgetter(attr)
+        off = 1
+    else:
+        off = 0
+
+        def transfunc(x: Any) -> Any:
+            return x
+
+    try:
+        name = args[off]
+        args = args[1 + off :]
+
+        def func(item: Any) -> Any:
+            return _call_named(TESTS, "test", name, item, args, kwargs)
+
+    except LookupError:
+        func = bool
+    return lambda item: modfunc(func(transfunc(item)))
+
+
+def select_or_reject(
+    value: Any, args: tuple, kwargs: dict, modfunc: Callable[[Any], Any], lookup_attr: bool
+) -> Iterator[Any]:
+    if value:
+        func = _prepare_select_or_reject(args, kwargs, modfunc, lookup_attr)
+        for item in value:
+            if func(item):
+                yield item
+
+
+def _keep(x: Any) -> Any:
+    return x
+
+
+@_named("sync_do_select")
+def do_select(value: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
+    return select_or_reject(value, args, kwargs, _keep, False)
+
+
+@_named("sync_do_reject")
+def do_reject(value: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
+    return select_or_reject(value, args, kwargs, operator.not_, False)
+
+
+@_named("sync_do_selectattr")
+def do_selectattr(value: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
+    return select_or_reject(value, args, kwargs, _keep, True)
+
+
+@_named("sync_do_rejectattr")
+def do_rejectattr(value: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
+    return select_or_reject(value, args, kwargs, operator.not_, True)
+
+
+# ----------------------------------------------------------------------------- filter table
+
+FILTERS: dict = {
+    "abs": do_abs,
+    "attr": do_attr,
+    "batch": do_batch,
+    "capitalize": do_capitalize,
+    "center": do_center,
+    "count": do_count,
+    "d": do_d,
+    "default": do_default,
+    "dictsort": do_dictsort,
+    "e": do_e,
+    "escape": do_escape,
+    "filesizeformat": do_filesizeformat,
+    "first": do_first,
+    "float": do_float,
+    "forceescape": do_forceescape,
+    "format": do_format,
+    "groupby": do_groupby,
+    "indent": do_indent,
+    "int": do_int,
+    "join": do_join,
+    "last": do_last,
+    "length": do_length,
+    "list": do_list,
+    "lower": do_lower,
+    "items": do_items,
+    "map": do_map,
+    "min": do_min,
+    "max": do_max,
+    "pprint": do_pprint,
+    "random": do_random,
+    "reject": do_reject,
+    "rejectattr": do_rejectattr,
+    "replace": do_replace,
+    "reverse": do_reverse,
+    "round": do_round,
+    "safe": do_safe,
+    "select": do_select,
+    "selectattr": do_selectattr,
+    "slice": do_slice,
+    "sort": do_sort,
+    "string": do_string,
+    "striptags": do_striptags,
+    "sum": do_sum,
+    "title": do_title,
+    "trim": do_trim,
+    "truncate": do_truncate,
+    "unique": do_unique,
+    "upper": do_upper,
+    "urlencode": do_urlencode,
+    "urlize": do_urlize,
+    "wordcount": do_wordcount,
+    "wordwrap": do_wordwrap,
+    "xmlattr": do_xmlattr,
+    "tojson": do_tojson,
+}
+
+# ----------------------------------------------------------------------------- tests
+
+
+def test_odd(value: Any) -> bool:
+    return value % 2 == 1
+
+
+def test_even(value: Any) -> bool:
+    return value % 2 == 0
+
+
+def test_divisibleby(value: Any, num: Any) -> bool:
+    return value % num == 0
+
+
+def test_defined(value: Any) -> bool:
+    return not isinstance(value, Undefined)
+
+
+def test_undefined(value: Any) -> bool:
+    return isinstance(value, Undefined)
+
+
+def test_filter(value: Any) -> bool:
+    return value in FILTERS
+
+
+def test_test(value: Any) -> bool:
+    return value in TESTS
+
+
+def test_none(value: Any) -> bool:
+    return value is None
+
+
+def test_boolean(value: Any) -> bool:
+    return value is True or value is False
+
+
+def test_false(value: Any) -> bool:
+    return value is False
+
+
+def test_true(value: Any) -> bool:
+    return value is True
+
+
+def test_integer(value: Any) -> bool:
+    return isinstance(value, int) and value is not True and value is not False
+
+
+def test_float(value: Any) -> bool:
+    return isinstance(value, float)
+
+
+def test_lower(value: Any) -> bool:
+    return str(value).islower()
+
+
+def test_upper(value: Any) -> bool:
+    return str(value).isupper()
+
+
+def test_string(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def test_mapping(value: Any) -> bool:
+    return isinstance(value, abc.Mapping)
+
+
+def test_number(value: Any) -> bool:
+    return isinstance(value, Number)
+
+
+def test_sequence(value: Any) -> bool:
+    try:
+        len(value)
+        value.__getitem__  # noqa: B018
+    except Exception:
+        return False
+    return True
+
+
+def test_sameas(value: Any, other: Any) -> bool:
+    return value is other
+
+
+def test_iterable(value: Any) -> bool:
+    try:
+        iter(value)
+    except TypeError:
+        return False
+    return True
+
+
+def test_escaped(value: Any) -> bool:
+    return hasattr(value, "__html__")
+
+
+def test_in(value: Any, seq: Any) -> bool:
+    return value in seq
+
+
+test_callable = callable
+test_eq = test_equalto = operator.eq
+test_ne = operator.ne
+test_gt = test_greaterthan = operator.gt
+test_ge = operator.ge
+test_lt = test_lessthan = operator.lt
+test_le = operator.le
+
+TESTS: dict = {
+    "odd": test_odd,
+    "even": test_even,
+    "divisibleby": test_divisibleby,
+    "defined": test_defined,
+    "undefined": test_undefined,
+    "filter": test_filter,
+    "test": test_test,
+    "none": test_none,
+    "boolean": test_boolean,
+    "false": test_false,
+    "true": test_true,
+    "integer": test_integer,
+    "float": test_float,
+    "lower": test_lower,
+    "upper": test_upper,
+    "string": test_string,
+    "mapping": test_mapping,
+    "number": test_number,
+    "sequence": test_sequence,
+    "iterable": test_iterable,
+    "callable": test_callable,
+    "sameas": test_sameas,
+    "escaped": test_escaped,
+    "in": test_in,
+    "==": test_eq,
+    "eq": test_eq,
+    "equalto": test_equalto,
+    "!=": test_ne,
+    "ne": test_ne,
+    ">": test_gt,
+    "gt": test_gt,
+    "greaterthan": test_greaterthan,
+    "ge": test_ge,
+    ">=": test_ge,
+    "<": test_lt,
+    "lt": test_lt,
+    "lessthan": test_lessthan,
+    "<=": test_le,
+    "le": test_le,
+}
+
+# ----------------------------------------------------------------------------- extra globals
+
+LOREM_IPSUM_WORDS = """\
+a ac accumsan ad adipiscing aenean aliquam aliquet amet ante aptent arcu at
+auctor augue bibendum blandit class commodo condimentum congue consectetuer
+consequat conubia convallis cras cubilia cum curabitur curae cursus dapibus
+diam dictum dictumst dignissim dis dolor donec dui duis egestas eget eleifend
+elementum elit enim erat eros est et etiam eu euismod facilisi facilisis fames
+faucibus felis fermentum feugiat fringilla fusce gravida habitant habitasse hac
+hendrerit hymenaeos iaculis id imperdiet in inceptos integer interdum ipsum
+justo lacinia lacus laoreet lectus leo libero ligula litora lobortis lorem
+luctus maecenas magna magnis malesuada massa mattis mauris metus mi molestie
+mollis montes morbi mus nam nascetur natoque nec neque netus nibh nisi nisl non
+nonummy nostra nulla nullam nunc odio orci ornare parturient pede pellentesque
+penatibus per pharetra phasellus placerat platea porta porttitor posuere
+potenti praesent pretium primis proin pulvinar purus quam quis quisque rhoncus
+ridiculus risus rutrum sagittis sapien scelerisque sed sem semper senectus sit
+sociis sociosqu sodales sollicitudin suscipit suspendisse taciti tellus tempor
+tempus tincidunt torquent tortor tristique turpis ullamcorper ultrices
+ultricies urna ut varius vehicula vel velit venenatis vestibulum vitae vivamus
+viverra volutpat vulputate"""
+
+
+def _lorem_paragraph(words: list, min: int, max: int) -> str:
+    next_capitalized = True
+    last_comma = last_fullstop = 0
+    last = None
+    p = []
+    for idx, _ in enumerate(range(random.randrange(min, max))):
+        while True:
+            word = random.choice(words)
+            if word != last:
+                last = word
+                break
+        if next_capitalized:
+            word = word.capitalize()
+            next_capitalized = False
+        if idx - random.randrange(3, 8) > last_comma:  # add commas
+            last_comma = idx
+            last_fullstop += 2
+            word += ","
+        if idx - random.randrange(10, 20) > last_fullstop:  # add end of sentences
+            last_comma = last_fullstop = idx
+            word += "."
+            next_capitalized = True
+        p.append(word)
+    p_str = " ".join(p)
+    if p_str.endswith(","):
+        p_str = p_str[:-1] + "."
+    elif not p_str.endswith("."):
+        p_str += "."
+    return p_str
+
+
+def generate_lorem_ipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> str:
+    """The ``lipsum`` global (jinja2.utils.generate_lorem_ipsum)."""
+    words = LOREM_IPSUM_WORDS.split()
+    result = [_lorem_paragraph(words, min, max) for _ in range(n)]
+    if not html:
+        return "\n\n".join(result)
+    return Markup("\n".join(f"<p>{escape(x)}</p>" for x in result))
+
+
+class Cycler:
+    """The ``cycler`` global (jinja2.utils.Cycler)."""
+
+    __module__ = "jinja2.utils"
+
+    def __init__(self, *items: Any) -> None:
+        if not items:
+            raise RuntimeError("at least one item has to be provided")
+        self.items = items
+        self.pos = 0
+
+    def reset(self) -> None:
+        self.pos = 0
+
+    @property
+    def current(self) -> Any:
+        return self.items[self.pos]
+
+    def next(self) -> Any:
+        rv = self.current
+        self.pos = (self.pos + 1) % len(self.items)
+        return rv
+
+    __next__ = next
+
+
+class Joiner:
+    """The ``joiner`` global (jinja2.utils.Joiner)."""
+
+    __module__ = "jinja2.utils"
+
+    def __init__(self, sep: str = ", ") -> None:
+        self.sep = sep
+        self.used = False
+
+    def __call__(self) -> str:
+        if not self.used:
+            self.used = True
+            return ""
+        return self.sep
+
+
+EXTRA_GLOBALS: dict = {
+    "lipsum": generate_lorem_ipsum,
+    "cycler": Cycler,
+    "joiner": Joiner,
+}

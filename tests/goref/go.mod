@@ -1,0 +1,3 @@
+module goref
+
+go 1.27
