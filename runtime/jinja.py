@@ -699,3 +699,13 @@ GLOBALS: dict = {
     "raise_exception": raise_exception,
     "strftime_now": strftime_now,
 }
+
+
+def no_filter(name: str) -> Any:
+    """An unknown filter inside an ``if``: jinja2 compiles it, and fails when it runs."""
+    raise TemplateRuntimeError(f"No filter named {name!r} found.")
+
+
+def no_test(name: str) -> Any:
+    """An unknown test inside an ``if``: jinja2 compiles it, and fails when it runs."""
+    raise TemplateRuntimeError(f"No test named {name!r} found.")
