@@ -307,7 +307,21 @@ def _wrap_str_format(value: Any) -> Optional[Callable[..., str]]:
         return None
     str_type = type(f_self)
     is_format_map = value.__name__ == "format_map"
-    vformat = _SandboxedFormatter().vformat
+    formatter = _SandboxedFormatter()
+    escape = getattr(f_self, "escape", None)
+    if escape is not None and hasattr(f_self, "__html__"):  # Markup: arguments are escaped
+
+        def format_field(value: Any, format_spec: str) -> str:
+            if hasattr(value, "__html_format__"):
+                rv = value.__html_format__(format_spec)
+            elif hasattr(value, "__html__"):
+                rv = value.__html__()
+            else:
+                rv = Formatter.format_field(formatter, value, str(format_spec))
+            return str(escape(rv))
+
+        formatter.format_field = format_field  # type: ignore[method-assign]
+    vformat = formatter.vformat
 
     def wrapper(*args: Any, **kwargs: Any) -> str:
         if is_format_map:
@@ -405,7 +419,10 @@ def resolve(context: dict, name: str) -> Any:
 
 
 class Namespace:
-    """jinja2.utils.Namespace with transformers' rule: no names starting with ``_``."""
+    """jinja2.utils.Namespace with transformers' rule: no names starting with ``_``.
+
+    Named like transformers' class, because error messages print the type's name.
+    """
 
     def __init__(*args: Any, **kwargs: Any) -> None:  # noqa: N805 (jinja2's signature trick)
         self, args = args[0], args[1:]
@@ -436,6 +453,12 @@ class Namespace:
 
     def __repr__(self) -> str:
         return f"<Namespace {object.__getattribute__(self, '_Namespace__attrs')!r}>"
+
+
+# Error messages name the value's type ("Object of type TemplateNamespace is not JSON
+# serializable"): use the reference's names.
+Namespace.__name__ = Namespace.__qualname__ = "TemplateNamespace"
+Namespace.__module__ = "transformers.utils.chat_template_utils"
 
 
 def ns_set(ns: Any, attr: str, value: Any) -> None:
@@ -673,6 +696,9 @@ class TemplateDict:
         return dict.fromkeys(*args, **kwargs)
 
 
+TemplateDict.__module__ = "transformers.utils.chat_template_utils"
+
+
 MAX_RANGE = 100000
 
 
@@ -709,3 +735,12 @@ def no_filter(name: str) -> Any:
 def no_test(name: str) -> Any:
     """An unknown test inside an ``if``: jinja2 compiles it, and fails when it runs."""
     raise TemplateRuntimeError(f"No test named {name!r} found.")
+
+
+def _install_extra_globals() -> None:
+    from runtime.jinja_filters import EXTRA_GLOBALS
+
+    GLOBALS.update(EXTRA_GLOBALS)
+
+
+_install_extra_globals()

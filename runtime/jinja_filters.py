@@ -11,47 +11,46 @@ and ``joiner``.
 Several functions carry jinja2's ``__qualname__`` (``sync_do_map``, ``select_or_reject``, ...)
 so that printed generators and argument errors name the same function as jinja2's do.
 
-What a filter does to an undefined value (``x``) and to ``None`` (reference-checked)::
+What a filter does to an undefined value ``x`` and to ``None`` (checked against jinja2;
+"lazy" means the error is raised when the returned generator is iterated)::
 
-    filter           undefined x                       None
-    abs              TypeError (bad operand)           TypeError
-    attr             UndefinedError                    undefined
-    batch, slice     [] / [[]...] (slice: n empty)     TypeError when iterated
-    capitalize,
-    lower, upper,
-    title, trim,
-    center, format,
-    string, e, safe,
-    forceescape,
-    striptags,
-    urlize, pprint   '' (pprint: 'Undefined')          'None' (cased as the filter says)
-    count, length    0                                 TypeError (no len)
-    default, d       the default                       None
-    dictsort         UndefinedError                    AttributeError
-    filesizeformat   UndefinedError                    TypeError
-    first, last,
-    random, min, max undefined (prints '')             TypeError
-    float, int       UndefinedError                    0.0, 0
-    groupby, sort,
-    list, unique     []                                TypeError
-    indent           UndefinedError                    TypeError
-    items            empty                             TypeError "Can only get item pairs..."
-    join, sum        '', 0                             TypeError
-    map, select,
-    reject, ...attr  empty                             empty (falsy input is skipped)
-    replace          ''                                'None' replaced
-    reverse          empty iterator                    FilterArgumentError
-    round            TypeError (no __round__)          TypeError
-    tojson           TypeError (not JSON serializable) 'null'
-    truncate         '' (the undefined itself)         TypeError (no len)
-    urlencode        ''                                'None'
-    wordcount        0                                 1
-    wordwrap         UndefinedError                    AttributeError
-    xmlattr          UndefinedError                    AttributeError
+    filter                   undefined x                         None
+    abs, round               TypeError (bad operand / __round__) TypeError
+    attr                     UndefinedError                      undefined
+    batch, slice             empty / n empty lists               TypeError (lazy)
+    capitalize, lower,
+    upper, title, trim,
+    format, string,
+    striptags, urlize,
+    e, escape, safe,
+    forceescape, urlencode   ''                                  'None' (cased by the filter)
+    center(n)                n spaces                            'None' centred
+    count, length            0                                   TypeError (no len)
+    default, d               the default                         None (unless boolean=true)
+    dictsort                 UndefinedError                      AttributeError
+    filesizeformat, float,
+    int, indent              UndefinedError                      TypeError; float 0.0, int 0
+    first, last, random,
+    min, max                 undefined (prints '')               TypeError
+    groupby, list, sort      []                                  TypeError
+    items                    empty                               TypeError "Can only get item
+                                                                 pairs from a mapping." (lazy)
+    join, sum                '', 0                               TypeError
+    map, select, reject,
+    selectattr, rejectattr   empty                               empty (falsy input is skipped)
+    pprint                   'Undefined'                         'None'
+    replace                  ''                                  'None' with replacements
+    reverse                  empty iterator                      FilterArgumentError
+    tojson                   TypeError (not JSON serializable)   'null'
+    truncate                 the undefined itself (prints '')    TypeError (no len)
+    unique                   empty                               TypeError (lazy)
+    wordcount                0                                   1
+    wordwrap, xmlattr        UndefinedError                      AttributeError
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import operator
@@ -83,6 +82,36 @@ def _named(qualname: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         return func
 
     return decorate
+
+
+_ARITY_RE = re.compile(
+    r"(?P<name>\S+)\(\) takes (?:from (?P<lo>\d+) to )?(?P<hi>\d+) positional arguments?"
+    r" but (?P<n>\d+) (?:was|were) given"
+)
+
+
+def _arity_message(message: str) -> str:
+    """Count jinja2's hidden environment/context argument in a "takes N ... given" message."""
+    m = _ARITY_RE.fullmatch(message)
+    if m is None:
+        return message
+    lo = f"from {int(m['lo']) + 1} to " if m["lo"] else ""
+    return f"{m['name']}() takes {lo}{int(m['hi']) + 1} positional arguments but {int(m['n']) + 1} were given"
+
+
+def _passes_env(func: Callable[..., Any]) -> Callable[..., Any]:
+    """For filters jinja2 passes an environment or context: argument-count errors say so."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except TypeError as e:
+            if e.__traceback__ is None or e.__traceback__.tb_next is not None:
+                raise  # raised inside the filter, not by the call itself
+            raise TypeError(_arity_message(str(e))) from None
+
+    return wrapper
 
 
 # ----------------------------------------------------------------------------- markupsafe
@@ -243,6 +272,7 @@ for _name in (
     " zfill casefold removeprefix removesuffix"
 ).split():
     setattr(Markup, _name, _markup_wrapping(_name))
+del _name
 
 
 class _EscapeFormatter(string.Formatter):
@@ -395,6 +425,7 @@ def do_center(value: Any, width: int = 80) -> str:
     return soft_str(value).center(width)
 
 
+@_passes_env
 def do_replace(s: Any, old: Any, new: Any, count: Optional[int] = None) -> str:
     if count is None:
         count = -1
@@ -433,6 +464,7 @@ def do_indent(s: Any, width: Any = 4, first: bool = False, blank: bool = False) 
     return rv
 
 
+@_passes_env
 def do_truncate(
     s: Any, length: int = 255, killwords: bool = False, end: str = "...", leeway: Optional[int] = None
 ) -> str:
@@ -448,6 +480,7 @@ def do_truncate(
     return result + end
 
 
+@_passes_env
 def do_wordwrap(
     s: Any,
     width: int = 79,
@@ -527,6 +560,7 @@ def do_striptags(value: Any) -> str:
 _attr_key_re = re.compile(r"[\s/>=]", flags=re.ASCII)
 
 
+@_passes_env
 def do_xmlattr(d: Any, autospace: bool = True) -> str:
     items = []
     for key, value in d.items():
@@ -657,6 +691,7 @@ def _urlize(
     return "".join(words)
 
 
+@_passes_env
 def do_urlize(
     value: Any,
     trim_url_limit: Optional[int] = None,
@@ -678,7 +713,7 @@ def do_urlize(
     return _urlize(value, trim_url_limit, rel, target, extra_schemes)
 
 
-@_named("tojson")
+@_named("_cached_compile_jinja_template.<locals>.tojson")
 def do_tojson(
     x: Any, ensure_ascii: bool = False, indent: Any = None, separators: Any = None, sort_keys: bool = False
 ) -> str:
@@ -723,6 +758,7 @@ def do_round(value: Any, precision: int = 0, method: str = "common") -> float:
     return func(value * (10**precision)) / (10**precision)
 
 
+@_passes_env
 @_named("sync_do_sum")
 def do_sum(iterable: Any, attribute: Any = None, start: Any = 0) -> Any:
     if attribute is not None:
@@ -745,6 +781,7 @@ do_e = do_escape = escape
 do_string = soft_str
 
 
+@_passes_env
 def do_attr(obj: Any, name: str) -> Any:
     """``obj.name`` without the fallback to ``obj[name]`` (still sandboxed)."""
     try:
@@ -758,6 +795,7 @@ def do_attr(obj: Any, name: str) -> Any:
 # ----------------------------------------------------------------------------- sequences
 
 
+@_passes_env
 @_named("sync_do_first")
 def do_first(seq: Any) -> Any:
     try:
@@ -766,6 +804,7 @@ def do_first(seq: Any) -> Any:
         return Undefined("No first item, sequence was empty.")
 
 
+@_passes_env
 def do_last(seq: Any) -> Any:
     try:
         return next(iter(reversed(seq)))
@@ -773,6 +812,7 @@ def do_last(seq: Any) -> Any:
         return Undefined("No last item, sequence was empty.")
 
 
+@_passes_env
 def do_random(seq: Any) -> Any:
     try:
         return random.choice(seq)
@@ -799,6 +839,7 @@ def do_reverse(value: Any) -> Any:
             raise FilterArgumentError("argument must be iterable") from e
 
 
+@_passes_env
 @_named("sync_do_join")
 def do_join(value: Any, d: Any = "", attribute: Any = None) -> str:
     if attribute is not None:
@@ -829,11 +870,13 @@ def do_dictsort(value: Any, case_sensitive: bool = False, by: str = "key", rever
     return sorted(value.items(), key=sort_func, reverse=reverse)
 
 
+@_passes_env
 def do_sort(value: Any, reverse: bool = False, case_sensitive: bool = False, attribute: Any = None) -> list:
     key_func = make_multi_attrgetter(attribute, None if case_sensitive else ignore_case)
     return sorted(value, key=key_func, reverse=reverse)
 
 
+@_passes_env
 @_named("sync_do_unique")
 def do_unique(value: Any, case_sensitive: bool = False, attribute: Any = None) -> Iterator[Any]:
     getter = make_attrgetter(attribute, None if case_sensitive else ignore_case)
@@ -855,10 +898,12 @@ def _min_or_max(value: Any, func: Callable[..., Any], case_sensitive: bool, attr
     return func(chain([first], it), key=key_func)
 
 
+@_passes_env
 def do_min(value: Any, case_sensitive: bool = False, attribute: Any = None) -> Any:
     return _min_or_max(value, min, case_sensitive, attribute)
 
 
+@_passes_env
 def do_max(value: Any, case_sensitive: bool = False, attribute: Any = None) -> Any:
     return _min_or_max(value, max, case_sensitive, attribute)
 
@@ -909,6 +954,7 @@ class _GroupTuple(NamedTuple):
 _GroupTuple.__module__ = "jinja2.filters"
 
 
+@_passes_env
 @_named("sync_do_groupby")
 def do_groupby(value: Any, attribute: Any, default: Any = None, case_sensitive: bool = False) -> list:
     expr = make_attrgetter(attribute, None if case_sensitive else ignore_case, default)

@@ -1,0 +1,284 @@
+"""The Go template parse tree: the frontend's intermediate form between Lark and the IR.
+
+A small mirror of ``text/template/parse`` nodes (ListNode, ActionNode, IfNode, ...), kept
+because Ollama inspects the parse tree itself: ``Template.Vars`` collects identifiers
+(``identifiers``) and the legacy Prompt/Response mode executes a copy of the tree cut
+after the first ``.Response`` field (``cut_after_response``, Ollama's ``deleteNode``).
+``str(node)`` gives the node back as template source, as Go's ``Node.String`` does
+(used in error messages).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Optional, Tuple, Union
+
+
+@dataclass(frozen=True)
+class Node:
+    pos: int = field(default=0, compare=False, kw_only=True)  # byte offset in the source
+    line: int = field(default=0, compare=False, kw_only=True)
+
+
+# ----------------------------------------------------------------------------- operands
+
+
+@dataclass(frozen=True)
+class Field(Node):
+    idents: Tuple[str, ...]
+
+    def __str__(self) -> str:
+        return "".join("." + i for i in self.idents)
+
+
+@dataclass(frozen=True)
+class Variable(Node):
+    idents: Tuple[str, ...]  # idents[0] is "$" or "$name"
+
+    def __str__(self) -> str:
+        return ".".join(self.idents)
+
+
+@dataclass(frozen=True)
+class Dot(Node):
+    def __str__(self) -> str:
+        return "."
+
+
+@dataclass(frozen=True)
+class Nil(Node):
+    def __str__(self) -> str:
+        return "nil"
+
+
+@dataclass(frozen=True)
+class Bool(Node):
+    value: bool
+
+    def __str__(self) -> str:
+        return "true" if self.value else "false"
+
+
+@dataclass(frozen=True)
+class Number(Node):
+    """A number constant. ``kind`` is how Go's idealConstant types it when no parameter
+    type says otherwise: "int", "float", "complex", or "overflow" (an exec-time error)."""
+
+    text: str
+    kind: str
+    value: Any
+    is_int: bool = False  # usable where a Go int parameter is expected
+    int_value: int = 0
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
+class String(Node):
+    quoted: str
+    value: str
+
+    def __str__(self) -> str:
+        return self.quoted
+
+
+@dataclass(frozen=True)
+class Identifier(Node):
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class Chain(Node):
+    node: "Operand"
+    fields: Tuple[str, ...]
+
+    def __str__(self) -> str:
+        inner = str(self.node)
+        if isinstance(self.node, Pipe):
+            inner = "(" + inner + ")"
+        return inner + "".join("." + f for f in self.fields)
+
+
+@dataclass(frozen=True)
+class Command(Node):
+    args: Tuple["Operand", ...]
+
+    def __str__(self) -> str:
+        parts = []
+        for arg in self.args:
+            text = str(arg)
+            parts.append("(" + text + ")" if isinstance(arg, Pipe) else text)
+        return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class Pipe(Node):
+    decls: Tuple[Variable, ...]
+    is_assign: bool
+    cmds: Tuple[Command, ...]
+
+    def __str__(self) -> str:
+        text = ""
+        if self.decls:
+            text = ", ".join(str(d) for d in self.decls) + (" = " if self.is_assign else " := ")
+        return text + " | ".join(str(c) for c in self.cmds)
+
+
+Operand = Union[Field, Variable, Dot, Nil, Bool, Number, String, Identifier, Chain, Pipe]
+
+# ----------------------------------------------------------------------------- statements
+
+
+@dataclass(frozen=True)
+class Text(Node):
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
+class Action(Node):
+    pipe: Pipe
+
+    def __str__(self) -> str:
+        return "{{" + str(self.pipe) + "}}"
+
+
+@dataclass(frozen=True)
+class Branch(Node):
+    """IfNode / RangeNode / WithNode (``kind`` is "if", "range" or "with")."""
+
+    kind: str
+    pipe: Pipe
+    body: "ListNode"
+    else_body: Optional["ListNode"] = None
+
+    def __str__(self) -> str:
+        text = "{{" + self.kind + " " + str(self.pipe) + "}}" + str(self.body)
+        if self.else_body is not None:
+            text += "{{else}}" + str(self.else_body)
+        return text + "{{end}}"
+
+
+@dataclass(frozen=True)
+class TemplateCall(Node):
+    name: str
+    pipe: Optional[Pipe]
+
+    def __str__(self) -> str:
+        from .literals import go_quote
+
+        if self.pipe is None:
+            return "{{template " + go_quote(self.name) + "}}"
+        return "{{template " + go_quote(self.name) + " " + str(self.pipe) + "}}"
+
+
+@dataclass(frozen=True)
+class Break(Node):
+    def __str__(self) -> str:
+        return "{{break}}"
+
+
+@dataclass(frozen=True)
+class Continue(Node):
+    def __str__(self) -> str:
+        return "{{continue}}"
+
+
+@dataclass(frozen=True)
+class ListNode(Node):
+    nodes: Tuple[Any, ...]
+
+    def __str__(self) -> str:
+        return "".join(str(n) for n in self.nodes)
+
+
+Stmt = Union[Text, Action, Branch, TemplateCall, Break, Continue]
+
+
+# ----------------------------------------------------------------------------- Ollama's tree walks
+
+
+def identifiers(node: Any) -> list[str]:
+    """Ollama's ``template.Identifiers``: field and variable names, walking only what it walks
+    (lists, actions, branch pipes and bodies, template pipes, nested pipes; not chains)."""
+    if isinstance(node, ListNode):
+        return [name for child in node.nodes for name in identifiers(child)]
+    if isinstance(node, TemplateCall):
+        if node.pipe is None:
+            raise UndefinedTemplate()
+        return identifiers(node.pipe)
+    if isinstance(node, Action):
+        return identifiers(node.pipe)
+    if isinstance(node, Branch):
+        names = identifiers(node.pipe) + identifiers(node.body)
+        if node.else_body is not None:
+            names += identifiers(node.else_body)
+        return names
+    if isinstance(node, Pipe):
+        return [name for cmd in node.cmds for arg in cmd.args for name in identifiers(arg)]
+    if isinstance(node, (Field, Variable)):
+        return list(node.idents)
+    return []
+
+
+class UndefinedTemplate(Exception):
+    """``{{template "x"}}`` without a pipeline: Ollama refuses such templates."""
+
+
+class CutPanic(Exception):
+    """Ollama's deleteNode panics (a nil node where a branch or list is asserted)."""
+
+
+def cut_after_response(root: ListNode) -> ListNode:
+    """Ollama's ``deleteNode(root, after first .Response field)``: every node visited after
+    the first ``FieldNode`` whose idents contain "Response" is deleted. Raises ``CutPanic``
+    where Go's type assertions on a deleted branch or list would panic."""
+    cut = False
+
+    def doomed(node: Any) -> bool:
+        nonlocal cut
+        if isinstance(node, Field) and "Response" in node.idents:
+            cut = True
+            return False
+        return cut
+
+    def walk_list(node: ListNode, what: str) -> ListNode:
+        result = walk(node)
+        if result is None:
+            raise CutPanic(f"interface conversion: parse.Node is nil, not *parse.{what}")
+        return result
+
+    def walk(node: Any) -> Any:
+        if doomed(node):
+            return None
+        if isinstance(node, ListNode):
+            kept = tuple(n for n in (walk(child) for child in node.nodes) if n is not None)
+            return replace(node, nodes=kept)
+        if isinstance(node, Branch):
+            if doomed(("branch", node)):  # the BranchNode is visited as a node of its own
+                raise CutPanic("interface conversion: parse.Node is nil, not *parse.BranchNode")
+            body = walk_list(node.body, "ListNode")
+            else_body = None if node.else_body is None else walk_list(node.else_body, "ListNode")
+            return replace(node, body=body, else_body=else_body)
+        if isinstance(node, Action):
+            pipe = walk(node.pipe)
+            return None if pipe is None else replace(node, pipe=pipe)
+        if isinstance(node, Pipe):
+            cmds = []
+            for cmd in node.cmds:
+                args = tuple(a for a in (walk(arg) for arg in cmd.args) if a is not None)
+                if not args:
+                    return None
+                cmds.append(replace(cmd, args=args))
+            if not cmds:
+                return None
+            return replace(node, cmds=tuple(cmds))
+        return node
+
+    return walk(root)

@@ -1,0 +1,102 @@
+"""The Jinja reference: transformers' own chat-template environment (a test extra).
+
+``outcome_*`` return ("ok", text) or ("err", "<ExceptionType>: <message>") so results
+from both sides compare with ``same_outcome``.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+import pytest
+
+transformers = pytest.importorskip("transformers", reason="transformers (test extra) is not installed")
+from transformers.utils import chat_template_utils as ctu  # noqa: E402
+
+FROZEN = datetime.datetime(2024, 7, 26, 12, 0, 0)
+
+
+class _FrozenDatetime(datetime.datetime):
+    @classmethod
+    def now(cls, tz=None):  # type: ignore[override]
+        return FROZEN if tz is None else FROZEN.replace(tzinfo=tz)
+
+
+ctu.datetime = _FrozenDatetime  # strftime_now() looks the name up at call time
+
+#: What a CompileError corresponds to on the reference side.
+SYNTAX_ERRORS = {"TemplateSyntaxError", "TemplateAssertionError"}
+
+
+def _describe(e: BaseException) -> str:
+    return f"{type(e).__name__}: {e}"
+
+
+def ref_render(source: str, context: dict) -> tuple[str, str]:
+    try:
+        template = ctu._compile_jinja_template(source)
+    except Exception as e:  # noqa: BLE001
+        return ("err", _describe(e))
+    try:
+        return ("ok", template.render(**context))
+    except Exception as e:  # noqa: BLE001
+        return ("err", _describe(e))
+
+
+def ref_conversation(source: str, fixture: dict) -> tuple[str, str]:
+    ctx = dict(fixture)
+    messages = ctx.pop("messages")
+    tools = ctx.pop("tools", None)
+    documents = ctx.pop("documents", None)
+    agp = ctx.pop("add_generation_prompt", False)
+    try:
+        out, _ = ctu.render_jinja_template(
+            conversations=[messages], tools=tools, documents=documents, chat_template=source,
+            add_generation_prompt=agp, **ctx,
+        )
+        return ("ok", out[0])
+    except Exception as e:  # noqa: BLE001
+        return ("err", _describe(e))
+
+
+def ours_render(source: str, context: dict, **kw: Any) -> tuple[str, str]:
+    from compiler import CompileError, compile_template
+
+    try:
+        template = compile_template(source, **kw)
+    except CompileError as e:
+        return ("err", f"CompileError: {e.message}")
+    try:
+        return ("ok", template.render(context))
+    except Exception as e:  # noqa: BLE001
+        return ("err", _describe(e))
+
+
+def ours_conversation(source: str, fixture: dict) -> tuple[str, str]:
+    from compiler import CompileError, compile_template
+
+    try:
+        template = compile_template(source)
+    except CompileError as e:
+        return ("err", f"CompileError: {e.message}")
+    ctx = dict(fixture)
+    messages = ctx.pop("messages")
+    try:
+        return ("ok", template.render_conversation(messages, **ctx))
+    except Exception as e:  # noqa: BLE001
+        return ("err", _describe(e))
+
+
+def same_outcome(ours: tuple[str, str], ref: tuple[str, str]) -> bool:
+    """Equal output; or both failed alike: a CompileError where jinja2 fails to parse,
+    otherwise the same exception type and message."""
+    if ours[0] != ref[0]:
+        return False
+    if ours[0] == "ok":
+        return ours[1] == ref[1]
+    ours_type, _, ours_msg = ours[1].partition(": ")
+    ref_type, _, ref_msg = ref[1].partition(": ")
+    if ours_type == "CompileError":
+        return ref_type in SYNTAX_ERRORS and ours_msg == ref_msg
+    return ours_type == ref_type and ours_msg == ref_msg
