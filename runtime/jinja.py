@@ -609,6 +609,7 @@ class Macro:
         self.catch_kwargs = catch_kwargs
         self.catch_varargs = catch_varargs
         self.caller = caller
+        self.explicit_caller = "caller" in arguments
 
     def __call__(self, *args: Any, **kwargs: Any) -> str:
         arguments = list(args[: self._argument_count])
@@ -624,7 +625,7 @@ class Macro:
                     found_caller = True
                 arguments.append(value)
         else:
-            found_caller = self.caller
+            found_caller = self.explicit_caller
         if self.caller and not found_caller:
             caller = kwargs.pop("caller", None)
             if caller is None:
@@ -737,10 +738,5 @@ def no_test(name: str) -> Any:
     raise TemplateRuntimeError(f"No test named {name!r} found.")
 
 
-def _install_extra_globals() -> None:
-    from runtime.jinja_filters import EXTRA_GLOBALS
-
-    GLOBALS.update(EXTRA_GLOBALS)
-
-
-_install_extra_globals()
+# The filters module adds jinja2's remaining globals (lipsum, cycler, joiner) to GLOBALS.
+import runtime.jinja_filters  # noqa: E402,F401

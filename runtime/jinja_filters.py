@@ -65,6 +65,7 @@ from numbers import Number
 from typing import Any, Callable, Iterable, Iterator, List, NamedTuple, Optional
 from urllib.parse import quote_from_bytes
 
+from runtime import jinja as _jinja
 from runtime.jinja import TemplateRuntimeError, Undefined, getattr_, getitem
 
 # ----------------------------------------------------------------------------- errors
@@ -1377,3 +1378,7 @@ EXTRA_GLOBALS: dict = {
     "cycler": Cycler,
     "joiner": Joiner,
 }
+
+
+# jinja2's remaining globals join the environment's (runtime.jinja imports this module).
+_jinja.GLOBALS.update(EXTRA_GLOBALS)

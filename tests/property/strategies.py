@@ -24,6 +24,7 @@ generated template can take more than a few milliseconds to render on either sid
 from __future__ import annotations
 
 import json
+import re
 import string
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
@@ -441,8 +442,9 @@ class Gen:
         return '"' + text.replace('"', '\\"') + '"' if '"' not in text else "'" + text.replace("'", "\\'") + "'"
 
     def int_literal(self) -> str:
-        return self.pick(["0", "1", "2", "3", "5", "10", "42", "-1", "007", "1_000", "0x1f",
-                          "0o17", "0b101", "100"])
+        if self.chance(30):
+            return self.pick(["007", "1_000", "0x1f", "0o17", "0b101", "00", "1__0"])
+        return self.pick(["0", "1", "2", "3", "5", "10", "42", "-1", "100"])
 
     def small_int(self) -> str:
         return self.pick(["0", "1", "2", "3", "4", "-1", "-2"])
@@ -534,12 +536,23 @@ class Gen:
             return f"({e})"
         return e
 
+    _SIMPLE = re.compile(r"[A-Za-z_][\w.]*|\d+|'[^'\\]*'|\"[^\"\\]*\"")
+
+    def base(self, kind: str, scope: Scope, depth: int) -> str:
+        """A sub-expression in postfix position (``base.attr``, ``base[...]``, ``base(...)``):
+        parenthesised unless it is a name or a literal (rarely left bare on purpose)."""
+        e = self.expr(kind, depth - 1, scope)
+        if self._SIMPLE.fullmatch(e) or self.chance(40):
+            return e
+        return f"({e})"
+
     def filt(self, base: str, name: str, args: str = "") -> str:
         sep = self.pick(["|", "|", " | "])
         return f"{base}{sep}{name}{args}"
 
     def expr_str(self, scope: Scope, depth: int) -> str:
         s = lambda k="any": self.sub(k, scope, depth)  # noqa: E731
+        p = lambda k="any": self.base(k, scope, depth)  # noqa: E731
         choices = [
             lambda: f"{s()} ~ {s()}",
             lambda: f"{s('str')} + {s('str')}",
@@ -561,8 +574,8 @@ class Gen:
             lambda: self.filt(s(), "pprint"),
             lambda: self.filt(s("dict"), "xmlattr", self.pick(["", "(false)"])),
             lambda: self.filt(s("list"), self.pick(["first", "last", "min", "max", "random"])),
-            lambda: f"{s('str')}{self.pick(STR_METHODS)[0]}",
-            lambda: f"{s('str')}[{self.pick(['1:', ':3', '::-1', '0', '-1', '1:-1', ':', '::2', 'n:', ':' + self.small_int()])}]",
+            lambda: f"{p('str')}{self.pick(STR_METHODS)[0]}",
+            lambda: f"{p('str')}[{self.pick(['1:', ':3', '::-1', '0', '-1', '1:-1', ':', '::2', 'n:', ':' + self.small_int()])}]",
             lambda: f"'%s' % {s()}",
             lambda: f"'%s-%d' % ({s('str')}, {s('int')})",
             lambda: f"'%r|%5.2f' % ({s()}, {s('num')})",
@@ -573,8 +586,8 @@ class Gen:
             lambda: f"{s('str')} * {self.small_int()}",
             lambda: self.cond("str", scope, depth),
             lambda: f"strftime_now({self.pick([repr(f) for f in STRFTIME_FORMATS])})",
-            lambda: f"{s('msg')}.{self.pick(['role', 'content', 'name'])}",
-            lambda: s('msg') + "[" + self.pick(['"role"', "'content'", '"name"']) + "]",
+            lambda: f"{p('msg')}.{self.pick(['role', 'content', 'name'])}",
+            lambda: p('msg') + "[" + self.pick(['"role"', "'content'", '"name"']) + "]",
             lambda: self.macro_call(scope, depth),
             lambda: self.macro_call(scope, depth),
             lambda: "caller()" if scope.caller else self.string_literal(),
@@ -586,6 +599,7 @@ class Gen:
 
     def expr_int(self, scope: Scope, depth: int) -> str:
         s = lambda k="int": self.sub(k, scope, depth)  # noqa: E731
+        p = lambda k="int": self.base(k, scope, depth)  # noqa: E731
         choices = [
             lambda: f"{s()} {self.pick(['+', '-', '*'])} {s()}",
             lambda: f"{s()} {self.pick(['//', '%'])} {self.pick(['1', '2', '3', '-2', '0', s()])}",
@@ -597,15 +611,16 @@ class Gen:
             lambda: self.filt(s("num"), self.pick(["abs", "round", "int"])),
             lambda: self.filt(s("list"), "sum", self.pick(["", "(start=1)", "(attribute='a')"])),
             lambda: self.filt(s("list"), self.pick(["min", "max"])),
-            lambda: f"{s('str')}.count({self.string_literal()})",
+            lambda: f"{p('str')}.count({self.string_literal()})",
             lambda: f"{s('list')}|length - 1",
-            lambda: f"{s('list')}.index({s('any')})",
+            lambda: f"{p('list')}.index({s('any')})",
             lambda: self.cond("int", scope, depth),
         ]
         return self.d(st.sampled_from(choices))()
 
     def expr_num(self, scope: Scope, depth: int) -> str:
         s = lambda k="num": self.sub(k, scope, depth)  # noqa: E731
+        p = lambda k="num": self.base(k, scope, depth)  # noqa: E731
         choices = [
             lambda: f"{s()} / {self.pick(['2', '3', '0', '0.5', s()])}",
             lambda: f"{s()} {self.pick(['+', '-', '*', '//', '%'])} {s()}",
@@ -624,6 +639,7 @@ class Gen:
 
     def test_expr(self, scope: Scope, depth: int) -> str:
         s = lambda k="any": self.sub(k, scope, depth)  # noqa: E731
+        p = lambda k="any": self.base(k, scope, depth)  # noqa: E731
         neg = self.pick(["", "", "not "])
         if self.chance(2):
             return f"{s()} is {neg}{self.pick(self.TESTS)}"
@@ -638,6 +654,7 @@ class Gen:
 
     def expr_bool(self, scope: Scope, depth: int) -> str:
         s = lambda k="any": self.sub(k, scope, depth)  # noqa: E731
+        p = lambda k="any": self.base(k, scope, depth)  # noqa: E731
         cmp = lambda: self.pick(["==", "!=", "<", "<=", ">", ">="])  # noqa: E731
         choices = [
             lambda: f"{s()} {cmp()} {s()}",
@@ -651,7 +668,7 @@ class Gen:
             lambda: f"{s('bool')} and not {s('bool')} or {s('bool')}",
             lambda: self.test_expr(scope, depth),
             lambda: self.test_expr(scope, depth),
-            lambda: f"{s('str')}{self.pick([m for m, k in STR_METHODS if k == 'bool'])}",
+            lambda: f"{p('str')}{self.pick([m for m, k in STR_METHODS if k == 'bool'])}",
             lambda: self.filt(s(), "bool") if self.chance(10) else f"{s()} is defined",
             lambda: self.filt(s("list"), self.pick(["select", "reject"]), "('odd')") + "|list|length > 0",
             lambda: self.cond("bool", scope, depth),
@@ -660,12 +677,13 @@ class Gen:
 
     def expr_list(self, scope: Scope, depth: int) -> str:
         s = lambda k="list": self.sub(k, scope, depth)  # noqa: E731
+        p = lambda k="list": self.base(k, scope, depth)  # noqa: E731
         attr = lambda: self.pick(["'role'", "'content'", "'a'", "'name'", "'function.name'", "'0'", "'missing'"])  # noqa: E731
         choices = [
-            lambda: f"{s()}[{self.pick(['1:', ':2', '::-1', '-2:', ':', '1::2', ':-1', '::0'])}]",
+            lambda: f"{p()}[{self.pick(['1:', ':2', '::-1', '-2:', ':', '1::2', ':-1', '::0'])}]",
             lambda: f"{s()} + {s()}",
-            lambda: s('str') + self.pick(['.split(",")', '.split()', '.splitlines()', '.split(" ", 1)']),
-            lambda: f"{s('dict')}.{self.pick(['items', 'keys', 'values'])}()" + self.pick(["", "|list"]),
+            lambda: p('str') + self.pick(['.split(",")', '.split()', '.splitlines()', '.split(" ", 1)']),
+            lambda: f"{p('dict')}.{self.pick(['items', 'keys', 'values'])}()" + self.pick(["", "|list"]),
             lambda: self.filt(s(), "map", self.pick(["(attribute=" + attr() + ")", "('upper')", "('string')", "('default', 'x')", "(attribute=" + attr() + ", default='?')", "('length')", "('int')"])) + "|list",
             lambda: self.filt(s(), self.pick(["select", "reject"]), self.pick(["", "('string')", "('none')", "('odd')", "('defined')", "('equalto', 1)", "('in', ['a', 1])", "('mapping')"])) + self.pick(["|list", "|list", ""]),
             lambda: self.filt(s(), self.pick(["selectattr", "rejectattr"]), self.pick(["(" + attr() + ")", "('role', 'equalto', 'user')", "('content', 'string')", "('role', 'in', ['user', 'system'])", "('tool_calls', 'defined')", "('content', 'none')"])) + self.pick(["|list", "|list", ""]),
@@ -687,12 +705,13 @@ class Gen:
 
     def expr_dict(self, scope: Scope, depth: int) -> str:
         s = lambda k="any": self.sub(k, scope, depth)  # noqa: E731
+        p = lambda k="any": self.base(k, scope, depth)  # noqa: E731
         choices = [
             lambda: f"dict({self.pick(['a', 'role', 'k'])}={s()}" + self.pick([")", f", b={s()})", f", **{{}})" if self.chance(50) else ")"]),
-            lambda: f"{s('list')}[{self.pick(['0', '-1', '1'])}]",
-            lambda: f"{s('msgs')}[{self.pick(['0', '-1', 'n' if 'n' in scope.names else '0'])}]",
-            lambda: s('dict') + ".get(" + self.pick(['"a"', "'function'", "'k'"]) + ", {})",
-            lambda: f"{s('dict')}.{self.pick(['function', 'parameters', 'a'])}",
+            lambda: f"{p('list')}[{self.pick(['0', '-1', '1'])}]",
+            lambda: f"{p('msgs')}[{self.pick(['0', '-1', 'n' if 'n' in scope.names else '0'])}]",
+            lambda: p('dict') + ".get(" + self.pick(['"a"', "'function'", "'k'"]) + ", {})",
+            lambda: f"{p('dict')}.{self.pick(['function', 'parameters', 'a'])}",
             lambda: s('dict') + "|attr(" + self.pick(['"a"', "'items'", "'role'"]) + ")",
             lambda: f"namespace(a={s()})",
             lambda: f"dict.fromkeys(['a', 'b'], {s()})" if self.chance(5) else f"dict(a={s()})",
@@ -708,14 +727,15 @@ class Gen:
 
     def expr_any(self, scope: Scope, depth: int) -> str:
         s = lambda k="any": self.sub(k, scope, depth)  # noqa: E731
+        p = lambda k="any": self.base(k, scope, depth)  # noqa: E731
         choices = [
-            lambda: f"{s()}.{self.pick(ATTR_NAMES)}",
-            lambda: f"{s()}.{self.pick(ATTR_NAMES)}",
-            lambda: f"{s()}[{self.pick([repr(k) for k in KEY_NAMES] + ['0', '-1', '1', 'n' if 'n' in scope.names else '2', 'none'])}]",
-            lambda: f"{s()}.{self.pick(['0', '1'])}",
-            lambda: f"{s('dict')}{self.pick(DICT_METHODS)[0]}",
-            lambda: f"{s('list')}{self.pick(LIST_METHODS)[0]}",
-            lambda: f"{s('str')}{self.pick(STR_METHODS)[0]}",
+            lambda: f"{p()}.{self.pick(ATTR_NAMES)}",
+            lambda: f"{p()}.{self.pick(ATTR_NAMES)}",
+            lambda: f"{p()}[{self.pick([repr(k) for k in KEY_NAMES] + ['0', '-1', '1', 'n' if 'n' in scope.names else '2', 'none'])}]",
+            lambda: f"{p()}.{self.pick(['0', '1'])}",
+            lambda: f"{p('dict')}{self.pick(DICT_METHODS)[0]}",
+            lambda: f"{p('list')}{self.pick(LIST_METHODS)[0]}",
+            lambda: f"{p('str')}{self.pick(STR_METHODS)[0]}",
             lambda: self.filt(s(), "attr", self.pick(["('a')", "('role')", "('__class__')", "('upper')"])),
             lambda: self.filt(s("list"), self.pick(["first", "last"])),
             lambda: f"{s()} or {s()}",
@@ -723,7 +743,7 @@ class Gen:
             lambda: f"{s()} if {s('bool')}",
             lambda: self.cond("any", scope, depth),
             lambda: f"({s()}, {s()})",
-            lambda: f"{s()}({self.pick(['', '1', 'a=1'])})",
+            lambda: f"{p()}({self.pick(['', '1', 'a=1'])})",
             lambda: f"{s()} {self.pick(['+', '-', '*', '/', '//', '%', '~'])} {s()}",
             lambda: self.expr(self.pick(["str", "int", "bool", "list", "dict", "num"]), depth - 1, scope),
         ]
@@ -747,10 +767,10 @@ class Gen:
 
     # ------------------------------------------------------------------ statements
 
-    def tag(self, content: str) -> str:
+    def tag(self, content: str, rights: tuple = ("", "", "", "-", "+")) -> str:
         """``{% content %}`` with a random whitespace-control variant and layout."""
         left = self.pick(["", "", "", "-", "+"])
-        right = self.pick(["", "", "", "-", "+"])
+        right = self.pick(list(rights)) if not self.chance(40) else "+"
         tag = "{%" + left + self.pick([" ", " ", "", "  ", "\n"]) + content + self.pick([" ", " ", "", "\n "]) + right + "%}"
         layout = self.d(st.integers(0, 5))
         if layout == 0:  # a line holding only the tag (trim_blocks / lstrip_blocks apply)
@@ -761,7 +781,7 @@ class Gen:
 
     def output(self, e: str) -> str:
         left = self.pick(["", "", "", "-", "+"])
-        right = self.pick(["", "", "", "-", "+"])
+        right = self.pick(["", "", "", "-"]) if not self.chance(40) else "+"  # "+}}" is invalid
         sp = self.pick([" ", " ", ""])
         return "{{" + left + sp + e + sp + right + "}}"
 
@@ -803,7 +823,7 @@ class Gen:
 
     def stmt_raw(self, scope: Scope, depth: int) -> str:
         inner = self.pick(["{{ x }}", "{% if %}", " text ", "\n{# c #}\n", "}}{{", ""])
-        return self.tag("raw") + inner + self.tag("endraw")
+        return self.tag("raw", ("", "-")) + inner + self.tag("endraw", ("", "-", "+"))
 
     def stmt_output(self, scope: Scope, depth: int) -> str:
         kind = self.pick(["str", "str", "any", "int", "num", "bool", "list", "dict"])
@@ -824,7 +844,7 @@ class Gen:
             k, v = self.fresh("k"), self.fresh("v")
             target = self.pick([f"{k}, {v}", f"({k}, {v})", f"{k},{v}"])
             iterable = self.pick([
-                f"{self.expr('dict', 1, scope)}.items()", f"{self.expr('dict', 1, scope)}|dictsort",
+                f"({self.expr('dict', 1, scope)}).items()", f"{self.expr('dict', 1, scope)}|dictsort",
                 f"{self.expr('dict', 1, scope)}|items", f"{self.expr('list', 1, scope)}|batch(2)",
                 "[(1, 2), ('a', 'b')]", f"{self.expr('list', 1, scope)}|groupby('role')",
                 "tools.items()" if "tools" in scope.names else "{}.items()",
@@ -833,7 +853,7 @@ class Gen:
             inner.names[v] = "any"
         else:
             x = self.fresh(self.pick(["m", "x", "item"]))
-            target = x + ("," if self.chance(15) else "")
+            target = x + ("," if self.chance(60) else "")  # jinja2 rejects "for x, in"
             iterable = self.expr(self.pick(["list", "list", "list", "str", "dict", "any"]), 2, scope)
             inner.names[x] = self.pick(["msg", "any", "dict"]) if "messages" in iterable else "any"
         head = f"for {target} in {iterable}"

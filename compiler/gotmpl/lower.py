@@ -1,0 +1,455 @@
+"""Go parse tree -> IR: text/template's execution rules (exec.go), resolved at compile time.
+
+Owns the lowering of every node to IR and Go's variable scoping. Variables live on a
+stack exactly as in ``exec.go``: a declaration is pushed when it runs and popped at the
+``{{end}}`` of the enclosing block, so which declaration a ``$x`` reads is known
+statically and every ``Name`` gets its Python identifier here (no scope pass runs for
+Go). A name Go's parser accepts but that is not on the run-time stack (declared in an
+``if`` body, read in its ``else``; or only ever assigned) becomes the run-time error Go
+raises. Function arity and constant argument types are checked here too, and become
+the run-time errors Go raises when (and only if) the call executes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence
+
+from .. import ir
+from . import nodes as n
+from .literals import go_quote
+
+BUILTINS = frozenset(
+    {"and", "call", "html", "index", "slice", "js", "len", "not", "or", "print", "printf",
+     "println", "urlquery", "eq", "ge", "gt", "le", "lt", "ne"}
+)
+OLLAMA_FUNCS = frozenset({"json", "currentDate", "yesterdayDate", "toTypeScriptType"})
+
+
+@dataclass(frozen=True)
+class _Sig:
+    """A Go function signature: helper, fixed parameter types, variadic type, returns str."""
+
+    helper: str
+    fixed: tuple
+    variadic: Optional[str] = None
+    returns_str: bool = False
+
+
+_SIGNATURES = {
+    "and": _Sig("", ("any",), "any"),
+    "or": _Sig("", ("any",), "any"),
+    "not": _Sig("", ("any",)),
+    "call": _Sig("gotmpl.call", ("any",), "any"),
+    "html": _Sig("gotmpl.html_escape", (), "any", True),
+    "js": _Sig("gotmpl.js_escape", (), "any", True),
+    "urlquery": _Sig("gotmpl.urlquery_escape", (), "any", True),
+    "index": _Sig("gotmpl.index", ("any",), "any"),
+    "slice": _Sig("gotmpl.slice_", ("any",), "any"),
+    "len": _Sig("gotmpl.length", ("any",)),
+    "print": _Sig("gotmpl.sprint", (), "any", True),
+    "printf": _Sig("gotmpl.sprintf", ("string",), "any", True),
+    "println": _Sig("gotmpl.sprintln", (), "any", True),
+    "eq": _Sig("gotmpl.eq", ("any",), "any"),
+    "ne": _Sig("gotmpl.ne", ("any", "any")),
+    "lt": _Sig("gotmpl.lt", ("any", "any")),
+    "le": _Sig("gotmpl.le", ("any", "any")),
+    "gt": _Sig("gotmpl.gt", ("any", "any")),
+    "ge": _Sig("gotmpl.ge", ("any", "any")),
+    "json": _Sig("gotmpl.to_json", ("any",), None, True),
+    "currentDate": _Sig("gotmpl.current_date", (), "string", True),
+    "yesterdayDate": _Sig("gotmpl.yesterday_date", (), "string", True),
+    "toTypeScriptType": _Sig("gotmpl.to_typescript_type", ("any",), None, True),
+}
+
+#: Helpers whose result is always a str (printing them needs no conversion).
+_STR_HELPERS = frozenset(s.helper for s in _SIGNATURES.values() if s.returns_str)
+
+
+class _StaticFail(Exception):
+    """An argument Go rejects when the call runs (e.g. a number where a string is needed)."""
+
+
+@dataclass
+class _Var:
+    name: str
+    ident: str
+    state: str  # "live", "dead" (declared in a branch not taken) or "phantom" (only assigned)
+    elem: bool = False  # holds a range element: may be a nil interface
+
+
+def _fail(message: str, *evaluated: Optional[ir.Expr]) -> ir.Expr:
+    """A Go run-time error; ``evaluated`` are the values Go computes before failing."""
+    return ir.Helper("gotmpl.fail", (ir.Const(message),) + tuple(e for e in evaluated if e is not None))
+
+
+def _span(node: Any) -> ir.Span:
+    return (node.line, 0)
+
+
+class _Lowerer:
+    """Lowers one template set (the main tree and its defined templates) to IR statements."""
+
+    def __init__(self, counter: Any, funcs: bool, zero: bool, templates: dict) -> None:
+        self.counter = counter
+        self.funcs = funcs  # Ollama's func map available at run time
+        self.zero = zero  # missingkey=zero
+        self.templates = templates  # name -> function local
+        self.vars: list[_Var] = []
+        self.dot = ""
+        self.dot_elem = False
+
+    # -- names
+
+    def _ident(self, prefix: str, name: str = "") -> str:
+        clean = re.sub(r"[^0-9A-Za-z_]", "_", name)
+        return f"{prefix}_{clean}_{next(self.counter)}" if clean else f"{prefix}_{next(self.counter)}"
+
+    def _dot(self) -> ir.Name:
+        return ir.Name(".", self.dot)
+
+    def _lookup(self, name: str) -> Optional[_Var]:
+        for var in reversed(self.vars):
+            if var.name == name and var.state == "live":
+                return var
+        return None
+
+    def _declare(self, name: str, elem: bool = False) -> _Var:
+        var = _Var(name, self._ident("v", name.lstrip("$") or "root"), "live", elem)
+        self.vars.append(var)
+        return var
+
+    # -- templates
+
+    def template_body(self, root: n.ListNode, dot_ident: str) -> list:
+        self.vars = [_Var("$", dot_ident, "live")]
+        self.dot, self.dot_elem = dot_ident, False
+        return self.list(root)
+
+    # -- statements
+
+    def list(self, node: Optional[n.ListNode]) -> list:
+        out: list = []
+        if node is None:
+            return out
+        for child in node.nodes:
+            out.extend(self.stmt(child))
+        return out
+
+    def stmt(self, node: Any) -> list:
+        if isinstance(node, n.Text):
+            return [ir.Text(node.text, span=_span(node))]
+        if isinstance(node, n.Action):
+            return self.action(node)
+        if isinstance(node, n.Branch):
+            return getattr(self, "branch_" + node.kind)(node)
+        if isinstance(node, n.TemplateCall):
+            return self.template_call(node)
+        if isinstance(node, n.Break):
+            return [ir.Break(span=_span(node))]
+        if isinstance(node, n.Continue):
+            return [ir.Continue(span=_span(node))]
+        raise AssertionError(f"unknown node {node!r}")  # pragma: no cover
+
+    def action(self, node: n.Action) -> list:
+        value = self.pipe(node.pipe)
+        if node.pipe.decls:
+            stmts, _ = self.bind(node.pipe, value)
+            return stmts
+        return [self.output(value, node)]
+
+    def output(self, value: ir.Expr, node: Any) -> ir.Stmt:
+        if isinstance(value, ir.Const) and type(value.value) is str:
+            return ir.Text(value.value, span=_span(node))
+        if isinstance(value, ir.Helper) and value.name in _STR_HELPERS:
+            return ir.Output(value, span=_span(node))
+        return ir.Output(ir.Helper("gotmpl.to_str", (value,)), span=_span(node))
+
+    def bind(self, pipe: n.Pipe, value: ir.Expr) -> tuple[list, ir.Expr]:
+        """Declare or assign the pipeline's variables (exec.go evalPipeline)."""
+        stmts: list = []
+        first: Optional[ir.Expr] = None
+        for decl in pipe.decls:
+            name = decl.idents[0]
+            if pipe.is_assign:
+                var = self._lookup(name)
+                if var is None:
+                    self.vars.append(_Var(name, "", "phantom"))
+                    stmts.append(ir.ExprStmt(_fail(f"undefined variable: {name}", value), span=_span(decl)))
+                    return stmts, ir.Const(None)
+                self.vars.append(_Var(name, var.ident, "phantom"))
+            else:
+                var = self._declare(name)
+            target = ir.Name(name, var.ident)
+            stmts.append(ir.Assign(target, value if first is None else first, span=_span(decl)))
+            if first is None:
+                first = target
+        return stmts, first if first is not None else value
+
+    def _scoped(self, mark: int, body: n.ListNode, else_body: Optional[n.ListNode],
+                body_dot: tuple, else_dot: tuple) -> tuple[list, list]:
+        """Lower a branch body and its else: declarations of the body are not on Go's
+        run-time stack in the else (its parser still accepts them there)."""
+        saved = self.dot, self.dot_elem
+        self.dot, self.dot_elem = body_dot
+        after_pipe = len(self.vars)
+        body_ir = self.list(body)
+        for var in self.vars[after_pipe:]:
+            if var.state == "live":
+                var.state = "dead"
+        self.dot, self.dot_elem = else_dot
+        else_ir = self.list(else_body)
+        self.dot, self.dot_elem = saved
+        del self.vars[mark:]
+        return body_ir, else_ir
+
+    def branch_if(self, node: n.Branch) -> list:
+        mark = len(self.vars)
+        value = self.pipe(node.pipe)
+        stmts, test = self.bind(node.pipe, value) if node.pipe.decls else ([], value)
+        here = (self.dot, self.dot_elem)
+        body, orelse = self._scoped(mark, node.body, node.else_body, here, here)
+        return stmts + [ir.If(test, tuple(body), tuple(orelse), span=_span(node))]
+
+    def branch_with(self, node: n.Branch) -> list:
+        mark = len(self.vars)
+        value = self.pipe(node.pipe)
+        dot = self._ident("dot")
+        stmts: list = [ir.Assign(ir.Name(".", dot), value, span=_span(node))]
+        if node.pipe.decls:
+            bound, _ = self.bind(node.pipe, ir.Name(".", dot))
+            stmts += bound
+        here = (self.dot, self.dot_elem)
+        body, orelse = self._scoped(mark, node.body, node.else_body, (dot, False), here)
+        return stmts + [ir.If(ir.Name(".", dot), tuple(body), tuple(orelse), span=_span(node))]
+
+    def branch_range(self, node: n.Branch) -> list:
+        mark = len(self.vars)
+        pipe = node.pipe
+        value = self.pipe(pipe)
+        stmts: list = []
+        coll = value
+        if pipe.decls:
+            # Go pushes (or sets) the range variables to the collection first: the else
+            # branch sees them holding it.
+            stmts, coll = self.bind(pipe, value)
+        dot = self._ident("dot")
+        pairs = len(pipe.decls) == 2
+        helper = "gotmpl.range_pairs" if pairs else "gotmpl.range_values"
+        prologue: list = []
+        target: Any = ir.Name(".", dot)
+        if pipe.decls:
+            idents = [self._range_var(d.idents[0], pipe.is_assign) for d in pipe.decls]
+            if pairs:
+                target = ir.Target((ir.Name(pipe.decls[0].idents[0], idents[0]), ir.Name(".", dot)))
+            if idents[-1]:
+                prologue.append(ir.Assign(ir.Name(pipe.decls[-1].idents[0], idents[-1]), ir.Name(".", dot)))
+            for var in self.vars[mark:]:
+                if var.ident == idents[-1]:
+                    var.elem = True
+        here = (self.dot, self.dot_elem)
+        body, orelse = self._scoped(mark, node.body, node.else_body, (dot, True), here)
+        loop = ir.For(target, ir.Helper(helper, (coll,)), tuple(prologue + body), tuple(orelse),
+                      span=_span(node))
+        return stmts + [loop]
+
+    def _range_var(self, name: str, is_assign: bool) -> str:
+        for var in reversed(self.vars):
+            if var.name == name and var.ident:
+                return var.ident
+        return self._ident("v", "unset")  # the assignment already failed
+
+    def template_call(self, node: n.TemplateCall) -> list:
+        func = self.templates.get(node.name)
+        if func is None:
+            message = f"template {go_quote(node.name)} not defined"
+            return [ir.ExprStmt(_fail(message), span=_span(node))]
+        stmts: list = []
+        value: ir.Expr = ir.Const(None)
+        if node.pipe is not None:
+            value = self.pipe(node.pipe)
+            if node.pipe.decls:
+                stmts, value = self.bind(node.pipe, value)
+        call = ir.CallValue(ir.Local(func), (value,))
+        return stmts + [ir.Output(call, span=_span(node))]
+
+    # -- pipelines and commands
+
+    def pipe(self, pipe: n.Pipe) -> ir.Expr:
+        value: Optional[ir.Expr] = None
+        for cmd in pipe.cmds:
+            value = self.command(cmd, value)
+        assert value is not None
+        return value
+
+    def command(self, cmd: n.Command, final: Optional[ir.Expr]) -> ir.Expr:
+        first, rest = cmd.args[0], cmd.args[1:]
+        if isinstance(first, n.Field):
+            return self.fields(self._dot(), first.idents, rest, final, self.dot_elem)
+        if isinstance(first, n.Chain):
+            return self.chain(first, rest, final)
+        if isinstance(first, n.Identifier):
+            return self.call(first.name, rest, final)
+        if isinstance(first, n.Variable):
+            value, elem = self.variable(first.idents[0])
+            if len(first.idents) == 1:
+                if rest or final is not None:
+                    return _fail(f"can't give argument to non-function {first}", final)
+                return value
+            return self.fields(value, first.idents[1:], rest, final, elem)
+        if rest or final is not None:
+            return _fail(f"can't give argument to non-function {first}", final)
+        if isinstance(first, n.Pipe):
+            return self.pipe(first)
+        if isinstance(first, n.Nil):
+            return _fail("nil is not a command")
+        return self.constant(first)
+
+    def constant(self, node: Any) -> ir.Expr:
+        if isinstance(node, n.Dot):
+            return self._dot()
+        if isinstance(node, n.Bool):
+            return ir.Const(node.value)
+        if isinstance(node, n.String):
+            return ir.Const(node.value)
+        if isinstance(node, n.Number):
+            if node.kind == "overflow":
+                return _fail(f"{node.text} overflows int")
+            return ir.Const(node.value)
+        raise AssertionError(node)  # pragma: no cover
+
+    def variable(self, name: str) -> tuple[ir.Expr, bool]:
+        var = self._lookup(name)
+        if var is None:
+            return _fail(f"undefined variable: {name}"), False
+        return ir.Name(name, var.ident), var.elem or (var.ident == self.dot and self.dot_elem)
+
+    def chain(self, node: n.Chain, rest: Sequence, final: Optional[ir.Expr]) -> ir.Expr:
+        if isinstance(node.node, n.Nil):
+            return _fail(f"indirection through explicit nil in {node}", final)
+        receiver = self.arg(node.node, "any")
+        return self.fields(receiver, node.fields, rest, final, False)
+
+    def fields(self, receiver: ir.Expr, names: Sequence[str], args: Sequence, final: Optional[ir.Expr],
+               elem: bool) -> ir.Expr:
+        kwargs: tuple = ()
+        if elem:
+            kwargs += (("elem", ir.Const(True)),)
+        if not args and final is None:
+            if len(names) == 1:
+                helper = "gotmpl.field_of_elem" if elem else "gotmpl.field"
+                return ir.Helper(helper, (receiver, ir.Const(names[0])))
+            if self.zero:
+                kwargs += (("zero", ir.Const(True)),)
+            return ir.Helper("gotmpl.field_path", (receiver, ir.Const(tuple(names))), kwargs)
+        if self.zero:
+            kwargs += (("zero", ir.Const(True)),)
+        values = [self.arg(a, "any") for a in args] + ([final] if final is not None else [])
+        return ir.Helper("gotmpl.method_call", (receiver, ir.Const(tuple(names)), *values), kwargs)
+
+    def call(self, name: str, args: Sequence, final: Optional[ir.Expr]) -> ir.Expr:
+        if name in OLLAMA_FUNCS and not self.funcs:
+            return _fail(f"{go_quote(name)} is not a defined function", final)
+        sig = _SIGNATURES[name]
+        num_in = len(args) + (final is not None)
+        if sig.variadic is not None:
+            if num_in < len(sig.fixed):
+                return _fail(f"wrong number of args for {name}: want at least {len(sig.fixed)} got {len(args)}",
+                             final)
+        elif num_in != len(sig.fixed):
+            return _fail(f"wrong number of args for {name}: want {len(sig.fixed)} got {num_in}", final)
+        values: list = []
+        for i, arg in enumerate(args):
+            ptype = sig.fixed[i] if i < len(sig.fixed) else sig.variadic
+            try:
+                values.append(self.arg(arg, ptype or "any"))
+            except _StaticFail as e:
+                return _fail(str(e), final, *values)
+        if final is not None:
+            ptype = sig.fixed[num_in - 1] if num_in - 1 < len(sig.fixed) else sig.variadic
+            values.append(ir.Helper("gotmpl.string_arg", (final,)) if ptype == "string" else final)
+        if name in ("and", "or"):
+            return values[0] if len(values) == 1 else ir.BoolOp(name, tuple(values))
+        if name == "not":
+            return ir.Not(values[0])
+        if name == "call":
+            callee = str(args[0]) if args else ""
+            return ir.Helper(sig.helper, (ir.Const(callee), *values))
+        return ir.Helper(sig.helper, tuple(values))
+
+    def arg(self, node: Any, ptype: str) -> ir.Expr:
+        """exec.go evalArg: an argument's value, checked against the parameter type."""
+        if ptype == "string":
+            if isinstance(node, n.String):
+                return ir.Const(node.value)
+            if isinstance(node, n.Nil):
+                raise _StaticFail("cannot assign nil to string")
+            if isinstance(node, (n.Bool, n.Number)):
+                raise _StaticFail(f"expected string; found {node}")
+            return ir.Helper("gotmpl.string_arg", (self.arg(node, "any"),))
+        if isinstance(node, n.Field):
+            return self.fields(self._dot(), node.idents, (), None, self.dot_elem)
+        if isinstance(node, n.Variable):
+            value, elem = self.variable(node.idents[0])
+            if len(node.idents) == 1:
+                return value
+            return self.fields(value, node.idents[1:], (), None, elem)
+        if isinstance(node, n.Pipe):
+            return self.pipe(node)
+        if isinstance(node, n.Identifier):
+            return self.call(node.name, (), None)
+        if isinstance(node, n.Chain):
+            return self.chain(node, (), None)
+        if isinstance(node, n.Nil):
+            return ir.Const(None)
+        return self.constant(node)
+
+
+def lower_template_set(parsed: Any, profile: str) -> ir.Module:
+    """The IR module of a parsed template set (``frontend.GoTemplate``).
+
+    Metadata: ``go_templates`` (defined names); for the "ollama" profile also
+    ``go_identifiers`` (Ollama's ``Template.Vars``), ``go_mode`` ("messages" or "legacy"),
+    and in legacy mode ``go_cut`` (the statements of the tree cut after the first
+    ``.Response``, to run on the last turn without funcs and defined templates) or
+    ``go_cut_error`` (Ollama's deleteNode panics on this tree).
+    """
+    counter = itertools.count()
+    root = parsed.root
+    meta: list = [("go_templates", tuple(sorted(parsed.templates)))]
+    cut_meta: list = []
+    if profile == "ollama":
+        names = set()
+        for tree in [root, *parsed.templates.values()]:
+            names.update(x.lower() for x in n.identifiers(tree))
+        if "messages" not in names and "response" not in names:
+            response = n.Action(n.Pipe((), False, (n.Command((n.Field(("Response",)),)),)))
+            root = n.ListNode(root.nodes + (response,), pos=root.pos, line=root.line)
+        mode = "messages" if "messages" in names else "legacy"
+        meta += [("go_identifiers", tuple(sorted(names))), ("go_mode", mode)]
+        if mode == "legacy":
+            try:
+                cut = n.cut_after_response(root)
+            except n.CutPanic as e:
+                cut_meta.append(("go_cut_error", str(e)))
+            else:
+                lowerer = _Lowerer(counter, funcs=False, zero=False, templates={})
+                cut_body = [ir.Assign(ir.Name(".", "dot_cut"), ir.Local("context"))]
+                cut_body += lowerer.template_body(cut, "dot_cut")
+                cut_meta.append(("go_cut", tuple(cut_body)))
+    zero = profile == "ollama"
+    funcs = profile == "ollama"
+    locals_ = {name: f"tmpl_{i}" for i, name in enumerate(sorted(parsed.templates))}
+    body: list = []
+    for name in sorted(parsed.templates):
+        lowerer = _Lowerer(counter, funcs, zero, locals_)
+        dot = f"dot_{locals_[name]}"
+        stmts = lowerer.template_body(parsed.templates[name], dot)
+        param = ir.Param(ir.Name(".", dot))
+        body.append(ir.FuncDef(locals_[name], name, (param,), tuple(stmts)))
+    lowerer = _Lowerer(counter, funcs, zero, locals_)
+    body.append(ir.Assign(ir.Name(".", "dot"), ir.Local("context")))
+    body += lowerer.template_body(root, "dot")
+    return ir.Module(tuple(body), "go", profile, tuple(meta + cut_meta))

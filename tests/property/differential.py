@@ -1,0 +1,294 @@
+"""Run one template through tmpl2py and through the reference, and compare the outcomes.
+
+The reference is transformers' own chat-template environment:
+``transformers.utils.chat_template_utils._compile_jinja_template(source).render(**context)``
+for ``render`` and ``render_jinja_template(...)[0][0]`` for ``render_conversation``.
+
+Both clocks are frozen at 2024-07-26 12:00 (``strftime_now``) when this module is imported,
+and ``random`` is reseeded before every render on both sides (the ``random`` filter).
+
+An :class:`Outcome` is one of
+
+* ``ok``            the rendered text;
+* ``compile-error`` the template is rejected at compile time (our ``CompileError``; the
+  reference's ``TemplateSyntaxError`` / ``TemplateAssertionError``);
+* ``error``         an exception at render time (or any other exception at compile time),
+  compared by class *name*; the message too for a plain ``TemplateError``
+  (``raise_exception``);
+* ``timeout``       the render did not finish within :data:`TIMEOUT_S`.
+
+Object addresses (``at 0x7f...``) are masked before texts are compared.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as _dt
+import random
+import re
+import signal
+import sys
+import traceback
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Optional
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import jinja2  # noqa: E402
+from transformers.utils import chat_template_utils as ctu  # noqa: E402
+
+import runtime.jinja as rt_jinja  # noqa: E402
+from compiler import CompileError, compile_template  # noqa: E402
+
+SHARED = Path(__file__).resolve().parents[3] / "shared"
+CORPUS_TEMPLATES = SHARED / "corpus" / "jinja" / "templates"
+
+FROZEN_DATE = _dt.datetime(2024, 7, 26, 12, 0, 0)
+TIMEOUT_S = 10.0
+
+
+class _FrozenDatetime(_dt.datetime):
+    @classmethod
+    def now(cls, tz: Any = None) -> "_dt.datetime":  # type: ignore[override]
+        return FROZEN_DATE if tz is None else FROZEN_DATE.replace(tzinfo=tz)
+
+
+def freeze_clocks() -> None:
+    """``strftime_now()`` returns 2024-07-26 12:00 on both sides."""
+    ctu.datetime = _FrozenDatetime  # the reference looks the name up at call time
+    rt_jinja.CLOCK[0] = lambda: _dt.datetime(2024, 7, 26, 12, 0, 0)
+
+
+freeze_clocks()
+
+
+class Timeout(BaseException):
+    """A render took longer than TIMEOUT_S (a BaseException: templates never catch it)."""
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    raise Timeout()
+
+
+class _deadline:
+    def __enter__(self) -> None:
+        self.active = hasattr(signal, "setitimer") and _main_thread()
+        if self.active:
+            self.previous = signal.signal(signal.SIGALRM, _on_alarm)
+            signal.setitimer(signal.ITIMER_REAL, TIMEOUT_S)
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.active:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.previous)
+
+
+def _main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def mask(text: str) -> str:
+    return _ADDRESS.sub(" at 0x?", text)
+
+
+@dataclass
+class Outcome:
+    kind: str  # ok | compile-error | error | timeout
+    value: str = ""  # the text (ok) or the exception class name
+    message: str = ""
+    where: str = ""  # ours only: the innermost frame that raised
+
+    def short(self) -> str:
+        if self.kind == "ok":
+            return f"ok: {self.value!r}"
+        msg = self.message if len(self.message) < 300 else self.message[:300] + "..."
+        at = f" [at {self.where}]" if self.where else ""
+        return f"{self.kind}: {self.value}: {msg}{at}"
+
+
+def _where(exc: BaseException) -> str:
+    """The innermost traceback frame, as ``file:line in function``."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return ""
+    f = frames[-1]
+    name = f.filename
+    for marker in ("/compiler/", "/runtime/", "/jinja2/", "/transformers/", "/lark/", "/black/"):
+        if marker in name:
+            name = marker.strip("/") + "/" + name.split(marker, 1)[1]
+            break
+    return f"{name}:{f.lineno} in {f.name}"
+
+
+def _error(kind: str, exc: BaseException, ours: bool) -> Outcome:
+    try:
+        message = str(exc)
+    except Exception as e:  # noqa: BLE001 (a broken __str__ is itself a finding)
+        message = f"<str() failed: {type(e).__name__}>"
+    return Outcome(kind, type(exc).__name__, message, _where(exc) if ours else "")
+
+
+# ----------------------------------------------------------------------------- reference
+
+
+@lru_cache(maxsize=256)
+def _reference_template(source: str) -> Any:
+    return ctu._compile_jinja_template(source)
+
+
+def reference_compile(source: str) -> Any:
+    """The reference template, or an Outcome when it does not compile."""
+    try:
+        with _deadline():
+            return _reference_template(source)
+    except (jinja2.TemplateSyntaxError, jinja2.TemplateAssertionError) as e:
+        return _error("compile-error", e, False)
+    except Timeout:
+        return Outcome("timeout")
+    except Exception as e:  # noqa: BLE001
+        return _error("error", e, False)
+
+
+def reference_render(source: str, context: dict) -> Outcome:
+    tmpl = reference_compile(source)
+    if isinstance(tmpl, Outcome):
+        return tmpl
+    context = copy.deepcopy(context)
+    random.seed(1234)
+    try:
+        with _deadline():
+            return Outcome("ok", tmpl.render(**context))
+    except Timeout:
+        return Outcome("timeout")
+    except Exception as e:  # noqa: BLE001
+        return _error("error", e, False)
+
+
+def reference_conversation(source: str, call: dict) -> Outcome:
+    """``render_jinja_template(conversations=[messages], ...)[0][0]``."""
+    tmpl = reference_compile(source)
+    if isinstance(tmpl, Outcome):
+        return tmpl
+    call = copy.deepcopy(call)
+    messages = call.pop("messages")
+    tools = call.pop("tools", None)
+    documents = call.pop("documents", None)
+    agp = call.pop("add_generation_prompt", False)
+    random.seed(1234)
+    try:
+        with _deadline():
+            out, _ = ctu.render_jinja_template(
+                conversations=[messages], tools=tools, documents=documents, chat_template=source,
+                add_generation_prompt=agp, **call,
+            )
+            return Outcome("ok", out[0])
+    except Timeout:
+        return Outcome("timeout")
+    except Exception as e:  # noqa: BLE001
+        return _error("error", e, False)
+
+
+# ----------------------------------------------------------------------------- ours
+
+
+def ours_compile(source: str) -> Any:
+    """Our compiled template, or an Outcome when compiling fails."""
+    try:
+        with _deadline():
+            return compile_template(source)
+    except CompileError as e:
+        out = _error("compile-error", e, True)
+        out.value = f"CompileError[{e.code}]"
+        out.message = e.message
+        return out
+    except Timeout:
+        return Outcome("timeout")
+    except Exception as e:  # noqa: BLE001 (a crash of the compiler itself)
+        return _error("error", e, True)
+
+
+@lru_cache(maxsize=128)
+def ours_compile_cached(source: str) -> Any:
+    return ours_compile(source)
+
+
+def ours_render(source: str, context: dict, compiled: Any = None) -> Outcome:
+    tmpl = ours_compile(source) if compiled is None else compiled
+    if isinstance(tmpl, Outcome):
+        return tmpl
+    context = copy.deepcopy(context)
+    random.seed(1234)
+    try:
+        with _deadline():
+            return Outcome("ok", tmpl.render(context))
+    except Timeout:
+        return Outcome("timeout")
+    except Exception as e:  # noqa: BLE001
+        return _error("error", e, True)
+
+
+def ours_conversation(source: str, call: dict, compiled: Any = None) -> Outcome:
+    tmpl = ours_compile(source) if compiled is None else compiled
+    if isinstance(tmpl, Outcome):
+        return tmpl
+    call = copy.deepcopy(call)
+    messages = call.pop("messages")
+    random.seed(1234)
+    try:
+        with _deadline():
+            return Outcome("ok", tmpl.render_conversation(messages, **call))
+    except Timeout:
+        return Outcome("timeout")
+    except Exception as e:  # noqa: BLE001
+        return _error("error", e, True)
+
+
+# ----------------------------------------------------------------------------- comparison
+
+
+def divergence(ref: Outcome, ours: Outcome) -> Optional[str]:
+    """None when the outcomes agree, else a one-line description of how they differ."""
+    if ref.kind != ours.kind:
+        return f"reference {ref.short()} / ours {ours.short()}"
+    if ref.kind == "ok":
+        if mask(ref.value) != mask(ours.value):
+            return f"output differs:\n  reference {ref.value!r}\n  ours      {ours.value!r}"
+        return None
+    if ref.kind == "error":
+        if ref.value != ours.value:
+            return f"exception differs: reference {ref.short()} / ours {ours.short()}"
+        if ref.value == "TemplateError" and mask(ref.message) != mask(ours.message):
+            return f"raise_exception message differs: reference {ref.message!r} / ours {ours.message!r}"
+    return None
+
+
+def signature(ref: Outcome, ours: Outcome) -> str:
+    """A coarse key grouping divergences by likely cause (for triage and minimisation)."""
+    if ref.kind == ours.kind == "ok":
+        return "output"
+    r = ref.value if ref.kind != "ok" else "ok"
+    o = ours.value if ours.kind != "ok" else "ok"
+    return f"{ref.kind}:{r} -> {ours.kind}:{o}" + (f" @ {ours.where}" if ours.where else "")
+
+
+def internal_crash(ref: Outcome, ours: Outcome) -> Optional[str]:
+    """Property (d): ours raised an exception the reference does not raise (same class name).
+
+    Any such exception comes from our own code (compiler, runtime or generated module):
+    either a crash (AttributeError, NameError, AssertionError, ...) or an error category
+    the reference does not have at this point.
+    """
+    if ours.kind == "error" and not (ref.kind == "error" and ref.value == ours.value):
+        return f"ours raised {ours.short()}; reference {ref.short()}"
+    if ours.kind == "timeout" and ref.kind != "timeout":
+        return f"ours timed out; reference {ref.short()}"
+    return None
