@@ -240,6 +240,10 @@ def _syntax_error(e: UnexpectedInput, text: str) -> CompileError:
     if isinstance(e, UnexpectedToken):
         tok = e.token
         got = HUMAN_NAMES.get(tok.type, repr(str(tok)))
+        if tok.type == "TEXT":  # lexed by the fallback lexer: name the character, as jinja2 does
+            stripped = tok.value.lstrip()
+            column = (tok.column or 0) + len(tok.value) - len(stripped)
+            return CompileError("syntax", f"unexpected char {stripped[:1]!r}", tok.line or line, column)
         if tok.type == "$END":
             return CompileError("syntax", "unexpected end of template", line, column)
         expected = sorted(HUMAN_NAMES.get(t, _describe_terminal(t)) for t in e.expected)

@@ -36,7 +36,7 @@ def to_str(expr: ir.Expr) -> ir.Expr:
 
 
 def apply_filter(value: ir.Expr, call: tuple, span: ir.Span) -> ir.Expr:
-    name, args, kwargs = call
+    name, args, kwargs, span = call
     func = FILTER_FUNCS.get(name)
     if func is None:
         return H("jinja.no_filter", (ir.Const(name),), span=span)
@@ -311,13 +311,13 @@ class Lowering(Transformer):
     def filter(self, value: ir.Expr, call: tuple) -> ir.Expr:
         return apply_filter(value, call, ir.NOSPAN)
 
-    def filter_call(self, name: str, args: Any = None) -> tuple:
+    def filter_call(self, name: tuple, args: Any = None) -> tuple:
         if args is None:
-            return (name, (), ())
-        return (name, args[0], args[1])
+            return (name[0], (), (), name[1])
+        return (name[0], args[0], args[1], name[1])
 
-    def dotted_name(self, *names: Token) -> str:
-        return ".".join(str(n) for n in names)
+    def dotted_name(self, *names: Token) -> tuple:
+        return (".".join(str(n) for n in names), _span(names[0]))
 
     def test_name(self, *names: Token) -> str:
         return ".".join(str(n) for n in names)

@@ -1,0 +1,45 @@
+"""Malformed templates: each must raise CompileError with a stable code and line:column
+(a table like Go's parse tests), and never an internal traceback."""
+
+from __future__ import annotations
+
+import pytest
+
+from compiler import CompileError, compile_template
+
+CASES = [
+    # name, dialect, source, code, line, column, words in the message
+    ("unclosed_if", "jinja", "{% if x %}\nabc\n", "unclosed-block", 2, 4, "Unexpected end of template"),
+    ("unclosed_for_hint", "jinja", "{% for x in y %}", "unclosed-block", 1, 17, "'endfor' or 'else'"),
+    ("nesting_mistake", "jinja", "a\n{% for x in y %}{% if x %}{% endfor %}", "unknown-tag", 2, 27, "nesting mistake"),
+    ("stray_end", "jinja", "{% endif %}", "unknown-tag", 1, 1, "unknown tag 'endif'"),
+    ("unknown_tag_do", "jinja", "x\n  {% do items.append(1) %}", "unknown-tag", 2, 3, "unknown tag 'do'"),
+    ("include_no_loader", "jinja", "{% include 'other.jinja' %}", "unsupported", 1, 1, "'include'"),
+    ("extends", "jinja", "{% extends 'base' %}", "unsupported", 1, 1, "'extends'"),
+    ("missing_operand", "jinja", "{{ x + }}", "syntax", 1, 8, "unexpected char '}'"),
+    ("unterminated_string", "jinja", 'ab\n  {{ "open }}', "syntax", 2, 6, "unexpected char '\"'"),
+    ("unbalanced_paren", "jinja", "{{ (1 }}", "syntax", 1, 7, "unexpected end of print statement"),
+    ("unknown_filter", "jinja", "\n{{ x | nosuch }}", "unknown-filter", 2, 8, "No filter named 'nosuch'."),
+    ("unknown_test", "jinja", "{{ x is nosuch }}", "unknown-test", 1, 6, "No test named 'nosuch'."),
+    ("bad_escape", "jinja", "{{ '\\N{nope}' }}", "syntax", 1, 4, "unknown Unicode character name"),
+]
+
+
+@pytest.mark.parametrize("name,dialect,source,code,line,column,words", CASES, ids=[c[0] for c in CASES])
+def test_compile_error(name, dialect, source, code, line, column, words) -> None:
+    with pytest.raises(CompileError) as info:
+        compile_template(source, dialect=dialect, name=f"{name}.tmpl")
+    err = info.value
+    assert (err.code, err.line, err.column) == (code, line, column), str(err)
+    assert words in err.message
+    # The rendering names the template and position, and shows a caret under the column.
+    text = str(err)
+    assert text.startswith(f"{name}.tmpl:{line}:{column}: ")
+    caret_line = text.splitlines()[-1]
+    assert caret_line.index("^") == 4 + column - 1
+
+
+def test_error_is_not_a_traceback_for_garbage() -> None:
+    for source in ["{{", "{%", "{{ }}", "{% %}", "{% if %}", "}}{{", "{% for %}{% endfor %}", "{% set %}"]:
+        with pytest.raises(CompileError):
+            compile_template(source)

@@ -1,0 +1,67 @@
+"""Frontend unit tests: grammar health, whitespace control and lowering to IR."""
+
+from __future__ import annotations
+
+from lark import Lark
+
+from compiler import ir
+from compiler.jinja.frontend import normalize_source, parse
+
+
+def test_grammar_has_no_conflicts() -> None:
+    # strict=True fails on any shift/reduce conflict and on colliding terminals.
+    Lark.open("../compiler/jinja/grammar.lark", rel_to=__file__.replace("unit/", ""), parser="lalr",
+              lexer="contextual", strict=True)
+
+
+def texts(source: str) -> list[str]:
+    """Every literal text of the template, in source order (nested blocks included)."""
+    out: list[str] = []
+
+    def walk(body: tuple) -> None:
+        for n in body:
+            if isinstance(n, ir.Text):
+                out.append(n.text)
+            elif isinstance(n, ir.If):
+                walk(n.body)
+                walk(n.orelse)
+
+    walk(parse(source).body)
+    return out
+
+
+def test_trim_blocks_removes_first_newline_after_block() -> None:
+    assert texts("{% if x %}\nA{% endif %}\nB") == ["A", "B"]
+
+
+def test_lstrip_blocks_strips_indentation_before_block_only() -> None:
+    assert texts("a\n    {% if x %}b{% endif %}") == ["a\n", "b"]
+    assert texts("a\n    {{ x }}") == ["a\n    "]  # never before {{ }}
+
+
+def test_plus_disables_lstrip_and_minus_strips_everything() -> None:
+    assert texts("a\n  {%+ if x %}b{% endif %}") == ["a\n  ", "b"]
+    assert texts("a \n\t {%- if x %}b{% endif %}") == ["a", "b"]
+    assert texts("{% if x -%} \n\n b{% endif %}") == ["b"]
+
+
+def test_newlines_are_normalized_and_one_trailing_newline_dropped() -> None:
+    assert normalize_source("a\r\nb\rc\n") == "a\nb\nc"
+
+
+def test_backslash_newline_in_string_literal_is_dropped() -> None:
+    out = parse("{{ 'Paris.\\\nYour' }}").body[0]
+    assert isinstance(out, ir.Output)
+    assert out.expr.args[0] == ir.Const("Paris.Your")  # type: ignore[attr-defined]
+
+
+def test_attribute_access_lowers_to_sandboxed_helper() -> None:
+    out = parse("{{ m.role }}").body[0]
+    assert out == ir.Output(ir.Helper("jinja.to_str", (ir.Helper("jinja.getattr_", (ir.Name("m"), ir.Const("role"))),)))
+
+
+def test_loop_object_only_when_used() -> None:
+    plain = parse("{% for x in y %}{{ x }}{% endfor %}").body[0]
+    used = parse("{% for x in y %}{{ loop.index }}{% endfor %}").body[0]
+    assert isinstance(plain, ir.For) and plain.loop == ""
+    assert isinstance(used, ir.For) and used.loop == "loop"
