@@ -60,11 +60,24 @@ def ref_conversation(source: str, fixture: dict) -> tuple[str, str]:
         return ("err", _describe(e))
 
 
+_COMPILED: dict = {}
+
+
+def compile_cached(source: str, **kw: Any) -> Any:
+    """compile_template, memoised per (source, options): many cases share a template."""
+    from compiler import compile_template
+
+    key = (source, tuple(sorted(kw.items())))
+    if key not in _COMPILED:
+        _COMPILED[key] = compile_template(source, **kw)
+    return _COMPILED[key]
+
+
 def ours_render(source: str, context: dict, **kw: Any) -> tuple[str, str]:
-    from compiler import CompileError, compile_template
+    from compiler import CompileError
 
     try:
-        template = compile_template(source, **kw)
+        template = compile_cached(source, **kw)
     except CompileError as e:
         return ("err", f"CompileError: {e.message}")
     try:
@@ -74,10 +87,10 @@ def ours_render(source: str, context: dict, **kw: Any) -> tuple[str, str]:
 
 
 def ours_conversation(source: str, fixture: dict) -> tuple[str, str]:
-    from compiler import CompileError, compile_template
+    from compiler import CompileError
 
     try:
-        template = compile_template(source)
+        template = compile_cached(source)
     except CompileError as e:
         return ("err", f"CompileError: {e.message}")
     ctx = dict(fixture)

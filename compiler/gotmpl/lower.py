@@ -410,37 +410,38 @@ class _Lowerer:
 def lower_template_set(parsed: Any, profile: str) -> ir.Module:
     """The IR module of a parsed template set (``frontend.GoTemplate``).
 
-    Metadata: ``go_templates`` (defined names); for the "ollama" profile also
-    ``go_identifiers`` (Ollama's ``Template.Vars``), ``go_mode`` ("messages" or "legacy"),
-    and in legacy mode ``go_cut`` (the statements of the tree cut after the first
-    ``.Response``, to run on the last turn without funcs and defined templates) or
-    ``go_cut_error`` (Ollama's deleteNode panics on this tree).
+    The entry function's body defines the named templates (``define`` / ``block``) as
+    local functions, then runs the main tree on ``context``. Metadata (module constants):
+    ``GO_TEMPLATES`` (defined names); for the "ollama" profile also ``GO_IDENTIFIERS``
+    (Ollama's ``Template.Vars``) and ``GO_MODE`` ("messages" or "legacy"). In the legacy
+    mode the body branches on ``ollama.is_cut_run(context)`` to run the tree cut after the
+    first ``.Response`` (Ollama's last turn: no funcs, no defined templates, default
+    missingkey), or ``GO_CUT_ERROR`` holds the panic Ollama's deleteNode raises instead.
     """
     counter = itertools.count()
     root = parsed.root
-    meta: list = [("go_templates", tuple(sorted(parsed.templates)))]
-    cut_meta: list = []
+    meta: list = [("GO_TEMPLATES", tuple(sorted(parsed.templates)))]
+    cut_stmts: Optional[list] = None
     if profile == "ollama":
-        names = set()
+        names: set = set()
         for tree in [root, *parsed.templates.values()]:
             names.update(x.lower() for x in n.identifiers(tree))
         if "messages" not in names and "response" not in names:
             response = n.Action(n.Pipe((), False, (n.Command((n.Field(("Response",)),)),)))
             root = n.ListNode(root.nodes + (response,), pos=root.pos, line=root.line)
         mode = "messages" if "messages" in names else "legacy"
-        meta += [("go_identifiers", tuple(sorted(names))), ("go_mode", mode)]
+        meta += [("GO_IDENTIFIERS", tuple(sorted(names))), ("GO_MODE", mode)]
         if mode == "legacy":
             try:
                 cut = n.cut_after_response(root)
             except n.CutPanic as e:
-                cut_meta.append(("go_cut_error", str(e)))
+                meta.append(("GO_CUT_ERROR", str(e)))
             else:
                 lowerer = _Lowerer(counter, funcs=False, zero=False, templates={})
-                cut_body = [ir.Assign(ir.Name(".", "dot_cut"), ir.Local("context"))]
-                cut_body += lowerer.template_body(cut, "dot_cut")
-                cut_meta.append(("go_cut", tuple(cut_body)))
-    zero = profile == "ollama"
-    funcs = profile == "ollama"
+                context = ir.Helper("ollama.cut_data", (ir.Local("context"),))
+                cut_stmts = [ir.Assign(ir.Name(".", "dot_cut"), context)]
+                cut_stmts += lowerer.template_body(cut, "dot_cut")
+    zero = funcs = profile == "ollama"
     locals_ = {name: f"tmpl_{i}" for i, name in enumerate(sorted(parsed.templates))}
     body: list = []
     for name in sorted(parsed.templates):
@@ -450,6 +451,12 @@ def lower_template_set(parsed: Any, profile: str) -> ir.Module:
         param = ir.Param(ir.Name(".", dot))
         body.append(ir.FuncDef(locals_[name], name, (param,), tuple(stmts)))
     lowerer = _Lowerer(counter, funcs, zero, locals_)
-    body.append(ir.Assign(ir.Name(".", "dot"), ir.Local("context")))
-    body += lowerer.template_body(root, "dot")
-    return ir.Module(tuple(body), "go", profile, tuple(meta + cut_meta))
+    data: ir.Expr = ir.Local("context")
+    if profile == "plain":
+        data = ir.Helper("gotmpl.plain_data", (data,))  # JSON numbers are float64 in Go
+    main = [ir.Assign(ir.Name(".", "dot"), data)] + lowerer.template_body(root, "dot")
+    if cut_stmts is not None:
+        body.append(ir.If(ir.Helper("ollama.is_cut_run", (ir.Local("context"),)), tuple(cut_stmts), tuple(main)))
+    else:
+        body += main
+    return ir.Module(tuple(body), "go", profile, tuple(meta))

@@ -11,7 +11,8 @@ An :class:`Outcome` is one of
 
 * ``ok``            the rendered text;
 * ``compile-error`` the template is rejected at compile time (our ``CompileError``; the
-  reference's ``TemplateSyntaxError`` / ``TemplateAssertionError``);
+  reference's ``TemplateSyntaxError`` / ``TemplateAssertionError``, or the rare ``SyntaxError``
+  of a template whose generated Python jinja2 cannot compile);
 * ``error``         an exception at render time (or any other exception at compile time),
   compared by class *name*; the message too for a plain ``TemplateError``
   (``raise_exception``);
@@ -150,12 +151,12 @@ def reference_compile(source: str) -> Any:
     try:
         with _deadline():
             return _reference_template(source)
-    except (jinja2.TemplateSyntaxError, jinja2.TemplateAssertionError) as e:
-        return _error("compile-error", e, False)
     except Timeout:
         return Outcome("timeout")
     except Exception as e:  # noqa: BLE001
-        return _error("error", e, False)
+        # TemplateSyntaxError / TemplateAssertionError, and the odd template whose generated
+        # Python jinja2 itself cannot compile (SyntaxError): rejected at compile time.
+        return _error("compile-error", e, False)
 
 
 def reference_render(source: str, context: dict) -> Outcome:

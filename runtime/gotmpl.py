@@ -1,0 +1,571 @@
+"""Runtime primitives for compiled Go text/template templates (Ollama's semantics).
+
+Standard library only; the generated modules call these functions. Values are modelled
+as described in ``runtime.gotmpl_fmt`` (None is Go's "no value": an invalid reflect.Value
+or a nil interface). What each operation does with the values Go distinguishes::
+
+    operation            missing map key      nil (JSON null)       typed struct, no such field
+    {{ .X }} prints      <no value>           <no value>            exec error: can't evaluate
+                                                                    field X in type T
+    truth (if/with/and)  false                false                 (structs are always true)
+    .X.Y (chain)         <no value>; error    exec error: nil       exec error
+                         with missingkey=zero pointer evaluating
+                         (Ollama)             interface {}.Y
+    print / printf %v    <nil>                <nil>                 -
+    range                no iterations        no iterations         exec error: range can't
+                         (else runs)          (else runs)           iterate over {...}
+    eq / lt ...          nil == nil only      nil == nil only       incomparable: exec error
+    json                 null                 null                  fields by Go name / tag
+
+Printing follows fmt's %v (``map[a:1 b:2]`` with sorted keys, ``[a b]``, ``<nil>``,
+floats as Go's %g shortest); maps range in sorted key order; ``len`` and ``slice`` of a
+string count UTF-8 bytes. Execution errors raise ``ExecError`` with Go's message (the
+part after "executing ... at <...>: ").
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any, Iterable, Optional
+
+from .gotmpl_fmt import (
+    GoBytes,
+    GoMap,
+    GoNil,
+    GoSlice,
+    GoStruct,
+    GoUint8,
+    JSONError,
+    format_value,
+    from_bytes,
+    go_type,
+    is_stringer,
+    kind,
+    marshal,
+    sprint,
+    sprintf as _sprintf,
+    sprintln,
+    to_bytes,
+)
+
+__all__ = [
+    "ExecError", "GoBytes", "GoMap", "GoNil", "GoSlice", "GoStruct", "GoUint8", "to_str", "truth",
+    "field", "field_of_elem", "field_path", "method_call", "range_values", "range_pairs", "eq", "ne",
+    "lt", "le", "gt", "ge", "length", "index", "slice_", "sprint", "sprintf", "sprintln",
+    "html_escape", "js_escape", "urlquery_escape", "call", "to_json", "current_date",
+    "yesterday_date", "to_typescript_type", "fail", "string_arg", "plain_data", "set_now",
+]
+
+
+class ExecError(Exception):
+    """A Go template execution error (``template.ExecError``); the message is Go's."""
+
+
+def fail(message: str, *evaluated: Any) -> Any:
+    """Raise Go's execution error ``message`` (after the arguments were evaluated)."""
+    raise ExecError(message)
+
+
+def truth(value: Any) -> bool:
+    """Go's isTrue (Python truthiness agrees for every value of the model)."""
+    return bool(value)
+
+
+# ----------------------------------------------------------------------------- printing
+
+
+def to_str(value: Any) -> str:
+    """What ``{{ pipeline }}`` prints (exec.go printValue): ``<no value>`` for no value."""
+    if type(value) is str:
+        return value
+    if value is None:
+        return "<no value>"
+    if isinstance(value, GoStruct) and value.go_pointer:
+        return format_value(value)[1:]  # printValue indirects the pointer: no "&"
+    if isinstance(value, str):
+        return str(value)
+    return format_value(value)
+
+
+def sprintf(fmt: str, *args: Any) -> str:
+    return _sprintf(fmt, *args)
+
+
+def string_arg(value: Any) -> str:
+    """A value passed where Go wants a string parameter (exec.go validateType)."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        raise ExecError("invalid value; expected string")
+    raise ExecError(f"wrong type for value; expected string; got {go_type(value)}")
+
+
+# ----------------------------------------------------------------------------- fields
+
+
+def _is_plain(value: Any) -> bool:
+    return type(value) in (str, int, float, bool, list, dict, complex) or value is None
+
+
+def _methods(value: Any) -> frozenset:
+    return getattr(type(value), "go_methods", frozenset())
+
+
+def _lookup(recv: Any, name: str, typ: Optional[str], zero: bool) -> tuple[Any, Optional[str], bool]:
+    """One step of a field chain on a valid, non-nil receiver (exec.go evalField).
+
+    Returns (value, static type of the slot it came from, whether a None value is a nil
+    interface rather than an invalid value)."""
+    if type(recv) is dict:
+        if name in recv:
+            return recv[name], "interface {}", True
+        return None, "interface {}", zero
+    if name in _methods(recv):
+        return getattr(recv, name)(), None, False
+    if isinstance(recv, GoStruct):
+        for fname, ftype, *_ in recv.go_fields:
+            if fname == name:
+                return getattr(recv, name), ftype, ftype == "interface {}"
+    elif isinstance(recv, dict):
+        if name in recv:
+            return recv[name], recv.go_elem_type, recv.go_elem_type == "interface {}"
+        value = recv.go_zero()
+        return value, recv.go_elem_type, recv.go_elem_type == "interface {}"
+    elif isinstance(recv, GoNil):
+        raise ExecError(f"nil pointer evaluating {recv.go_type}.{name}")
+    raise ExecError(f"can't evaluate field {name} in type {typ or go_type(recv)}")
+
+
+def field(recv: Any, name: str) -> Any:
+    """``.name`` on a value (dot, a variable, a pipeline result); no value gives no value."""
+    if type(recv) is dict:
+        return recv.get(name)
+    if recv is None:
+        return None
+    return _lookup(recv, name, None, False)[0]
+
+
+def field_of_elem(recv: Any, name: str) -> Any:
+    """``.name`` on a range element: a nil element is a nil interface, an error in Go."""
+    if type(recv) is dict:
+        return recv.get(name)
+    if recv is None:
+        raise ExecError(f"nil pointer evaluating interface {{}}.{name}")
+    return _lookup(recv, name, "interface {}" if _is_plain(recv) else None, False)[0]
+
+
+def _walk(recv: Any, names: tuple, zero: bool, elem: bool) -> tuple[Any, Optional[str], bool]:
+    value = recv
+    typ: Optional[str] = "interface {}" if elem and _is_plain(recv) else None
+    nil_iface = elem
+    for name in names:
+        if value is None:
+            if nil_iface:
+                raise ExecError(f"nil pointer evaluating {typ or 'interface {}'}.{name}")
+            return None, None, False
+        value, typ, nil_iface = _lookup(value, name, typ, zero)
+    return value, typ, nil_iface
+
+
+def field_path(recv: Any, names: tuple, zero: bool = False, elem: bool = False) -> Any:
+    """``.A.B.C``: a chain of fields (a missing key stays "no value" unless ``zero``,
+    Ollama's missingkey=zero, where the next step fails as on a nil interface)."""
+    return _walk(recv, names, zero, elem)[0]
+
+
+def method_call(recv: Any, names: tuple, *args: Any, zero: bool = False, elem: bool = False) -> Any:
+    """``.A.Method arg...`` (or a field given the piped value as its argument)."""
+    value, typ, nil_iface = _walk(recv, names[:-1], zero, elem)
+    name = names[-1]
+    if value is None:
+        if nil_iface:
+            raise ExecError(f"nil pointer evaluating {typ or 'interface {}'}.{name}")
+        return None
+    if name in _methods(value):
+        raise ExecError(f"wrong number of args for {name}: want 0 got {len(args)}")
+    if isinstance(value, GoStruct) and any(f[0] == name for f in value.go_fields):
+        raise ExecError(f"{name} has arguments but cannot be invoked as function")
+    if isinstance(value, dict):
+        raise ExecError(f"{name} is not a method but has arguments")
+    raise ExecError(f"can't evaluate field {name} in type {typ or go_type(value)}")
+
+
+# ----------------------------------------------------------------------------- range
+
+
+def _sorted_items(d: dict) -> list:
+    try:
+        keys = sorted(d, key=lambda k: to_bytes(k) if isinstance(k, str) else k)
+    except TypeError:
+        keys = list(d)
+    return [(k, d[k]) for k in keys]
+
+
+def range_values(value: Any) -> Iterable[Any]:
+    """The elements ``{{range}}`` visits: slices in order, maps by sorted key, 0..n-1."""
+    if type(value) is list:
+        return value
+    if value is None:
+        return ()
+    if isinstance(value, (list, tuple)):
+        return value
+    if isinstance(value, bytes):
+        return [GoUint8(b) for b in value]
+    if isinstance(value, dict):
+        return [v for _, v in _sorted_items(value)]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return range(value) if value > 0 else ()
+    raise ExecError(f"range can't iterate over {format_value(value)}")
+
+
+def range_pairs(value: Any) -> Iterable[tuple]:
+    """(index or key, element) pairs for ``{{range $i, $v := ...}}``."""
+    if type(value) is list:
+        return enumerate(value)
+    if value is None:
+        return ()
+    if isinstance(value, (list, tuple)):
+        return enumerate(value)
+    if isinstance(value, bytes):
+        return enumerate(GoUint8(b) for b in value)
+    if isinstance(value, dict):
+        return _sorted_items(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        raise ExecError(f"can't use {value} to iterate over more than one variable")
+    raise ExecError(f"range can't iterate over {format_value(value)}")
+
+
+# ----------------------------------------------------------------------------- comparison
+
+_BASIC = {"bool", "int", "uint", "float", "complex", "string"}
+
+
+def _basic(value: Any) -> str:
+    k = kind(value)
+    return k if k in _BASIC else "invalid"
+
+
+def _type_of(value: Any) -> str:
+    return go_type(value)
+
+
+def eq(arg1: Any, *args: Any) -> bool:
+    """Go's eq: arg1 == args[0] || arg1 == args[1] || ...; basic kinds only."""
+    if type(arg1) is str and len(args) == 1 and type(args[0]) is str:
+        return arg1 == args[0]
+    if not args:
+        raise ExecError("error calling eq: missing argument for comparison")
+    k1 = _basic(arg1)
+    for arg in args:
+        k2 = _basic(arg)
+        if k1 != k2:
+            if {k1, k2} == {"int", "uint"}:
+                truth = arg1 == arg
+            elif arg1 is not None and arg is not None:
+                raise ExecError(
+                    f"error calling eq: incompatible types for comparison: {_type_of(arg1)} and {_type_of(arg)}")
+            else:
+                truth = False
+        elif k1 != "invalid":
+            truth = arg1 == arg
+        else:
+            truth = _eq_other(arg1, arg)
+        if truth:
+            return True
+    return False
+
+
+def _eq_other(a: Any, b: Any) -> bool:
+    ka, kb = kind(a), kind(b)
+    if ka != kb and ka != "invalid" and kb != "invalid":
+        raise ExecError(
+            f"error calling eq: non-comparable types {format_value(a, 's')}: {_type_of(a)}, "
+            f"{_type_of(b)}: {format_value(b)}")
+    if _is_nil(a) or _is_nil(b):
+        return _is_nil(a) == _is_nil(b)
+    if kb in ("slice", "map") or (kb == "struct" and not getattr(b, "go_comparable", False)):
+        raise ExecError(f"error calling eq: non-comparable type {format_value(b, 's')}: {_type_of(b)}")
+    if kb == "ptr":
+        return a is b
+    return bool(a == b)
+
+
+def _is_nil(value: Any) -> bool:
+    if value is None or isinstance(value, GoNil):
+        return True
+    return bool(getattr(value, "nil", False))
+
+
+def ne(arg1: Any, arg2: Any) -> bool:
+    try:
+        return not eq(arg1, arg2)
+    except ExecError as e:
+        raise ExecError(str(e).replace("error calling eq:", "error calling ne:", 1)) from None
+
+
+def _lt(arg1: Any, arg2: Any, name: str) -> bool:
+    k1, k2 = _basic(arg1), _basic(arg2)
+    if k1 == "invalid" or k2 == "invalid":
+        raise ExecError(f"error calling {name}: invalid type for comparison")
+    if k1 != k2:
+        if {k1, k2} == {"int", "uint"}:
+            return arg1 < arg2
+        raise ExecError(
+            f"error calling {name}: incompatible types for comparison: {_type_of(arg1)} and {_type_of(arg2)}")
+    if k1 in ("bool", "complex"):
+        raise ExecError(f"error calling {name}: invalid type for comparison")
+    if k1 == "string":
+        return to_bytes(arg1) < to_bytes(arg2)
+    return arg1 < arg2
+
+
+def lt(arg1: Any, arg2: Any) -> bool:
+    return _lt(arg1, arg2, "lt")
+
+
+def le(arg1: Any, arg2: Any) -> bool:
+    if _lt(arg1, arg2, "le"):
+        return True
+    try:
+        return eq(arg1, arg2)
+    except ExecError as e:
+        raise ExecError(str(e).replace("error calling eq:", "error calling le:", 1)) from None
+
+
+def gt(arg1: Any, arg2: Any) -> bool:
+    if _lt(arg1, arg2, "gt"):
+        return False
+    try:
+        return not eq(arg1, arg2)
+    except ExecError as e:
+        raise ExecError(str(e).replace("error calling eq:", "error calling gt:", 1)) from None
+
+
+def ge(arg1: Any, arg2: Any) -> bool:
+    return not _lt(arg1, arg2, "ge")
+
+
+# ----------------------------------------------------------------------------- len, index, slice
+
+
+def length(item: Any) -> int:
+    if type(item) is str:
+        return len(to_bytes(item)) if not item.isascii() else len(item)
+    if isinstance(item, GoNil):
+        raise ExecError("error calling len: len of nil pointer")
+    if isinstance(item, str):
+        return len(to_bytes(item))
+    if isinstance(item, (list, tuple, dict, bytes)):
+        return len(item)
+    if item is None:
+        raise ExecError("error calling len: len of untyped nil")
+    raise ExecError(f"error calling len: len of type {go_type(item)}")
+
+
+def _index_arg(index: Any, cap: int, name: str) -> int:
+    if index is None:
+        raise ExecError(f"error calling {name}: cannot index slice/array with nil")
+    if isinstance(index, bool) or not isinstance(index, int):
+        raise ExecError(f"error calling {name}: cannot index slice/array with type {go_type(index)}")
+    if index < 0 or index > cap:
+        raise ExecError(f"error calling {name}: index out of range: {index}")
+    return int(index)
+
+
+def index(item: Any, *indexes: Any) -> Any:
+    """Go's index: item[i][j]...; a missing map key gives the element type's zero value."""
+    if item is None:
+        raise ExecError("error calling index: index of untyped nil")
+    for idx in indexes:
+        if item is None or isinstance(item, GoNil):
+            raise ExecError("error calling index: index of nil pointer")
+        if isinstance(item, str):
+            data = to_bytes(item)
+            x = _index_arg(idx, len(data), "index")
+            if x >= len(data):
+                raise ExecError("error calling index: reflect: string index out of range")
+            item = GoUint8(data[x])
+        elif isinstance(item, (list, tuple, bytes)):
+            x = _index_arg(idx, len(item), "index")
+            if x >= len(item):
+                raise ExecError("error calling index: reflect: slice index out of range")
+            item = GoUint8(item[x]) if isinstance(item, bytes) else item[x]
+        elif isinstance(item, dict):
+            if idx is None:
+                raise ExecError("error calling index: value is nil; should be of type string")
+            if not isinstance(idx, str):
+                raise ExecError(f"error calling index: value has type {go_type(idx)}; should be string")
+            if idx in item:
+                item = item[idx]
+            else:
+                item = item.go_zero() if isinstance(item, GoMap) else None
+        else:
+            raise ExecError(f"error calling index: can't index item of type {go_type(item)}")
+    return item
+
+
+def slice_(item: Any, *indexes: Any) -> Any:
+    """Go's slice: item[i:j] / item[i:j:k]; strings slice by bytes."""
+    if item is None:
+        raise ExecError("error calling slice: slice of untyped nil")
+    if isinstance(item, GoNil):
+        raise ExecError("error calling slice: slice of nil pointer")
+    if len(indexes) > 3:
+        raise ExecError(f"error calling slice: too many slice indexes: {len(indexes)}")
+    if isinstance(item, str):
+        if len(indexes) == 3:
+            raise ExecError("error calling slice: cannot 3-index slice a string")
+        data: Any = to_bytes(item)
+    elif isinstance(item, (list, tuple, bytes)):
+        data = item
+    else:
+        raise ExecError(f"error calling slice: can't slice item of type {go_type(item)}")
+    cap = len(data)
+    idx = [0, len(data), cap]
+    for i, index_value in enumerate(indexes):
+        idx[i] = _index_arg(index_value, cap, "slice")
+    if idx[0] > idx[1]:
+        raise ExecError(f"error calling slice: invalid slice index: {idx[0]} > {idx[1]}")
+    if len(indexes) == 3 and idx[1] > idx[2]:
+        raise ExecError(f"error calling slice: invalid slice index: {idx[1]} > {idx[2]}")
+    part = data[idx[0] : idx[1]]
+    if isinstance(item, str):
+        return from_bytes(part)
+    if type(item) is list:
+        return part
+    result = type(item)(part)
+    if isinstance(result, GoSlice) and hasattr(item, "__dict__"):
+        result.__dict__.update({k: v for k, v in item.__dict__.items() if k != "nil"})
+    return result
+
+
+# ----------------------------------------------------------------------------- escaping
+
+
+def _eval_args(args: tuple) -> str:
+    """funcs.go evalArgs: fmt.Sprint of the printable values (no value: "<no value>")."""
+    if len(args) == 1 and isinstance(args[0], str):
+        return str(args[0])
+    printable = []
+    for arg in args:
+        if arg is None:
+            printable.append("<no value>")
+        elif isinstance(arg, GoStruct) and arg.go_pointer:
+            printable.append(to_str(arg))
+        else:
+            printable.append(arg)
+    return sprint(*printable)
+
+
+def html_escape(*args: Any) -> str:
+    s = _eval_args(args)
+    if not any(c in s for c in "'\"&<>\0"):
+        return s
+    return (s.replace("&", "&amp;").replace("'", "&#39;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace('"', "&#34;").replace("\0", "\ufffd"))
+
+
+_JS_SPECIAL = {"\\": "\\\\", "'": "\\'", '"': '\\"', "<": "\\u003C", ">": "\\u003E", "&": "\\u0026",
+               "=": "\\u003D"}
+
+
+def js_escape(*args: Any) -> str:
+    s = _eval_args(args)
+    out = []
+    for ch in s:
+        o = ord(ch)
+        if ch in _JS_SPECIAL:
+            out.append(_JS_SPECIAL[ch])
+        elif o < 0x20:
+            out.append(f"\\u00{o:02X}")
+        elif o < 0x80:
+            out.append(ch)
+        elif 0xDC80 <= o <= 0xDCFF:
+            out.append("\\uFFFD")
+        else:
+            import unicodedata
+
+            cat = unicodedata.category(ch)
+            out.append(ch if cat[0] in "LMNPS" or ch == " " else f"\\u{o:04X}")
+    return "".join(out)
+
+
+_URL_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~")
+
+
+def urlquery_escape(*args: Any) -> str:
+    data = to_bytes(_eval_args(args))
+    return "".join(chr(b) if b in _URL_SAFE else "+" if b == 0x20 else f"%{b:02X}" for b in data)
+
+
+def call(callee: str, fn: Any, *args: Any) -> Any:
+    """Go's call builtin: template data holds no functions, so this always fails as Go does."""
+    if fn is None:
+        raise ExecError("error calling call: call of nil")
+    if not callable(fn) or isinstance(fn, (GoStruct, type)):
+        raise ExecError(f"error calling call: non-function {callee} of type {go_type(fn)}")
+    return fn(*args)
+
+
+# ----------------------------------------------------------------------------- Ollama's funcs
+
+_NOW: Optional[datetime.date] = None
+
+
+def set_now(date: Any) -> None:
+    """Freeze the clock of currentDate / yesterdayDate (a date, "YYYY-MM-DD" or None)."""
+    global _NOW
+    if isinstance(date, str):
+        date = datetime.date.fromisoformat(date)
+    elif isinstance(date, datetime.datetime):
+        date = date.date()
+    _NOW = date
+
+
+def _today() -> datetime.date:
+    return _NOW if _NOW is not None else datetime.date.today()
+
+
+def current_date(*args: str) -> str:
+    """currentDate: today as 2006-01-02 (arguments accepted and ignored, as in Ollama)."""
+    return _today().isoformat()
+
+
+def yesterday_date(*args: str) -> str:
+    return (_today() - datetime.timedelta(days=1)).isoformat()
+
+
+def to_json(value: Any) -> str:
+    """Ollama's json: encoding/json.Marshal, errors ignored (an empty string)."""
+    try:
+        return marshal(value)
+    except JSONError:
+        return ""
+
+
+def to_typescript_type(value: Any) -> str:
+    method = getattr(value, "ToTypeScriptType", None)
+    if method is not None and getattr(value, "go_type", "") == "main.ToolProperty":
+        return method()
+    return "any"
+
+
+# ----------------------------------------------------------------------------- data
+
+
+def plain_data(value: Any) -> Any:
+    """JSON data as Go's encoding/json decodes it into ``any``: every number a float64."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return float(value)
+    if isinstance(value, float):
+        return value
+    if isinstance(value, dict):
+        return {str(k): plain_data(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain_data(v) for v in value]
+    return value
+
+
+_ = (is_stringer,)

@@ -1,0 +1,871 @@
+"""Go values in Python, and Go's ``fmt`` printing and ``encoding/json`` marshalling of them.
+
+Standard library only. The value model (shared with ``runtime.gotmpl`` and the Ollama
+view types in ``runtime.ollama``)::
+
+    Python value            Go type (as %T and error messages name it)
+    None                    untyped nil (an invalid reflect.Value / nil interface)
+    bool                    bool
+    int                     int            (GoUint8: uint8, what ``index`` of a string gives)
+    float                   float64
+    complex                 complex128
+    str                     string         (bytes that are not UTF-8: surrogateescape)
+    list                    []interface {}
+    dict                    map[string]interface {}
+    GoStruct subclass       its ``go_type`` (``*T`` when ``go_pointer``)
+    GoSlice / GoMap         a named or typed slice / map (``go_type``), possibly nil
+    GoBytes                 a []byte type
+    GoNil(type)             a typed nil pointer
+
+Python truthiness of every value above is Go's ``isTrue``. A class with a ``String``
+method is a ``fmt.Stringer``; one with ``MarshalJSON`` marshals itself.
+"""
+
+from __future__ import annotations
+
+import math
+import unicodedata
+from decimal import Decimal
+from typing import Any, ClassVar, Optional
+
+# ----------------------------------------------------------------------------- value model
+
+
+class GoStruct:
+    """A Go struct value (or pointer to one, when ``go_pointer``). Fields are attributes
+    named as in Go; ``go_fields`` lists them in declaration order with their types."""
+
+    __slots__ = ()
+    go_type: ClassVar[str] = "struct {}"
+    go_pointer: ClassVar[bool] = False
+    go_fields: ClassVar[tuple] = ()  # ((name, go type, json name or None, omitempty), ...)
+
+    def __bool__(self) -> bool:
+        return True
+
+
+class GoSlice(list):
+    """A typed Go slice; ``nil`` tells a nil slice from an empty one."""
+
+    go_type = "[]interface {}"
+    nil = False
+
+
+class GoMap(dict):
+    """A typed Go map; ``go_zero`` makes the element type's zero value (missing keys)."""
+
+    go_type = "map[string]interface {}"
+    go_elem_type = "interface {}"
+    nil = False
+
+    @staticmethod
+    def go_zero() -> Any:
+        return None
+
+
+class GoBytes(bytes):
+    go_type = "[]uint8"
+
+
+class GoUint8(int):
+    """A Go uint8 (``index`` of a string yields bytes)."""
+
+    go_type = "uint8"
+
+
+class GoNil:
+    """A typed nil pointer: prints ``<nil>``, is false."""
+
+    __slots__ = ("go_type",)
+
+    def __init__(self, go_type: str) -> None:
+        self.go_type = go_type
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, GoNil) and other.go_type == self.go_type
+
+    def __hash__(self) -> int:
+        return hash(self.go_type)
+
+
+def go_type(v: Any) -> str:
+    """The Go type name of a value (``reflect.Type.String``)."""
+    if v is None:
+        return "<nil>"
+    t = type(v)
+    if t is bool:
+        return "bool"
+    if t is int:
+        return "int"
+    if t is float:
+        return "float64"
+    if t is str:
+        return "string"
+    if t is list:
+        return "[]interface {}"
+    if t is dict:
+        return "map[string]interface {}"
+    if t is complex:
+        return "complex128"
+    name = getattr(v, "go_type", None)
+    if isinstance(v, GoStruct) and v.go_pointer:
+        return "*" + v.go_type
+    if name is not None:
+        return name
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, int):
+        return "int"
+    if isinstance(v, float):
+        return "float64"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, (list, tuple)):
+        return "[]interface {}"
+    if isinstance(v, dict):
+        return "map[string]interface {}"
+    return type(v).__name__
+
+
+def kind(v: Any) -> str:
+    """reflect.Kind of a value: bool int uint float complex string slice map struct ptr invalid."""
+    if v is None:
+        return "invalid"
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, GoUint8):
+        return "uint"
+    if isinstance(v, int):
+        return "int"
+    if isinstance(v, float):
+        return "float"
+    if isinstance(v, complex):
+        return "complex"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, (list, tuple, bytes)):
+        return "slice"
+    if isinstance(v, dict):
+        return "map"
+    if isinstance(v, GoStruct):
+        return "ptr" if v.go_pointer else "struct"
+    if isinstance(v, GoNil):
+        return "ptr"
+    return "struct"
+
+
+def is_stringer(v: Any) -> bool:
+    return hasattr(type(v), "String") and not isinstance(v, GoNil)
+
+
+# ----------------------------------------------------------------------------- strings and bytes
+
+
+def to_bytes(s: str) -> bytes:
+    return s.encode("utf-8", "surrogateescape")
+
+
+def from_bytes(b: bytes) -> str:
+    return b.decode("utf-8", "surrogateescape")
+
+
+def _is_print(ch: str) -> bool:
+    """unicode.IsPrint (letters, marks, numbers, punctuation, symbols and ASCII space)."""
+    if ch == " ":
+        return True
+    cat = unicodedata.category(ch)
+    return cat[0] in "LMNPS"
+
+
+def quote(s: str, ascii_only: bool = False) -> str:
+    """strconv.Quote / QuoteToASCII."""
+    out = ['"']
+    for ch in s:
+        o = ord(ch)
+        if 0xDC80 <= o <= 0xDCFF:  # an invalid UTF-8 byte
+            out.append(f"\\x{o - 0xDC00:02x}")
+        elif ch == '"' or ch == "\\":
+            out.append("\\" + ch)
+        elif o < 0x80 and _is_print(ch):
+            out.append(ch)
+        elif not ascii_only and o >= 0x80 and _is_print(ch):
+            out.append(ch)
+        else:
+            out.append(_escape_rune(ch))
+    out.append('"')
+    return "".join(out)
+
+
+def _escape_rune(ch: str) -> str:
+    o = ord(ch)
+    simple = {7: "\\a", 8: "\\b", 12: "\\f", 10: "\\n", 13: "\\r", 9: "\\t", 11: "\\v"}
+    if o in simple:
+        return simple[o]
+    if o < 0x20 or o == 0x7F:
+        return f"\\x{o:02x}"
+    if o < 0x10000:
+        return f"\\u{o:04x}"
+    return f"\\U{o:08x}"
+
+
+def quote_rune(o: int, ascii_only: bool = False) -> str:
+    if o > 0x10FFFF or 0xD800 <= o < 0xE000:
+        o = 0xFFFD
+    ch = chr(o)
+    if ch == "'" or ch == "\\":
+        return "'\\" + ch + "'"
+    if (o < 0x80 or not ascii_only) and _is_print(ch):
+        return "'" + ch + "'"
+    return "'" + _escape_rune(ch) + "'"
+
+
+def _can_backquote(s: str) -> bool:
+    for ch in s:
+        o = ord(ch)
+        if ch == "`" or ch == "\ufeff" or 0xDC80 <= o <= 0xDCFF:
+            return False
+        if o < 0x20 and ch != "\t" or o == 0x7F:
+            return False
+    return True
+
+
+# ----------------------------------------------------------------------------- floats
+
+
+def shortest_digits(f: float) -> tuple[str, int]:
+    """Shortest round-trip decimal digits of abs(f) and the decimal point position."""
+    if f == 0:
+        return "0", 1
+    sign, digits, exp = Decimal(repr(abs(f))).as_tuple()
+    text = "".join(map(str, digits)).rstrip("0") or "0"
+    dp = len(digits) + int(exp)
+    return text, dp
+
+
+def format_float(f: float, verb: str, prec: int) -> str:
+    """strconv.FormatFloat(f, verb, prec, 64) for verbs e E f g G x X b (prec -1: shortest)."""
+    if math.isnan(f):
+        return "NaN"
+    if math.isinf(f):
+        return "+Inf" if f > 0 else "-Inf"
+    neg = math.copysign(1.0, f) < 0
+    sign = "-" if neg else ""
+    lower = verb.lower()
+    if lower == "x":
+        return _format_hex_float(f, verb, prec)
+    if lower == "b":
+        m, e = math.frexp(abs(f))
+        mant = int(m * (1 << 53))
+        return f"{sign}{mant}p{e - 53:+d}"
+    if prec >= 0:
+        if lower == "g":
+            p = prec or 1
+            text = f"{abs(f):.{p}{verb}}"
+            if "e" in text.lower():
+                mant, _, exp = text.partition("e" if verb == "g" else "E")
+                text = mant + ("e" if verb == "g" else "E") + _exp2(exp)
+            return sign + text
+        return sign + f"{abs(f):.{prec}{verb}}"
+    digits, dp = shortest_digits(f)
+    nd = len(digits)
+    if lower == "g":
+        exp = dp - 1
+        if exp < -4 or exp >= 6:
+            return sign + _fmt_e(digits, dp, nd - 1, "e" if verb == "g" else "E")
+        return sign + _fmt_f(digits, dp, max(nd - dp, 0))
+    if lower == "e":
+        return sign + _fmt_e(digits, dp, nd - 1, verb)
+    return sign + _fmt_f(digits, dp, max(nd - dp, 0))
+
+
+def _exp2(exp: str) -> str:
+    s, digits = exp[0], exp[1:].lstrip("0")
+    return s + digits.rjust(2, "0")
+
+
+def _fmt_e(digits: str, dp: int, prec: int, e: str) -> str:
+    text = digits[0]
+    if prec > 0:
+        text += "." + digits[1 : prec + 1].ljust(prec, "0")
+    exp = dp - 1 if digits != "0" else 0
+    return f"{text}{e}{'-' if exp < 0 else '+'}{abs(exp):02d}"
+
+
+def _fmt_f(digits: str, dp: int, prec: int) -> str:
+    if dp > 0:
+        integer = digits[:dp].ljust(dp, "0")
+    else:
+        integer = "0"
+    frac = ""
+    for i in range(prec):
+        j = dp + i
+        frac += digits[j] if 0 <= j < len(digits) else "0"
+    return integer + ("." + frac if prec > 0 else "")
+
+
+def _format_hex_float(f: float, verb: str, prec: int) -> str:
+    text = float.hex(abs(f))  # 0x1.8000000000000p+1
+    mant, _, exp = text[2:].partition("p")
+    head, _, frac = mant.partition(".")
+    frac = frac.rstrip("0")
+    if f == 0:
+        head, frac, exp = "0", "", "+0"
+    if prec >= 0:
+        frac = frac[:prec].ljust(prec, "0")  # (rounding of hex digits is rare; truncated)
+    e = int(exp)
+    out = f"0x{head}" + (f".{frac}" if frac else "") + f"p{'-' if e < 0 else '+'}{abs(e):02d}"
+    if verb == "X":
+        out = out.upper()
+    return ("-" if math.copysign(1.0, f) < 0 else "") + out
+
+
+def format_float_json(f: float) -> Optional[str]:
+    """encoding/json's float64 encoding (None for NaN and infinities: an error)."""
+    if math.isnan(f) or math.isinf(f):
+        return None
+    a = abs(f)
+    if a != 0 and (a < 1e-6 or a >= 1e21):
+        text = format_float(f, "e", -1)
+        if len(text) >= 4 and text[-4] == "e" and text[-3] == "-" and text[-2] == "0":
+            text = text[:-2] + text[-1]  # e-07 -> e-7
+        return text
+    return format_float(f, "f", -1)
+
+
+# ----------------------------------------------------------------------------- fmt
+
+
+class _Flags:
+    __slots__ = ("plus", "minus", "sharp", "space", "zero", "wid", "prec", "plus_v", "sharp_v")
+
+    def __init__(self) -> None:
+        self.plus = self.minus = self.sharp = self.space = self.zero = False
+        self.plus_v = self.sharp_v = False
+        self.wid: Optional[int] = None
+        self.prec: Optional[int] = None
+
+
+_PLAIN = _Flags()
+
+
+def _pad(s: str, f: _Flags) -> str:
+    if f.wid is None:
+        return s
+    n = f.wid - len(s)
+    if n <= 0:
+        return s
+    if f.minus:
+        return s + " " * n
+    return ("0" if f.zero else " ") * n + s
+
+
+def _fmt_integer(v: int, verb: str, f: _Flags, unsigned: bool = False) -> str:
+    if verb == "c":
+        return _pad(chr(v) if 0 <= v <= 0x10FFFF and not 0xD800 <= v < 0xE000 else "\ufffd", f)
+    if verb == "q":
+        return _pad(quote_rune(v, f.plus), f)
+    if verb == "U":
+        text = f"U+{v:04X}" if v >= 0 else f"U+{v & 0xFFFFFFFFFFFFFFFF:04X}"
+        if f.sharp and 0 <= v <= 0x10FFFF and _is_print(chr(v)):
+            text += " '" + chr(v) + "'"
+        return _pad(text, f)
+    base = {"d": 10, "v": 10, "b": 2, "o": 8, "O": 8, "x": 16, "X": 16}[verb]
+    neg = v < 0
+    digits = _to_base(abs(v), base, verb == "X")
+    if f.prec is not None:
+        if f.prec == 0 and v == 0:
+            digits = ""
+        digits = digits.rjust(f.prec, "0")
+    prefix = ""
+    if f.sharp:
+        if base == 8 and not digits.startswith("0"):
+            prefix = "0"
+        elif base == 16:
+            prefix = "0X" if verb == "X" else "0x"
+        elif base == 2:
+            prefix = "0b"
+    if verb == "O":
+        prefix = "0o"
+    sign = "-" if neg else ("+" if f.plus else (" " if f.space else ""))
+    body = prefix + digits
+    if f.zero and f.wid is not None and not f.minus and f.prec is None:
+        body = body.rjust(f.wid - len(sign), "0")
+    return _pad(sign + body, _no_zero(f))
+
+
+def _no_zero(f: _Flags) -> _Flags:
+    if not f.zero:
+        return f
+    g = _Flags()
+    g.minus, g.wid = f.minus, f.wid
+    return g
+
+
+def _to_base(n: int, base: int, upper: bool) -> str:
+    if base == 10:
+        return str(n)
+    text = {2: format(n, "b"), 8: format(n, "o"), 16: format(n, "x")}[base]
+    return text.upper() if upper else text
+
+
+def _fmt_float(v: float, verb: str, f: _Flags) -> str:
+    prec = f.prec if f.prec is not None else (6 if verb in "fFeE" else -1)
+    real_verb = {"v": "g", "F": "f"}.get(verb, verb)
+    num = format_float(v, real_verb, prec)
+    if not num.startswith(("-", "+")):
+        num = "+" + num
+    if f.space and num[0] == "+" and not f.plus:
+        num = " " + num[1:]
+    if num[1] in "IN":
+        if num[1] == "N" and not f.space and not f.plus:
+            num = num[1:]
+        return _pad(num, _no_zero(f))
+    if f.sharp and verb != "b":
+        num = _sharp_float(num, verb, prec)
+    if f.plus or num[0] != "+":
+        if f.zero and not f.minus and f.wid is not None and f.wid > len(num):
+            return num[0] + "0" * (f.wid - len(num)) + num[1:]
+        return _pad(num, f)
+    return _pad(num[1:], f)
+
+
+def _sharp_float(num: str, verb: str, prec: int) -> str:
+    digits = 0
+    if verb in "vgGxX":
+        digits = 6 if prec == -1 else prec
+    tail = ""
+    for i in range(1, len(num)):
+        if num[i] in "pP" or (num[i] in "eE" and verb not in "xX"):
+            tail, num = num[i:], num[:i]
+            break
+    has_point = "." in num
+    saw_nonzero = False
+    for ch in num[1:]:
+        if ch == ".":
+            continue
+        if ch != "0":
+            saw_nonzero = True
+        if saw_nonzero:
+            digits -= 1
+    if not has_point:
+        if len(num) == 2 and num[1] == "0":
+            digits -= 1
+        num += "."
+    return num + "0" * max(digits, 0) + tail
+
+
+def _fmt_complex(v: complex, verb: str, f: _Flags) -> str:
+    if verb not in "vbgGxXfFeE":
+        return None  # type: ignore[return-value]
+    g = _Flags()
+    for attr in _Flags.__slots__:
+        setattr(g, attr, getattr(f, attr))
+    g.wid = f.wid
+    real = _fmt_float(v.real, verb, g)
+    g.plus = True
+    imag = _fmt_float(v.imag, verb, g)
+    return "(" + real + imag + "i)"
+
+
+def _fmt_string(s: str, verb: str, f: _Flags) -> Optional[str]:
+    if f.prec is not None and verb in "vsq":
+        s = s[: f.prec]
+    if verb in "vs":
+        if f.sharp_v:
+            return _pad(quote(s), f)
+        return _pad(s, f)
+    if verb == "q":
+        if f.sharp and _can_backquote(s):
+            return _pad("`" + s + "`", f)
+        return _pad(quote(s, f.plus), f)
+    if verb in "xX":
+        return _pad(_hex_bytes(to_bytes(s), verb, f), f)
+    return None
+
+
+def _hex_bytes(b: bytes, verb: str, f: _Flags) -> str:
+    if f.prec is not None:
+        b = b[: f.prec]
+    digits = "0123456789ABCDEF" if verb == "X" else "0123456789abcdef"
+    parts = []
+    for i, c in enumerate(b):
+        piece = digits[c >> 4] + digits[c & 15]
+        if f.sharp and (f.space or i == 0):
+            piece = ("0X" if verb == "X" else "0x") + piece
+        parts.append(piece)
+    return (" " if f.space else "").join(parts)
+
+
+def _bad_verb(verb: str, v: Any) -> str:
+    if v is None:
+        return f"%!{verb}(<nil>)"
+    return f"%!{verb}({go_type(v)}={_format(v, 'v', _PLAIN, 0)})"
+
+
+def _sorted_keys(d: dict) -> list:
+    """internal/fmtsort order (keys of one kind: numbers, strings, bools)."""
+    try:
+        return sorted(d, key=_sort_key)
+    except TypeError:
+        return list(d)
+
+
+def _sort_key(k: Any) -> Any:
+    if isinstance(k, str):
+        return to_bytes(k)
+    return k
+
+
+def _format(v: Any, verb: str, f: _Flags, depth: int) -> str:
+    """fmt's printArg / printValue for one operand."""
+    if v is None:
+        if depth > 0:  # a nil interface inside a slice, map or struct (printValue)
+            return "interface {}(nil)" if f.sharp_v else "<nil>"
+        if verb in "vT":
+            return _pad("<nil>", f)
+        return _bad_verb(verb, None)
+    if verb == "T":
+        return _pad(go_type(v), f)
+    if isinstance(v, bool):
+        if verb in "tv":
+            return _pad("true" if v else "false", f)
+        return _bad_verb(verb, v)
+    if isinstance(v, int):
+        if verb in "vdboOxXcqU":
+            return _fmt_integer(int(v), verb, f)
+        return _bad_verb(verb, v)
+    if isinstance(v, float):
+        if verb in "vbgGxXfFeE":
+            return _fmt_float(v, verb, f)
+        return _bad_verb(verb, v)
+    if isinstance(v, complex):
+        out = _fmt_complex(v, verb, f)
+        return out if out is not None else _bad_verb(verb, v)
+    if is_stringer(v) and verb in "vsxXq" and not f.sharp_v:
+        return _fmt_string(v.String(), verb, f) or ""
+    if isinstance(v, str):
+        out = _fmt_string(v, verb, f)
+        return out if out is not None else _bad_verb(verb, v)
+    if isinstance(v, GoNil):
+        if verb in "vp":
+            return _pad("<nil>", f)
+        return _bad_verb(verb, v)
+    if isinstance(v, (bytes, bytearray)):
+        if verb in "sqxX":
+            return _fmt_string(from_bytes(bytes(v)), verb, f) or ""
+        return "[" + " ".join(_format(b, verb, f, depth + 1) for b in v) + "]"
+    if isinstance(v, GoStruct):
+        if v.go_pointer and depth > 0:
+            return _pad("0xc000010000", f)
+        prefix = "&" if v.go_pointer and depth == 0 else ""
+        parts = []
+        for field in v.go_fields:
+            name = field[0]
+            text = _format(getattr(v, name), verb, f, depth + 1)
+            parts.append(f"{name}:{text}" if (f.plus_v or f.sharp_v) else text)
+        if f.sharp_v:
+            return prefix + v.go_type + "{" + ", ".join(parts) + "}"
+        return prefix + "{" + " ".join(parts) + "}"
+    if isinstance(v, dict):
+        keys = _sorted_keys(v)
+        if f.sharp_v:
+            if getattr(v, "nil", False):
+                return go_type(v) + "(nil)"
+            items = ", ".join(_format(k, verb, f, depth + 1) + ":" + _format(v[k], verb, f, depth + 1) for k in keys)
+            return go_type(v) + "{" + items + "}"
+        items = " ".join(_format(k, verb, f, depth + 1) + ":" + _format(v[k], verb, f, depth + 1) for k in keys)
+        return "map[" + items + "]"
+    if isinstance(v, (list, tuple)):
+        if f.sharp_v:
+            if getattr(v, "nil", False):
+                return go_type(v) + "(nil)"
+            return go_type(v) + "{" + ", ".join(_format(e, verb, f, depth + 1) for e in v) + "}"
+        return "[" + " ".join(_format(e, verb, f, depth + 1) for e in v) + "]"
+    return _pad(str(v), f)
+
+
+def format_value(v: Any, verb: str = "v") -> str:
+    """``fmt.Sprintf("%" + verb, v)`` with no flags."""
+    f = _PLAIN
+    if verb == "+v":
+        f = _Flags()
+        f.plus_v = True
+        verb = "v"
+    elif verb == "#v":
+        f = _Flags()
+        f.sharp_v = True
+        verb = "v"
+    return _format(v, verb, f, 0)
+
+
+def sprint(*args: Any) -> str:
+    """fmt.Sprint: spaces between operands when neither is a string."""
+    out = []
+    prev_string = False
+    for i, arg in enumerate(args):
+        is_string = arg is not None and kind(arg) == "string"
+        if i > 0 and not is_string and not prev_string:
+            out.append(" ")
+        out.append(_format(arg, "v", _PLAIN, 0))
+        prev_string = is_string
+    return "".join(out)
+
+
+def sprintln(*args: Any) -> str:
+    return " ".join(_format(a, "v", _PLAIN, 0) for a in args) + "\n"
+
+
+def sprintf(fmt: str, *args: Any) -> str:
+    """fmt.Sprintf (a port of fmt/print.go doPrintf)."""
+    out: list[str] = []
+    state = _PrintfState(len(args))
+    end = len(fmt)
+    i = 0
+    while i < end:
+        state.good = True
+        j = fmt.find("%", i)
+        if j < 0:
+            out.append(fmt[i:])
+            break
+        out.append(fmt[i:j])
+        i = j + 1
+        f = _Flags()
+        while i < end and fmt[i] in "#0+- ":
+            c = fmt[i]
+            if c == "#":
+                f.sharp = True
+            elif c == "0":
+                f.zero = True
+            elif c == "+":
+                f.plus = True
+            elif c == "-":
+                f.minus = True
+            else:
+                f.space = True
+            i += 1
+        i, after_index = state.arg_number(fmt, i)
+        if i < end and fmt[i] == "*":
+            i += 1
+            wid, ok = state.int_from_arg(args)
+            if not ok:
+                out.append("%!(BADWIDTH)")
+                wid = None
+            elif wid < 0:
+                wid, f.minus = -wid, True
+            f.wid = wid
+            after_index = False
+        else:
+            f.wid, i = _parsenum(fmt, i, end)
+            if after_index and f.wid is not None:
+                state.good = False
+        if i + 1 < end and fmt[i] == ".":
+            i += 1
+            if after_index:
+                state.good = False
+            i, after_index = state.arg_number(fmt, i)
+            if i < end and fmt[i] == "*":
+                i += 1
+                prec, ok = state.int_from_arg(args)
+                if ok and prec < 0:
+                    prec, ok = None, False
+                if not ok:
+                    out.append("%!(BADPREC)")
+                    prec = None
+                f.prec = prec
+                after_index = False
+            else:
+                f.prec, i = _parsenum(fmt, i, end)
+                if f.prec is None:
+                    f.prec = 0
+        if not after_index:
+            i, after_index = state.arg_number(fmt, i)
+        if i >= end:
+            out.append("%!(NOVERB)")
+            break
+        verb = fmt[i]
+        i += 1
+        if f.minus:
+            f.zero = False
+        if verb == "%":
+            out.append("%")
+        elif not state.good:
+            out.append(f"%!{verb}(BADINDEX)")
+        elif state.argnum >= len(args):
+            out.append(f"%!{verb}(MISSING)")
+        else:
+            if verb in "vw":
+                verb = "v"
+                f.sharp_v, f.sharp = f.sharp, False
+                f.plus_v, f.plus = f.plus, False
+            out.append(_format(args[state.argnum], verb, f, 0))
+            state.argnum += 1
+    if not state.reordered and state.argnum < len(args):
+        extra = ", ".join(
+            "<nil>" if a is None else f"{go_type(a)}={_format(a, 'v', _PLAIN, 0)}" for a in args[state.argnum :]
+        )
+        out.append(f"%!(EXTRA {extra})")
+    return "".join(out)
+
+
+class _PrintfState:
+    __slots__ = ("argnum", "numargs", "reordered", "good")
+
+    def __init__(self, numargs: int) -> None:
+        self.argnum = 0
+        self.numargs = numargs
+        self.reordered = False
+        self.good = True
+
+    def arg_number(self, fmt: str, i: int) -> tuple[int, bool]:
+        """An explicit argument index "[n]" at ``fmt[i]`` (print.go argNumber)."""
+        if i >= len(fmt) or fmt[i] != "[":
+            return i, False
+        self.reordered = True
+        index, width, ok = _parse_arg_number(fmt[i:])
+        if ok and 0 <= index < self.numargs:
+            self.argnum = index
+            return i + width, True
+        self.good = False
+        return i + width, ok
+
+    def int_from_arg(self, args: tuple) -> tuple[Any, bool]:
+        if self.argnum >= len(args):
+            return 0, False
+        v = args[self.argnum]
+        self.argnum += 1
+        if isinstance(v, int) and not isinstance(v, bool) and abs(v) <= 1_000_000:
+            return int(v), True
+        return 0, False
+
+
+def _parse_arg_number(fmt: str) -> tuple[int, int, bool]:
+    if len(fmt) < 3:
+        return 0, 1, False
+    for i in range(1, len(fmt)):
+        if fmt[i] == "]":
+            num, newi = _parsenum(fmt, 1, i)
+            if num is None or newi != i:
+                return 0, i + 1, False
+            return num - 1, i + 1, True
+    return 0, 1, False
+
+
+def _parsenum(s: str, start: int, end: int) -> tuple[Optional[int], int]:
+    i = start
+    num = 0
+    while i < end and "0" <= s[i] <= "9":
+        num = num * 10 + ord(s[i]) - 48
+        if num > 1_000_000:
+            return None, end
+        i += 1
+    return (num, i) if i > start else (None, i)
+
+
+# ----------------------------------------------------------------------------- encoding/json
+
+
+class JSONError(Exception):
+    pass
+
+
+def _json_string(s: str) -> str:
+    """encoding/json string encoding, HTML-escaped (<, >, & as \\u003c ...)."""
+    out = ['"']
+    for ch in s:
+        o = ord(ch)
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif o < 0x20:
+            out.append({8: "\\b", 9: "\\t", 10: "\\n", 12: "\\f", 13: "\\r"}.get(o, f"\\u{o:04x}"))
+        elif ch in "<>&":
+            out.append(f"\\u{o:04x}")
+        elif o in (0x2028, 0x2029):
+            out.append(f"\\u{o:04x}")
+        elif 0xD800 <= o < 0xE000:
+            out.append("\\ufffd")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def marshal(v: Any) -> str:
+    """encoding/json.Marshal. Raises JSONError for values Go cannot encode."""
+    if v is None:
+        return "null"
+    if hasattr(type(v), "MarshalJSON"):
+        return compact(v.MarshalJSON())
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(int(v))
+    if isinstance(v, float):
+        text = format_float_json(v)
+        if text is None:
+            raise JSONError(f"json: unsupported value: {format_float(v, 'g', -1)}")
+        return text
+    if isinstance(v, complex):
+        raise JSONError("json: unsupported type: complex128")
+    if isinstance(v, str):
+        return _json_string(v)
+    if isinstance(v, GoNil):
+        return "null"
+    if isinstance(v, (bytes, bytearray)):
+        import base64
+
+        return '"' + base64.b64encode(bytes(v)).decode("ascii") + '"'
+    if isinstance(v, GoStruct):
+        parts = []
+        for name, _typ, json_name, omitempty in v.go_fields:
+            value = getattr(v, name)
+            if omitempty and not _json_nonempty(value):
+                continue
+            parts.append(_json_string(json_name or name) + ":" + marshal(value))
+        return "{" + ",".join(parts) + "}"
+    if isinstance(v, dict):
+        if getattr(v, "nil", False):
+            return "null"
+        keys = _sorted_keys(v)
+        return "{" + ",".join(_json_string(str(k)) + ":" + marshal(v[k]) for k in keys) + "}"
+    if isinstance(v, (list, tuple)):
+        if getattr(v, "nil", False):
+            return "null"
+        return "[" + ",".join(marshal(e) for e in v) + "]"
+    raise JSONError(f"json: unsupported type: {go_type(v)}")
+
+
+def _json_nonempty(v: Any) -> bool:
+    """isEmptyValue's negation (omitempty): false, 0, "", nil, empty slice/map are empty."""
+    if isinstance(v, GoStruct):
+        return True
+    return bool(v)
+
+
+def compact(text: str) -> str:
+    """json.Compact with HTML escaping (what Marshal does to MarshalJSON output)."""
+    out = []
+    in_string = False
+    escape = False
+    for ch in text:
+        if in_string:
+            if escape:
+                escape = False
+            elif ch == "\\":
+                escape = True
+            elif ch == '"':
+                in_string = False
+            if ch in "<>&" or ch in "\u2028\u2029":
+                out.append(f"\\u{ord(ch):04x}")
+                continue
+            out.append(ch)
+        elif ch == '"':
+            in_string = True
+            out.append(ch)
+        elif ch not in " \t\r\n":
+            out.append(ch)
+    return "".join(out)

@@ -1,0 +1,432 @@
+"""Ollama's ``Template.Execute``: the ``ollama`` profile's conversation entry point.
+
+Standard library only. Turns /api/chat-shaped input (messages, tools, think) into what
+Ollama's templates see and runs the compiled template the way Ollama does
+(template/template.go at fb307609, reproduced by tests/goref/main.go):
+
+- consecutive messages of the same role (except ``tool``) are merged with "\\n\\n"; a
+  message's role is lower-cased; ``.System`` is every system content joined by "\\n\\n";
+- a template that mentions ``messages`` (any case, as a field or variable) runs once with
+  ``System, Messages, Tools, Response: "", Think, ThinkLevel, IsThinkSet``;
+- any other template runs in the legacy mode: once per complete (system, user,
+  assistant) turn with ``System, Prompt, Response``, then the last turn on a copy of the
+  tree cut after the first ``.Response`` (compiled as the template's cut branch, run
+  through ``CutRun``: no funcs, no defined templates).
+
+The view types below are Ollama's template-facing types; their fields, methods,
+``String`` output (JSON with Ollama's key order) and Go type names (``main.*``, as the
+reference program names them) are what templates print and what errors mention.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any, Iterable, Optional
+
+from . import gotmpl
+from .gotmpl_fmt import GoBytes, GoMap, GoNil, GoSlice, GoStruct, format_value, marshal
+
+# ----------------------------------------------------------------------------- view types
+
+
+def _struct(name: str, fields: tuple, pointer: bool = False, methods: frozenset = frozenset()) -> Any:
+    """Declare a GoStruct subclass: ``fields`` are (Go name, Go type, json name, omitempty)."""
+    attrs = {
+        "__slots__": tuple(f[0] for f in fields),
+        "go_type": "main." + name,
+        "go_pointer": pointer,
+        "go_fields": fields,
+        "go_methods": methods,
+    }
+
+    def __init__(self: Any, **values: Any) -> None:
+        for fname, _t, _j, _o in fields:
+            setattr(self, fname, values[fname])
+
+    def __repr__(self: Any) -> str:
+        return f"{name}({', '.join(f'{f[0]}={getattr(self, f[0])!r}' for f in fields)})"
+
+    attrs["__init__"] = __init__
+    attrs["__repr__"] = __repr__
+    return type(name, (GoStruct,), attrs)
+
+
+class PropertyType(GoSlice):
+    """api.PropertyType: a JSON Schema type, a string or a list of strings."""
+
+    go_type = "main.PropertyType"
+    go_methods = frozenset({"String"})
+
+    def String(self) -> str:
+        if not self:
+            return ""
+        if len(self) == 1:
+            return self[0]
+        return format_value(list(self))
+
+    def MarshalJSON(self) -> str:
+        if len(self) == 1:
+            return marshal(self[0])
+        return "null" if self.nil else marshal(list(self))
+
+
+class ToolPropertiesMap(GoStruct):
+    """api.ToolPropertiesMap: nested properties, marshalled in input order."""
+
+    __slots__ = ("om",)
+    go_type = "main.ToolPropertiesMap"
+    go_pointer = True
+    go_fields = ()
+    go_methods = frozenset({"ToMap"})
+
+    def __init__(self, om: dict) -> None:
+        self.om = om
+
+    def MarshalJSON(self) -> str:
+        return "{" + ",".join(marshal(k) + ":" + marshal(v) for k, v in self.om.items()) + "}"
+
+    def ToMap(self) -> "GoMap":
+        m = _PlainPropertyMap(self.om)
+        return m
+
+
+class _PlainPropertyMap(GoMap):
+    go_type = "map[string]main.ToolProperty"
+    go_elem_type = "main.ToolProperty"
+
+    @staticmethod
+    def go_zero() -> Any:
+        return _zero_property()
+
+
+def _to_typescript(prop: Any) -> str:
+    """api.ToolProperty.ToTypeScriptType."""
+    if prop.AnyOf:
+        return " | ".join(_to_typescript(p) for p in prop.AnyOf)
+    if not prop.Type:
+        return "any"
+    return " | ".join(_TS_TYPES.get(t, "any") for t in prop.Type)
+
+
+_TS_TYPES = {"string": "string", "number": "number", "integer": "number", "boolean": "boolean",
+             "array": "any[]", "object": "Record<string, any>", "null": "null"}
+
+ToolProperty = _struct(
+    "ToolProperty",
+    (("AnyOf", "[]main.ToolProperty", "anyOf", True), ("Type", "main.PropertyType", "type", True),
+     ("Items", "interface {}", "items", True), ("Description", "string", "description", True),
+     ("Enum", "[]interface {}", "enum", True), ("Properties", "*main.ToolPropertiesMap", "properties", True)),
+    methods=frozenset({"ToTypeScriptType"}),
+)
+ToolProperty.ToTypeScriptType = lambda self: _to_typescript(self)  # type: ignore[attr-defined]
+
+
+def _zero_property() -> Any:
+    return ToolProperty(AnyOf=_slice([], "[]main.ToolProperty", nil=True), Type=_prop_type(None), Items=None,
+                        Description="", Enum=_slice([], "[]interface {}", nil=True),
+                        Properties=GoNil("*main.ToolPropertiesMap"))
+
+
+class TemplateProperties(GoMap):
+    """template.templateProperties: map[string]ToolProperty printing as sorted JSON."""
+
+    go_type = "main.templateProperties"
+    go_elem_type = "main.ToolProperty"
+    go_methods = frozenset({"String"})
+
+    @staticmethod
+    def go_zero() -> Any:
+        return _zero_property()
+
+    def String(self) -> str:
+        return "{}" if self.nil else marshal(self)
+
+
+class TemplateArgs(GoMap):
+    """template.templateArgs: tool-call arguments, printing as sorted JSON."""
+
+    go_type = "main.templateArgs"
+    go_methods = frozenset({"String"})
+
+    def String(self) -> str:
+        return "{}" if self.nil else marshal(self)
+
+
+class TemplateTools(GoSlice):
+    """template.templateTools: printing as JSON."""
+
+    go_type = "main.templateTools"
+    go_methods = frozenset({"String"})
+
+    def String(self) -> str:
+        return marshal(self)
+
+
+TemplateToolFunctionParameters = _struct(
+    "templateToolFunctionParameters",
+    (("Type", "string", "type", False), ("Defs", "interface {}", "$defs", True),
+     ("Items", "interface {}", "items", True), ("Required", "[]string", "required", True),
+     ("Properties", "main.templateProperties", "properties", False)),
+)
+TemplateToolFunction = _struct(
+    "templateToolFunction",
+    (("Name", "string", "name", False), ("Description", "string", "description", False),
+     ("Parameters", "main.templateToolFunctionParameters", "parameters", False)),
+)
+TemplateTool = _struct(
+    "templateTool",
+    (("Type", "string", "type", False), ("Items", "interface {}", "items", True),
+     ("Function", "main.templateToolFunction", "function", False)),
+)
+TemplateToolCallFunction = _struct(
+    "templateToolCallFunction",
+    (("Index", "int", None, False), ("Name", "string", None, False), ("Arguments", "main.templateArgs", None, False)),
+)
+TemplateToolCall = _struct(
+    "templateToolCall",
+    (("ID", "string", None, False), ("Function", "main.templateToolCallFunction", None, False)),
+)
+TemplateMessage = _struct(
+    "templateMessage",
+    (("Role", "string", None, False), ("Content", "string", None, False), ("Thinking", "string", None, False),
+     ("Images", "[]main.ImageData", None, False), ("ToolCalls", "[]main.templateToolCall", None, False),
+     ("ToolName", "string", None, False), ("ToolCallID", "string", None, False)),
+    pointer=True,
+)
+
+
+class ImageData(GoBytes):
+    go_type = "main.ImageData"
+
+
+def _slice(items: Iterable, go_type: str, nil: bool = False, cls: type = GoSlice) -> Any:
+    s = cls(items)
+    s.go_type = go_type
+    s.nil = nil
+    return s
+
+
+def _prop_type(value: Any) -> Any:
+    if value is None:
+        return _slice([], "main.PropertyType", nil=True, cls=PropertyType)
+    if isinstance(value, str):
+        return _slice([value], "main.PropertyType", cls=PropertyType)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return _slice(value, "main.PropertyType", cls=PropertyType)
+    raise RequestError("json: cannot unmarshal into Go struct field ToolProperty.type of type string")
+
+
+# ----------------------------------------------------------------------------- request decoding
+
+
+class RequestError(ValueError):
+    """Input Ollama would reject (its JSON binding or ThinkValue validation)."""
+
+
+def _str(value: Any, what: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise RequestError(f"json: cannot unmarshal {type(value).__name__} into Go struct field {what} of type string")
+    return value
+
+
+def _property(raw: Any) -> Any:
+    if raw is None:
+        return _zero_property()
+    if not isinstance(raw, dict):
+        raise RequestError("json: cannot unmarshal into Go value of type api.ToolProperty")
+    any_of = raw.get("anyOf")
+    enum = raw.get("enum")
+    props = raw.get("properties")
+    return ToolProperty(
+        AnyOf=_slice([_property(p) for p in any_of or ()], "[]main.ToolProperty", nil=not any_of),
+        Type=_prop_type(raw.get("type")),
+        Items=gotmpl.plain_data(raw.get("items")),
+        Description=_str(raw.get("description"), "ToolProperty.description"),
+        Enum=_slice(gotmpl.plain_data(enum or []), "[]interface {}", nil=enum is None),
+        Properties=(GoNil("*main.ToolPropertiesMap") if props is None
+                    else ToolPropertiesMap({str(k): _property(v) for k, v in props.items()})),
+    )
+
+
+def _tool(raw: Any) -> Any:
+    if not isinstance(raw, dict):
+        raise RequestError("json: cannot unmarshal into Go value of type api.Tool")
+    fn = raw.get("function") or {}
+    params = fn.get("parameters") or {}
+    props = params.get("properties")
+    required = params.get("required")
+    properties = TemplateProperties({str(k): _property(v) for k, v in (props or {}).items()})
+    properties.nil = props is None
+    return TemplateTool(
+        Type=_str(raw.get("type"), "Tool.type"),
+        Items=gotmpl.plain_data(raw.get("items")),
+        Function=TemplateToolFunction(
+            Name=_str(fn.get("name"), "ToolFunction.name"),
+            Description=_str(fn.get("description"), "ToolFunction.description"),
+            Parameters=TemplateToolFunctionParameters(
+                Type=_str(params.get("type"), "ToolFunctionParameters.type"),
+                Defs=gotmpl.plain_data(params.get("$defs")),
+                Items=gotmpl.plain_data(params.get("items")),
+                Required=_slice(required or [], "[]string", nil=required is None),
+                Properties=properties,
+            ),
+        ),
+    )
+
+
+def _tool_call(raw: Any) -> Any:
+    fn = raw.get("function") or {}
+    args = fn.get("arguments")
+    if args is not None and not isinstance(args, dict):
+        raise RequestError("json: cannot unmarshal arguments into an ordered map")
+    arguments = TemplateArgs({str(k): gotmpl.plain_data(v) for k, v in (args or {}).items()})
+    arguments.nil = args is None
+    index = fn.get("index") or 0
+    return TemplateToolCall(
+        ID=_str(raw.get("id"), "ToolCall.id"),
+        Function=TemplateToolCallFunction(Index=int(index), Name=_str(fn.get("name"), "name"), Arguments=arguments),
+    )
+
+
+def _message(raw: Any) -> Any:
+    if not isinstance(raw, dict):
+        raise RequestError("json: cannot unmarshal into Go value of type api.Message")
+    images = raw.get("images")
+    calls = raw.get("tool_calls")
+    return TemplateMessage(
+        Role=_str(raw.get("role"), "Message.role").lower(),
+        Content=_str(raw.get("content"), "Message.content"),
+        Thinking=_str(raw.get("thinking"), "Message.thinking"),
+        Images=_slice([_image(i) for i in images or ()], "[]main.ImageData", nil=not images),
+        ToolCalls=_slice([_tool_call(c) for c in calls or ()], "[]main.templateToolCall", nil=not calls),
+        ToolName=_str(raw.get("tool_name"), "Message.tool_name"),
+        ToolCallID=_str(raw.get("tool_call_id"), "Message.tool_call_id"),
+    )
+
+
+def _image(raw: Any) -> Any:
+    if isinstance(raw, (bytes, bytearray)):
+        return ImageData(raw)
+    try:
+        return ImageData(base64.b64decode(raw, validate=True))
+    except (ValueError, TypeError):
+        raise RequestError("illegal base64 data in image") from None
+
+
+def _think(think: Any) -> tuple[bool, str, bool]:
+    """server/prompt.go: api.ThinkValue -> (Think, ThinkLevel, IsThinkSet)."""
+    if think is None:
+        return False, "", False
+    if isinstance(think, bool):
+        return think, "medium" if think else "", True
+    if isinstance(think, str):
+        if think not in ("high", "medium", "low"):
+            raise RequestError(
+                f'invalid think value: "{think}" (must be "high", "medium", "low", true, or false)')
+        return True, think, True
+    raise RequestError('think must be a boolean or string ("high", "medium", "low", true, or false)')
+
+
+def collate(messages: list) -> tuple[str, list]:
+    """template.collate: merge consecutive same-role messages (not tool); all system text."""
+    system: list[str] = []
+    collated: list = []
+    for msg in messages:
+        if msg.Role == "system":
+            system.append(msg.Content)
+        if collated and collated[-1].Role == msg.Role and msg.Role != "tool":
+            collated[-1].Content += "\n\n" + msg.Content
+        else:
+            collated.append(msg)
+    return "\n\n".join(system), collated
+
+
+# ----------------------------------------------------------------------------- execution
+
+
+class CutRun:
+    """The data of the legacy mode's last turn: the compiled template runs its cut tree."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: dict) -> None:
+        self.data = data
+
+
+def is_cut_run(context: Any) -> bool:
+    return type(context) is CutRun
+
+
+def cut_data(context: Any) -> Any:
+    return context.data
+
+
+def template_values(messages: Any, tools: Any = None, think: Any = None) -> dict:
+    """The data of the messages mode (Template.Execute's map)."""
+    if messages is None:
+        messages = []
+    if not isinstance(messages, list):
+        raise RequestError("json: cannot unmarshal messages into Go struct field of type []api.Message")
+    msgs = [_message(m) for m in messages]
+    system, collated = collate(msgs)
+    think_value, level, is_set = _think(think)
+    if tools is not None and not isinstance(tools, list):
+        raise RequestError("json: cannot unmarshal tools into Go struct field of type api.Tools")
+    view_tools = _slice([_tool(t) for t in tools or ()], "main.templateTools", nil=tools is None,
+                        cls=TemplateTools)
+    return {
+        "System": system,
+        "Messages": _slice(collated, "[]*main.templateMessage"),
+        "Tools": view_tools,
+        "Response": "",
+        "Think": think_value,
+        "ThinkLevel": level,
+        "IsThinkSet": is_set,
+    }
+
+
+def render_conversation(namespace: Any, messages: Any, tools: Any = None, think: Any = None,
+                        now: Any = None, **_ignored: Any) -> str:
+    """Ollama's Template.Execute for /api/chat input; ``namespace`` is the compiled module's
+    (its ``render`` and ``GO_MODE`` / ``GO_CUT_ERROR`` metadata). ``now`` freezes
+    currentDate; other request keys (model, options, ...) are ignored as Ollama ignores them."""
+    render = namespace["render"]
+    saved = gotmpl._NOW
+    if now is not None:
+        gotmpl.set_now(now)
+    try:
+        values = template_values(messages, tools, think)
+        if namespace.get("GO_MODE", "messages") == "messages":
+            return render(values)
+        return _legacy(namespace, render, values)
+    finally:
+        gotmpl._NOW = saved
+
+
+def _legacy(namespace: Any, render: Any, values: dict) -> str:
+    """The per-turn Prompt/Response mode (Template.Execute without messages)."""
+    cut_error = namespace.get("GO_CUT_ERROR")
+    if cut_error:
+        raise gotmpl.ExecError(f"panic: {cut_error}")
+    common = {k: values[k] for k in ("Think", "ThinkLevel", "IsThinkSet")}
+    turns: list[dict] = []
+    system = prompt = response = ""
+    for msg in values["Messages"]:
+        role = msg.Role
+        if role == "system":
+            if prompt or response:
+                turns.append({"System": system, "Prompt": prompt, "Response": response, **common})
+                system = prompt = response = ""
+            system = msg.Content
+        elif role == "user":
+            if response:
+                turns.append({"System": system, "Prompt": prompt, "Response": response, **common})
+                system = prompt = response = ""
+            prompt = msg.Content
+        elif role == "assistant":
+            response = msg.Content
+    out = [render(turn) for turn in turns]
+    out.append(render(CutRun({"System": system, "Prompt": prompt, "Response": response, **common})))
+    return "".join(out)

@@ -1,0 +1,51 @@
+"""Hypothesis profiles for the property tests.
+
+``TMPL2PY_HYPOTHESIS_PROFILE`` selects one (default ``ci``):
+
+* ``ci``   derandomized and bounded: the whole property suite runs in well under four
+  minutes on two cores.
+* ``deep`` randomized, 20,000 examples per property (a long run; hours of CPU).
+
+``BUDGETS`` gives each property its number of examples under each profile, registered as
+the profiles ``<profile>.<property>`` (``ci.render``, ``deep.corpus``, ...). ``TMPL2PY_HYPOTHESIS_SCALE`` (a float, default 1) multiplies them,
+e.g. to make a quick local smoke run.
+
+With ``TMPL2PY_DIVERGENCE_LOG=path`` the differential properties do not stop at the first
+divergence: each one is appended to ``path`` as a JSON line and the run goes on (for long
+exploratory runs; minimise the logged cases by hand or with ``tests/property/minimize.py``).
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+PROFILE = os.environ.get("TMPL2PY_HYPOTHESIS_PROFILE", "ci")
+SCALE = float(os.environ.get("TMPL2PY_HYPOTHESIS_SCALE", "1"))
+
+_COMMON = dict(
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                           HealthCheck.filter_too_much],
+    print_blob=True,
+)
+settings.register_profile("ci", derandomize=True, max_examples=100, database=None, **_COMMON)
+settings.register_profile("deep", derandomize=False, max_examples=20_000, **_COMMON)
+
+#: Examples per property and profile. ``corpus`` is per corpus template (61 of them).
+BUDGETS = {
+    "ci": {"render": 500, "crash": 300, "deterministic": 60, "compiles": 60, "corpus": 25},
+    "deep": {"render": 20_000, "crash": 20_000, "deterministic": 20_000, "compiles": 20_000,
+             "corpus": 400},
+}
+
+# One profile per property, named "<profile>.<property>": a test applies its own with
+# ``@settings(settings.get_profile(f"{PROFILE}.render"))``.
+for _profile, _table in BUDGETS.items():
+    for _prop, _n in _table.items():
+        settings.register_profile(
+            f"{_profile}.{_prop}", settings.get_profile(_profile), max_examples=max(1, int(_n * SCALE))
+        )
+
+settings.load_profile(PROFILE if PROFILE in BUDGETS else "ci")
