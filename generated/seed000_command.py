@@ -127,7 +127,7 @@ def render(context):
             _w('\n            "')
             _w(str(getattr_(l_2_loop, "index0")))
             _w('": ')
-            _w(str(do_tojson(l_2_doc_val)))
+            _w(do_tojson(l_2_doc_val))
             # line 34: if
             if not getattr_(l_2_loop, "last"):
                 _w(",")
@@ -203,7 +203,7 @@ def render(context):
             else:
                 l_1_text_wrapper = getattr_(l_1_tool_msg, "content")
             _w('            "0": ')
-            _w(str(do_tojson(l_1_text_wrapper)))
+            _w(do_tojson(l_1_text_wrapper))
         else:
             # line 74: for
             l_2_loop = loop_context(getattr_(l_1_tool_msg, "content"))
@@ -237,15 +237,15 @@ def render(context):
         # line 85: if
         if do_lower(getattr_(l_1_item, "type")) == "text":
             l_1_text_wrapper = {"content": getattr_(l_1_item, "text")}
-            _w(str(do_tojson(l_1_text_wrapper)))
+            _w(do_tojson(l_1_text_wrapper))
         elif (
             do_lower(getattr_(l_1_item, "type")) == "document"
             and getattr_(l_1_item, "document")
             and ("data" in getattr_(l_1_item, "document"))
         ):
-            _w(str(do_tojson(getattr_(getattr_(l_1_item, "document"), "data"))))
+            _w(do_tojson(getattr_(getattr_(l_1_item, "document"), "data")))
         else:
-            _w(str(do_tojson(l_1_item)))
+            _w(do_tojson(l_1_item))
         return "".join(_out)
 
     l_0_print_tool_content = make_macro(
@@ -395,7 +395,7 @@ def render(context):
                 _w('", "description": "')
                 _w(str(getitem(getitem(l_1_tool, "function"), "description")))
                 _w('", "parameters": ')
-                _w(str(do_tojson(getitem(getitem(l_1_tool, "function"), "parameters"))))
+                _w(do_tojson(getitem(getitem(l_1_tool, "function"), "parameters")))
                 _w(', "responses": null}')
                 # line 184: if
                 if not getattr_(l_1_loop, "last"):
@@ -485,7 +485,7 @@ def render(context):
                     _w('", "tool_name": "')
                     _w(str(getitem(getitem(l_2_tc, "function"), "name")))
                     _w('", "parameters": ')
-                    _w(str(do_tojson(getitem(getitem(l_2_tc, "function"), "arguments"))))
+                    _w(do_tojson(getitem(getitem(l_2_tc, "function"), "arguments")))
                     _w("}")
                     # line 235: if
                     if not getattr_(l_2_loop, "last"):

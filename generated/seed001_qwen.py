@@ -23,32 +23,22 @@ def render(context):
     l_0_add_generation_prompt = resolve(context, "add_generation_prompt")
     # line 1: if
     if l_0_tools:
-        _w(str("<|im_start|>system\n"))
+        _w("<|im_start|>system\n")
         # line 3: if
         if getattr_(getitem(l_0_messages, 0), "role") == "system":
-            _w(str(getattr_(getitem(l_0_messages, 0), "content") + "\n\n"))
+            _w(getattr_(getitem(l_0_messages, 0), "content") + "\n\n")
         _w(
-            str(
-                "# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>"
-            )
+            "# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>"
         )
         # line 7: for
         for l_1_tool in l_0_tools:
-            _w(str("\n"))
-            _w(str(do_tojson(l_1_tool)))
+            _w("\n")
+            _w(do_tojson(l_1_tool))
         _w(
-            str(
-                '\n</tools>\n\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call><|im_end|>\n'
-            )
+            '\n</tools>\n\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call><|im_end|>\n'
         )
     elif getattr_(getitem(l_0_messages, 0), "role") == "system":
-        _w(
-            str(
-                "<|im_start|>system\n"
-                + getattr_(getitem(l_0_messages, 0), "content")
-                + "<|im_end|>\n"
-            )
-        )
+        _w("<|im_start|>system\n" + getattr_(getitem(l_0_messages, 0), "content") + "<|im_end|>\n")
     # line 17: for
     l_1_loop = loop_context(l_0_messages)
     for l_1_message in l_1_loop:
@@ -65,55 +55,37 @@ def render(context):
             if getattr_(l_1_message, "role") == "user":
                 # line 20: if
                 if l_0_tools and (not getattr_(l_1_loop, "first")):
-                    _w(
-                        str(
-                            "<|im_start|>user\n" + getattr_(l_1_message, "content") + "<|im_end|>\n"
-                        )
-                    )
+                    _w("<|im_start|>user\n" + getattr_(l_1_message, "content") + "<|im_end|>\n")
                 elif not l_0_tools or (l_0_tools and getattr_(l_1_loop, "first")):
-                    _w(
-                        str(
-                            "<|im_start|>user\n" + getattr_(l_1_message, "content") + "<|im_end|>\n"
-                        )
-                    )
+                    _w("<|im_start|>user\n" + getattr_(l_1_message, "content") + "<|im_end|>\n")
             elif getattr_(l_1_message, "role") == "assistant":
-                _w(
-                    str(
-                        "<|im_start|>assistant\n"
-                        + getattr_(l_1_message, "content")
-                        + "<|im_end|>\n"
-                    )
-                )
+                _w("<|im_start|>assistant\n" + getattr_(l_1_message, "content") + "<|im_end|>\n")
             elif getattr_(l_1_message, "role") == "tool":
                 _w(
-                    str(
-                        "<|im_start|>user\n<tool_response>\n"
-                        + getattr_(l_1_message, "content")
-                        + "\n</tool_response><|im_end|>\n"
-                    )
+                    "<|im_start|>user\n<tool_response>\n"
+                    + getattr_(l_1_message, "content")
+                    + "\n</tool_response><|im_end|>\n"
                 )
         elif getattr_(l_1_message, "role") == "assistant" and test_defined(
             getattr_(l_1_message, "tool_calls")
         ):
-            _w(str("<|im_start|>assistant\n"))
+            _w("<|im_start|>assistant\n")
             # line 32: if
             if getattr_(l_1_message, "content"):
-                _w(str(getattr_(l_1_message, "content") + "\n\n"))
+                _w(getattr_(l_1_message, "content") + "\n\n")
             # line 35: for
             for l_2_tool_call in getattr_(l_1_message, "tool_calls"):
                 # line 36: if
                 if test_defined(getattr_(l_2_tool_call, "function")):
                     _w(
-                        str(
-                            '<tool_call>\n{"name": "'
-                            + getattr_(getattr_(l_2_tool_call, "function"), "name")
-                            + '", "arguments": '
-                            + getattr_(getattr_(l_2_tool_call, "function"), "arguments")
-                            + "}\n</tool_call>"
-                        )
+                        '<tool_call>\n{"name": "'
+                        + getattr_(getattr_(l_2_tool_call, "function"), "name")
+                        + '", "arguments": '
+                        + getattr_(getattr_(l_2_tool_call, "function"), "arguments")
+                        + "}\n</tool_call>"
                     )
-            _w(str("<|im_end|>\n"))
+            _w("<|im_end|>\n")
     # line 43: if
     if l_0_add_generation_prompt:
-        _w(str("<|im_start|>assistant\n"))
+        _w("<|im_start|>assistant\n")
     return "".join(_out)

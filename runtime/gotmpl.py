@@ -357,8 +357,8 @@ def length(item: Any) -> int:
         return len(to_bytes(item))
     if isinstance(item, (list, tuple, dict, bytes)):
         return len(item)
-    if item is None:
-        raise ExecError("error calling len: len of untyped nil")
+    if item is None:  # a nil interface (Go reports a missing value differently, as a reflect panic)
+        raise ExecError("error calling len: len of nil pointer")
     raise ExecError(f"error calling len: len of type {go_type(item)}")
 
 

@@ -561,6 +561,8 @@ def _format(v: Any, verb: str, f: _Flags, depth: int) -> str:
         if v.go_pointer and depth > 0:
             return _pad("0xc000010000", f)
         prefix = "&" if v.go_pointer and depth == 0 else ""
+        if getattr(v, "go_opaque", False):  # only unexported pointer fields: addresses
+            return prefix + "{0xc000010000}"
         parts = []
         for field in v.go_fields:
             name = field[0]

@@ -77,6 +77,7 @@ class ToolPropertiesMap(GoStruct):
     go_type = "main.ToolPropertiesMap"
     go_pointer = True
     go_fields = ()
+    go_opaque = True  # its one field is an unexported pointer: fmt prints an address
     go_methods = frozenset({"ToMap"})
 
     def __init__(self, om: dict) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from tmpl2py_paths import ROOT
 from reference import ours_render, ref_render, same_outcome
 
 CASES = sorted((ROOT / "tests" / "corpus" / "cases").glob("*.txt"))

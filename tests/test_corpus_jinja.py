@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SHARED
+from tmpl2py_paths import SHARED
 from reference import same_outcome
 from reference import ours_conversation
 

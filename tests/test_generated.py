@@ -11,7 +11,7 @@ import pytest
 
 from compiler.api import generate
 from compiler.cli import EXTENSIONS, module_name
-from conftest import ROOT
+from tmpl2py_paths import ROOT
 
 EXAMPLES = sorted(p for p in (ROOT / "examples").iterdir() if p.suffix in EXTENSIONS)
 STDLIB = set(sys.stdlib_module_names)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SHARED
+from tmpl2py_paths import ROOT, SHARED
 from reference import ours_conversation, ours_render, ref_conversation, ref_render, same_outcome
 
 SEEDS = {

@@ -86,9 +86,10 @@ class _TrimMarkers:
     """Post-lexer: ``{{- `` trims the spaces before, `` -}}`` the spaces after (lex.go).
 
     Holds one TEXT token back, to trim its end when the next delimiter has a marker.
-    Comments are dropped here (Go drops them unless ParseComments is set)."""
+    Comments are dropped here (Go drops them unless ParseComments is set). The closing
+    delimiters are always lexed as such, so a stray one reads "unexpected {{end}}"."""
 
-    always_accept = ()
+    always_accept = ("LD_END", "LD_ELSE", "LD_DEFINE")
 
     def process(self, stream: Iterator[Token]) -> Iterator[Token]:
         pending: Optional[Token] = None
@@ -334,6 +335,9 @@ class _Builder(Transformer):
 # ----------------------------------------------------------------------------- checks
 
 
+_KEYWORDS = frozenset({"block", "break", "continue", "define", "else", "end", "if", "range", "template", "with"})
+
+
 class _Checker:
     """The checks Go's parser makes while it reads, in source order (parse.go):
     variables must be declared (``t.vars``), functions must exist, ``break``/``continue``
@@ -388,6 +392,8 @@ class _Checker:
 
     def operand(self, node: Any) -> None:
         if isinstance(node, n.Identifier):
+            if node.name in _KEYWORDS:
+                raise _GoError("syntax", f"unexpected <{node.name}> in operand", node.pos)
             if node.name not in self.funcs:
                 raise _GoError("unknown-function", f"function {go_quote(node.name)} not defined", node.pos)
         elif isinstance(node, n.Variable):
@@ -517,6 +523,9 @@ def _syntax_error(source: str, name: Optional[str], e: UnexpectedInput) -> Compi
             return _error(source, name, "unknown-tag", "unexpected {{else}}", pos)
         if tok.type == "RD" and "RD" not in (e.expected or ()):
             return _error(source, name, "syntax", "missing value for command", pos)
+        if tok.type == "TEXT":  # the root lexer's fallback inside an action
+            ch = tok.value[:1]
+            return _error(source, name, "syntax", f"unexpected {go_quote(ch)} in command", pos)
         if tok.type == "LD_DEFINE":
             return _error(source, name, "syntax", "unexpected <define> in command", pos)
         return _error(source, name, "syntax", f"unexpected {_item_str(tok)}", pos)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .. import ir
+from . import optimize as optimize_passes
 from . import scope
 
 
@@ -12,4 +13,6 @@ def run(module: ir.Module, profile: str, optimize: bool = True) -> ir.Module:
 
         check_unknown_names(module.body)
         module = scope.resolve(module)
+    if optimize:
+        module = optimize_passes.run(module)
     return module

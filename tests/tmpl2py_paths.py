@@ -1,0 +1,21 @@
+"""Paths the tests share (a uniquely named module: pytest puts several test folders on sys.path)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+
+def shared_or_skip(*parts: str) -> Path:
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"../shared is not beside this checkout ({path} missing): shared-corpus cases skipped")
+    return path
