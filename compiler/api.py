@@ -7,12 +7,14 @@ Errors are attached to the source (excerpt, template name) here, once.
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Callable, Optional
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Optional
 
 from . import __version__, ir
 from .emit import MODULE_HEADER, emit
 from .errors import CompileError
 from .passes import pipeline
+from runtime.budget import time_budget
 
 DIALECTS = ("jinja", "go")
 PROFILES = {"jinja": ("hf", "plain"), "go": ("ollama", "plain")}
@@ -34,24 +36,41 @@ class CompiledTemplate:
         self.namespace = namespace
         self._render: Callable[[dict], str] = namespace["render"]
 
-    def render(self, context: Optional[dict] = None) -> str:
-        """The engine's own render of exactly this data (no input shaping)."""
-        return self._render({} if context is None else context)
+    def render(self, context: Optional[dict] = None, *, budget: Optional[float] = None) -> str:
+        """The engine's own render of exactly this data (no input shaping).
 
-    def render_conversation(self, messages: Any, **options: Any) -> str:
+        ``budget`` (seconds) bounds the render's time: past it, ``RenderBudgetExceeded``.
+        """
+        with time_budget(budget), _recursion_guard():
+            return self._render({} if context is None else context)
+
+    def render_conversation(self, messages: Any, *, budget: Optional[float] = None, **options: Any) -> str:
         """The profile's conversation entry point (transformers' or Ollama's)."""
-        if self.profile == "hf":
-            from runtime import hf
+        with time_budget(budget), _recursion_guard():
+            if self.profile == "hf":
+                from runtime import hf
 
-            return hf.render_conversation(self._render, self.source, messages, **options)
-        if self.profile == "ollama":
-            from runtime import ollama
+                return hf.render_conversation(self._render, self.source, messages, **options)
+            if self.profile == "ollama":
+                from runtime import ollama
 
-            return ollama.render_conversation(self.namespace, messages, **options)
+                return ollama.render_conversation(self.namespace, messages, **options)
         raise TypeError(f"profile {self.profile!r} has no conversation entry point; use render()")
 
     def __repr__(self) -> str:
         return f"<CompiledTemplate {self.name!r} {self.dialect}/{self.profile}>"
+
+
+@contextmanager
+def _recursion_guard() -> Iterator[None]:
+    """A template that recurses without end fails as in jinja2 (RecursionError), with a clear message."""
+    try:
+        yield
+    except RecursionError:
+        raise RecursionError(
+            "template recursion is too deep: a macro, recursive loop or template calls itself"
+            " more times than Python's recursion limit allows"
+        ) from None
 
 
 def _safe_ident(name: str) -> str:
@@ -104,8 +123,11 @@ def generate(
         "COMPILER_VERSION": __version__,
     }
     metadata.update(dict(module.meta))
-    text = emit(module, header, metadata)
-    return _format(text), module
+    try:
+        text = _format(emit(module, header, metadata))
+    except RecursionError:
+        raise CompileError("too-deep", "template nesting is too deep to compile", 0, 0, source, name) from None
+    return text, module
 
 
 def _header_safe(name: str) -> str:
@@ -116,7 +138,12 @@ def _header_safe(name: str) -> str:
 def _format(text: str) -> str:
     import black
 
-    return black.format_str(text, mode=black.Mode(line_length=100))
+    try:
+        return black.format_str(text, mode=black.Mode(line_length=100))
+    except RecursionError:
+        raise
+    except Exception as e:  # black refuses what it cannot lay out (extreme nesting)
+        raise CompileError("too-deep", f"the generated module cannot be formatted: {type(e).__name__}", 0, 0) from None
 
 
 def compile_template(

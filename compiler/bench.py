@@ -205,8 +205,9 @@ def _batch_ns(fn: Callable[[], str], inner: int) -> int:
             gc.enable()
 
 
-def time_interleaved(fns: dict[str, Callable[[], str]], rounds: int, batch_ns: int) -> dict[str, float]:
-    """Median µs per call for each callable, sampled round-robin."""
+def time_interleaved(fns: dict[str, Callable[[], str]], rounds: int, batch_ns: int,
+                     stats: Optional[dict] = None) -> dict[str, float]:
+    """Median µs per call for each callable, sampled round-robin (min/max/inner into ``stats``)."""
     names = list(fns)
     inner: dict[str, int] = {}
     for name in names:  # calibrate (also a warm-up)
@@ -219,6 +220,9 @@ def time_interleaved(fns: dict[str, Callable[[], str]], rounds: int, batch_ns: i
         k = r % len(names)
         for name in names[k:] + names[:k]:
             samples[name].append(_batch_ns(fns[name], inner[name]) / inner[name] / 1000.0)
+    if stats is not None:
+        for n, s in samples.items():
+            stats[n] = {"min_us": min(s), "max_us": max(s), "inner": inner[n], "samples": len(s)}
     return {n: statistics.median(s) for n, s in samples.items()}
 
 
@@ -440,7 +444,8 @@ def main(argv: Optional[list[str]] = None) -> int:
             timed[name] = fn
         for name, why in skipped.items():
             notes.append(f"{sc.label}: {name} skipped: {why}")
-        us.update(time_interleaved(timed, rounds, batch_ns))
+        stats: dict[str, dict] = {}
+        us.update(time_interleaved(timed, rounds, batch_ns, stats))
         hand_key = "hand_literal" if "hand_literal" in us else "hand"
         ratios = {
             "tmpl2py/hand": _ratio(us.get("tmpl2py"), us.get(hand_key)),
@@ -449,7 +454,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             "minijinja/tmpl2py": _ratio(us.get("minijinja"), us.get("tmpl2py")),
         }
         results.append({"scenario": sc.label, "seed": sc.seed, "kind": sc.kind, "n": sc.n,
-                        "out_chars": len(ref), "us": us, "ratios": ratios})
+                        "out_chars": len(ref), "us": us, "ratios": ratios, "stats": stats})
         print(f"  {sc.label}: " + ", ".join(f"{LABELS[k]}={_fmt_us(v)}" for k, v in us.items()), flush=True)
 
     header, rows = build_rows(results)

@@ -714,6 +714,16 @@ def safe_range(*args: int) -> range:
     return rng
 
 
+class TemplateReference:
+    """jinja2's ``self``: prints as the template's reference; it has no blocks here."""
+
+    def __getitem__(self, name: str) -> Any:
+        raise KeyError(name)
+
+    def __repr__(self) -> str:
+        return "<TemplateReference None>"
+
+
 def generation(text: str) -> str:
     """``{% generation %}``: its body's text, unchanged (spans are tracked by the caller)."""
     return text
@@ -725,6 +735,7 @@ GLOBALS: dict = {
     "namespace": Namespace,
     "raise_exception": raise_exception,
     "strftime_now": strftime_now,
+    "self": TemplateReference(),
 }
 
 

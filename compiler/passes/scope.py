@@ -19,6 +19,7 @@ frontend resolves its own ``$variables``.
 from __future__ import annotations
 
 import dataclasses
+import unicodedata
 from typing import Any, Optional
 
 from .. import ir
@@ -27,6 +28,10 @@ PARAM, RESOLVE, ALIAS, UNDEFINED = "param", "resolve", "alias", "undefined"
 
 
 def mangle(level: int, name: str) -> str:
+    """The Python local for a template name. jinja2 writes ``l_<level>_<name>`` into Python
+    source, where Python NFKC-normalises identifiers (so ``ﬁ`` and ``fi`` share a variable);
+    we normalise the same way, then spell non-ASCII names in hex so the identifier is plain."""
+    name = unicodedata.normalize("NFKC", name)
     if name.isascii() and name.isidentifier():
         return f"l_{level}_{name}"
     return f"l_{level}_u" + name.encode("utf-8").hex()

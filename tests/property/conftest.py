@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 PROFILE = os.environ.get("TMPL2PY_HYPOTHESIS_PROFILE", "ci")
 SCALE = float(os.environ.get("TMPL2PY_HYPOTHESIS_SCALE", "1"))
@@ -30,7 +30,12 @@ _COMMON = dict(
                            HealthCheck.filter_too_much],
     print_blob=True,
 )
-settings.register_profile("ci", derandomize=True, max_examples=100, database=None, **_COMMON)
+# ci does not shrink: a failure is reported at once with the example found (shrinking a
+# template can take minutes); minimise it with the deep profile or by hand.
+settings.register_profile(
+    "ci", derandomize=True, max_examples=100, database=None,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate], **_COMMON,
+)
 settings.register_profile("deep", derandomize=False, max_examples=20_000, **_COMMON)
 
 #: Examples per property and profile. ``corpus`` is per corpus template (61 of them).

@@ -1,0 +1,176 @@
+"""Hostile templates: sandbox parity with transformers' environment, injection-proof code
+generation, bounded work. Every case must fail (or render) exactly as the reference does,
+and the generated Python must never carry template text outside string literals."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import pytest
+
+from compiler import CompileError, compile_template
+from reference import ours_render, ref_render, same_outcome
+from runtime.budget import RenderBudgetExceeded
+
+ESCAPES = [
+    "{{ ''.__class__ }}",
+    "{{ ''.__class__.__mro__[1].__subclasses__() }}",
+    "{{ ''['__class__'] }}",
+    "{{ ''|attr('__class__') }}",
+    "{{ (''|attr('__class__')).__mro__ }}",
+    "{{ x.__dict__ }}",
+    "{{ x.__class__.__init__.__globals__ }}",
+    "{{ range.__self__ }}",
+    "{{ range.__globals__ }}",
+    "{{ namespace.__init__.__globals__ }}",
+    "{{ namespace.__init__ }}",
+    "{% set ns = namespace() %}{{ ns.__class__ }}",
+    "{% set ns = namespace() %}{{ ns._Namespace__attrs }}",
+    "{% set ns = namespace(_x=1) %}",
+    "{% set ns = namespace() %}{% set ns.__class__ = 1 %}",
+    "{{ dict.__class__ }}",
+    "{{ dict.fromkeys([1]) }}",
+    "{{ raise_exception.__globals__ }}",
+    "{{ raise_exception.__code__ }}",
+    "{{ strftime_now.__globals__['os'] }}",
+    "{{ lipsum.__globals__ }}",
+    "{{ cycler.__init__.__globals__ }}",
+    "{{ joiner.__call__ }}",
+    "{% for x in [1] %}{{ loop.__class__ }}{{ loop._iterator }}{% endfor %}",
+    "{% for x in [1] %}{{ loop._recurse }}{% endfor %}",
+    "{% macro m() %}{% endmacro %}{{ m.__globals__ }}",
+    "{% macro m() %}{% endmacro %}{{ m._func }}{{ m._func.__globals__ }}",
+    "{{ m.role.__class__ }}",
+    "{{ [].append(1) }}",
+    "{{ [1].pop() }}",
+    "{{ [3, 1].sort() }}",
+    "{{ {}.update(a=1) }}",
+    "{{ {}.setdefault('a', 1) }}",
+    "{{ {}.clear() }}",
+    "{% set f = [].append %}{{ f(1) }}",
+    "{% set l = [] %}{{ l.extend([1]) }}{{ l }}",
+    "{{ '{0.__class__.__mro__}'.format('x') }}",
+    "{{ '{0.__class__}'.format('x') }}",
+    "{% set f = 'a{0.__class__.__init__.__globals__}'.format %}{{ f('x') }}",
+    "{{ '{0[__class__]}'.format({}) }}",
+    "{{ '{x.__class__}'.format_map({'x': 1}) }}",
+    "{{ ('%s' % 'a').__class__ }}",
+    "{{ (x|map(attribute='__class__')|list) }}",
+    "{{ (['a']|map(attribute='__class__.__mro__')|list) }}",
+    "{{ ([{'a': 1}]|sort(attribute='__class__')) }}",
+    "{{ ([m]|selectattr('__class__')|list) }}",
+    "{{ self }}",
+    "{{ self.__init__ }}",
+    "{{ __builtins__ }}",
+    "{{ __import__('os') }}",
+    "{{ getattr_ }}{{ _w }}{{ _out }}{{ context }}{{ render }}{{ resolve }}{{ str }}",
+    "{% set _w = 1 %}{% set context = 2 %}{% set str = 3 %}{{ _w }}{{ context }}{{ str }}",
+    "{% set def = 1 %}{{ def }}",
+    "{% set class = 1 %}{% set lambda = 2 %}{% set return = 3 %}{{ class }}{{ lambda }}{{ return }}",
+    "{% macro import() %}x{% endmacro %}{{ import() }}",
+    "{% for yield in [1] %}{{ yield }}{% endfor %}",
+    "{{ range(100001) }}",
+    "{{ range(0, 10**9, 10**3)|length }}",
+    "{{ range(10**6, 0, -1)|list|length }}",
+]
+
+INJECTIONS = [
+    "\"\"\"; import os; os.system('echo pwned'); \"\"\"",
+    "''' + __import__('os').getcwd() + '''",
+    "a\\\nb {{ 'c\\\nd' }}",
+    "nul\x00byte {{ 'x\x00y' }}",
+    "lone\rcarriage {{ 'r\rr' }}",
+    "tab\tand\vvertical\ffeed",
+    "# line 1: not a comment\n{{ '# also' }}",
+    "{{ \"\\\"; import os #\" }}",
+    "{{ '\\x00\\u2028\\U0001F600' }}",
+    "\u2028\u2029 separators {{ 1 }}",
+    "{# \"\"\" #}{{ '\"\"\"' }}{% raw %}'''\"\"\"{% endraw %}",
+    "{% macro x(a='\"\"\"') %}{{ a }}{% endmacro %}{{ x() }}",
+    "{% set é = 1 %}{{ é }}{% set ﬁ = 2 %}{{ fi }}{{ ﬁ }}",
+]
+
+ALLOWED_NAME = re.compile(r"^(l_\d+_\w+|_f_l_\d+_\w+|_[a-z]+\d*|caller_\d+|render|context|str|slice|len|list|dict|tuple|isinstance)$")
+
+
+def _assert_no_template_text_in_code(template) -> None:
+    """Every identifier in the generated module is ours: mangled locals, compiler locals,
+    imported runtime helpers; template text appears only inside string constants."""
+    tree = ast.parse(template.python_source)
+    imported = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+    assigned_globals = {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            assert node.id in imported or node.id in assigned_globals or ALLOWED_NAME.match(node.id), node.id
+        elif isinstance(node, ast.FunctionDef):
+            assert ALLOWED_NAME.match(node.name) or node.name.startswith("_f_l_"), node.name
+        elif isinstance(node, ast.arg):
+            assert ALLOWED_NAME.match(node.arg), node.arg
+        elif isinstance(node, ast.Attribute):
+            assert node.attr in ("append", "join"), node.attr
+    for line in template.python_source.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("#"):
+            assert re.fullmatch(
+                r"# (line \d+: [a-z ]+\w*|Generated by tmpl2py .*|source: [ -~]*|sha256: [0-9a-f]{64}|dialect: \w+  profile: \w+)",
+                stripped,
+            ), stripped
+
+
+@pytest.mark.parametrize("source", ESCAPES + INJECTIONS)
+def test_hostile_template_matches_sandbox(source: str) -> None:
+    context = {"x": {"a": 1}, "m": {"role": "user"}}
+    ref = ref_render(source, context)
+    ours = ours_render(source, context)
+    assert same_outcome(ours, ref), f"\nexpected: {ref[1][:500]!r}\n     got: {ours[1][:500]!r}"
+    try:
+        template = compile_template(source, name="hostile\n\"\"\"name")
+    except CompileError:
+        return
+    compile(template.python_source, "<check>", "exec")
+    _assert_no_template_text_in_code(template)
+
+
+def test_hostile_template_name_cannot_break_the_header() -> None:
+    template = compile_template("{{ 1 }}", name="evil\nimport os\r\"\"\"#")
+    header = template.python_source.split('"""', 1)[0]
+    assert all(line.startswith("#") or not line.strip() for line in header.splitlines())
+    assert "import os" not in [line.strip() for line in template.python_source.splitlines()]
+
+
+@pytest.mark.parametrize("depth", [5, 19, 21, 40])
+def test_deep_loop_nesting_compiles_or_is_refused_clearly(depth: int) -> None:
+    source = "{% for i in [1] %}" * depth + "x" + "{% endfor %}" * depth
+    try:
+        template = compile_template(source)
+    except CompileError as e:
+        assert e.code == "too-deep"
+        return
+    assert template.render({}) == "x"
+
+
+@pytest.mark.parametrize("depth", [50, 400, 5000])
+def test_deep_parentheses_compile_or_are_refused_clearly(depth: int) -> None:
+    source = "{{ " + "(" * depth + "1" + ")" * depth + " }}"
+    try:
+        template = compile_template(source)
+    except CompileError as e:
+        assert e.code == "too-deep"
+        return
+    assert template.render({}) == "1"
+
+
+def test_unbounded_recursion_fails_like_jinja2() -> None:
+    source = "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}"
+    assert ref_render(source, {})[1].startswith("RecursionError")
+    with pytest.raises(RecursionError, match="template recursion is too deep"):
+        compile_template(source).render({})
+
+
+def test_render_budget_stops_runaway_loops() -> None:
+    template = compile_template("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}")
+    with pytest.raises(RenderBudgetExceeded):
+        template.render({}, budget=0.2)
+    fast = compile_template("{{ x }}")
+    assert fast.render({"x": "ok"}, budget=5.0) == "ok"
