@@ -41,6 +41,11 @@ class CompiledTemplate:
 
         ``budget`` (seconds) bounds the render's time: past it, ``RenderBudgetExceeded``.
         """
+        if budget is None:  # the fast path: no context managers around a hot call
+            try:
+                return self._render({} if context is None else context)
+            except RecursionError:
+                raise _too_deep() from None
         with time_budget(budget), _recursion_guard():
             return self._render({} if context is None else context)
 
@@ -67,10 +72,14 @@ def _recursion_guard() -> Iterator[None]:
     try:
         yield
     except RecursionError:
-        raise RecursionError(
-            "template recursion is too deep: a macro, recursive loop or template calls itself"
-            " more times than Python's recursion limit allows"
-        ) from None
+        raise _too_deep() from None
+
+
+def _too_deep() -> RecursionError:
+    return RecursionError(
+        "template recursion is too deep: a macro, recursive loop or template calls itself"
+        " more times than Python's recursion limit allows"
+    )
 
 
 def _safe_ident(name: str) -> str:

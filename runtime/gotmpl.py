@@ -104,7 +104,9 @@ def string_arg(value: Any) -> str:
 
 
 def _is_plain(value: Any) -> bool:
-    return type(value) in (str, int, float, bool, list, dict, complex) or value is None
+    """Could this range element have come out of an interface slot ([]any, map[string]any)?
+    (Ints cannot: JSON numbers are float64; an int element comes from ranging over an int.)"""
+    return type(value) in (str, float, bool, list, dict, complex) or value is None
 
 
 def _methods(value: Any) -> frozenset:
@@ -357,8 +359,8 @@ def length(item: Any) -> int:
         return len(to_bytes(item))
     if isinstance(item, (list, tuple, dict, bytes)):
         return len(item)
-    if item is None:  # a nil interface (Go reports a missing value differently, as a reflect panic)
-        raise ExecError("error calling len: len of nil pointer")
+    if item is None:  # no value: Go's reflect panics (a nil interface says "len of nil pointer")
+        raise ExecError("error calling len: reflect: call of reflect.Value.Type on zero Value")
     raise ExecError(f"error calling len: len of type {go_type(item)}")
 
 

@@ -265,10 +265,22 @@ def _modifies_known_mutable(obj: Any, attr: str) -> bool:
     return False
 
 
+_SAFE_CACHE: dict = {}
+
+
 def _is_safe_attribute(obj: Any, attr: str) -> bool:
-    if attr.startswith("_") or _is_internal_attribute(obj, attr):
+    """The sandbox's verdict; it depends only on the value's type and the name, so it is cached."""
+    if attr.startswith("_"):
         return False
-    return not _modifies_known_mutable(obj, attr)
+    key = (type(obj), attr)
+    try:
+        return _SAFE_CACHE[key]
+    except KeyError:
+        pass
+    safe = not (_is_internal_attribute(obj, attr) or _modifies_known_mutable(obj, attr))
+    if len(_SAFE_CACHE) < 4096:
+        _SAFE_CACHE[key] = safe
+    return safe
 
 
 def _unsafe_undefined(obj: Any, attribute: str) -> Undefined:
@@ -341,16 +353,27 @@ def _wrap_str_format(value: Any) -> Optional[Callable[..., str]]:
 
 
 _DICT_ATTRS = frozenset(dir(dict))
+_METHOD_TYPES = (types.MethodType, types.BuiltinMethodType)
 
 
 def getattr_(obj: Any, attribute: str) -> Any:
     """``obj.attribute`` under the sandbox: attribute first, then item, else undefined."""
-    # Fast path: chat data is dicts, and most lookups are keys ("message.role").
-    if type(obj) is dict and attribute not in _DICT_ATTRS:
+    cls = type(obj)
+    # Fast paths: chat data is dicts, and most lookups are keys ("message.role");
+    # templates keep their state in namespaces ("ns.value").
+    if cls is dict and attribute not in _DICT_ATTRS:
         try:
             return obj[attribute]
         except KeyError:
             return Undefined(obj=obj, name=attribute)
+    if cls is Namespace and attribute[:1] != "_":
+        try:
+            value = _ns_attrs(obj)[attribute]
+        except KeyError:
+            return Undefined(obj=obj, name=attribute)
+        if type(value) in _METHOD_TYPES:  # a stored str.format: the general path wraps it
+            return _wrap_str_format(value) or value
+        return value
     try:
         value = getattr(obj, attribute)
     except AttributeError:
@@ -461,8 +484,15 @@ Namespace.__name__ = Namespace.__qualname__ = "TemplateNamespace"
 Namespace.__module__ = "transformers.utils.chat_template_utils"
 
 
+def _ns_attrs(ns: Namespace) -> dict:
+    return object.__getattribute__(ns, "_Namespace__attrs")
+
+
 def ns_set(ns: Any, attr: str, value: Any) -> None:
     """``{% set ns.attr = value %}``."""
+    if type(ns) is Namespace and attr[:1] != "_":
+        _ns_attrs(ns)[attr] = value
+        return
     if not isinstance(ns, Namespace):
         raise TemplateRuntimeError("cannot assign attribute on non-namespace object")
     ns[attr] = value

@@ -1,0 +1,312 @@
+"""``--standalone``: a generated module that carries the runtime it uses.
+
+The result imports only the standard library. Layout, top to bottom: the module's own
+header, metadata and render function(s) (unchanged), then the runtime:
+
+- the source of every ``runtime`` module the template needs (the modules it imports,
+  and theirs, in dependency order) as string constants, verbatim except that their
+  ``import runtime.x`` / ``from runtime.x import ...`` / ``from . import x`` lines
+  become calls of the module's private loader, on the same line (line numbers, and so
+  tracebacks, match the files in ``runtime/``);
+- ``_tmpl2py_import(name)``: executes one embedded source, once, in a fresh module
+  object named ``runtime.<name>`` (so class ``__module__`` names and error messages are
+  the normal module's), the way ``import`` would, circular imports included;
+- the bindings of the names the template imported (``getattr_ = _tmpl2py_import("jinja").getattr_``).
+
+Each runtime module keeps its own namespace, so module-level state shared across
+modules (``GLOBALS``, the clock, ``gotmpl._NOW``) behaves as with the real package and
+names never clash between runtime modules; the only names added to the generated
+module (``_tmpl2py_import``, ``_RUNTIME``, ``_RUNTIME_SOURCES``, ``_RUNTIME_SOURCE_<name>``,
+``_types``, ``_linecache``) are checked against the template's own and the runtime's.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import sys
+from pathlib import Path
+from typing import Optional
+
+LOADER = "_tmpl2py_import"
+SOURCE_PREFIX = "_RUNTIME_SOURCE_"
+_RESERVED = (LOADER, "_RUNTIME", "_RUNTIME_SOURCES", "_types", "_linecache")
+
+
+class StandaloneError(Exception):
+    """The module cannot be made standalone (a name clash, a runtime import out of place)."""
+
+
+def runtime_dir() -> Path:
+    import runtime
+
+    return Path(runtime.__file__).resolve().parent
+
+
+# ----------------------------------------------------------------------------- import analysis
+
+
+def _runtime_target(node: ast.stmt, package: str = "runtime") -> Optional[list[tuple[str, str, Optional[str]]]]:
+    """For a runtime import: [(module, attribute or None, local or None)], else None.
+
+    ``from runtime.m import a as b`` -> [("m", "a", "b")]; ``from runtime import m`` and
+    ``from . import m`` -> [("m", None, "m")]; ``import runtime.m`` -> [("m", None, None)]
+    (binds nothing we use; checked); ``import runtime.m as x`` -> [("m", None, "x")].
+    """
+    if isinstance(node, ast.ImportFrom):
+        relative = node.level == 1
+        module = node.module or ""
+        if relative and module:
+            return [(module, a.name, a.asname or a.name) for a in node.names]
+        if relative or (node.level == 0 and module == package):
+            return [(a.name, None, a.asname or a.name) for a in node.names]
+        if node.level == 0 and module.startswith(package + "."):
+            sub = module[len(package) + 1 :]
+            return [(sub, a.name, a.asname or a.name) for a in node.names]
+        return None
+    if isinstance(node, ast.Import):
+        hits = [a for a in node.names if a.name == package or a.name.startswith(package + ".")]
+        if not hits:
+            return None
+        if len(hits) != len(node.names):
+            raise StandaloneError(f"line {node.lineno}: mixed runtime and other imports in one statement")
+        out: list[tuple[str, str, Optional[str]]] = []
+        for a in hits:
+            if a.name == package:
+                raise StandaloneError(f"line {node.lineno}: 'import {package}' (a whole package) cannot be inlined")
+            out.append((a.name[len(package) + 1 :], None, a.asname))  # type: ignore[arg-type]
+        return out
+    return None
+
+
+def _replacement(targets: list[tuple[str, Optional[str], Optional[str]]]) -> str:
+    parts = []
+    for module, attr, local in targets:
+        call = f"{LOADER}({module!r})"
+        if attr is None and local is None:
+            parts.append(call)
+        elif attr is None:
+            parts.append(f"{local} = {call}")
+        else:
+            parts.append(f"{local} = {call}.{attr}")
+    return "; ".join(parts)
+
+
+def rewrite_runtime_source(name: str, text: str) -> tuple[str, list[str]]:
+    """A runtime module's source with its runtime imports turned into loader calls (same
+    line count), and the runtime modules it imports."""
+    tree = ast.parse(text)
+    top = {id(n) for n in tree.body}
+    lines = text.splitlines(keepends=True)
+    deps: list[str] = []
+    edits: list[tuple[int, int, str]] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue
+        targets = _runtime_target(node)
+        if targets is None:
+            continue
+        if id(node) not in top:
+            raise StandaloneError(f"runtime/{name}.py:{node.lineno}: a runtime import inside a block cannot be inlined")
+        deps += [t[0] for t in targets if t[0] not in deps]
+        edits.append((node.lineno, node.end_lineno or node.lineno, _replacement(targets)))
+    for ident in (n.id for n in ast.walk(tree) if isinstance(n, ast.Name)):
+        if ident == LOADER:
+            raise StandaloneError(f"runtime/{name}.py uses the reserved name {LOADER!r}")
+        if ident == "runtime":
+            raise StandaloneError(f"runtime/{name}.py reads the name 'runtime' (bound by a package import)")
+    for start, end, new in sorted(edits, reverse=True):
+        ending = "\n" if lines[end - 1].endswith("\n") else ""
+        lines[start - 1 : end] = [new + ending] + ["\n"] * (end - start)
+    return "".join(lines), deps
+
+
+def needed_modules(roots: list[str], folder: Optional[Path] = None) -> list[tuple[str, str]]:
+    """(name, rewritten source) of every runtime module reachable from ``roots``, each
+    after the modules it imports (in a cycle, the importing module first: ``jinja``
+    before ``jinja_filters``, which it imports at its end)."""
+    folder = folder or runtime_dir()
+    sources: dict[str, tuple[str, list[str]]] = {}
+    pending = list(roots)
+    while pending:
+        name = pending.pop(0)
+        if name in sources:
+            continue
+        path = folder / f"{name}.py"
+        if not path.is_file():
+            raise StandaloneError(f"no runtime module {name!r} ({path})")
+        sources[name] = rewrite_runtime_source(name, path.read_text(encoding="utf-8"))
+        pending += sources[name][1]
+    def reaches(start: str, goal: str) -> bool:
+        seen, stack = set(), [start]
+        while stack:
+            name = stack.pop()
+            if name == goal:
+                return True
+            if name not in seen:
+                seen.add(name)
+                stack += sources[name][1]
+        return False
+
+    order: list[str] = []
+
+    def visit(name: str) -> None:
+        if name in order:
+            return
+        for dep in sources[name][1]:
+            if not reaches(dep, name):  # a module it imports (not one that imports it back) first
+                visit(dep)
+        order.append(name)
+        for dep in sources[name][1]:
+            visit(dep)
+
+    for name in sources:
+        visit(name)
+    return [(name, sources[name][0]) for name in order]
+
+
+# ----------------------------------------------------------------------------- emission
+
+
+def _triple_quoted(text: str) -> str:
+    """A readable ``\"\"\"...\"\"\"`` literal for ``text`` (checked to evaluate back to it)."""
+    out: list[str] = []
+    last = len(text) - 1
+    for i, ch in enumerate(text):
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == '"':
+            # escape quotes in runs of two or more, and a final one: none can close the literal
+            runs = (i > 0 and text[i - 1] == '"') or (i < last and text[i + 1] == '"')
+            out.append('\\"' if runs or i == last else '"')
+        elif ch == "\n" or ch == "\t" or (ch.isprintable() and ch != "\r"):
+            out.append(ch)
+        else:
+            out.append(ch.encode("unicode_escape").decode("ascii"))
+    literal = '"""' + "".join(out) + '"""'
+    if ast.literal_eval(literal) != text:  # pragma: no cover - a bug in the escaping above
+        raise StandaloneError("cannot embed a runtime source as a string literal")
+    return literal
+
+
+_LOADER_CODE = '''
+
+def {loader}(name):
+    """Load an embedded runtime module once, as ``import runtime.<name>`` would."""
+    module = _RUNTIME.get(name)
+    if module is None:
+        source = _RUNTIME_SOURCES[name]
+        filename = "<tmpl2py standalone: runtime/" + name + ".py>"
+        _linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        module = _types.ModuleType("runtime." + name)
+        module.__dict__["{loader}"] = {loader}
+        _RUNTIME[name] = module
+        try:
+            exec(compile(source, filename, "exec"), module.__dict__)
+        except BaseException:
+            del _RUNTIME[name]
+            raise
+    return module
+'''
+
+
+def make_standalone(module_text: str) -> str:
+    """``module_text`` (a generated module) with the runtime it uses inlined."""
+    from . import __version__
+
+    tree = ast.parse(module_text)
+    lines = module_text.splitlines()
+    bindings: list[str] = []
+    roots: list[str] = []
+    drop: list[tuple[int, int]] = []
+    own: set[str] = set()
+    for node in tree.body:
+        targets = _runtime_target(node)
+        if targets is not None:
+            drop.append((node.lineno, node.end_lineno or node.lineno))
+            roots += [t[0] for t in targets if t[0] not in roots]
+            bindings.append(_replacement(targets))
+            own.update(t[2] for t in targets if t[2])
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            own.add(node.name)
+        elif isinstance(node, ast.Assign):
+            own.update(n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name))
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and node not in tree.body and _runtime_target(node):
+            raise StandaloneError(f"line {node.lineno}: a runtime import inside a block cannot be inlined")
+    clash = {n for n in own if n in _RESERVED or n.startswith(SOURCE_PREFIX)}
+    if clash:
+        raise StandaloneError(f"the module defines reserved names: {', '.join(sorted(clash))}")
+    modules = needed_modules(roots)
+    for start, end in sorted(drop, reverse=True):
+        del lines[start - 1 : end]
+    header_end = 0
+    while header_end < len(lines) and lines[header_end].startswith("#"):
+        header_end += 1
+    digest = hashlib.sha256("".join(src for _, src in modules).encode("utf-8")).hexdigest()
+    names = ", ".join(name for name, _ in modules) or "none"
+    note = [
+        f"# standalone: runtime modules inlined ({names}; sha256 {digest[:16]}); imports only the standard library",
+    ]
+    out = lines[:header_end] + note + lines[header_end:]
+    doc_end = _docstring_end(out)
+    out[doc_end:doc_end] = ["", "import linecache as _linecache", "import types as _types"]
+    out += ["", "", f"# ---- the runtime, inlined from tmpl2py {__version__} ----", ""]
+    for name, source in modules:
+        out += [f"# runtime/{name}.py", f"{SOURCE_PREFIX}{name} = {_triple_quoted(source)}", ""]
+    table = ", ".join(f"{name!r}: {SOURCE_PREFIX}{name}" for name, _ in modules)
+    out += ["_RUNTIME = {}", f"_RUNTIME_SOURCES = {{{table}}}"]
+    out.append(_LOADER_CODE.format(loader=LOADER))
+    out += [""] + bindings
+    text = "\n".join(out) + "\n"
+    from .api import _format
+
+    text = _format(text)
+    compile(text, "<standalone>", "exec")
+    check_stdlib_only(text)
+    return text
+
+
+def _docstring_end(lines: list[str]) -> int:
+    """The index just after the module docstring (or the header comments)."""
+    tree = ast.parse("\n".join(lines))
+    first = tree.body[0] if tree.body else None
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+        return first.end_lineno or 0
+    i = 0
+    while i < len(lines) and lines[i].startswith("#"):
+        i += 1
+    return i
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+def imported_modules(text: str) -> set[str]:
+    """Every module a standalone module imports: its own code and its embedded sources."""
+    tree = ast.parse(text)
+    found = _imports(tree)
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id.startswith(SOURCE_PREFIX)
+        ):
+            found |= _imports(ast.parse(ast.literal_eval(node.value)))
+    return found
+
+
+def _imports(tree: ast.AST) -> set[str]:
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            out.add("." * node.level + (node.module or ""))
+    return out
+
+
+def check_stdlib_only(text: str) -> None:
+    bad = sorted(m for m in imported_modules(text) if m.split(".")[0] not in sys.stdlib_module_names)
+    if bad:
+        raise StandaloneError(f"the standalone module would import {', '.join(bad)}")
