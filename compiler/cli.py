@@ -1,7 +1,7 @@
-"""The ``tmpl2py`` command line: compile, render (and more subcommands as they land).
+"""The ``tmpl2py`` command line: compile, render, inspect, bench.
 
 Exit codes: 0 success, 1 stale files (``compile --check``) or a render error,
-2 usage errors, 3 compile errors.
+2 usage errors and unreadable sources (``SourceError``), 3 compile errors.
 """
 
 from __future__ import annotations
@@ -11,13 +11,16 @@ import json
 import os
 import sys
 import tempfile
+import time
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, TextIO
 
-from .api import PROFILES, generate
+from . import sources as src_mod
+from .api import PROFILES
 from .errors import CompileError
+from .sources import EXTENSIONS, SourceError, TemplateSource
 
-EXTENSIONS = {".jinja": "jinja", ".j2": "jinja", ".jinja2": "jinja", ".gotmpl": "go", ".tmpl": "go"}
+__all__ = ["EXTENSIONS", "main", "module_name", "build_parser"]
 
 
 def infer_dialect(path: str, explicit: Optional[str]) -> str:
@@ -30,11 +33,7 @@ def infer_dialect(path: str, explicit: Optional[str]) -> str:
 
 
 def module_name(path: str) -> str:
-    stem = Path(path).name.split(".")[0]
-    name = "".join(c if (c.isascii() and c.isalnum()) else "_" for c in stem)
-    if not name or name[0].isdigit():
-        name = "t_" + name
-    return name
+    return src_mod.module_name(path)
 
 
 def read_template(path: str) -> str:
@@ -56,44 +55,139 @@ def write_atomic(path: Path, text: str) -> None:
         raise
 
 
-def _display_path(path: str) -> str:
-    """The template path as recorded in the generated header (relative when possible)."""
-    p = Path(path).resolve()
-    try:
-        return p.relative_to(Path.cwd()).as_posix()
-    except ValueError:
-        return p.name
+def _error(message: str) -> None:
+    print(f"tmpl2py: {message}", file=sys.stderr)
+
+
+# ----------------------------------------------------------------------------- progress
+
+
+class Progress:
+    """``[i/N] name`` on stderr once a run has taken longer than ``delay`` seconds.
+
+    On a terminal the line is redrawn in place; otherwise a line is written at most
+    every ``interval`` seconds. ``always`` shows every step from the start.
+    """
+
+    def __init__(self, total: int, stream: Optional[TextIO] = None, delay: float = 1.0,
+                 interval: float = 1.0, always: bool = False, clock: Any = time.monotonic) -> None:  # fmt: skip
+        self.total = total
+        self.stream = stream or sys.stderr
+        self.delay = 0.0 if always else delay
+        self.interval = 0.0 if always else interval
+        self.clock = clock
+        self.start = clock()
+        self.last: Optional[float] = None
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.shown = False
+
+    def step(self, index: int, label: str) -> None:
+        now = self.clock()
+        if now - self.start < self.delay:
+            return
+        if self.last is not None and now - self.last < self.interval and index < self.total:
+            return
+        self.last = now
+        self.shown = True
+        text = f"[{index}/{self.total}] {label}"
+        if self.tty:
+            self.stream.write("\r\x1b[K" + text[:200])
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def done(self, summary: str) -> None:
+        if not self.shown:
+            return
+        if self.tty:
+            self.stream.write("\r\x1b[K")
+        self.stream.write(f"{summary} in {self.clock() - self.start:.1f}s\n")
+        self.stream.flush()
+
+
+# ----------------------------------------------------------------------------- compile
+
+
+def _expand(inputs: Sequence[str]) -> tuple[list[Path], set[str], list[str]]:
+    """Files to compile (folders expanded), the ones found in folders, and missing inputs."""
+    files: list[Path] = []
+    in_folder: set[str] = set()
+    problems: list[str] = []
+    for item in inputs:
+        path = Path(item)
+        if path.is_dir():
+            found = src_mod.discover(path)
+            if not found:
+                problems.append(f"{item}: no template files in this folder")
+            files += found
+            in_folder.update(str(p) for p in found)
+        else:
+            files.append(path)
+    unique = list(dict.fromkeys(files))
+    return unique, in_folder, problems
+
+
+def compile_file(path: Path, dialect: Optional[str], profile: Optional[str], standalone: bool) -> tuple[str, list]:
+    """(module text, its sources) for one file; raises SourceError / CompileError / ValueError."""
+    loaded = src_mod.load(path, dialect)
+    text = src_mod.build_module(loaded, profile)
+    if standalone:
+        from .standalone import make_standalone
+
+        text = make_standalone(text)
+    return text, loaded
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
     out_dir = Path(args.output)
+    files, in_folder, problems = _expand(args.templates)
+    status = 2 if problems else 0
+    for p in problems:
+        _error(p)
+    names = src_mod.output_names(files)
     stale: list[str] = []
-    status = 0
-    for i, path in enumerate(args.templates, 1):
-        dialect = infer_dialect(path, args.dialect)
+    written = 0
+    progress = Progress(len(files), always=args.progress)
+    for i, path in enumerate(files, 1):
+        progress.step(i, str(path))
         try:
-            text, _ = generate(read_template(path), dialect, args.profile, name=_display_path(path))
-        except CompileError as e:
-            print(f"tmpl2py: {e}", file=sys.stderr)
-            status = 3
+            text, _ = compile_file(path, args.dialect, args.profile, args.standalone)
+        except SourceError as e:
+            if str(path) in in_folder and e.code == "no-template":
+                if not args.quiet:
+                    print(f"tmpl2py: skipped {e}", file=sys.stderr)
+                continue
+            _error(str(e))
+            status = max(status, 2)
             continue
-        target = out_dir / f"{module_name(path)}.py"
+        except CompileError as e:
+            _error(str(e))
+            status = max(status, 3)
+            continue
+        except ValueError as e:  # e.g. --profile hf on a Go template
+            _error(f"{path}: {e}")
+            status = max(status, 2)
+            continue
+        target = out_dir / f"{names[str(path)]}.py"
         if args.check:
             current = target.read_text(encoding="utf-8") if target.exists() else None
             if current != text:
                 stale.append(str(target))
             continue
         write_atomic(target, text)
-        if len(args.templates) > 5:
-            print(f"[{i}/{len(args.templates)}] {target}", file=sys.stderr)
-        elif not args.quiet:
+        written += 1
+        if not args.quiet and len(files) <= 5:
             print(target)
+    progress.done(f"{'checked' if args.check else 'compiled'} {len(files)} file(s)")
     if args.check and stale:
         print("stale generated files (run `tmpl2py compile` again):", file=sys.stderr)
         for s in stale:
             print(f"  {s}", file=sys.stderr)
-        return 1
+        return status or 1
     return status
+
+
+# ----------------------------------------------------------------------------- render
 
 
 def _load_context(spec: str) -> Any:
@@ -103,27 +197,59 @@ def _load_context(spec: str) -> Any:
         return json.load(f)
 
 
+def choose_source(loaded: Sequence[TemplateSource], name: Optional[str], tools: Any = None) -> TemplateSource:
+    """The template to use: ``name`` if given; the only one; else transformers' rule
+    (``tool_use`` when tools are passed and it exists, then ``default``)."""
+    by_name = {s.name: s for s in loaded}
+    if name is not None:
+        if name not in by_name:
+            raise SourceError(loaded[0].path, f"no template named {name!r} (available: {', '.join(by_name)})", "no-template")
+        return by_name[name]
+    if len(loaded) == 1:
+        return loaded[0]
+    if tools is not None and "tool_use" in by_name:
+        return by_name["tool_use"]
+    if "default" in by_name:
+        return by_name["default"]
+    raise SourceError(
+        loaded[0].path, f"several templates and no default: pass --name ({', '.join(by_name)})", "no-template"
+    )
+
+
 def cmd_render(args: argparse.Namespace) -> int:
     from .api import compile_template
 
-    dialect = infer_dialect(args.template, args.dialect)
     try:
-        template = compile_template(read_template(args.template), dialect, args.profile, name=args.template)
+        context = _load_context(args.context) if args.context else {}
+    except (OSError, ValueError) as e:
+        _error(f"cannot read the context {args.context}: {e}")
+        return 2
+    tools = context.get("tools") if isinstance(context, dict) else None
+    try:
+        source = choose_source(src_mod.load(args.template, args.dialect), args.name, tools)
+        template = compile_template(source.text, source.dialect, args.profile, name=src_mod.display_name(source))
+    except SourceError as e:
+        _error(str(e))
+        return 2
     except CompileError as e:
-        print(f"tmpl2py: {e}", file=sys.stderr)
+        _error(str(e))
         return 3
-    context = _load_context(args.context) if args.context else {}
+    except ValueError as e:
+        _error(str(e))
+        return 2
     try:
         if not args.raw and template.profile in ("hf", "ollama") and isinstance(context, dict) and "messages" in context:
             options = dict(context)
             messages = options.pop("messages")
             if template.profile == "ollama":
                 options.pop("source", None)
+            else:  # transformers passes the tokenizer's special tokens; the context wins
+                options = {**source.special_tokens, **options}
             text = template.render_conversation(messages, **options)
         else:
             text = template.render(context)
     except Exception as e:  # the template's own error (raise_exception, undefined, ...)
-        print(f"tmpl2py: render failed: {type(e).__name__}: {e}", file=sys.stderr)
+        _error(f"render failed: {type(e).__name__}: {e}")
         return 1
     sys.stdout.write(text)
     if args.newline:
@@ -131,33 +257,109 @@ def cmd_render(args: argparse.Namespace) -> int:
     return 0
 
 
+# ----------------------------------------------------------------------------- inspect
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    from .inspect import format_text, inspect_template
+
+    try:
+        loaded = src_mod.load(args.template, args.dialect)
+        chosen = [choose_source(loaded, args.name)] if args.name else loaded
+        reports = []
+        for s in chosen:
+            report = inspect_template(s.text, s.dialect, src_mod.display_name(s), args.profile)
+            reports.append((s, report))
+    except SourceError as e:
+        _error(str(e))
+        return 2
+    except CompileError as e:
+        _error(str(e))
+        return 3
+    except ValueError as e:
+        _error(str(e))
+        return 2
+    if args.json:
+        docs = []
+        for s, report in reports:
+            doc = {"name": s.name, "origin": s.origin, **report.as_dict()}
+            if s.stop:
+                doc["stop"] = list(s.stop)
+            if s.special_tokens:
+                doc["special_tokens"] = dict(s.special_tokens)
+            docs.append(doc)
+        payload: Any = docs[0] if len(docs) == 1 else {"source": str(args.template), "templates": docs}
+        sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+        return 0
+    for i, (s, report) in enumerate(reports):
+        if i:
+            sys.stdout.write("\n" + "-" * 60 + "\n\n")
+        if len(reports) > 1 or s.name != "default":
+            sys.stdout.write(f"[{s.name}]\n")
+        sys.stdout.write(format_text(report))
+        if s.stop:
+            sys.stdout.write(f"stop (Modelfile): {', '.join(repr(x) for x in s.stop)}\n")
+        if s.special_tokens:
+            tokens = ", ".join(f"{k}={v!r}" for k, v in s.special_tokens.items())
+            sys.stdout.write(f"special tokens passed by transformers: {tokens}\n")
+    return 0
+
+
+# ----------------------------------------------------------------------------- bench
+
+
+def cmd_bench(argv: Sequence[str]) -> int:
+    from . import bench  # imported lazily: it pulls in optional engines
+
+    return int(bench.main(list(argv)))
+
+
+# ----------------------------------------------------------------------------- parser
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tmpl2py", description="Compile LLM chat templates to Python.")
     sub = parser.add_subparsers(dest="command", required=True)
 
     def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--dialect", choices=sorted(PROFILES), help="template dialect (default: from the extension)")
+        p.add_argument("--dialect", choices=sorted(PROFILES), help="template dialect (default: from the file)")
         p.add_argument("--profile", help="hf|plain for jinja, ollama|plain for go (default: hf / ollama)")
 
+    kinds = "a template file, tokenizer_config.json, chat_template.json, a .gguf file or a Modelfile"
     c = sub.add_parser("compile", help="compile templates into Python modules")
-    c.add_argument("templates", nargs="+", metavar="TEMPLATE")
+    c.add_argument("templates", nargs="+", metavar="TEMPLATE", help=f"{kinds}, or a folder of them")
     c.add_argument("-o", "--output", default="generated", help="output folder (default: generated)")
     c.add_argument("--check", action="store_true", help="write nothing; exit 1 and list stale files")
+    c.add_argument("--standalone", action="store_true", help="inline the runtime: import only the standard library")
+    c.add_argument("--progress", action="store_true", help="always show progress on stderr (default: after 1s)")
     c.add_argument("-q", "--quiet", action="store_true")
     common(c)
     c.set_defaults(func=cmd_compile)
 
     r = sub.add_parser("render", help="compile a template and print the prompt for a context")
-    r.add_argument("template", metavar="TEMPLATE")
+    r.add_argument("template", metavar="TEMPLATE", help=kinds)
     r.add_argument("--context", metavar="FILE|-", help="JSON context (with 'messages': a conversation)")
+    r.add_argument("--name", help="which named template (default: transformers' choice)")
     r.add_argument("--raw", action="store_true", help="render the context as-is, without the profile's conversation shaping")
     r.add_argument("--newline", action="store_true", help="print a newline after the prompt")
     common(r)
     r.set_defaults(func=cmd_render)
+
+    i = sub.add_parser("inspect", help="variables, message fields, capabilities and errors of a template")
+    i.add_argument("template", metavar="TEMPLATE", help=kinds)
+    i.add_argument("--json", action="store_true", help="print JSON")
+    i.add_argument("--name", help="only this named template (default: all)")
+    common(i)
+    i.set_defaults(func=cmd_inspect)
+
+    sub.add_parser("bench", help="benchmarks (arguments go to compiler.bench)", add_help=False)
     return parser
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "bench":
+        return cmd_bench(argv[1:])
     args = build_parser().parse_args(argv)
     return int(args.func(args))
 

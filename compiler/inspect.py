@@ -44,37 +44,17 @@ JINJA_GLOBALS = frozenset(
     {"range", "dict", "namespace", "raise_exception", "strftime_now", "lipsum", "cycler", "joiner"}
 )
 
-_GUARD_TESTS = frozenset(
-    {
-        "jinja_filters.test_defined",
-        "jinja_filters.test_string",
-        "jinja_filters.test_mapping",
-        "jinja_filters.test_number",
-        "jinja_filters.test_integer",
-        "jinja_filters.test_float",
-        "jinja_filters.test_boolean",
-        "jinja_filters.test_true",
-        "jinja_filters.test_false",
-    }
-)
-_SAFE_OPERAND = frozenset(
-    {"jinja_filters.test_defined", "jinja_filters.test_undefined", "jinja_filters.test_none", "jinja_filters.do_default"}
-)
-_SAME_LIST = frozenset(
-    {
-        "jinja_filters.do_list",
-        "jinja_filters.do_reverse",
-        "jinja_filters.do_sort",
-        "jinja_filters.do_unique",
-        "jinja_filters.do_select",
-        "jinja_filters.do_reject",
-        "jinja_filters.do_selectattr",
-        "jinja_filters.do_rejectattr",
-        "jinja_filters.do_default",
-        "builtins.list",
-    }
-)
-_ELEMENT = frozenset({"jinja_filters.do_first", "jinja_filters.do_last", "jinja_filters.do_random"})
+#: Tests that, when true, imply the tested value is defined.
+_GUARD_TESTS = frozenset({"defined", "string", "mapping", "number", "integer", "float", "boolean", "true", "false"})
+#: Filters and tests whose first operand may be undefined without consequence.
+_SAFE_OPERAND = frozenset({"test:defined", "test:undefined", "test:none", "filter:default"})
+#: Filters whose result is the operand's list (or the operand's value, for strings).
+_SAME_VALUE = frozenset(
+    "filter:" + f
+    for f in ("list", "reverse", "sort", "unique", "select", "reject", "selectattr", "rejectattr", "default",
+              "lower", "upper", "trim", "string", "title", "capitalize")
+)  # fmt: skip
+_ELEMENT = frozenset({"filter:first", "filter:last", "filter:random"})
 _EQ_TESTS = frozenset({"equalto", "eq", "==", "sameas"})
 _METHODS = frozenset(n for t in (str, dict, list) for n in dir(t) if not n.startswith("_"))
 
@@ -214,6 +194,23 @@ def format_json(report: Report) -> str:
 # ----------------------------------------------------------------------------- Jinja
 
 
+_KINDS: dict[str, frozenset] = {}
+
+
+def _kinds(helper: str) -> frozenset:
+    """The filters and tests (``filter:default``, ``test:defined``) a helper implements."""
+    if not _KINDS:
+        from .jinja.library import FILTER_FUNCS, TEST_FUNCS
+
+        table: dict[str, set] = {}
+        for prefix, funcs in (("filter:", FILTER_FUNCS), ("test:", TEST_FUNCS)):
+            for name, func in funcs.items():
+                table.setdefault(func, set()).add(prefix + name)
+        _KINDS.update({k: frozenset(v) for k, v in table.items()})
+        _KINDS.setdefault("", frozenset())
+    return _KINDS.get(helper, frozenset())
+
+
 def _path_text(path: tuple) -> str:
     out = path[0]
     for step in path[1:]:
@@ -301,9 +298,10 @@ class _JinjaReader:
             inner = self.var_of(test.args[0])
             if inner is None:
                 return set()
-            if test.name in _GUARD_TESTS and positive:
+            kinds = _kinds(test.name)
+            if positive and any(k[5:] in _GUARD_TESTS for k in kinds if k.startswith("test:")):
                 return {inner}
-            if test.name == "jinja_filters.test_undefined" and not positive:
+            if "test:undefined" in kinds and not positive:
                 return {inner}
             return set()
         if isinstance(test, ir.BoolOp):
@@ -488,7 +486,7 @@ class _JinjaReader:
                 continue
             if _is_role_read(operand) or (paths[i] and paths[i][-1] == "role"):
                 self.report.roles.update(consts)
-            if paths[i] and paths[i][-1] == "type":
+            if paths[i] and _path_text(paths[i]).startswith("messages[].content[].") and paths[i][-1] == "type":
                 self.report.capabilities.setdefault("_content_types", []).extend(consts)
 
     def helper(self, node: ir.Helper, safe: bool) -> Optional[tuple]:
@@ -512,11 +510,12 @@ class _JinjaReader:
             return None
         if name == "jinja.generation":
             self.report.uses_generation = True
-        if name in _SAFE_OPERAND and args:
+        kinds = _kinds(name)
+        if kinds & _SAFE_OPERAND and args:
             path = self.expr(args[0], safe=True)
             self.children(args[1:], node.kwargs)
-            return path if name == "jinja_filters.do_default" else None
-        if name in ("jinja_filters.do_selectattr", "jinja_filters.do_rejectattr") and args:
+            return path if "filter:default" in kinds else None
+        if kinds & {"filter:selectattr", "filter:rejectattr"} and args:
             base = self.expr(args[0])
             self.children(args[1:], node.kwargs)
             attr = _str_consts(args[1]) if len(args) > 1 else []
@@ -526,7 +525,7 @@ class _JinjaReader:
                 if element and element[-1] == "role" and len(args) > 3 and test and test[0] in _EQ_TESTS:
                     self.report.roles.update(_str_consts(args[3]))
             return base
-        if name == "jinja_filters.do_map" and args:
+        if "filter:map" in kinds and args:
             base = self.expr(args[0])
             self.children(args[1:], node.kwargs)
             for key, value in node.kwargs:
@@ -534,11 +533,11 @@ class _JinjaReader:
                     for attr in _str_consts(value):
                         self.field(base + ("[]",), attr)
             return None
-        if name in _SAME_LIST and args:
+        if kinds & _SAME_VALUE and args:
             base = self.expr(args[0])
             self.children(args[1:], node.kwargs)
             return base
-        if name in _ELEMENT and args:
+        if kinds & _ELEMENT and args:
             base = self.expr(args[0])
             self.children(args[1:], node.kwargs)
             return base + ("[]",) if base is not None else None

@@ -89,7 +89,7 @@ class _TrimMarkers:
     Comments are dropped here (Go drops them unless ParseComments is set). The closing
     delimiters are always lexed as such, so a stray one reads "unexpected {{end}}"."""
 
-    always_accept = ("LD_END", "LD_ELSE", "LD_DEFINE")
+    always_accept = ("LD_END", "LD_ELSE", "LD_DEFINE", "BAD_COMMENT")
 
     def process(self, stream: Iterator[Token]) -> Iterator[Token]:
         pending: Optional[Token] = None

@@ -1,0 +1,128 @@
+"""runtime.ollama: request shaping (collation, think, view types) and Template.Execute's
+messages and legacy modes, on compiled templates."""
+
+from __future__ import annotations
+
+import pytest
+
+from runtime import gotmpl as g
+from runtime import ollama
+
+
+
+def compile_go(source: str, profile: str):
+    """compile_template for dialect "go", forwarding the profile to the Go frontend until
+    compiler.api does it itself (compiler/gotmpl/NEEDS.md)."""
+    import inspect
+    from unittest import mock
+
+    from compiler import api
+    from compiler.gotmpl import parse
+
+    if "profile" in inspect.signature(api.parse).parameters:
+        return api.compile_template(source, dialect="go", profile=profile)
+    with mock.patch.object(api, "parse", lambda s, dialect="go", name=None: parse(s, name, profile=profile)):
+        return api.compile_template(source, dialect="go", profile=profile)
+
+REQUEST = {
+    "messages": [
+        {"role": "system", "content": "S1"}, {"role": "System", "content": "S2"},
+        {"role": "user", "content": "a"}, {"role": "user", "content": "b"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "c1", "function": {"name": "f", "arguments": {"z": 1, "a": {"y": [1, 2], "b": "<x>"}}}}]},
+        {"role": "tool", "content": "t1"}, {"role": "tool", "content": "t2"},
+    ],
+    "tools": [{"type": "function", "function": {"name": "f", "parameters": {
+        "type": "object", "properties": {
+            "z": {"type": ["string", "null"], "description": "zz"},
+            "a": {"type": "object", "properties": {"q": {"type": "string"}, "p": {"type": "integer"}}},
+        }}}}],
+}
+
+
+def test_collation_and_system():
+    values = ollama.template_values(REQUEST["messages"])
+    assert values["System"] == "S1\n\nS2"
+    roles = [(m.Role, m.Content) for m in values["Messages"]]
+    assert roles == [("system", "S1\n\nS2"), ("user", "a\n\nb"), ("assistant", ""), ("tool", "t1"), ("tool", "t2")]
+
+
+@pytest.mark.parametrize("think,expected", [
+    (None, (False, "", False)), (True, (True, "medium", True)), (False, (False, "", True)),
+    ("low", (True, "low", True)),
+])
+def test_think_values(think, expected):
+    values = ollama.template_values([], think=think)
+    assert (values["Think"], values["ThinkLevel"], values["IsThinkSet"]) == expected
+
+
+def test_bad_think_value():
+    with pytest.raises(ollama.RequestError, match="invalid think value"):
+        ollama.template_values([], think="max")
+
+
+def test_view_types_print_like_ollama():
+    values = ollama.template_values(REQUEST["messages"], REQUEST["tools"])
+    call = values["Messages"][2].ToolCalls[0]
+    assert g.to_str(call.Function.Arguments) == '{"a":{"b":"\\u003cx\\u003e","y":[1,2]},"z":1}'
+    assert g.to_str(values["Tools"]) == (
+        '[{"type":"function","function":{"name":"f","description":"","parameters":'
+        '{"type":"object","properties":{"a":{"type":"object","properties":'
+        '{"q":{"type":"string"},"p":{"type":"integer"}}},'
+        '"z":{"type":["string","null"],"description":"zz"}}}}}]')
+    props = values["Tools"][0].Function.Parameters.Properties
+    assert g.to_str(g.field(props["z"], "Type")) == "[string null]"
+    assert g.to_typescript_type(props["z"]) == "string | null"
+    assert g.to_typescript_type(props["a"]) == "Record<string, any>"
+    assert g.to_typescript_type("x") == "any"
+    assert g.to_str(values["Messages"][1]) == "{user a\n\nb  [] []  }"
+    assert g.go_type(values["Messages"][1]) == "*main.templateMessage"
+    assert g.to_str(ollama.template_values([])["Tools"]) == "null"
+
+
+def test_unknown_field_of_a_view_type():
+    values = ollama.template_values(REQUEST["messages"])
+    with pytest.raises(g.ExecError, match=r"can't evaluate field role in type \*main.templateMessage"):
+        g.field_of_elem(values["Messages"][0], "role")
+
+
+CHATML = ("{{- range .Messages }}<|im_start|>{{ .Role }}\n{{ .Content }}<|im_end|>\n"
+          "{{ end }}<|im_start|>assistant\n")
+
+
+def test_messages_mode():
+    t = compile_go("{{ .System }}|" + CHATML, "ollama")
+    out = t.render_conversation([{"role": "system", "content": "S"}, {"role": "user", "content": "a"},
+                                 {"role": "user", "content": "b"}])
+    assert out == ("S|<|im_start|>system\nS<|im_end|>\n<|im_start|>user\na\n\nb<|im_end|>\n"
+                   "<|im_start|>assistant\n")
+
+
+LEGACY_REQUEST = [{"role": "system", "content": "sys"}, {"role": "user", "content": "u1"},
+                  {"role": "assistant", "content": "a1"}, {"role": "user", "content": "u2"}]
+
+
+def test_legacy_mode_runs_per_turn_and_cuts_the_last():
+    t = compile_go("{{ if .System }}<s>{{ .System }}</s>{{ end }}[{{ .Prompt }}]{{ .Response }}END", "ollama")
+    assert t.render_conversation(LEGACY_REQUEST) == "<s>sys</s>[u1]a1END[u2]"
+    t = compile_go("<{{ .Prompt }}>", "ollama")  # {{ .Response }} appended
+    assert t.render_conversation(LEGACY_REQUEST) == "<u1>a1<u2>"
+
+
+def test_legacy_cut_runs_without_funcs():
+    t = compile_go("{{ .Prompt }}{{ .Response }}{{ currentDate }}", "ollama")
+    assert t.render_conversation([{"role": "user", "content": "x"}]) == "x"
+    t = compile_go("{{ currentDate }}{{ .Prompt }}{{ .Response }}", "ollama")
+    with pytest.raises(g.ExecError, match='"currentDate" is not a defined function'):
+        t.render_conversation([{"role": "user", "content": "x"}])
+
+
+def test_legacy_cut_panic():
+    t = compile_go("{{ if .Prompt }}{{ .Response }}{{ else }}x{{ end }}", "ollama")
+    with pytest.raises(g.ExecError, match="panic: interface conversion"):
+        t.render_conversation([{"role": "user", "content": "hi"}])
+
+
+def test_now_option_freezes_current_date():
+    t = compile_go("{{ currentDate }} {{ yesterdayDate }}{{ if false }}{{ .Messages }}{{ end }}", "ollama")
+    assert t.render_conversation([], now="2024-07-26") == "2024-07-26 2024-07-25"
