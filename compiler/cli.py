@@ -134,7 +134,7 @@ def compile_file(path: Path, dialect: Optional[str], profile: Optional[str], sta
     if standalone:
         from .standalone import make_standalone
 
-        text = make_standalone(text)
+        text = make_standalone(text, loaded[0].text if len(loaded) == 1 else None)
     return text, loaded
 
 

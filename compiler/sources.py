@@ -464,21 +464,23 @@ def module_name(path: Any) -> str:
 def output_names(paths: Sequence[Any]) -> dict[str, str]:
     """A distinct module name for each path: the stem, or for the generic names models
     use (``tokenizer_config.json``, ``chat_template.jinja``, ``Modelfile``) the folder's
-    name; names that still collide get the stem appended, then a counter."""
-    first: dict[str, str] = {}
+    name. Names that still collide become ``<folder>_<stem>`` (generic) or
+    ``<stem>_<folder>``, then get a counter."""
+    first: dict[str, tuple[str, str]] = {}
     for p in paths:
         stem = module_name(p)
+        folder = _ident(Path(p).resolve().parent.name or "root")
         if stem.lower() in _GENERIC_STEMS:
-            folder = Path(p).resolve().parent.name
-            stem = _ident(folder) if folder else stem
-        first[str(p)] = stem
+            first[str(p)] = (folder, f"{folder}_{stem}")
+        else:
+            first[str(p)] = (stem, f"{stem}_{folder}")
     counts: dict[str, int] = {}
-    for stem in first.values():
-        counts[stem] = counts.get(stem, 0) + 1
+    for plain, _ in first.values():
+        counts[plain] = counts.get(plain, 0) + 1
     out: dict[str, str] = {}
     taken: set[str] = set()
-    for p, stem in first.items():
-        name = stem if counts[stem] == 1 else f"{stem}_{module_name(p)}"
+    for p, (plain, qualified) in first.items():
+        name = plain if counts[plain] == 1 else qualified
         base, n = name, 2
         while name in taken:
             name, n = f"{base}_{n}", n + 1

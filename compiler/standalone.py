@@ -210,8 +210,32 @@ def {loader}(name):
 '''
 
 
-def make_standalone(module_text: str) -> str:
-    """``module_text`` (a generated module) with the runtime it uses inlined."""
+_CONVERSATION = {
+    "hf": '''
+
+def render_conversation(messages, **options):
+    """transformers' ``render_jinja_template(conversations=[messages], ...)[0][0]``
+    (tools, documents, add_generation_prompt, continue_final_message, **kwargs)."""
+    return {loader}("hf").render_conversation(render, TEMPLATE_SOURCE, messages, **options)
+''',
+    "ollama": '''
+
+def render_conversation(messages, **options):
+    """Ollama's ``Template.Execute`` for /api/chat input (tools, think, now)."""
+    return {loader}("ollama").render_conversation(globals(), messages, **options)
+''',
+}
+
+
+def make_standalone(module_text: str, template_source: Optional[str] = None) -> str:
+    """``module_text`` (a generated module) with the runtime it uses inlined.
+
+    A single-template module of the ``hf`` or ``ollama`` profile also gets
+    ``render_conversation(messages, **options)``, the profile's conversation entry point
+    (as ``CompiledTemplate.render_conversation``), built on its own inlined runtime; the
+    ``hf`` one needs ``template_source`` (transformers checks ``continue_final_message``
+    fields against the template text).
+    """
     from . import __version__
 
     tree = ast.parse(module_text)
@@ -237,6 +261,9 @@ def make_standalone(module_text: str) -> str:
     clash = {n for n in own if n in _RESERVED or n.startswith(SOURCE_PREFIX)}
     if clash:
         raise StandaloneError(f"the module defines reserved names: {', '.join(sorted(clash))}")
+    conversation = _conversation_profile(tree, own, template_source)
+    if conversation and conversation not in roots:
+        roots.append(conversation)
     modules = needed_modules(roots)
     for start, end in sorted(drop, reverse=True):
         del lines[start - 1 : end]
@@ -258,6 +285,10 @@ def make_standalone(module_text: str) -> str:
     out += ["_RUNTIME = {}", f"_RUNTIME_SOURCES = {{{table}}}"]
     out.append(_LOADER_CODE.format(loader=LOADER))
     out += [""] + bindings
+    if conversation == "hf":
+        out += ["", f"TEMPLATE_SOURCE = {_triple_quoted(template_source or '')}"]
+    if conversation:
+        out.append(_CONVERSATION[conversation].format(loader=LOADER))
     text = "\n".join(out) + "\n"
     from .api import _format
 
@@ -265,6 +296,19 @@ def make_standalone(module_text: str) -> str:
     compile(text, "<standalone>", "exec")
     check_stdlib_only(text)
     return text
+
+
+def _conversation_profile(tree: ast.Module, own: set, template_source: Optional[str]) -> str:
+    """``hf`` / ``ollama`` when the module gets ``render_conversation``, else ``""``."""
+    if "render" not in own or "TEMPLATES" in own or "render_conversation" in own or "TEMPLATE_SOURCE" in own:
+        return ""
+    profile = ""
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "PROFILE" for t in node.targets):
+            profile = ast.literal_eval(node.value)
+    if profile == "ollama" or (profile == "hf" and template_source is not None):
+        return profile
+    return ""
 
 
 def _docstring_end(lines: list[str]) -> int:

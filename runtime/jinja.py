@@ -354,6 +354,10 @@ def _wrap_str_format(value: Any) -> Optional[Callable[..., str]]:
 
 _DICT_ATTRS = frozenset(dir(dict))
 _METHOD_TYPES = (types.MethodType, types.BuiltinMethodType)
+_BUILTIN_METHOD = types.BuiltinMethodType
+_LOOP_ATTRS = frozenset(
+    "index index0 revindex revindex0 first last length previtem nextitem depth depth0 cycle changed".split()
+)
 
 
 def getattr_(obj: Any, attribute: str) -> Any:
@@ -366,6 +370,8 @@ def getattr_(obj: Any, attribute: str) -> Any:
             return obj[attribute]
         except KeyError:
             return Undefined(obj=obj, name=attribute)
+    if cls is LoopContext and attribute in _LOOP_ATTRS:
+        return getattr(obj, attribute)
     if cls is Namespace and attribute[:1] != "_":
         try:
             value = _ns_attrs(obj)[attribute]
@@ -413,6 +419,9 @@ def getitem(obj: Any, argument: Any) -> Any:
 
 def call(func: Any, *args: Any, **kwargs: Any) -> Any:
     """Call a value from template code (sandbox: refuse callables marked unsafe)."""
+    cls = type(func)
+    if cls is Macro or cls is _BUILTIN_METHOD:  # cannot carry the sandbox's "unsafe" marks
+        return func(*args, **kwargs)
     if getattr(func, "unsafe_callable", False) or getattr(func, "alters_data", False):
         raise SecurityError(f"{func!r} is not safely callable")
     return func(*args, **kwargs)
@@ -640,8 +649,11 @@ class Macro:
         self.catch_varargs = catch_varargs
         self.caller = caller
         self.explicit_caller = "caller" in arguments
+        self._simple = not (caller or catch_kwargs or catch_varargs)
 
     def __call__(self, *args: Any, **kwargs: Any) -> str:
+        if self._simple and not kwargs and len(args) == self._argument_count:
+            return self._func(*args)  # the common case: every parameter passed by position
         arguments = list(args[: self._argument_count])
         off = len(arguments)
         found_caller = False

@@ -40,7 +40,7 @@ settings.register_profile("deep", derandomize=False, max_examples=20_000, **_COM
 
 #: Examples per property and profile. ``corpus`` is per corpus template (61 of them).
 BUDGETS = {
-    "ci": {"render": 500, "crash": 300, "deterministic": 60, "compiles": 60, "corpus": 25},
+    "ci": {"render": 300, "crash": 200, "deterministic": 40, "compiles": 40, "corpus": 10},
     "deep": {"render": 20_000, "crash": 20_000, "deterministic": 20_000, "compiles": 20_000,
              "corpus": 400},
 }

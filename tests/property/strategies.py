@@ -402,6 +402,20 @@ class Scope:
         return sorted(n for n, k in self.names.items() if k == kind or (kind == "num" and k == "int"))
 
 
+# Pieces of string literals and of template text, drawn as whole lists (few draws).
+_STRING_LITERAL_BODIES = st.lists(st.sampled_from(
+    list("abc XYZ,.:-_!?0123456789")
+    + ["\\n", "\\t", "\\\\", "\\'", '\\"', "\\u00e9", "\\x41", "\\r", "\\N{BULLET}", "{{",
+       "}}", "{%", "%}", "#}", "%s", "%d", "{}", "{0}", "{x}", "\n", "é", "😀", "שלום", "\u202e",
+       "<", "&", "\\0", "\\b"]
+), max_size=6)
+_TEMPLATE_TEXTS = st.lists(st.sampled_from(
+    list("abcxyz XYZ<>|[]():,.'\"\\#%}!")
+    + ["\n", "\n", "  ", "\t", "\r\n", " \n", "\n\n", "<|im_start|>", "é", "😀", "{ x }", "{",
+       "}", "%}", "#}", "}}", "\x00", "\u202e"]
+), min_size=1, max_size=8)
+
+
 class Gen:
     """One template draw. ``d`` is Hypothesis' ``draw``."""
 
@@ -413,7 +427,9 @@ class Gen:
     # ------------------------------------------------------------------ helpers
 
     def pick(self, options: list) -> Any:
-        return self.d(st.sampled_from(options))
+        # An index draw: st.integers is cached by Hypothesis, st.sampled_from(list) is not,
+        # and building one per choice made generation the slowest part of a test.
+        return options[self.d(st.integers(0, len(options) - 1))]
 
     def chance(self, n: int) -> bool:
         """True with probability about 1/n (the *unlikely* branch is also the one that
@@ -431,14 +447,7 @@ class Gen:
     # ------------------------------------------------------------------ literals
 
     def string_literal(self) -> str:
-        body = self.d(st.lists(st.one_of(
-            st.sampled_from(list("abc XYZ,.:-_!?0123456789")),
-            st.sampled_from(["\\n", "\\t", "\\\\", "\\'", '\\"', "\\u00e9", "\\x41", "\\r",
-                             "\\N{BULLET}", "{{", "}}", "{%", "%}", "#}", "%s", "%d", "{}",
-                             "{0}", "{x}", "\n", "é", "😀", "שלום", "\u202e", "<", "&",
-                             "\\0", "\\b"]),
-        ), max_size=6))
-        text = "".join(body)
+        text = "".join(self.d(_STRING_LITERAL_BODIES))
         if self.chance(2):
             return "'" + text.replace("'", "\\'").replace("\\\\'", "\\'") + "'" if "'" not in text else '"' + text.replace('"', '\\"') + '"'
         return '"' + text.replace('"', '\\"') + '"' if '"' not in text else "'" + text.replace("'", "\\'") + "'"
@@ -475,10 +484,11 @@ class Gen:
                 pairs.append(f"{key}: {self.expr('any', depth - 1)}")
             return "{" + ", ".join(pairs) + "}"
         return self.pick([
-            "none", "None", self.string_literal(), self.int_literal(), self.float_literal(),
-            self.literal("list", depth), self.literal("dict", depth), "true",
-            "(1, 'a')", "()", "(1,)",
-        ])
+            lambda: "none", lambda: "None", self.string_literal, self.int_literal,
+            self.float_literal, lambda: self.literal("list", depth),
+            lambda: self.literal("dict", depth), lambda: "true", lambda: "(1, 'a')", lambda: "()",
+            lambda: "(1,)",
+        ])()
 
     # ------------------------------------------------------------------ expressions
 
@@ -504,7 +514,7 @@ class Gen:
             options.append(lambda: self.pick(["undefined_name", "loop", "caller", "varargs", "kwargs",
                                               "range", "namespace", "dict", "joiner", "cycler",
                                               "raise_exception", "strftime_now", "self", "lipsum"]))
-        result = self.d(st.sampled_from(options))()
+        result = self.pick(options)()
         return result if result is not None else self.literal(kind, depth)
 
     def loop_attr(self, kind: str) -> str:
@@ -597,7 +607,7 @@ class Gen:
         ]
         if self.chance(60):
             choices.append(lambda: f"raise_exception({self.pick([self.string_literal(), s()])})")
-        return self.d(st.sampled_from(choices))()
+        return self.pick(choices)()
 
     def expr_int(self, scope: Scope, depth: int) -> str:
         s = lambda k="int": self.sub(k, scope, depth)  # noqa: E731
@@ -618,7 +628,7 @@ class Gen:
             lambda: f"{p('list')}.index({s('any')})",
             lambda: self.cond("int", scope, depth),
         ]
-        return self.d(st.sampled_from(choices))()
+        return self.pick(choices)()
 
     def expr_num(self, scope: Scope, depth: int) -> str:
         s = lambda k="num": self.sub(k, scope, depth)  # noqa: E731
@@ -631,7 +641,7 @@ class Gen:
             lambda: self.filt(s(), "abs"),
             lambda: self.expr_int(scope, depth),
         ]
-        return self.d(st.sampled_from(choices))()
+        return self.pick(choices)()
 
     TESTS = ["defined", "undefined", "none", "string", "number", "integer", "float", "mapping",
              "sequence", "iterable", "callable", "boolean", "true", "false", "lower", "upper",
@@ -675,7 +685,7 @@ class Gen:
             lambda: self.filt(s("list"), self.pick(["select", "reject"]), "('odd')") + "|list|length > 0",
             lambda: self.cond("bool", scope, depth),
         ]
-        return self.d(st.sampled_from(choices))()
+        return self.pick(choices)()
 
     def expr_list(self, scope: Scope, depth: int) -> str:
         s = lambda k="list": self.sub(k, scope, depth)  # noqa: E731
@@ -703,7 +713,7 @@ class Gen:
             lambda: self.cond("list", scope, depth),
             lambda: f"[{self.expr('any', depth - 1, scope)}] * {self.small_int()}",
         ]
-        return self.d(st.sampled_from(choices))()
+        return self.pick(choices)()
 
     def expr_dict(self, scope: Scope, depth: int) -> str:
         s = lambda k="any": self.sub(k, scope, depth)  # noqa: E731
@@ -719,7 +729,7 @@ class Gen:
             lambda: f"dict.fromkeys(['a', 'b'], {s()})" if self.chance(5) else f"dict(a={s()})",
             lambda: self.cond("dict", scope, depth),
         ]
-        return self.d(st.sampled_from(choices))()
+        return self.pick(choices)()
 
     def expr_msg(self, scope: Scope, depth: int) -> str:
         return self.expr_dict(scope, depth)
@@ -749,7 +759,7 @@ class Gen:
             lambda: f"{s()} {self.pick(['+', '-', '*', '/', '//', '%', '~'])} {s()}",
             lambda: self.expr(self.pick(["str", "int", "bool", "list", "dict", "num"]), depth - 1, scope),
         ]
-        return self.d(st.sampled_from(choices))()
+        return self.pick(choices)()
 
     def test_clause(self, scope: Scope, depth: int = 2) -> str:
         """A condition for ``{% if %}`` / ``{% elif %}`` / ``for ... if``: jinja2 parses these
@@ -794,16 +804,11 @@ class Gen:
         return "{{" + left + sp + e + sp + right + "}}"
 
     def text(self) -> str:
-        parts = self.d(st.lists(st.one_of(
-            st.sampled_from(list("abcxyz XYZ<>|[]():,.'\"\\#%}!")),
-            st.sampled_from(["\n", "\n", "  ", "\t", "\r\n", " \n", "\n\n", "<|im_start|>", "é", "😀",
-                             "{ x }", "{", "}", "%}", "#}", "}}", "\x00", "\u202e"]),
-        ), min_size=1, max_size=8))
-        text = "".join(parts)
+        text = "".join(self.d(_TEMPLATE_TEXTS))
         # A lone "{" must not start a tag by accident.
         return text.replace("{{", "{ {").replace("{%", "{ %").replace("{#", "{ #").rstrip("{")
 
-    def body(self, scope: Scope, depth: int, max_items: int = 4) -> str:
+    def body(self, scope: Scope, depth: int, max_items: int = 3) -> str:
         n = self.d(st.integers(0 if depth < 3 else 1, max_items))
         return "".join(self.stmt(scope, depth) for _ in range(n))
 
@@ -982,7 +987,7 @@ class Gen:
 
     def template(self, depth: int = 3) -> str:
         self.scope = Scope()
-        out = self.body(self.scope, depth, max_items=5)
+        out = self.body(self.scope, depth, max_items=4)
         if self.chance(4):
             out += "\n"
         return out

@@ -1,0 +1,196 @@
+"""``--standalone`` modules: standard library only, and byte-identical to the normal module."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+import types
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from tmpl2py_paths import ROOT
+from compiler import compile_template
+from compiler.api import generate
+from compiler.sources import build_module, load
+from compiler.standalone import StandaloneError, imported_modules, make_standalone, needed_modules
+
+from conftest import FROZEN
+
+STDLIB = set(sys.stdlib_module_names)
+SEEDS = [ROOT / "examples" / "seed000_command.jinja", ROOT / "examples" / "seed001_qwen.jinja"]
+FIXTURES = sorted((ROOT / "tests" / "fixtures").glob("*.json")) + [ROOT / "examples" / "conversation.json"]
+CASES = [
+    ROOT / "tests" / "corpus" / "cases" / f"{name}.txt"
+    for name in (
+        "cycler_joiner",
+        "loop_recursive",
+        "macro_caller",
+        "filters_tojson",
+        "scope_namespace",
+        "strftime_now",
+        "err_raise_exception",
+        "err_security_dunder",
+        "err_undefined_attr",
+        "err_namespace_underscore",
+        "generation_block",
+        "numbers_printing",
+    )
+]
+
+
+def _outcome(fn: Callable[..., str], *args: Any, **kwargs: Any) -> tuple[str, str]:
+    try:
+        return ("ok", fn(*args, **kwargs))
+    except Exception as e:  # noqa: BLE001
+        return ("err", f"{type(e).__name__}: {e}")
+
+
+def _load_standalone(text: str) -> types.ModuleType:
+    module = types.ModuleType("standalone_under_test")
+    exec(compile(text, "<standalone>", "exec"), module.__dict__)
+    if "jinja" in module._RUNTIME:  # the standalone copy has its own clock: freeze it like the tests'
+        module._RUNTIME["jinja"].CLOCK[0] = lambda: FROZEN
+    return module
+
+
+def _standalone(source: str, dialect: str = "jinja") -> tuple[str, types.ModuleType]:
+    text = make_standalone(generate(source, dialect, name="t")[0], source)
+    return text, _load_standalone(text)
+
+
+def _all_imports(text: str) -> set[str]:
+    """Every import statement's module: the module's own AST and each embedded source's."""
+    found = set()
+    tree = ast.parse(text)
+    trees = [tree] + [
+        ast.parse(ast.literal_eval(node.value))
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.targets[0], ast.Name)
+        and node.targets[0].id.startswith("_RUNTIME_SOURCE_")
+    ]
+    for t in trees:
+        for node in ast.walk(t):
+            if isinstance(node, ast.Import):
+                found.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                found.add("." * node.level + (node.module or ""))
+    return found
+
+
+def _load_case(path: Path) -> tuple[dict, str]:
+    head, _, template = path.read_bytes().decode("utf-8").partition("\n---\n")
+    return json.loads(head), template
+
+
+@pytest.mark.parametrize("path", SEEDS, ids=[p.stem for p in SEEDS])
+def test_seed_standalone_imports_only_the_standard_library(path: Path) -> None:
+    text, _ = _standalone(path.read_text(encoding="utf-8"))
+    imports = _all_imports(text)
+    assert len(imports) > 5  # the embedded runtime's imports are seen too
+    assert all(name.split(".")[0] in STDLIB for name in imports), sorted(imports)
+    assert not any(name.startswith(("runtime", ".")) for name in imports)
+    assert imports == imported_modules(text)
+
+
+@pytest.mark.parametrize("path", SEEDS, ids=[p.stem for p in SEEDS])
+def test_seed_standalone_renders_identically(path: Path) -> None:
+    source = path.read_text(encoding="utf-8")
+    _, module = _standalone(source)
+    normal = compile_template(source)
+    for fixture_path in FIXTURES:
+        fixture = json.loads(fixture_path.read_text(encoding="utf-8"))
+        options = dict(fixture)
+        messages = options.pop("messages")
+        ours = _outcome(module.render_conversation, messages, **options)
+        assert ours == _outcome(normal.render_conversation, messages, **options), fixture_path.name
+        assert _outcome(module.render, fixture) == _outcome(normal.render, fixture), fixture_path.name
+
+
+@pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
+def test_corpus_case_standalone_renders_identically(path: Path) -> None:
+    context, template = _load_case(path)
+    _, module = _standalone(template)
+    normal = compile_template(template)
+    assert _outcome(module.render, context) == _outcome(normal.render, context)
+
+
+def test_standalone_runs_where_runtime_cannot_be_imported(tmp_path: Path) -> None:
+    source = SEEDS[1].read_text(encoding="utf-8")
+    target = tmp_path / "qwen_standalone.py"
+    target.write_text(make_standalone(generate(source, "jinja", name="q")[0], source), encoding="utf-8")
+    code = (
+        "import sys; [sys.modules.__setitem__(m, None) for m in ('runtime', 'compiler', 'jinja2', 'lark')];"
+        f"sys.path.insert(0, {str(tmp_path)!r}); import qwen_standalone as m;"
+        "print(m.render_conversation([{'role': 'user', 'content': 'hi'}], add_generation_prompt=True), end='')"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
+
+
+def test_runtime_errors_keep_their_module_names() -> None:
+    """Classes live in modules named runtime.<name>, so messages naming types are unchanged."""
+    _, module = _standalone("{{ x }}")
+    assert module._RUNTIME["jinja"].Undefined.__module__ == "runtime.jinja"
+    assert module._RUNTIME["jinja"].__name__ == "runtime.jinja"
+
+
+def test_dependency_order_and_clash_checks() -> None:
+    assert [n for n, _ in needed_modules(["jinja"])] == ["jinja", "jinja_filters"]
+    with pytest.raises(StandaloneError, match="reserved"):
+        make_standalone("from runtime.jinja import resolve\n\n_RUNTIME = 1\n\n\ndef render(context):\n    return ''\n")
+
+
+def test_tracebacks_point_into_the_embedded_runtime() -> None:
+    _, module = _standalone("{{ raise_exception('boom') }}")
+    with pytest.raises(Exception) as err:
+        module.render({})
+    assert type(err.value).__name__ == "TemplateError" and str(err.value) == "boom"
+    frames = [f.filename for f in __import__("traceback").extract_tb(err.value.__traceback__)]
+    assert "<tmpl2py standalone: runtime/jinja.py>" in frames
+
+
+def test_multi_template_module_standalone(tmp_path: Path) -> None:
+    config = tmp_path / "tokenizer_config.json"
+    templates = [
+        {"name": "default", "template": "{% for m in messages %}{{ m.content | upper }}{% endfor %}"},
+        {"name": "tool_use", "template": "{{ tools | tojson }}"},
+    ]
+    config.write_text(json.dumps({"chat_template": templates}), encoding="utf-8")
+    text = make_standalone(build_module(load(config)))
+    module = _load_standalone(text)
+    assert module.TEMPLATES["default"]({"messages": [{"content": "a"}]}) == "A"
+    assert module.TEMPLATES["tool_use"]({"tools": [1]}) == "[1]"
+    assert not hasattr(module, "render_conversation")  # one conversation entry point needs one template
+    assert all(n.split(".")[0] in STDLIB for n in _all_imports(text))
+
+
+def _go_or_skip() -> None:
+    try:
+        compile_template("{{ .Prompt }}", dialect="go")
+    except Exception as e:  # noqa: BLE001 - the Go frontend is being written elsewhere
+        pytest.skip(f"the Go frontend does not compile yet: {e}")
+
+
+GO_TEMPLATE = (
+    "{{- if .System }}<|system|>{{ .System }}<|end|>{{ end }}"
+    "{{- range $i, $m := .Messages }}<|{{ $m.Role }}|>{{ $m.Content }}{{ if $m.ToolCalls }}"
+    "{{ json $m.ToolCalls }}{{ end }}<|end|>{{ end }}<|assistant|>{{ printf \"%5.2f|%q\" 3.14159 \"x\" }}"
+)
+
+
+def test_go_standalone_renders_identically() -> None:
+    _go_or_skip()
+    text, module = _standalone(GO_TEMPLATE, "go")
+    assert all(n.split(".")[0] in STDLIB for n in _all_imports(text))
+    normal = compile_template(GO_TEMPLATE, dialect="go")
+    for fixture_path in FIXTURES:
+        fixture = json.loads(fixture_path.read_text(encoding="utf-8"))
+        messages, tools = fixture["messages"], fixture.get("tools")
+        ours = _outcome(module.render_conversation, messages, tools=tools)
+        assert ours == _outcome(normal.render_conversation, messages, tools=tools), fixture_path.name
