@@ -1,0 +1,45 @@
+"""Pass tests, read through the IR printer."""
+
+from __future__ import annotations
+
+import textwrap
+
+from compiler.ir_printer import dump
+from compiler.jinja.frontend import parse
+from compiler.passes import optimize, pipeline, scope
+
+
+def resolved(source: str, optimize_: bool = False) -> str:
+    return dump(pipeline.run(parse(source), profile="hf", optimize=optimize_))
+
+
+def test_scope_reads_context_for_names_first_read() -> None:
+    assert resolved("{{ x }}{% set x = 1 %}{{ x }}") == textwrap.dedent("""\
+        set x@l_0_x = jinja.resolve(%context, 'x')
+        out jinja.to_str(x@l_0_x)
+        set x@l_0_x = 1
+        out jinja.to_str(x@l_0_x)""")
+
+
+def test_scope_loop_body_has_its_own_locals() -> None:
+    out = resolved("{% for i in l %}{% set x = i %}{% endfor %}{{ x }}")
+    assert "set x@l_1_x = i@l_1_i" in out
+    assert "set x@l_0_x = jinja.resolve(%context, 'x')" in out  # the loop's set does not leak
+
+
+def test_scope_macro_sees_later_set_as_undefined_start() -> None:
+    out = resolved("{% macro m() %}{{ x }}{% endmacro %}{% set x = 2 %}")
+    assert "set x@l_0_x = jinja.undefined('x')" in out
+    assert "out jinja.to_str(x@l_0_x)" in out  # read through the closure
+
+
+def test_known_str_drops_to_str_and_merge_text_joins_literals() -> None:
+    out = resolved("a{{ 'b' }}{{ 'c' ~ x }}d", optimize_=True)
+    assert out.splitlines()[1:] == ["text 'ab'", "out jinja.concat('c', x@l_0_x)", "text 'd'"]
+
+
+def test_passes_are_pure() -> None:
+    module = scope.resolve(parse("{% for x in y %}{{ x }}{% endfor %}"))
+    before = dump(module)
+    optimize.run(module)
+    assert dump(module) == before
