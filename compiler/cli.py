@@ -12,15 +12,16 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Sequence, TextIO
+from typing import Any, Optional, TextIO
 
 from . import sources as src_mod
 from .api import PROFILES
 from .errors import CompileError
 from .sources import EXTENSIONS, SourceError, TemplateSource
 
-__all__ = ["EXTENSIONS", "main", "module_name", "build_parser"]
+__all__ = ["EXTENSIONS", "build_parser", "main", "module_name"]
 
 
 def infer_dialect(path: str, explicit: Optional[str]) -> str:
@@ -127,39 +128,47 @@ def _expand(inputs: Sequence[str]) -> tuple[list[Path], set[str], list[str]]:
     return unique, in_folder, problems
 
 
-def compile_file(path: Path, dialect: Optional[str], profile: Optional[str], standalone: bool) -> tuple[str, list]:
-    """(module text, its sources) for one file; raises SourceError / CompileError / ValueError."""
-    loaded = src_mod.load(path, dialect)
+def compile_sources(loaded: Sequence[TemplateSource], profile: Optional[str], standalone: bool) -> str:
+    """The module text for the templates of one file (raises CompileError / ValueError)."""
     text = src_mod.build_module(loaded, profile)
     if standalone:
         from .standalone import make_standalone
 
         text = make_standalone(text, loaded[0].text if len(loaded) == 1 else None)
-    return text, loaded
+    return text
+
+
+def _load_all(files: Sequence[Path], in_folder: set, dialect: Optional[str], quiet: bool) -> tuple[dict, int]:
+    """Read every file's templates; a folder's files without a template are skipped."""
+    loaded: dict[Path, list] = {}
+    status = 0
+    for path in files:
+        try:
+            loaded[path] = src_mod.load(path, dialect)
+        except SourceError as e:
+            if str(path) in in_folder and e.code == "no-template":
+                if not quiet:
+                    print(f"tmpl2py: skipped {e}", file=sys.stderr)
+                continue
+            _error(str(e))
+            status = 2
+    return loaded, status
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
     out_dir = Path(args.output)
     files, in_folder, problems = _expand(args.templates)
-    status = 2 if problems else 0
     for p in problems:
         _error(p)
-    names = src_mod.output_names(files)
+    loaded, status = _load_all(files, in_folder, args.dialect, args.quiet)
+    status = max(status, 2 if problems else 0)
+    names = src_mod.output_names(list(loaded))
     stale: list[str] = []
-    written = 0
-    progress = Progress(len(files), always=args.progress)
-    for i, path in enumerate(files, 1):
+    progress = Progress(len(loaded), always=args.progress)
+    for i, (path, sources) in enumerate(loaded.items(), 1):
         progress.step(i, str(path))
         try:
-            text, _ = compile_file(path, args.dialect, args.profile, args.standalone)
-        except SourceError as e:
-            if str(path) in in_folder and e.code == "no-template":
-                if not args.quiet:
-                    print(f"tmpl2py: skipped {e}", file=sys.stderr)
-                continue
-            _error(str(e))
-            status = max(status, 2)
-            continue
+            text = compile_sources(sources, args.profile, args.standalone)
         except CompileError as e:
             _error(str(e))
             status = max(status, 3)
@@ -175,10 +184,9 @@ def cmd_compile(args: argparse.Namespace) -> int:
                 stale.append(str(target))
             continue
         write_atomic(target, text)
-        written += 1
-        if not args.quiet and len(files) <= 5:
+        if not args.quiet and len(loaded) <= 5:
             print(target)
-    progress.done(f"{'checked' if args.check else 'compiled'} {len(files)} file(s)")
+    progress.done(f"{'checked' if args.check else 'compiled'} {len(loaded)} file(s)")
     if args.check and stale:
         print("stale generated files (run `tmpl2py compile` again):", file=sys.stderr)
         for s in stale:
@@ -248,7 +256,7 @@ def cmd_render(args: argparse.Namespace) -> int:
             text = template.render_conversation(messages, **options)
         else:
             text = template.render(context)
-    except Exception as e:  # the template's own error (raise_exception, undefined, ...)
+    except Exception as e:  # noqa: BLE001 - the template's own error (raise_exception, undefined, ...)
         _error(f"render failed: {type(e).__name__}: {e}")
         return 1
     sys.stdout.write(text)
@@ -280,16 +288,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         _error(str(e))
         return 2
     if args.json:
-        docs = []
-        for s, report in reports:
-            doc = {"name": s.name, "origin": s.origin, **report.as_dict()}
-            if s.stop:
-                doc["stop"] = list(s.stop)
-            if s.special_tokens:
-                doc["special_tokens"] = dict(s.special_tokens)
-            docs.append(doc)
-        payload: Any = docs[0] if len(docs) == 1 else {"source": str(args.template), "templates": docs}
-        sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(_inspect_json(str(args.template), reports))
         return 0
     for i, (s, report) in enumerate(reports):
         if i:
@@ -303,6 +302,19 @@ def cmd_inspect(args: argparse.Namespace) -> int:
             tokens = ", ".join(f"{k}={v!r}" for k, v in s.special_tokens.items())
             sys.stdout.write(f"special tokens passed by transformers: {tokens}\n")
     return 0
+
+
+def _inspect_json(template: str, reports: list) -> str:
+    docs = []
+    for s, report in reports:
+        doc = {"name": s.name, "origin": s.origin, **report.as_dict()}
+        if s.stop:
+            doc["stop"] = list(s.stop)
+        if s.special_tokens:
+            doc["special_tokens"] = dict(s.special_tokens)
+        docs.append(doc)
+    payload: Any = docs[0] if len(docs) == 1 else {"source": template, "templates": docs}
+    return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
 
 
 # ----------------------------------------------------------------------------- bench

@@ -243,6 +243,7 @@ class Emitter:
         self.line("_out = []")
         self.line("_w = _out.append")
         self.writer = "_w"
+        self.block(node.prologue, allow_empty=True)
         if node.missing_helper:
             marker = self.helper_name(node.missing_helper.split(".")[0] + ".MISSING")
             missing = self.helper_name(node.missing_helper)

@@ -35,7 +35,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any, Iterable, Optional
+from collections.abc import Iterable
+from typing import Any, Optional
 
 from . import ir
 
@@ -432,24 +433,12 @@ class _JinjaReader:
         if isinstance(node, ir.Capture):
             self.stmts(node.body)
             return None
-        if isinstance(node, ir.CallValue):
-            self.expr(node.func)
-            self.children(node.args, node.kwargs)
-            return None
-        if isinstance(node, (ir.ListLit, ir.TupleLit)):
-            self.children(node.items)
-            return None
-        if isinstance(node, ir.DictLit):
-            for k, v in node.items:
-                self.expr(k)
-                self.expr(v)
-            return None
-        if isinstance(node, ir.BinOp):
-            self.expr(node.left)
-            self.expr(node.right)
-            return None
-        if isinstance(node, ir.UnaryOp):
-            self.expr(node.operand)
+        for f in getattr(node, "__dataclass_fields__", ()):  # literals, operators, calls of values
+            value = getattr(node, f)
+            for item in value if isinstance(value, tuple) else (value,):
+                for part in item if isinstance(item, tuple) else (item,):  # kwargs / dict pairs
+                    if isinstance(part, ir.Expr):
+                        self.expr(part)
         return None
 
     def children(self, args: Iterable[Any], kwargs: Iterable[Any] = ()) -> None:
@@ -492,15 +481,7 @@ class _JinjaReader:
     def helper(self, node: ir.Helper, safe: bool) -> Optional[tuple]:
         name, args = node.name, node.args
         if name in ("jinja.getattr_", "jinja.getitem") and len(args) == 2:
-            base = self.expr(args[0])
-            key = args[1]
-            if isinstance(key, ir.Const) and isinstance(key.value, (str, int)) and not isinstance(key.value, bool):
-                return self.field(base, key.value)
-            if isinstance(key, ir.Helper) and key.name == "builtins.slice":
-                self.children(key.args)
-                return base
-            self.expr(key)
-            return None
+            return self.access(args[0], args[1])
         if name == "jinja.call" and args:
             return self.call(node)
         if name in ("jinja.no_filter", "jinja.no_test"):
@@ -511,40 +492,40 @@ class _JinjaReader:
         if name == "jinja.generation":
             self.report.uses_generation = True
         kinds = _kinds(name)
-        if kinds & _SAFE_OPERAND and args:
-            path = self.expr(args[0], safe=True)
-            self.children(args[1:], node.kwargs)
-            return path if "filter:default" in kinds else None
-        if kinds & {"filter:selectattr", "filter:rejectattr"} and args:
-            base = self.expr(args[0])
-            self.children(args[1:], node.kwargs)
-            attr = _str_consts(args[1]) if len(args) > 1 else []
-            if base is not None and attr:
-                element = self.field(base + ("[]",), attr[0])
-                test = _str_consts(args[2]) if len(args) > 2 else []
-                if element and element[-1] == "role" and len(args) > 3 and test and test[0] in _EQ_TESTS:
-                    self.report.roles.update(_str_consts(args[3]))
-            return base
-        if "filter:map" in kinds and args:
-            base = self.expr(args[0])
-            self.children(args[1:], node.kwargs)
-            for key, value in node.kwargs:
-                if key == "attribute" and base is not None:
-                    for attr in _str_consts(value):
-                        self.field(base + ("[]",), attr)
-            return None
-        if kinds & _SAME_VALUE and args:
-            base = self.expr(args[0])
-            self.children(args[1:], node.kwargs)
-            return base
-        if kinds & _ELEMENT and args:
-            base = self.expr(args[0])
-            self.children(args[1:], node.kwargs)
-            return base + ("[]",) if base is not None else None
-        if name == "jinja.to_str" and args:
-            self.expr(args[0])
-            return None
+        if kinds and args:
+            return self.filter_or_test(node, kinds)
         self.children(args, node.kwargs)
+        return None
+
+    def access(self, obj: Any, key: Any) -> Optional[tuple]:
+        """``obj.key`` / ``obj[key]``: a field for a constant key, the same list for a slice."""
+        base = self.expr(obj)
+        if isinstance(key, ir.Const) and isinstance(key.value, (str, int)) and not isinstance(key.value, bool):
+            return self.field(base, key.value)
+        if isinstance(key, ir.Helper) and key.name == "builtins.slice":
+            self.children(key.args)
+            return base
+        self.expr(key)
+        return None
+
+    def filter_or_test(self, node: ir.Helper, kinds: frozenset) -> Optional[tuple]:
+        args = node.args
+        base = self.expr(args[0], safe=bool(kinds & _SAFE_OPERAND))
+        self.children(args[1:], node.kwargs)
+        if kinds & {"filter:selectattr", "filter:rejectattr"}:
+            attr = _str_consts(args[1]) if len(args) > 1 else []
+            element = self.field(base + ("[]",), attr[0]) if base is not None and attr else None
+            test = _str_consts(args[2]) if len(args) > 2 else []
+            if element and element[-1] == "role" and len(args) > 3 and test and test[0] in _EQ_TESTS:
+                self.report.roles.update(_str_consts(args[3]))
+        if "filter:map" in kinds and base is not None:
+            for key, value in node.kwargs:
+                for attr in _str_consts(value) if key == "attribute" else ():
+                    self.field(base + ("[]",), attr)
+        if kinds & _SAME_VALUE:
+            return base
+        if kinds & _ELEMENT and base is not None:
+            return base + ("[]",)
         return None
 
     def call(self, node: ir.Helper) -> Optional[tuple]:
@@ -660,9 +641,8 @@ def _go_report(report: Report, module: ir.Module) -> None:
                     names += list(value) if isinstance(value, tuple) else [value]
             elif node.name == "gotmpl.fail" and node.args and isinstance(node.args[0], ir.Const):
                 fails.append(Raise(line, str(node.args[0].value), "exec-error"))
-            elif node.name in ("gotmpl.eq", "gotmpl.ne"):
-                if any(_is_go_role(a) for a in node.args):
-                    roles.update(c for a in node.args for c in _str_consts(a))
+            elif node.name in ("gotmpl.eq", "gotmpl.ne") and any(_is_go_role(a) for a in node.args):
+                roles.update(c for a in node.args for c in _str_consts(a))
         for f in node.__dataclass_fields__:  # type: ignore[attr-defined]
             if f != "span":
                 stack.append(getattr(node, f))

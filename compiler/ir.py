@@ -272,6 +272,7 @@ class FuncDef(Stmt):
     wrap: str = ""
     wrap_args: Tuple[Expr, ...] = ()
     missing_helper: str = ""
+    prologue: Tuple[Stmt, ...] = ()  # runs before defaults are filled in
     span: Span = _span()
 
 

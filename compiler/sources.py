@@ -32,9 +32,10 @@ import ast
 import json
 import os
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Optional
 
 #: Template file extensions and their dialect.
 EXTENSIONS = {".jinja": "jinja", ".j2": "jinja", ".jinja2": "jinja", ".gotmpl": "go", ".tmpl": "go"}
@@ -307,7 +308,7 @@ def _load_gguf(path: Path) -> list[TemplateSource]:
         special = _gguf_special_tokens(fields)
     except SourceError:
         raise
-    except Exception as e:  # the reader's ValueError / IndexError on a damaged file
+    except Exception as e:  # noqa: BLE001 - the reader's ValueError / IndexError / struct errors
         raise SourceError(path, f"malformed GGUF file: {type(e).__name__}: {e}") from None
     if not templates:
         raise SourceError(path, "no 'tokenizer.chat_template' metadata", "no-template")
@@ -354,51 +355,69 @@ def parse_modelfile(text: str, path: Any = "<Modelfile>") -> list[tuple[str, str
     non-printable characters outside a value's line breaks are dropped, as Ollama does.
     A ``FROM`` line is not required here (templates are read from fragments too).
     """
-    commands: list[tuple[str, str]] = []
-    state, line, buf, name, role = "nil", 1, [], "", ""
+    parser = _ModelfileParser(path)
     for ch in text.lstrip("\ufeff"):
+        parser.feed(ch)
+    return parser.finish()
+
+
+class _ModelfileParser:
+    def __init__(self, path: Any) -> None:
+        self.path = path
+        self.commands: list[tuple[str, str]] = []
+        self.state, self.line, self.buf, self.name, self.role = "nil", 1, [], "", ""
+
+    def feed(self, ch: str) -> None:
         if ch in "\r\n":
-            line += 1
-        nxt, out = _modelfile_step(ch, state, path, line)
-        if nxt != state:
-            value = "".join(buf)
-            if state == "name":
-                word = value.lower()
-                if word not in _MODELFILE_COMMANDS:
-                    raise SourceError(path, f"line {line}: unknown Modelfile command {value!r}")
-                if word == "from":
-                    name = "model"
-                elif word == "parameter":
-                    nxt = "parameter"
-                elif word == "message":
-                    nxt, name = "message", word
-                else:
-                    name = word
-            elif state == "parameter":
-                name = value
-            elif state == "message":
-                if value not in ("system", "user", "assistant"):
-                    raise SourceError(path, f'line {line}: message role must be one of "system", "user", or "assistant"')
-                role = value
-            elif state == "value":
-                unquoted = _unquote(value.strip())
-                if unquoted is None or ch in " \t":
-                    buf.append(ch)
-                    continue
-                commands.append((name, f"{role}: {unquoted}" if role else unquoted))
-                role = ""
-            buf = []
-            state = nxt
+            self.line += 1
+        nxt, out = _modelfile_step(ch, self.state, self.path, self.line)
+        if nxt != self.state:
+            nxt = self._leave(self.state, "".join(self.buf), ch, nxt)
+            if nxt is None:  # a value goes on (inside quotes, or a space)
+                self.buf.append(ch)
+                return
+            self.buf = []
+            self.state = nxt
         if out is not None and out.isprintable():
-            buf.append(out)
-    if state == "value":
-        unquoted = _unquote("".join(buf).strip())
-        if unquoted is None:
-            raise SourceError(path, "unexpected end of file inside a quoted value")
-        commands.append((name, f"{role}: {unquoted}" if role else unquoted))
-    elif state not in ("nil", "comment"):
-        raise SourceError(path, "unexpected end of file")
-    return commands
+            self.buf.append(out)
+
+    def _leave(self, state: str, value: str, ch: str, nxt: str) -> Optional[str]:
+        """Finish the buffer of ``state``; the next state (None: stay in the value)."""
+        if state == "name":
+            word = value.lower()
+            if word not in _MODELFILE_COMMANDS:
+                raise SourceError(self.path, f"line {self.line}: unknown Modelfile command {value!r}")
+            if word in ("parameter", "message"):
+                nxt = word
+            self.name = "model" if word == "from" else word
+        elif state == "parameter":
+            self.name = value
+        elif state == "message":
+            if value not in ("system", "user", "assistant"):
+                raise SourceError(
+                    self.path, f'line {self.line}: message role must be one of "system", "user", or "assistant"'
+                )
+            self.role = value
+        elif state == "value":
+            unquoted = _unquote(value.strip())
+            if unquoted is None or ch in " \t":
+                return None
+            self._command(unquoted)
+        return nxt
+
+    def _command(self, value: str) -> None:
+        self.commands.append((self.name, f"{self.role}: {value}" if self.role else value))
+        self.role = ""
+
+    def finish(self) -> list[tuple[str, str]]:
+        if self.state == "value":
+            unquoted = _unquote("".join(self.buf).strip())
+            if unquoted is None:
+                raise SourceError(self.path, "unexpected end of file inside a quoted value")
+            self._command(unquoted)
+        elif self.state not in ("nil", "comment"):
+            raise SourceError(self.path, "unexpected end of file")
+        return self.commands
 
 
 def _modelfile_step(ch: str, state: str, path: Any, line: int) -> tuple[str, Optional[str]]:
@@ -549,34 +568,40 @@ def combine_modules(names: Sequence[str], texts: Sequence[str], label: str = "<t
     bodies: list[str] = []
     metadata: list[dict[str, Any]] = []
     for fname, text in zip(funcs, texts):
-        tree = ast.parse(text)
-        lines = text.splitlines()
-        meta: dict[str, Any] = {}
-        renames: dict[str, str] = {}
-        func: Optional[ast.FunctionDef] = None
-        for node in tree.body:
-            if isinstance(node, ast.ImportFrom):
-                for alias in node.names:
-                    local = alias.asname or alias.name
-                    target = (node.module or "", alias.name)
-                    if local in imports and not _same_object(imports[local], target):
-                        new = f"{local}_{len(imports)}"
-                        while new in imports:
-                            new += "_"
-                        renames[local] = new
-                        local = new
-                    imports.setdefault(local, target)
-            elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                meta[node.targets[0].id] = ast.literal_eval(node.value)
-            elif isinstance(node, ast.FunctionDef) and node.name == "render":
-                func = node
-        if func is None:
-            raise ValueError("a generated module without a render function")
+        meta, func, lines, renames = _parse_generated(text, imports)
         body = _rename_reads(lines[func.lineno - 1 : func.end_lineno], func, renames)
         body[0] = body[0].replace("def render(", f"def {fname}(", 1)
         bodies.append("\n".join(body))
         metadata.append(meta)
     return _assemble(label, names, funcs, imports, bodies, metadata)
+
+
+def _parse_generated(text: str, imports: dict[str, tuple[str, str]]) -> tuple[dict, ast.FunctionDef, list[str], dict]:
+    """A generated module's metadata, render function and lines; its imports are merged
+    into ``imports`` (returning the renames that keep them apart)."""
+    tree = ast.parse(text)
+    meta: dict[str, Any] = {}
+    renames: dict[str, str] = {}
+    func: Optional[ast.FunctionDef] = None
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                local = alias.asname or alias.name
+                target = (node.module or "", alias.name)
+                if local in imports and not _same_object(imports[local], target):
+                    new = f"{local}_{len(imports)}"
+                    while new in imports:
+                        new += "_"
+                    renames[local] = new
+                    local = new
+                imports.setdefault(local, target)
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            meta[node.targets[0].id] = ast.literal_eval(node.value)
+        elif isinstance(node, ast.FunctionDef) and node.name == "render":
+            func = node
+    if func is None:
+        raise ValueError("a generated module without a render function")
+    return meta, func, text.splitlines(), renames
 
 
 def _same_object(a: tuple[str, str], b: tuple[str, str]) -> bool:

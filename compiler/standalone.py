@@ -137,6 +137,16 @@ def needed_modules(roots: list[str], folder: Optional[Path] = None) -> list[tupl
             raise StandaloneError(f"no runtime module {name!r} ({path})")
         sources[name] = rewrite_runtime_source(name, path.read_text(encoding="utf-8"))
         pending += sources[name][1]
+    order = _dependency_order({name: deps for name, (_, deps) in sources.items()})
+    return [(name, sources[name][0]) for name in order]
+
+
+# ----------------------------------------------------------------------------- emission
+
+
+def _dependency_order(deps: dict[str, list[str]]) -> list[str]:
+    """Each module after those it imports; in a cycle, the module reached first first."""
+
     def reaches(start: str, goal: str) -> bool:
         seen, stack = set(), [start]
         while stack:
@@ -145,7 +155,7 @@ def needed_modules(roots: list[str], folder: Optional[Path] = None) -> list[tupl
                 return True
             if name not in seen:
                 seen.add(name)
-                stack += sources[name][1]
+                stack += deps[name]
         return False
 
     order: list[str] = []
@@ -153,19 +163,16 @@ def needed_modules(roots: list[str], folder: Optional[Path] = None) -> list[tupl
     def visit(name: str) -> None:
         if name in order:
             return
-        for dep in sources[name][1]:
+        for dep in deps[name]:
             if not reaches(dep, name):  # a module it imports (not one that imports it back) first
                 visit(dep)
         order.append(name)
-        for dep in sources[name][1]:
+        for dep in deps[name]:
             visit(dep)
 
-    for name in sources:
+    for name in deps:
         visit(name)
-    return [(name, sources[name][0]) for name in order]
-
-
-# ----------------------------------------------------------------------------- emission
+    return order
 
 
 def _triple_quoted(text: str) -> str:
@@ -236,66 +243,80 @@ def make_standalone(module_text: str, template_source: Optional[str] = None) -> 
     ``hf`` one needs ``template_source`` (transformers checks ``continue_final_message``
     fields against the template text).
     """
-    from . import __version__
+    from .api import _format
 
     tree = ast.parse(module_text)
+    part = _TemplatePart(tree)
+    conversation = _conversation_profile(tree, part.own, template_source)
+    if conversation and conversation not in part.roots:
+        part.roots.append(conversation)
+    modules = needed_modules(part.roots)
     lines = module_text.splitlines()
-    bindings: list[str] = []
-    roots: list[str] = []
-    drop: list[tuple[int, int]] = []
-    own: set[str] = set()
-    for node in tree.body:
-        targets = _runtime_target(node)
-        if targets is not None:
-            drop.append((node.lineno, node.end_lineno or node.lineno))
-            roots += [t[0] for t in targets if t[0] not in roots]
-            bindings.append(_replacement(targets))
-            own.update(t[2] for t in targets if t[2])
-        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-            own.add(node.name)
-        elif isinstance(node, ast.Assign):
-            own.update(n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name))
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)) and node not in tree.body and _runtime_target(node):
-            raise StandaloneError(f"line {node.lineno}: a runtime import inside a block cannot be inlined")
-    clash = {n for n in own if n in _RESERVED or n.startswith(SOURCE_PREFIX)}
-    if clash:
-        raise StandaloneError(f"the module defines reserved names: {', '.join(sorted(clash))}")
-    conversation = _conversation_profile(tree, own, template_source)
-    if conversation and conversation not in roots:
-        roots.append(conversation)
-    modules = needed_modules(roots)
-    for start, end in sorted(drop, reverse=True):
+    for start, end in sorted(part.drop, reverse=True):
         del lines[start - 1 : end]
+    out = _with_header_note(lines, modules)
+    out += _runtime_section(modules, part.bindings)
+    if conversation == "hf":
+        out += ["", f"TEMPLATE_SOURCE = {_triple_quoted(template_source or '')}"]
+    if conversation:
+        out.append(_CONVERSATION[conversation].format(loader=LOADER))
+    text = _format("\n".join(out) + "\n")
+    compile(text, "<standalone>", "exec")
+    check_stdlib_only(text)
+    return text
+
+
+class _TemplatePart:
+    """The generated module's runtime imports (to drop and re-bind) and its own names."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.bindings: list[str] = []
+        self.roots: list[str] = []
+        self.drop: list[tuple[int, int]] = []
+        self.own: set[str] = set()
+        for node in tree.body:
+            targets = _runtime_target(node)
+            if targets is not None:
+                self.drop.append((node.lineno, node.end_lineno or node.lineno))
+                self.roots += [t[0] for t in targets if t[0] not in self.roots]
+                self.bindings.append(_replacement(targets))
+                self.own.update(t[2] for t in targets if t[2])
+            elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                self.own.add(node.name)
+            elif isinstance(node, ast.Assign):
+                self.own.update(n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name))
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and node not in tree.body and _runtime_target(node):
+                raise StandaloneError(f"line {node.lineno}: a runtime import inside a block cannot be inlined")
+        clash = {n for n in self.own if n in _RESERVED or n.startswith(SOURCE_PREFIX)}
+        if clash:
+            raise StandaloneError(f"the module defines reserved names: {', '.join(sorted(clash))}")
+
+
+def _with_header_note(lines: list[str], modules: list[tuple[str, str]]) -> list[str]:
+    """The module's lines with a header line naming the inlined modules and the stdlib imports."""
     header_end = 0
     while header_end < len(lines) and lines[header_end].startswith("#"):
         header_end += 1
     digest = hashlib.sha256("".join(src for _, src in modules).encode("utf-8")).hexdigest()
     names = ", ".join(name for name, _ in modules) or "none"
-    note = [
-        f"# standalone: runtime modules inlined ({names}; sha256 {digest[:16]}); imports only the standard library",
-    ]
-    out = lines[:header_end] + note + lines[header_end:]
+    note = f"# standalone: runtime modules inlined ({names}; sha256 {digest[:16]}); imports only the standard library"
+    out = lines[:header_end] + [note] + lines[header_end:]
     doc_end = _docstring_end(out)
     out[doc_end:doc_end] = ["", "import linecache as _linecache", "import types as _types"]
-    out += ["", "", f"# ---- the runtime, inlined from tmpl2py {__version__} ----", ""]
+    return out
+
+
+def _runtime_section(modules: list[tuple[str, str]], bindings: list[str]) -> list[str]:
+    from . import __version__
+
+    out = ["", "", f"# ---- the runtime, inlined from tmpl2py {__version__} ----", ""]
     for name, source in modules:
         out += [f"# runtime/{name}.py", f"{SOURCE_PREFIX}{name} = {_triple_quoted(source)}", ""]
     table = ", ".join(f"{name!r}: {SOURCE_PREFIX}{name}" for name, _ in modules)
     out += ["_RUNTIME = {}", f"_RUNTIME_SOURCES = {{{table}}}"]
     out.append(_LOADER_CODE.format(loader=LOADER))
-    out += [""] + bindings
-    if conversation == "hf":
-        out += ["", f"TEMPLATE_SOURCE = {_triple_quoted(template_source or '')}"]
-    if conversation:
-        out.append(_CONVERSATION[conversation].format(loader=LOADER))
-    text = "\n".join(out) + "\n"
-    from .api import _format
-
-    text = _format(text)
-    compile(text, "<standalone>", "exec")
-    check_stdlib_only(text)
-    return text
+    return out + [""] + bindings
 
 
 def _conversation_profile(tree: ast.Module, own: set, template_source: Optional[str]) -> str:

@@ -16,6 +16,7 @@ from runtime.jinja import (
     missing_param,
     ns_set,
     resolve,
+    subscript,
     undefined,
 )
 from runtime.jinja_filters import (
@@ -144,12 +145,12 @@ def render(context):
     def _f_l_0_tool_call_id_to_int(l_1_messages, l_1_tool_call_id):
         _out = []
         _w = _out.append
+        l_1_counter = resolve(context, "counter")
+        l_1_tool_call_id_seen = resolve(context, "tool_call_id_seen")
         if l_1_messages is MISSING:
             l_1_messages = missing_param("messages")
         if l_1_tool_call_id is MISSING:
             l_1_tool_call_id = missing_param("tool_call_id")
-        l_1_counter = resolve(context, "counter")
-        l_1_tool_call_id_seen = resolve(context, "tool_call_id_seen")
         # line 43: if
         if l_0_regen_tool_call_ids:
             l_1_counter = call(l_0_namespace, value=0)
@@ -184,11 +185,11 @@ def render(context):
     def _f_l_0_format_tool_message(l_1_messages, l_1_tool_msg):
         _out = []
         _w = _out.append
+        l_1_text_wrapper = resolve(context, "text_wrapper")
         if l_1_messages is MISSING:
             l_1_messages = missing_param("messages")
         if l_1_tool_msg is MISSING:
             l_1_tool_msg = missing_param("tool_msg")
-        l_1_text_wrapper = resolve(context, "text_wrapper")
         _w('{\n        "tool_call_id": "')
         _w(str(call(l_0_tool_call_id_to_int, l_1_messages, getattr_(l_1_tool_msg, "tool_call_id"))))
         _w('",\n        "results": {')
@@ -231,9 +232,9 @@ def render(context):
     def _f_l_0_print_tool_content(l_1_item):
         _out = []
         _w = _out.append
+        l_1_text_wrapper = resolve(context, "text_wrapper")
         if l_1_item is MISSING:
             l_1_item = missing_param("item")
-        l_1_text_wrapper = resolve(context, "text_wrapper")
         # line 85: if
         if do_lower(getattr_(l_1_item, "type")) == "text":
             l_1_text_wrapper = {"content": getattr_(l_1_item, "text")}
@@ -256,9 +257,9 @@ def render(context):
     def _f_l_0_print_msg(l_1_msg):
         _out = []
         _w = _out.append
+        l_1_last_was_text = resolve(context, "last_was_text")
         if l_1_msg is MISSING:
             l_1_msg = missing_param("msg")
-        l_1_last_was_text = resolve(context, "last_was_text")
         # line 95: if
         if test_string(l_1_msg):
             _w("<|START_TEXT|>")
@@ -515,7 +516,7 @@ def render(context):
             _w(str(call(l_0_format_tool_message, l_0_messages, l_1_message)))
             # line 249: for
             l_2_loop = loop_context(
-                getitem(l_0_messages, slice(getattr_(l_1_loop, "index0") + 1, None, None))
+                subscript(l_0_messages, slice(getattr_(l_1_loop, "index0") + 1, None, None))
             )
             for l_2_msg in l_2_loop:
                 # line 251: if

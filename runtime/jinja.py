@@ -417,6 +417,11 @@ def getitem(obj: Any, argument: Any) -> Any:
     return Undefined(obj=obj, name=argument)
 
 
+def subscript(obj: Any, key: Any) -> Any:
+    """``obj[a:b:c]``: jinja2 compiles slices as plain Python subscripts."""
+    return obj[key]
+
+
 def call(func: Any, *args: Any, **kwargs: Any) -> Any:
     """Call a value from template code (sandbox: refuse callables marked unsafe)."""
     cls = type(func)

@@ -11,11 +11,19 @@ every error leaves as ``CompileError``.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator, Optional
+from typing import Any
 
 from lark import Lark, Token, Transformer, Tree
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+from lark.exceptions import (
+    UnexpectedCharacters,
+    UnexpectedEOF,
+    UnexpectedInput,
+    UnexpectedToken,
+    VisitError,
+)
 
 from .. import ir
 from ..errors import CompileError, position
@@ -23,7 +31,7 @@ from . import nodes as n
 from .literals import LiteralError, go_quote, parse_number, unquote
 from .lower import BUILTINS, OLLAMA_FUNCS, lower_template_set
 
-_PARSER: Optional[Lark] = None
+_PARSER: Lark | None = None
 
 _SPACES = " \t\r\n"
 
@@ -92,7 +100,7 @@ class _TrimMarkers:
     always_accept = ("LD_END", "LD_ELSE", "LD_DEFINE", "BAD_COMMENT")
 
     def process(self, stream: Iterator[Token]) -> Iterator[Token]:
-        pending: Optional[Token] = None
+        pending: Token | None = None
         trim_next = False
         for tok in stream:
             kind = tok.type
@@ -104,9 +112,8 @@ class _TrimMarkers:
             if kind == "BAD_COMMENT":
                 raise _GoError("syntax", _BAD_COMMENT, tok.start_pos)
             if pending is not None:
-                if kind.startswith("LD") or kind == "COMMENT":
-                    if _left_trim(tok):
-                        pending = Token.new_borrow_pos("TEXT", pending.value.rstrip(_SPACES), pending)
+                if (kind.startswith("LD") or kind == "COMMENT") and _left_trim(tok):
+                    pending = Token.new_borrow_pos("TEXT", pending.value.rstrip(_SPACES), pending)
                 if pending.value:
                     yield pending
                 pending = None
@@ -134,7 +141,7 @@ class _Op:
     node: Any
     start: int
     end: int
-    token: Optional[Token] = None
+    token: Token | None = None
 
 
 def _item_str(tok: Token) -> str:
@@ -215,15 +222,14 @@ class _Builder(Transformer):
     def define_stmt(self, items: list) -> None:
         _ld, (name, tok), _rd, body, _ld_end, _rd2 = items
         self.defines.append((name, body, tok.start_pos))
-        return None
 
     def block_stmt(self, items: list) -> n.TemplateCall:
-        ld, (name, tok), pipe, _rd, body, _ld_end, _rd2 = items
+        _ld, (name, tok), pipe, _rd, body, _ld_end, _rd2 = items
         self.defines.append((name, body, tok.start_pos))
         return n.TemplateCall(name, pipe, pos=tok.start_pos, line=tok.line)
 
     def template_stmt(self, items: list) -> n.TemplateCall:
-        (name, tok) = items[1]
+        name, tok = items[1]
         pipe = items[2] if len(items) == 4 else None
         return n.TemplateCall(name, pipe, pos=tok.start_pos, line=tok.line)
 
@@ -335,7 +341,9 @@ class _Builder(Transformer):
 # ----------------------------------------------------------------------------- checks
 
 
-_KEYWORDS = frozenset({"block", "break", "continue", "define", "else", "end", "if", "range", "template", "with"})
+_KEYWORDS = frozenset(
+    {"block", "break", "continue", "define", "else", "end", "if", "range", "template", "with"}
+)
 
 
 class _Checker:
@@ -374,10 +382,9 @@ class _Checker:
         elif isinstance(node, n.TemplateCall):
             if node.pipe is not None:
                 self.pipe(node.pipe, "template clause")
-        elif isinstance(node, (n.Break, n.Continue)):
-            if self.range_depth == 0:
-                word = "break" if isinstance(node, n.Break) else "continue"
-                raise _GoError("bad-loop-control", f"{{{{{word}}}}} outside {{{{range}}}}", node.pos)
+        elif isinstance(node, (n.Break, n.Continue)) and self.range_depth == 0:
+            word = "break" if isinstance(node, n.Break) else "continue"
+            raise _GoError("bad-loop-control", f"{{{{{word}}}}} outside {{{{range}}}}", node.pos)
 
     def pipe(self, pipe: n.Pipe, context: str) -> None:
         if len(pipe.decls) > 1 and context != "range":
@@ -386,7 +393,9 @@ class _Checker:
             self.vars.append(decl.idents[0])
         for stage, cmd in enumerate(pipe.cmds):
             if stage and isinstance(cmd.args[0], (n.Bool, n.Dot, n.Nil, n.Number, n.String)):
-                raise _GoError("syntax", f"non executable command in pipeline stage {stage + 1}", cmd.pos)
+                raise _GoError(
+                    "syntax", f"non executable command in pipeline stage {stage + 1}", cmd.pos
+                )
             for arg in cmd.args:
                 self.operand(arg)
 
@@ -395,10 +404,14 @@ class _Checker:
             if node.name in _KEYWORDS:
                 raise _GoError("syntax", f"unexpected <{node.name}> in operand", node.pos)
             if node.name not in self.funcs:
-                raise _GoError("unknown-function", f"function {go_quote(node.name)} not defined", node.pos)
+                raise _GoError(
+                    "unknown-function", f"function {go_quote(node.name)} not defined", node.pos
+                )
         elif isinstance(node, n.Variable):
             if node.idents[0] not in self.vars:
-                raise _GoError("undefined-variable", f"undefined variable {go_quote(node.idents[0])}", node.pos)
+                raise _GoError(
+                    "undefined-variable", f"undefined variable {go_quote(node.idents[0])}", node.pos
+                )
         elif isinstance(node, n.Chain):
             self.operand(node.node)
         elif isinstance(node, n.Pipe):
@@ -426,7 +439,7 @@ class GoTemplate:
     templates: dict
 
 
-def parse_tree(source: str, name: Optional[str] = None, profile: str = "ollama") -> GoTemplate:
+def parse_tree(source: str, name: str | None = None, profile: str = "ollama") -> GoTemplate:
     """Parse and check ``source`` as Go's ``template.New(name).Funcs(...).Parse`` does."""
     tmpl_name = name or ""
     try:
@@ -465,7 +478,7 @@ def _add_template(templates: dict, name: str, body: n.ListNode, pos: int) -> Non
         raise _GoError("syntax", f"template: multiple definition of template {go_quote(name)}", pos)
 
 
-def parse(source: str, name: Optional[str] = None, profile: str = "ollama") -> ir.Module:
+def parse(source: str, name: str | None = None, profile: str = "ollama") -> ir.Module:
     """Compile Go template ``source`` to an IR module (dialect "go").
 
     ``profile`` "ollama" gives Ollama's setup (its func map, ``missingkey=zero``, the
@@ -485,7 +498,7 @@ class _LowerError(Exception):
     pass
 
 
-def _error(source: str, name: Optional[str], code: str, message: str, pos: int) -> CompileError:
+def _error(source: str, name: str | None, code: str, message: str, pos: int) -> CompileError:
     if message == _BAD_COMMENT:
         closed = source.find("*/", source.find("/*", pos) + 2)
         message = "unclosed comment" if closed < 0 else "comment ends before closing delimiter"
@@ -493,45 +506,102 @@ def _error(source: str, name: Optional[str], code: str, message: str, pos: int) 
     return CompileError(code, message, line, column, source, name)
 
 
-def _syntax_error(source: str, name: Optional[str], e: UnexpectedInput) -> CompileError:
+_CONTEXTS = {
+    "LD": "command",
+    "LD_IF": "if",
+    "LD_RANGE": "range",
+    "LD_WITH": "with",
+    "IF": "if",
+    "WITH": "with",
+    "LD_BLOCK": "block clause",
+    "LD_TEMPLATE": "template clause",
+}
+_UNTERMINATED = {
+    '"': "unterminated quoted string",
+    "`": "unterminated raw quoted string",
+    "'": "unterminated character constant",
+}
+
+
+def _last_opener(e: UnexpectedInput) -> str:
+    """The innermost construct open when the parser stopped (for "missing value for X")."""
+    state = getattr(e, "state", None)
+    stack = getattr(state, "value_stack", None) or ()
+    for item in reversed(stack):
+        if isinstance(item, Token) and item.type in _CONTEXTS:
+            return item.type
+    return "LD"
+
+
+def _syntax_error(source: str, name: str | None, e: UnexpectedInput) -> CompileError:
+    """Lark's error -> the message Go's lexer or parser gives for the same input."""
     pos = getattr(e, "pos_in_stream", None) or 0
     if isinstance(e, UnexpectedCharacters):
-        ch = source[e.pos_in_stream] if e.pos_in_stream < len(source) else ""
-        inside = _inside_action(source, e.pos_in_stream)
-        if ch and inside:
-            message = f"unexpected {go_quote(ch)} in command" if ch.isprintable() else (
-                f"unrecognized character in action: U+{ord(ch):04X}")
-        else:
-            message = "unexpected character"
-        if source.startswith("/*", e.pos_in_stream) or "/*" in source[max(0, e.pos_in_stream - 4) : e.pos_in_stream + 2]:
-            message = "unclosed comment"
-        return _error(source, name, "syntax", message, e.pos_in_stream)
+        return _error(source, name, "syntax", _character_message(source, pos), pos)
     if isinstance(e, UnexpectedToken):
         tok = e.token
+        expected = set(e.expected or ())
         if tok.type == "$END":
-            expected = set(e.expected or ())
-            if expected & {"RD", "RPAR", "PIPE"} or not expected & {"LD_END", "LD_ELSE"}:
-                message = "unclosed action" if "RD" in expected or "RPAR" in expected else "unexpected EOF"
-                code = "syntax"
-            else:
-                message, code = "unexpected EOF", "unclosed-block"
-            return _error(source, name, code, message, len(source))
+            if _inside_action(source, len(source)):
+                return _error(source, name, "syntax", "unclosed action", len(source))
+            return _error(source, name, "unclosed-block", "unexpected EOF", len(source))
         pos = tok.start_pos or 0
         if tok.type == "LD_END":
             return _error(source, name, "unknown-tag", "unexpected {{end}}", pos)
         if tok.type == "LD_ELSE":
-            return _error(source, name, "unknown-tag", "unexpected {{else}}", pos)
-        if tok.type == "RD" and "RD" not in (e.expected or ()):
-            return _error(source, name, "syntax", "missing value for command", pos)
+            message = (
+                "unexpected {{else}}"
+                if "LD_END" not in expected
+                else "expected end; found {{else}}"
+            )
+            return _error(source, name, "unknown-tag", message, pos)
+        if tok.type == "RD" and "RPAR" in expected:
+            return _error(source, name, "syntax", "unclosed left paren", pos)
+        if tok.type == "RD" and "RD" not in expected:
+            return _error(
+                source, name, "syntax", f"missing value for {_CONTEXTS[_last_opener(e)]}", pos
+            )
+        if tok.type == "RPAR":
+            return _error(source, name, "syntax", "unexpected right paren", pos)
         if tok.type == "TEXT":  # the root lexer's fallback inside an action
-            ch = tok.value[:1]
-            return _error(source, name, "syntax", f"unexpected {go_quote(ch)} in command", pos)
+            return _error(source, name, "syntax", _character_message(source, pos), pos)
         if tok.type == "LD_DEFINE":
             return _error(source, name, "syntax", "unexpected <define> in command", pos)
-        return _error(source, name, "syntax", f"unexpected {_item_str(tok)}", pos)
+        if tok.type == "COMMA":
+            return _error(
+                source,
+                name,
+                "syntax",
+                f"too many declarations in {_CONTEXTS[_last_opener(e)]}",
+                pos,
+            )
+        return _error(
+            source,
+            name,
+            "syntax",
+            f"unexpected {_item_str(tok)} in {_CONTEXTS[_last_opener(e)]}",
+            pos,
+        )
     if isinstance(e, UnexpectedEOF):
         return _error(source, name, "unclosed-block", "unexpected EOF", len(source))
     return _error(source, name, "syntax", str(e), pos)
+
+
+def _character_message(source: str, pos: int) -> str:
+    """What Go says about a character that cannot start a token here."""
+    ch = source[pos] if pos < len(source) else ""
+    word = re.match(r"\w+", source[pos:])
+    if ch in _UNTERMINATED:
+        return _UNTERMINATED[ch]
+    if ch in "+-" and not source[pos + 1 : pos + 2].isdigit():
+        return f"illegal number syntax: {go_quote(ch)}"
+    if word and word.group() in _KEYWORDS:
+        return f"unexpected <{word.group()}> in input"
+    if ch and _inside_action(source, pos):
+        if ch.isprintable():
+            return f"unexpected {go_quote(ch)} in command"
+        return f"unrecognized character in action: U+{ord(ch):04X}"
+    return "unexpected character"
 
 
 def _inside_action(source: str, pos: int) -> bool:
@@ -540,4 +610,4 @@ def _inside_action(source: str, pos: int) -> bool:
     return opened > closed
 
 
-__all__ = ["parse", "parse_tree", "GoTemplate", "HUMAN_NAMES", "Tree"]
+__all__ = ["HUMAN_NAMES", "GoTemplate", "Tree", "parse", "parse_tree"]

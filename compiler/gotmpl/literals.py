@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Any, Optional, Tuple
+from typing import Any
 
 
 class LiteralError(ValueError):
@@ -23,7 +23,7 @@ _SIMPLE_ESCAPES = {"a": 7, "b": 8, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11, "
 _HEX = "0123456789abcdefABCDEF"
 
 
-def _unquote_char(s: str, i: int, quote: str) -> Tuple[Optional[int], Optional[str], int]:
+def _unquote_char(s: str, i: int, quote: str) -> tuple[int | None, str | None, int]:
     """strconv.UnquoteChar at ``s[i]``: (byte value, None) or (None, char), next index."""
     c = s[i]
     if c != "\\":
@@ -142,7 +142,7 @@ def _underscore_ok(s: str) -> bool:
     return saw != "_"
 
 
-def parse_uint(s: str) -> Optional[int]:
+def parse_uint(s: str) -> int | None:
     """strconv.ParseUint(s, 0, 64), or None when it fails."""
     if not s:
         return None
@@ -179,7 +179,7 @@ def parse_uint(s: str) -> Optional[int]:
     return n
 
 
-def parse_int(s: str) -> Optional[int]:
+def parse_int(s: str) -> int | None:
     """strconv.ParseInt(s, 0, 64), or None when it fails."""
     if not s:
         return None
@@ -193,7 +193,7 @@ def parse_int(s: str) -> Optional[int]:
     return -un if neg else un
 
 
-def parse_float(s: str) -> Optional[float]:
+def parse_float(s: str) -> float | None:
     """strconv.ParseFloat(s, 64), or None when it fails (syntax or range)."""
     if not s:
         return None
@@ -231,7 +231,7 @@ _BODY = (
 NUMBER_RE = re.compile(rf"([+-]?{_BODY}i?)([+-]{_BODY}i)?")
 
 
-def parse_number(text: str, is_char: bool = False) -> Tuple[str, Any]:
+def parse_number(text: str, is_char: bool = False) -> tuple[str, Any]:
     """Type a number constant as Go does when nothing else gives the type.
 
     Returns (kind, value) with kind "int", "float", "complex" or "overflow" (Go's exec-time
@@ -253,7 +253,7 @@ def parse_number(text: str, is_char: bool = False) -> Tuple[str, Any]:
     i = parse_int(text)
     is_uint = u is not None or i == 0
     is_int = i is not None
-    f: Optional[float] = None
+    f: float | None = None
     if is_int:
         f = float(i)  # type: ignore[arg-type]
     elif u is not None:
@@ -269,7 +269,9 @@ def parse_number(text: str, is_char: bool = False) -> Tuple[str, Any]:
                 is_uint = True
     if f is None and not is_int and not is_uint:
         raise LiteralError(f"illegal number syntax: {go_quote(text)}")
-    is_hex_int = len(text) > 2 and text[0] == "0" and text[1] in "xX" and not any(c in text for c in "pP")
+    is_hex_int = (
+        len(text) > 2 and text[0] == "0" and text[1] in "xX" and not any(c in text for c in "pP")
+    )
     if f is not None and not is_hex_int and any(c in text for c in ".eEpP"):
         return "float", f
     if is_int:

@@ -14,16 +14,36 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from .. import ir
 from . import nodes as n
 from .literals import go_quote
 
 BUILTINS = frozenset(
-    {"and", "call", "html", "index", "slice", "js", "len", "not", "or", "print", "printf",
-     "println", "urlquery", "eq", "ge", "gt", "le", "lt", "ne"}
+    {
+        "and",
+        "call",
+        "html",
+        "index",
+        "slice",
+        "js",
+        "len",
+        "not",
+        "or",
+        "print",
+        "printf",
+        "println",
+        "urlquery",
+        "eq",
+        "ge",
+        "gt",
+        "le",
+        "lt",
+        "ne",
+    }
 )
 OLLAMA_FUNCS = frozenset({"json", "currentDate", "yesterdayDate", "toTypeScriptType"})
 
@@ -34,7 +54,7 @@ class _Sig:
 
     helper: str
     fixed: tuple
-    variadic: Optional[str] = None
+    variadic: str | None = None
     returns_str: bool = False
 
 
@@ -80,9 +100,11 @@ class _Var:
     elem: bool = False  # holds a range element: may be a nil interface
 
 
-def _fail(message: str, *evaluated: Optional[ir.Expr]) -> ir.Expr:
+def _fail(message: str, *evaluated: ir.Expr | None) -> ir.Expr:
     """A Go run-time error; ``evaluated`` are the values Go computes before failing."""
-    return ir.Helper("gotmpl.fail", (ir.Const(message),) + tuple(e for e in evaluated if e is not None))
+    return ir.Helper(
+        "gotmpl.fail", (ir.Const(message),) + tuple(e for e in evaluated if e is not None)
+    )
 
 
 def _span(node: Any) -> ir.Span:
@@ -105,12 +127,14 @@ class _Lowerer:
 
     def _ident(self, prefix: str, name: str = "") -> str:
         clean = re.sub(r"[^0-9A-Za-z_]", "_", name)
-        return f"{prefix}_{clean}_{next(self.counter)}" if clean else f"{prefix}_{next(self.counter)}"
+        return (
+            f"{prefix}_{clean}_{next(self.counter)}" if clean else f"{prefix}_{next(self.counter)}"
+        )
 
     def _dot(self) -> ir.Name:
         return ir.Name(".", self.dot)
 
-    def _lookup(self, name: str) -> Optional[_Var]:
+    def _lookup(self, name: str) -> _Var | None:
         for var in reversed(self.vars):
             if var.name == name and var.state == "live":
                 return var
@@ -124,13 +148,17 @@ class _Lowerer:
     # -- templates
 
     def template_body(self, root: n.ListNode, dot_ident: str) -> list:
-        self.vars = [_Var("$", dot_ident, "live")]
         self.dot, self.dot_elem = dot_ident, False
-        return self.list(root)
+        if not _assigns_dollar(root):
+            self.vars = [_Var("$", dot_ident, "live")]  # "$" is dot itself
+            return self.list(root)
+        root_var = self._ident("v", "root")  # "{{ $ = ... }}" changes $, not dot
+        self.vars = [_Var("$", root_var, "live")]
+        return [ir.Assign(ir.Name("$", root_var), ir.Name(".", dot_ident))] + self.list(root)
 
     # -- statements
 
-    def list(self, node: Optional[n.ListNode]) -> list:
+    def list(self, node: n.ListNode | None) -> list:
         out: list = []
         if node is None:
             return out
@@ -170,14 +198,16 @@ class _Lowerer:
     def bind(self, pipe: n.Pipe, value: ir.Expr) -> tuple[list, ir.Expr]:
         """Declare or assign the pipeline's variables (exec.go evalPipeline)."""
         stmts: list = []
-        first: Optional[ir.Expr] = None
+        first: ir.Expr | None = None
         for decl in pipe.decls:
             name = decl.idents[0]
             if pipe.is_assign:
                 var = self._lookup(name)
                 if var is None:
                     self.vars.append(_Var(name, "", "phantom"))
-                    stmts.append(ir.ExprStmt(_fail(f"undefined variable: {name}", value), span=_span(decl)))
+                    stmts.append(
+                        ir.ExprStmt(_fail(f"undefined variable: {name}", value), span=_span(decl))
+                    )
                     return stmts, ir.Const(None)
                 self.vars.append(_Var(name, var.ident, "phantom"))
             else:
@@ -188,8 +218,14 @@ class _Lowerer:
                 first = target
         return stmts, first if first is not None else value
 
-    def _scoped(self, mark: int, body: n.ListNode, else_body: Optional[n.ListNode],
-                body_dot: tuple, else_dot: tuple) -> tuple[list, list]:
+    def _scoped(
+        self,
+        mark: int,
+        body: n.ListNode,
+        else_body: n.ListNode | None,
+        body_dot: tuple,
+        else_dot: tuple,
+    ) -> tuple[list, list]:
         """Lower a branch body and its else: declarations of the body are not on Go's
         run-time stack in the else (its parser still accepts them there)."""
         saved = self.dot, self.dot_elem
@@ -245,14 +281,21 @@ class _Lowerer:
             if pairs:
                 target = ir.Target((ir.Name(pipe.decls[0].idents[0], idents[0]), ir.Name(".", dot)))
             if idents[-1]:
-                prologue.append(ir.Assign(ir.Name(pipe.decls[-1].idents[0], idents[-1]), ir.Name(".", dot)))
+                prologue.append(
+                    ir.Assign(ir.Name(pipe.decls[-1].idents[0], idents[-1]), ir.Name(".", dot))
+                )
             for var in self.vars[mark:]:
                 if var.ident == idents[-1]:
                     var.elem = True
         here = (self.dot, self.dot_elem)
         body, orelse = self._scoped(mark, node.body, node.else_body, (dot, True), here)
-        loop = ir.For(target, ir.Helper(helper, (coll,)), tuple(prologue + body), tuple(orelse),
-                      span=_span(node))
+        loop = ir.For(
+            target,
+            ir.Helper(helper, (coll,)),
+            tuple(prologue + body),
+            tuple(orelse),
+            span=_span(node),
+        )
         return stmts + [loop]
 
     def _range_var(self, name: str, is_assign: bool) -> str:
@@ -278,13 +321,13 @@ class _Lowerer:
     # -- pipelines and commands
 
     def pipe(self, pipe: n.Pipe) -> ir.Expr:
-        value: Optional[ir.Expr] = None
+        value: ir.Expr | None = None
         for cmd in pipe.cmds:
             value = self.command(cmd, value)
         assert value is not None
         return value
 
-    def command(self, cmd: n.Command, final: Optional[ir.Expr]) -> ir.Expr:
+    def command(self, cmd: n.Command, final: ir.Expr | None) -> ir.Expr:
         first, rest = cmd.args[0], cmd.args[1:]
         if isinstance(first, n.Field):
             return self.fields(self._dot(), first.idents, rest, final, self.dot_elem)
@@ -326,14 +369,20 @@ class _Lowerer:
             return _fail(f"undefined variable: {name}"), False
         return ir.Name(name, var.ident), var.elem or (var.ident == self.dot and self.dot_elem)
 
-    def chain(self, node: n.Chain, rest: Sequence, final: Optional[ir.Expr]) -> ir.Expr:
+    def chain(self, node: n.Chain, rest: Sequence, final: ir.Expr | None) -> ir.Expr:
         if isinstance(node.node, n.Nil):
             return _fail(f"indirection through explicit nil in {node}", final)
         receiver = self.arg(node.node, "any")
         return self.fields(receiver, node.fields, rest, final, False)
 
-    def fields(self, receiver: ir.Expr, names: Sequence[str], args: Sequence, final: Optional[ir.Expr],
-               elem: bool) -> ir.Expr:
+    def fields(
+        self,
+        receiver: ir.Expr,
+        names: Sequence[str],
+        args: Sequence,
+        final: ir.Expr | None,
+        elem: bool,
+    ) -> ir.Expr:
         kwargs: tuple = ()
         if elem:
             kwargs += (("elem", ir.Const(True)),)
@@ -349,17 +398,21 @@ class _Lowerer:
         values = [self.arg(a, "any") for a in args] + ([final] if final is not None else [])
         return ir.Helper("gotmpl.method_call", (receiver, ir.Const(tuple(names)), *values), kwargs)
 
-    def call(self, name: str, args: Sequence, final: Optional[ir.Expr]) -> ir.Expr:
+    def call(self, name: str, args: Sequence, final: ir.Expr | None) -> ir.Expr:
         if name in OLLAMA_FUNCS and not self.funcs:
             return _fail(f"{go_quote(name)} is not a defined function", final)
         sig = _SIGNATURES[name]
         num_in = len(args) + (final is not None)
         if sig.variadic is not None:
             if num_in < len(sig.fixed):
-                return _fail(f"wrong number of args for {name}: want at least {len(sig.fixed)} got {len(args)}",
-                             final)
+                return _fail(
+                    f"wrong number of args for {name}: want at least {len(sig.fixed)} got {len(args)}",
+                    final,
+                )
         elif num_in != len(sig.fixed):
-            return _fail(f"wrong number of args for {name}: want {len(sig.fixed)} got {num_in}", final)
+            return _fail(
+                f"wrong number of args for {name}: want {len(sig.fixed)} got {num_in}", final
+            )
         values: list = []
         for i, arg in enumerate(args):
             ptype = sig.fixed[i] if i < len(sig.fixed) else sig.variadic
@@ -407,6 +460,19 @@ class _Lowerer:
         return self.constant(node)
 
 
+def _assigns_dollar(node: Any) -> bool:
+    """Does any pipeline of this tree assign to ``$``?"""
+    if isinstance(node, n.ListNode):
+        return any(_assigns_dollar(c) for c in node.nodes)
+    if isinstance(node, (n.Action, n.TemplateCall)):
+        return node.pipe is not None and _assigns_dollar(node.pipe)
+    if isinstance(node, n.Branch):
+        return _assigns_dollar(node.pipe) or _assigns_dollar(node.body) or _assigns_dollar(node.else_body)
+    if isinstance(node, n.Pipe):
+        return node.is_assign and any(d.idents[0] == "$" for d in node.decls)
+    return False
+
+
 def lower_template_set(parsed: Any, profile: str) -> ir.Module:
     """The IR module of a parsed template set (``frontend.GoTemplate``).
 
@@ -421,7 +487,7 @@ def lower_template_set(parsed: Any, profile: str) -> ir.Module:
     counter = itertools.count()
     root = parsed.root
     meta: list = [("GO_TEMPLATES", tuple(sorted(parsed.templates)))]
-    cut_stmts: Optional[list] = None
+    cut_stmts: list | None = None
     if profile == "ollama":
         names: set = set()
         for tree in [root, *parsed.templates.values()]:
@@ -456,7 +522,13 @@ def lower_template_set(parsed: Any, profile: str) -> ir.Module:
         data = ir.Helper("gotmpl.plain_data", (data,))  # JSON numbers are float64 in Go
     main = [ir.Assign(ir.Name(".", "dot"), data)] + lowerer.template_body(root, "dot")
     if cut_stmts is not None:
-        body.append(ir.If(ir.Helper("ollama.is_cut_run", (ir.Local("context"),)), tuple(cut_stmts), tuple(main)))
+        body.append(
+            ir.If(
+                ir.Helper("ollama.is_cut_run", (ir.Local("context"),)),
+                tuple(cut_stmts),
+                tuple(main),
+            )
+        )
     else:
         body += main
     return ir.Module(tuple(body), "go", profile, tuple(meta))

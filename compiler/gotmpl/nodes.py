@@ -11,7 +11,7 @@ after the first ``.Response`` field (``cut_after_response``, Ollama's ``deleteNo
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Optional, Tuple, Union
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,7 @@ class Node:
 
 @dataclass(frozen=True)
 class Field(Node):
-    idents: Tuple[str, ...]
+    idents: tuple[str, ...]
 
     def __str__(self) -> str:
         return "".join("." + i for i in self.idents)
@@ -33,7 +33,7 @@ class Field(Node):
 
 @dataclass(frozen=True)
 class Variable(Node):
-    idents: Tuple[str, ...]  # idents[0] is "$" or "$name"
+    idents: tuple[str, ...]  # idents[0] is "$" or "$name"
 
     def __str__(self) -> str:
         return ".".join(self.idents)
@@ -93,8 +93,8 @@ class Identifier(Node):
 
 @dataclass(frozen=True)
 class Chain(Node):
-    node: "Operand"
-    fields: Tuple[str, ...]
+    node: Operand
+    fields: tuple[str, ...]
 
     def __str__(self) -> str:
         inner = str(self.node)
@@ -105,7 +105,7 @@ class Chain(Node):
 
 @dataclass(frozen=True)
 class Command(Node):
-    args: Tuple["Operand", ...]
+    args: tuple[Operand, ...]
 
     def __str__(self) -> str:
         parts = []
@@ -117,9 +117,9 @@ class Command(Node):
 
 @dataclass(frozen=True)
 class Pipe(Node):
-    decls: Tuple[Variable, ...]
+    decls: tuple[Variable, ...]
     is_assign: bool
-    cmds: Tuple[Command, ...]
+    cmds: tuple[Command, ...]
 
     def __str__(self) -> str:
         text = ""
@@ -128,7 +128,7 @@ class Pipe(Node):
         return text + " | ".join(str(c) for c in self.cmds)
 
 
-Operand = Union[Field, Variable, Dot, Nil, Bool, Number, String, Identifier, Chain, Pipe]
+Operand = Field | Variable | Dot | Nil | Bool | Number | String | Identifier | Chain | Pipe
 
 # ----------------------------------------------------------------------------- statements
 
@@ -155,8 +155,8 @@ class Branch(Node):
 
     kind: str
     pipe: Pipe
-    body: "ListNode"
-    else_body: Optional["ListNode"] = None
+    body: ListNode
+    else_body: ListNode | None = None
 
     def __str__(self) -> str:
         text = "{{" + self.kind + " " + str(self.pipe) + "}}" + str(self.body)
@@ -168,7 +168,7 @@ class Branch(Node):
 @dataclass(frozen=True)
 class TemplateCall(Node):
     name: str
-    pipe: Optional[Pipe]
+    pipe: Pipe | None
 
     def __str__(self) -> str:
         from .literals import go_quote
@@ -192,13 +192,13 @@ class Continue(Node):
 
 @dataclass(frozen=True)
 class ListNode(Node):
-    nodes: Tuple[Any, ...]
+    nodes: tuple[Any, ...]
 
     def __str__(self) -> str:
         return "".join(str(n) for n in self.nodes)
 
 
-Stmt = Union[Text, Action, Branch, TemplateCall, Break, Continue]
+Stmt = Text | Action | Branch | TemplateCall | Break | Continue
 
 
 # ----------------------------------------------------------------------------- Ollama's tree walks

@@ -89,6 +89,9 @@ class _WhitespaceControl:
         pending_line_start = True
         stack: list[list[Any]] = []  # [tag, looking_for, set_undecided]
         depth = 0
+        braces = 0  # open "{" inside the current tag
+        half_end = False  # a "}}" closed one dict and left its second "}" for the print's end
+        test_state = 0  # 1 after "is" (and "not"), 2 right after the test's name
         last_pos = (1, 1)
         for tok in stream:
             kind = tok.type
@@ -101,7 +104,7 @@ class _WhitespaceControl:
                 if pending is not None:
                     yield self._strip_before(pending, tok, pending_line_start)
                     pending = None
-                depth = 0
+                depth = braces = 0
             if kind == "COMMENT":
                 line_starting = tok.value.endswith("\n")
                 continue
@@ -113,12 +116,39 @@ class _WhitespaceControl:
                 self._track_block(tok, stack)
             elif kind in ("LPAR", "LSQB", "LBRACE"):
                 depth += 1
+                braces += kind == "LBRACE"
             elif kind in ("RPAR", "RSQB", "RBRACE"):
                 depth -= 1
+                braces -= kind == "RBRACE"
+                if kind == "RBRACE" and half_end:
+                    # the second half of a "}}" that closed a dict: the real end of the print
+                    half_end = False
+                    line_starting = False
+                    yield Token.new_borrow_pos("VAR_END", "}}", tok)
+                    continue
             elif kind == "EQUAL" and depth == 0 and stack and stack[-1][2]:
                 stack.pop()  # "{% set x = ... %}" is not a block
             elif kind == "BLOCK_END" and stack and stack[-1][2]:
                 stack[-1][2] = False
+            elif kind == "VAR_END" and braces > 0 and tok.value.startswith("}}"):
+                # The LALR lexer state after an operand accepts both "}" and "}}": like
+                # jinja2's balancing stack, a "}}" inside open braces closes a dict first.
+                for _ in range(2):
+                    if braces > 0:
+                        braces -= 1
+                        depth -= 1
+                        yield Token.new_borrow_pos("RBRACE", "}", tok)
+                    else:
+                        half_end = True
+                continue
+            if kind in ("IF", "IN", "NOT", "IS") and test_state == 2:
+                # jinja2 reads a name right after a test as the test's argument, so
+                # "x is defined if y" and "x is string in y" do not parse there either.
+                raise CompileError(
+                    "syntax", f"unexpected {tok.value!r} after a test (jinja2 reads it as the test's argument)",
+                    tok.line or 0, tok.column or 0,
+                )
+            test_state = _next_test_state(test_state, kind)
             line_starting = tok.value.endswith("\n")
             yield tok
         if pending is not None:
@@ -182,6 +212,16 @@ class _WhitespaceControl:
                 top[1] = ("endif",) if top[0] == "if" else ("endfor",)
             elif name.startswith("end"):
                 stack.pop()
+
+
+def _next_test_state(state: int, kind: str) -> int:
+    if kind == "IS":
+        return 1
+    if state == 1 and kind == "NOT":
+        return 1
+    if state == 1 and kind in ("NAME", "NONE", "TRUE", "FALSE", "IN"):
+        return 2
+    return 0
 
 
 def _sign(tag_text: str) -> str:

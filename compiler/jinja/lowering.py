@@ -228,10 +228,15 @@ class Lowering(Transformer):
         body = parts.pop()
         value: ir.Expr = ir.Capture(body, span=_span(tag))
         for call in parts:
+            if call[0] not in FILTER_FUNCS:  # a filter block is its own frame: never "soft"
+                raise CompileError("unknown-filter", f"No filter named {call[0]!r}.", *call[3])
             value = apply_filter(value, call, _span(tag))
-        return ir.Output(to_str(value), span=_span(tag))
+        # jinja2 yields the filter's result as it is (no str()): a non-string fails the join.
+        return ir.Output(value, span=_span(tag))
 
     def generation_block(self, tag: Token, _end: Token, body: tuple, *_rest: Any) -> ir.Stmt:
+        # A call block in jinja2: its body is a function, so break/continue cannot cross it.
+        check_loop_controls(body, in_loop=False)
         return ir.Output(H("jinja.generation", (ir.Capture(body, span=_span(tag)),)), span=_span(tag))
 
     def break_stmt(self, tag: Token, _end: Token) -> ir.Stmt:
@@ -349,6 +354,9 @@ class Lowering(Transformer):
         return H("jinja.getitem", (obj, ir.Const(self._int(num))))
 
     def getitem(self, obj: ir.Expr, key: ir.Expr) -> ir.Expr:
+        if isinstance(key, ir.Helper) and key.name == "builtins.slice":
+            # jinja2 compiles a slice as a plain subscript (no sandbox getitem, no undefined)
+            return H("jinja.subscript", (obj, key))
         return H("jinja.getitem", (obj, key))
 
     def subscript_tuple(self, *items: Any) -> ir.Expr:
@@ -469,3 +477,27 @@ def check_unknown_names(body: tuple) -> None:
             visit(getattr(node, f), soft)
 
     visit(body, False)
+
+
+def check_loop_controls(body: tuple, in_loop: bool) -> None:
+    """``break``/``continue`` must sit in a loop of the same function (jinja2 emits them as
+    Python statements, and Python refuses them elsewhere)."""
+    for node in body:
+        if isinstance(node, (ir.Break, ir.Continue)) and not in_loop:
+            word = "break" if isinstance(node, ir.Break) else "continue"
+            raise CompileError("bad-loop-control", f"'{word}' outside loop", *node.span)
+        if isinstance(node, ir.For):
+            check_loop_controls(node.body, True)
+            check_loop_controls(node.else_, in_loop)
+        elif isinstance(node, ir.If):
+            check_loop_controls(node.body, in_loop)
+            check_loop_controls(node.orelse, in_loop)
+        elif isinstance(node, ir.FuncDef):
+            check_loop_controls(node.body, False)
+        elif isinstance(node, ir.Scoped):
+            check_loop_controls(node.body, in_loop)
+        elif isinstance(node, (ir.Assign, ir.Output)):
+            value = node.value if isinstance(node, ir.Assign) else node.expr
+            for sub in _walk(value):
+                if isinstance(sub, ir.Capture):
+                    check_loop_controls(sub.body, in_loop)

@@ -9,9 +9,10 @@ from . import scope
 
 def run(module: ir.Module, profile: str, optimize: bool = True) -> ir.Module:
     if module.dialect == "jinja":
-        from ..jinja.lowering import check_unknown_names
+        from ..jinja.lowering import check_loop_controls, check_unknown_names
 
         check_unknown_names(module.body)
+        check_loop_controls(module.body, in_loop=False)
         module = scope.resolve(module)
     if optimize:
         module = optimize_passes.run(module)

@@ -234,7 +234,8 @@ class _Resolver:
         loop_ident = body_sym.declare_parameter("loop") if node.loop else ""
         test = None
         if node.filter is not None:
-            test = self._filter_test(node.filter, body_sym, sym, _param_names(node.target) + (["loop"] if node.loop else []))
+            # jinja2's filter frame has the targets but not ``loop``: there it is an outer name
+            test = self._filter_test(node.filter, body_sym, sym, _param_names(node.target))
         body = self.scope(node.body, body_sym)
         target = self.target(node.target, body_sym)
         else_ = self.scope(node.else_, Symbols(sym)) if node.else_ else ()
@@ -267,11 +268,14 @@ class _Resolver:
             default = self.expr(p.default, inner) if p.default is not None else None
             params.append(ir.Param(ir.Name(p.name.name, inner.refs[p.name.name], p.name.span), default))
         body = self.scope(node.body, inner)
+        # jinja2 assigns the frame's names before it fills in defaults (which may read them)
+        prologue_len = len(self.prologue(inner))
         return dataclasses.replace(
             node,
             ident=ident,
             params=tuple(params),
-            body=body,
+            prologue=body[:prologue_len],
+            body=body[prologue_len:],
             wrap_args=tuple(self.expr(a, sym) for a in node.wrap_args),
         )
 
