@@ -86,7 +86,9 @@ def _safe_ident(name: str) -> str:
     return "".join(c if c.isalnum() and c.isascii() else "_" for c in name) or "template"
 
 
-def parse(source: str, dialect: str = "jinja", name: Optional[str] = None) -> ir.Module:
+def parse(
+    source: str, dialect: str = "jinja", name: Optional[str] = None, profile: Optional[str] = None
+) -> ir.Module:
     """Source -> IR module (frontend only)."""
     if dialect == "jinja":
         from .jinja.frontend import parse as parse_jinja
@@ -95,7 +97,7 @@ def parse(source: str, dialect: str = "jinja", name: Optional[str] = None) -> ir
     if dialect == "go":
         from .gotmpl.frontend import parse as parse_go
 
-        return parse_go(source, name)
+        return parse_go(source, name, profile=profile or "ollama")
     raise ValueError(f"unknown dialect {dialect!r} (expected one of {', '.join(DIALECTS)})")
 
 
@@ -114,7 +116,7 @@ def generate(
         raise ValueError(f"unknown profile {profile!r} for {dialect} (expected one of {', '.join(PROFILES[dialect])})")
     name = name or "<template>"
     try:
-        module = parse(source, dialect, name)
+        module = parse(source, dialect, name, profile)
         module = pipeline.run(module, profile=profile, optimize=optimize)
     except CompileError as e:
         raise e.with_source(source, name) from None

@@ -26,7 +26,8 @@ part after "executing ... at <...>: ").
 from __future__ import annotations
 
 import datetime
-from typing import Any, Iterable, Optional
+from collections.abc import Iterable
+from typing import Any
 
 from .gotmpl_fmt import (
     GoBytes,
@@ -43,17 +44,53 @@ from .gotmpl_fmt import (
     kind,
     marshal,
     sprint,
-    sprintf as _sprintf,
     sprintln,
     to_bytes,
 )
+from .gotmpl_fmt import (
+    sprintf as _sprintf,
+)
 
 __all__ = [
-    "ExecError", "GoBytes", "GoMap", "GoNil", "GoSlice", "GoStruct", "GoUint8", "to_str", "truth",
-    "field", "field_of_elem", "field_path", "method_call", "range_values", "range_pairs", "eq", "ne",
-    "lt", "le", "gt", "ge", "length", "index", "slice_", "sprint", "sprintf", "sprintln",
-    "html_escape", "js_escape", "urlquery_escape", "call", "to_json", "current_date",
-    "yesterday_date", "to_typescript_type", "fail", "string_arg", "plain_data", "set_now",
+    "ExecError",
+    "GoBytes",
+    "GoMap",
+    "GoNil",
+    "GoSlice",
+    "GoStruct",
+    "GoUint8",
+    "call",
+    "current_date",
+    "eq",
+    "fail",
+    "field",
+    "field_of_elem",
+    "field_path",
+    "ge",
+    "gt",
+    "html_escape",
+    "index",
+    "js_escape",
+    "le",
+    "length",
+    "lt",
+    "method_call",
+    "ne",
+    "plain_data",
+    "range_pairs",
+    "range_values",
+    "set_now",
+    "slice_",
+    "sprint",
+    "sprintf",
+    "sprintln",
+    "string_arg",
+    "to_json",
+    "to_str",
+    "to_typescript_type",
+    "truth",
+    "urlquery_escape",
+    "yesterday_date",
 ]
 
 
@@ -113,7 +150,7 @@ def _methods(value: Any) -> frozenset:
     return getattr(type(value), "go_methods", frozenset())
 
 
-def _lookup(recv: Any, name: str, typ: Optional[str], zero: bool) -> tuple[Any, Optional[str], bool]:
+def _lookup(recv: Any, name: str, typ: str | None, zero: bool) -> tuple[Any, str | None, bool]:
     """One step of a field chain on a valid, non-nil receiver (exec.go evalField).
 
     Returns (value, static type of the slot it came from, whether a None value is a nil
@@ -125,9 +162,9 @@ def _lookup(recv: Any, name: str, typ: Optional[str], zero: bool) -> tuple[Any, 
     if name in _methods(recv):
         return getattr(recv, name)(), None, False
     if isinstance(recv, GoStruct):
-        for fname, ftype, *_ in recv.go_fields:
-            if fname == name:
-                return getattr(recv, name), ftype, ftype == "interface {}"
+        ftype = recv.go_field_types.get(name)
+        if ftype is not None:
+            return getattr(recv, name), ftype, ftype == "interface {}"
     elif isinstance(recv, dict):
         if name in recv:
             return recv[name], recv.go_elem_type, recv.go_elem_type == "interface {}"
@@ -144,6 +181,8 @@ def field(recv: Any, name: str) -> Any:
         return recv.get(name)
     if recv is None:
         return None
+    if name in getattr(recv, "go_field_types", ()):  # a struct field (Go forbids a method of that name)
+        return getattr(recv, name)
     return _lookup(recv, name, None, False)[0]
 
 
@@ -151,14 +190,16 @@ def field_of_elem(recv: Any, name: str) -> Any:
     """``.name`` on a range element: a nil element is a nil interface, an error in Go."""
     if type(recv) is dict:
         return recv.get(name)
+    if name in getattr(recv, "go_field_types", ()):
+        return getattr(recv, name)
     if recv is None:
         raise ExecError(f"nil pointer evaluating interface {{}}.{name}")
     return _lookup(recv, name, "interface {}" if _is_plain(recv) else None, False)[0]
 
 
-def _walk(recv: Any, names: tuple, zero: bool, elem: bool) -> tuple[Any, Optional[str], bool]:
+def _walk(recv: Any, names: tuple, zero: bool, elem: bool) -> tuple[Any, str | None, bool]:
     value = recv
-    typ: Optional[str] = "interface {}" if elem and _is_plain(recv) else None
+    typ: str | None = "interface {}" if elem and _is_plain(recv) else None
     nil_iface = elem
     for name in names:
         if value is None:
@@ -265,7 +306,8 @@ def eq(arg1: Any, *args: Any) -> bool:
                 truth = arg1 == arg
             elif arg1 is not None and arg is not None:
                 raise ExecError(
-                    f"error calling eq: incompatible types for comparison: {_type_of(arg1)} and {_type_of(arg)}")
+                    f"error calling eq: incompatible types for comparison: {_type_of(arg1)} and {_type_of(arg)}"
+                )
             else:
                 truth = False
         elif k1 != "invalid":
@@ -282,11 +324,14 @@ def _eq_other(a: Any, b: Any) -> bool:
     if ka != kb and ka != "invalid" and kb != "invalid":
         raise ExecError(
             f"error calling eq: non-comparable types {format_value(a, 's')}: {_type_of(a)}, "
-            f"{_type_of(b)}: {format_value(b)}")
+            f"{_type_of(b)}: {format_value(b)}"
+        )
     if _is_nil(a) or _is_nil(b):
         return _is_nil(a) == _is_nil(b)
     if kb in ("slice", "map") or (kb == "struct" and not getattr(b, "go_comparable", False)):
-        raise ExecError(f"error calling eq: non-comparable type {format_value(b, 's')}: {_type_of(b)}")
+        raise ExecError(
+            f"error calling eq: non-comparable type {format_value(b, 's')}: {_type_of(b)}"
+        )
     if kb == "ptr":
         return a is b
     return bool(a == b)
@@ -313,7 +358,8 @@ def _lt(arg1: Any, arg2: Any, name: str) -> bool:
         if {k1, k2} == {"int", "uint"}:
             return arg1 < arg2
         raise ExecError(
-            f"error calling {name}: incompatible types for comparison: {_type_of(arg1)} and {_type_of(arg2)}")
+            f"error calling {name}: incompatible types for comparison: {_type_of(arg1)} and {_type_of(arg2)}"
+        )
     if k1 in ("bool", "complex"):
         raise ExecError(f"error calling {name}: invalid type for comparison")
     if k1 == "string":
@@ -368,7 +414,9 @@ def _index_arg(index: Any, cap: int, name: str) -> int:
     if index is None:
         raise ExecError(f"error calling {name}: cannot index slice/array with nil")
     if isinstance(index, bool) or not isinstance(index, int):
-        raise ExecError(f"error calling {name}: cannot index slice/array with type {go_type(index)}")
+        raise ExecError(
+            f"error calling {name}: cannot index slice/array with type {go_type(index)}"
+        )
     if index < 0 or index > cap:
         raise ExecError(f"error calling {name}: index out of range: {index}")
     return int(index)
@@ -396,7 +444,9 @@ def index(item: Any, *indexes: Any) -> Any:
             if idx is None:
                 raise ExecError("error calling index: value is nil; should be of type string")
             if not isinstance(idx, str):
-                raise ExecError(f"error calling index: value has type {go_type(idx)}; should be string")
+                raise ExecError(
+                    f"error calling index: value has type {go_type(idx)}; should be string"
+                )
             if idx in item:
                 item = item[idx]
             else:
@@ -463,12 +513,25 @@ def html_escape(*args: Any) -> str:
     s = _eval_args(args)
     if not any(c in s for c in "'\"&<>\0"):
         return s
-    return (s.replace("&", "&amp;").replace("'", "&#39;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace('"', "&#34;").replace("\0", "\ufffd"))
+    return (
+        s.replace("&", "&amp;")
+        .replace("'", "&#39;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace('"', "&#34;")
+        .replace("\0", "\ufffd")
+    )
 
 
-_JS_SPECIAL = {"\\": "\\\\", "'": "\\'", '"': '\\"', "<": "\\u003C", ">": "\\u003E", "&": "\\u0026",
-               "=": "\\u003D"}
+_JS_SPECIAL = {
+    "\\": "\\\\",
+    "'": "\\'",
+    '"': '\\"',
+    "<": "\\u003C",
+    ">": "\\u003E",
+    "&": "\\u0026",
+    "=": "\\u003D",
+}
 
 
 def js_escape(*args: Any) -> str:
@@ -511,7 +574,7 @@ def call(callee: str, fn: Any, *args: Any) -> Any:
 
 # ----------------------------------------------------------------------------- Ollama's funcs
 
-_NOW: Optional[datetime.date] = None
+_NOW: datetime.date | None = None
 
 
 def set_now(date: Any) -> None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import unicodedata
 from decimal import Decimal
-from typing import Any, ClassVar, Optional
+from typing import Any, ClassVar
 
 # ----------------------------------------------------------------------------- value model
 
@@ -39,6 +39,11 @@ class GoStruct:
     go_type: ClassVar[str] = "struct {}"
     go_pointer: ClassVar[bool] = False
     go_fields: ClassVar[tuple] = ()  # ((name, go type, json name or None, omitempty), ...)
+    go_field_types: ClassVar[dict] = {}  # name -> go type, derived from go_fields
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.go_field_types = {f[0]: f[1] for f in cls.go_fields}
 
     def __bool__(self) -> bool:
         return True
@@ -189,9 +194,7 @@ def quote(s: str, ascii_only: bool = False) -> str:
             out.append(f"\\x{o - 0xDC00:02x}")
         elif ch == '"' or ch == "\\":
             out.append("\\" + ch)
-        elif o < 0x80 and _is_print(ch):
-            out.append(ch)
-        elif not ascii_only and o >= 0x80 and _is_print(ch):
+        elif o < 0x80 and _is_print(ch) or not ascii_only and o >= 0x80 and _is_print(ch):
             out.append(ch)
         else:
             out.append(_escape_rune(ch))
@@ -239,7 +242,7 @@ def shortest_digits(f: float) -> tuple[str, int]:
     """Shortest round-trip decimal digits of abs(f) and the decimal point position."""
     if f == 0:
         return "0", 1
-    sign, digits, exp = Decimal(repr(abs(f))).as_tuple()
+    _sign, digits, exp = Decimal(repr(abs(f))).as_tuple()
     text = "".join(map(str, digits)).rstrip("0") or "0"
     dp = len(digits) + int(exp)
     return text, dp
@@ -322,7 +325,7 @@ def _format_hex_float(f: float, verb: str, prec: int) -> str:
     return ("-" if math.copysign(1.0, f) < 0 else "") + out
 
 
-def format_float_json(f: float) -> Optional[str]:
+def format_float_json(f: float) -> str | None:
     """encoding/json's float64 encoding (None for NaN and infinities: an error)."""
     if math.isnan(f) or math.isinf(f):
         return None
@@ -339,13 +342,13 @@ def format_float_json(f: float) -> Optional[str]:
 
 
 class _Flags:
-    __slots__ = ("plus", "minus", "sharp", "space", "zero", "wid", "prec", "plus_v", "sharp_v")
+    __slots__ = ("minus", "plus", "plus_v", "prec", "sharp", "sharp_v", "space", "wid", "zero")
 
     def __init__(self) -> None:
         self.plus = self.minus = self.sharp = self.space = self.zero = False
         self.plus_v = self.sharp_v = False
-        self.wid: Optional[int] = None
-        self.prec: Optional[int] = None
+        self.wid: int | None = None
+        self.prec: int | None = None
 
 
 _PLAIN = _Flags()
@@ -470,7 +473,7 @@ def _fmt_complex(v: complex, verb: str, f: _Flags) -> str:
     return "(" + real + imag + "i)"
 
 
-def _fmt_string(s: str, verb: str, f: _Flags) -> Optional[str]:
+def _fmt_string(s: str, verb: str, f: _Flags) -> str | None:
     if f.prec is not None and verb in "vsq":
         s = s[: f.prec]
     if verb in "vs":
@@ -576,9 +579,14 @@ def _format(v: Any, verb: str, f: _Flags, depth: int) -> str:
         if f.sharp_v:
             if getattr(v, "nil", False):
                 return go_type(v) + "(nil)"
-            items = ", ".join(_format(k, verb, f, depth + 1) + ":" + _format(v[k], verb, f, depth + 1) for k in keys)
+            items = ", ".join(
+                _format(k, verb, f, depth + 1) + ":" + _format(v[k], verb, f, depth + 1)
+                for k in keys
+            )
             return go_type(v) + "{" + items + "}"
-        items = " ".join(_format(k, verb, f, depth + 1) + ":" + _format(v[k], verb, f, depth + 1) for k in keys)
+        items = " ".join(
+            _format(k, verb, f, depth + 1) + ":" + _format(v[k], verb, f, depth + 1) for k in keys
+        )
         return "map[" + items + "]"
     if isinstance(v, (list, tuple)):
         if f.sharp_v:
@@ -706,14 +714,15 @@ def sprintf(fmt: str, *args: Any) -> str:
             state.argnum += 1
     if not state.reordered and state.argnum < len(args):
         extra = ", ".join(
-            "<nil>" if a is None else f"{go_type(a)}={_format(a, 'v', _PLAIN, 0)}" for a in args[state.argnum :]
+            "<nil>" if a is None else f"{go_type(a)}={_format(a, 'v', _PLAIN, 0)}"
+            for a in args[state.argnum :]
         )
         out.append(f"%!(EXTRA {extra})")
     return "".join(out)
 
 
 class _PrintfState:
-    __slots__ = ("argnum", "numargs", "reordered", "good")
+    __slots__ = ("argnum", "good", "numargs", "reordered")
 
     def __init__(self, numargs: int) -> None:
         self.argnum = 0
@@ -755,7 +764,7 @@ def _parse_arg_number(fmt: str) -> tuple[int, int, bool]:
     return 0, 1, False
 
 
-def _parsenum(s: str, start: int, end: int) -> tuple[Optional[int], int]:
+def _parsenum(s: str, start: int, end: int) -> tuple[int | None, int]:
     i = start
     num = 0
     while i < end and "0" <= s[i] <= "9":
@@ -784,9 +793,7 @@ def _json_string(s: str) -> str:
             out.append("\\\\")
         elif o < 0x20:
             out.append({8: "\\b", 9: "\\t", 10: "\\n", 12: "\\f", 13: "\\r"}.get(o, f"\\u{o:04x}"))
-        elif ch in "<>&":
-            out.append(f"\\u{o:04x}")
-        elif o in (0x2028, 0x2029):
+        elif ch in "<>&" or o in (0x2028, 0x2029):
             out.append(f"\\u{o:04x}")
         elif 0xD800 <= o < 0xE000:
             out.append("\\ufffd")

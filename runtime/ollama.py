@@ -21,7 +21,8 @@ reference program names them) are what templates print and what errors mention.
 from __future__ import annotations
 
 import base64
-from typing import Any, Iterable, Optional
+from collections.abc import Iterable
+from typing import Any
 
 from . import gotmpl
 from .gotmpl_fmt import GoBytes, GoMap, GoNil, GoSlice, GoStruct, format_value, marshal
@@ -29,7 +30,9 @@ from .gotmpl_fmt import GoBytes, GoMap, GoNil, GoSlice, GoStruct, format_value, 
 # ----------------------------------------------------------------------------- view types
 
 
-def _struct(name: str, fields: tuple, pointer: bool = False, methods: frozenset = frozenset()) -> Any:
+def _struct(
+    name: str, fields: tuple, pointer: bool = False, methods: frozenset = frozenset()
+) -> Any:
     """Declare a GoStruct subclass: ``fields`` are (Go name, Go type, json name, omitempty)."""
     attrs = {
         "__slots__": tuple(f[0] for f in fields),
@@ -86,7 +89,7 @@ class ToolPropertiesMap(GoStruct):
     def MarshalJSON(self) -> str:
         return "{" + ",".join(marshal(k) + ":" + marshal(v) for k, v in self.om.items()) + "}"
 
-    def ToMap(self) -> "GoMap":
+    def ToMap(self) -> GoMap:
         m = _PlainPropertyMap(self.om)
         return m
 
@@ -109,23 +112,40 @@ def _to_typescript(prop: Any) -> str:
     return " | ".join(_TS_TYPES.get(t, "any") for t in prop.Type)
 
 
-_TS_TYPES = {"string": "string", "number": "number", "integer": "number", "boolean": "boolean",
-             "array": "any[]", "object": "Record<string, any>", "null": "null"}
+_TS_TYPES = {
+    "string": "string",
+    "number": "number",
+    "integer": "number",
+    "boolean": "boolean",
+    "array": "any[]",
+    "object": "Record<string, any>",
+    "null": "null",
+}
 
 ToolProperty = _struct(
     "ToolProperty",
-    (("AnyOf", "[]main.ToolProperty", "anyOf", True), ("Type", "main.PropertyType", "type", True),
-     ("Items", "interface {}", "items", True), ("Description", "string", "description", True),
-     ("Enum", "[]interface {}", "enum", True), ("Properties", "*main.ToolPropertiesMap", "properties", True)),
+    (
+        ("AnyOf", "[]main.ToolProperty", "anyOf", True),
+        ("Type", "main.PropertyType", "type", True),
+        ("Items", "interface {}", "items", True),
+        ("Description", "string", "description", True),
+        ("Enum", "[]interface {}", "enum", True),
+        ("Properties", "*main.ToolPropertiesMap", "properties", True),
+    ),
     methods=frozenset({"ToTypeScriptType"}),
 )
 ToolProperty.ToTypeScriptType = lambda self: _to_typescript(self)  # type: ignore[attr-defined]
 
 
 def _zero_property() -> Any:
-    return ToolProperty(AnyOf=_slice([], "[]main.ToolProperty", nil=True), Type=_prop_type(None), Items=None,
-                        Description="", Enum=_slice([], "[]interface {}", nil=True),
-                        Properties=GoNil("*main.ToolPropertiesMap"))
+    return ToolProperty(
+        AnyOf=_slice([], "[]main.ToolProperty", nil=True),
+        Type=_prop_type(None),
+        Items=None,
+        Description="",
+        Enum=_slice([], "[]interface {}", nil=True),
+        Properties=GoNil("*main.ToolPropertiesMap"),
+    )
 
 
 class TemplateProperties(GoMap):
@@ -165,23 +185,37 @@ class TemplateTools(GoSlice):
 
 TemplateToolFunctionParameters = _struct(
     "templateToolFunctionParameters",
-    (("Type", "string", "type", False), ("Defs", "interface {}", "$defs", True),
-     ("Items", "interface {}", "items", True), ("Required", "[]string", "required", True),
-     ("Properties", "main.templateProperties", "properties", False)),
+    (
+        ("Type", "string", "type", False),
+        ("Defs", "interface {}", "$defs", True),
+        ("Items", "interface {}", "items", True),
+        ("Required", "[]string", "required", True),
+        ("Properties", "main.templateProperties", "properties", False),
+    ),
 )
 TemplateToolFunction = _struct(
     "templateToolFunction",
-    (("Name", "string", "name", False), ("Description", "string", "description", False),
-     ("Parameters", "main.templateToolFunctionParameters", "parameters", False)),
+    (
+        ("Name", "string", "name", False),
+        ("Description", "string", "description", False),
+        ("Parameters", "main.templateToolFunctionParameters", "parameters", False),
+    ),
 )
 TemplateTool = _struct(
     "templateTool",
-    (("Type", "string", "type", False), ("Items", "interface {}", "items", True),
-     ("Function", "main.templateToolFunction", "function", False)),
+    (
+        ("Type", "string", "type", False),
+        ("Items", "interface {}", "items", True),
+        ("Function", "main.templateToolFunction", "function", False),
+    ),
 )
 TemplateToolCallFunction = _struct(
     "templateToolCallFunction",
-    (("Index", "int", None, False), ("Name", "string", None, False), ("Arguments", "main.templateArgs", None, False)),
+    (
+        ("Index", "int", None, False),
+        ("Name", "string", None, False),
+        ("Arguments", "main.templateArgs", None, False),
+    ),
 )
 TemplateToolCall = _struct(
     "templateToolCall",
@@ -189,9 +223,15 @@ TemplateToolCall = _struct(
 )
 TemplateMessage = _struct(
     "templateMessage",
-    (("Role", "string", None, False), ("Content", "string", None, False), ("Thinking", "string", None, False),
-     ("Images", "[]main.ImageData", None, False), ("ToolCalls", "[]main.templateToolCall", None, False),
-     ("ToolName", "string", None, False), ("ToolCallID", "string", None, False)),
+    (
+        ("Role", "string", None, False),
+        ("Content", "string", None, False),
+        ("Thinking", "string", None, False),
+        ("Images", "[]main.ImageData", None, False),
+        ("ToolCalls", "[]main.templateToolCall", None, False),
+        ("ToolName", "string", None, False),
+        ("ToolCallID", "string", None, False),
+    ),
     pointer=True,
 )
 
@@ -214,7 +254,9 @@ def _prop_type(value: Any) -> Any:
         return _slice([value], "main.PropertyType", cls=PropertyType)
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return _slice(value, "main.PropertyType", cls=PropertyType)
-    raise RequestError("json: cannot unmarshal into Go struct field ToolProperty.type of type string")
+    raise RequestError(
+        "json: cannot unmarshal into Go struct field ToolProperty.type of type string"
+    )
 
 
 # ----------------------------------------------------------------------------- request decoding
@@ -228,7 +270,9 @@ def _str(value: Any, what: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise RequestError(f"json: cannot unmarshal {type(value).__name__} into Go struct field {what} of type string")
+        raise RequestError(
+            f"json: cannot unmarshal {type(value).__name__} into Go struct field {what} of type string"
+        )
     return value
 
 
@@ -246,8 +290,11 @@ def _property(raw: Any) -> Any:
         Items=gotmpl.plain_data(raw.get("items")),
         Description=_str(raw.get("description"), "ToolProperty.description"),
         Enum=_slice(gotmpl.plain_data(enum or []), "[]interface {}", nil=enum is None),
-        Properties=(GoNil("*main.ToolPropertiesMap") if props is None
-                    else ToolPropertiesMap({str(k): _property(v) for k, v in props.items()})),
+        Properties=(
+            GoNil("*main.ToolPropertiesMap")
+            if props is None
+            else ToolPropertiesMap({str(k): _property(v) for k, v in props.items()})
+        ),
     )
 
 
@@ -287,7 +334,9 @@ def _tool_call(raw: Any) -> Any:
     index = fn.get("index") or 0
     return TemplateToolCall(
         ID=_str(raw.get("id"), "ToolCall.id"),
-        Function=TemplateToolCallFunction(Index=int(index), Name=_str(fn.get("name"), "name"), Arguments=arguments),
+        Function=TemplateToolCallFunction(
+            Index=int(index), Name=_str(fn.get("name"), "name"), Arguments=arguments
+        ),
     )
 
 
@@ -301,7 +350,9 @@ def _message(raw: Any) -> Any:
         Content=_str(raw.get("content"), "Message.content"),
         Thinking=_str(raw.get("thinking"), "Message.thinking"),
         Images=_slice([_image(i) for i in images or ()], "[]main.ImageData", nil=not images),
-        ToolCalls=_slice([_tool_call(c) for c in calls or ()], "[]main.templateToolCall", nil=not calls),
+        ToolCalls=_slice(
+            [_tool_call(c) for c in calls or ()], "[]main.templateToolCall", nil=not calls
+        ),
         ToolName=_str(raw.get("tool_name"), "Message.tool_name"),
         ToolCallID=_str(raw.get("tool_call_id"), "Message.tool_call_id"),
     )
@@ -325,9 +376,12 @@ def _think(think: Any) -> tuple[bool, str, bool]:
     if isinstance(think, str):
         if think not in ("high", "medium", "low"):
             raise RequestError(
-                f'invalid think value: "{think}" (must be "high", "medium", "low", true, or false)')
+                f'invalid think value: "{think}" (must be "high", "medium", "low", true, or false)'
+            )
         return True, think, True
-    raise RequestError('think must be a boolean or string ("high", "medium", "low", true, or false)')
+    raise RequestError(
+        'think must be a boolean or string ("high", "medium", "low", true, or false)'
+    )
 
 
 def collate(messages: list) -> tuple[str, list]:
@@ -369,14 +423,17 @@ def template_values(messages: Any, tools: Any = None, think: Any = None) -> dict
     if messages is None:
         messages = []
     if not isinstance(messages, list):
-        raise RequestError("json: cannot unmarshal messages into Go struct field of type []api.Message")
+        raise RequestError(
+            "json: cannot unmarshal messages into Go struct field of type []api.Message"
+        )
     msgs = [_message(m) for m in messages]
     system, collated = collate(msgs)
     think_value, level, is_set = _think(think)
     if tools is not None and not isinstance(tools, list):
         raise RequestError("json: cannot unmarshal tools into Go struct field of type api.Tools")
-    view_tools = _slice([_tool(t) for t in tools or ()], "main.templateTools", nil=tools is None,
-                        cls=TemplateTools)
+    view_tools = _slice(
+        [_tool(t) for t in tools or ()], "main.templateTools", nil=tools is None, cls=TemplateTools
+    )
     return {
         "System": system,
         "Messages": _slice(collated, "[]*main.templateMessage"),
@@ -388,8 +445,14 @@ def template_values(messages: Any, tools: Any = None, think: Any = None) -> dict
     }
 
 
-def render_conversation(namespace: Any, messages: Any, tools: Any = None, think: Any = None,
-                        now: Any = None, **_ignored: Any) -> str:
+def render_conversation(
+    namespace: Any,
+    messages: Any,
+    tools: Any = None,
+    think: Any = None,
+    now: Any = None,
+    **_ignored: Any,
+) -> str:
     """Ollama's Template.Execute for /api/chat input; ``namespace`` is the compiled module's
     (its ``render`` and ``GO_MODE`` / ``GO_CUT_ERROR`` metadata). ``now`` freezes
     currentDate; other request keys (model, options, ...) are ignored as Ollama ignores them."""

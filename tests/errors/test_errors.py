@@ -43,3 +43,37 @@ def test_error_is_not_a_traceback_for_garbage() -> None:
     for source in ["{{", "{%", "{{ }}", "{% %}", "{% if %}", "}}{{", "{% for %}{% endfor %}", "{% set %}"]:
         with pytest.raises(CompileError):
             compile_template(source)
+
+
+GO_CASES = [
+    ("go_unexpected_end", "{{ if .X }}a{{ end }}{{ end }}", "unexpected {{end}}"),
+    ("go_undefined_variable", "{{ $x }}", 'undefined variable "$x"'),
+    ("go_unknown_function", "{{ nosuch 1 }}", 'function "nosuch" not defined'),
+    ("go_unclosed_action", "{{ .X ", "unclosed action"),
+    ("go_unclosed_if", "{{ if .X }}", "unexpected EOF"),
+]
+
+
+@pytest.mark.parametrize("name,source,words", GO_CASES, ids=[c[0] for c in GO_CASES])
+def test_go_compile_error(name, source, words) -> None:
+    with pytest.raises(CompileError) as info:
+        compile_template(source, dialect="go", name=name)
+    assert words in info.value.message
+    assert info.value.line >= 1
+
+
+def test_seed002_fragment_fails_like_go() -> None:
+    """The seed is cut at both ends: Go reports "unexpected {{end}}"; so must we, located."""
+    from pathlib import Path
+
+    source = (Path(__file__).parent / "seed002_fragment.gotmpl").read_text(encoding="utf-8")
+    with pytest.raises(CompileError) as info:
+        compile_template(source, dialect="go", profile="ollama")
+    err = info.value
+    assert "unexpected {{end}}" in err.message
+    assert (err.line, err.column) == (43, 1)
+    goref = pytest.importorskip("goref_client")
+    if not goref.go_available():
+        pytest.skip("`go` is not available")
+    ok, message = goref.get_reference().ollama(source, {"messages": [{"role": "user", "content": "hi"}]})
+    assert not ok and "unexpected {{end}}" in message

@@ -4,15 +4,15 @@ Ollama's parse-tree walks (Vars, the legacy-mode cut)."""
 from __future__ import annotations
 
 import logging
+
 import pytest
+from tmpl2py_paths import SHARED
 
 from compiler import ir
 from compiler.errors import CompileError
 from compiler.gotmpl import nodes as n
 from compiler.gotmpl.frontend import parse, parse_tree
 from compiler.gotmpl.literals import LiteralError, parse_number, unquote
-
-from tmpl2py_paths import SHARED
 
 GOTMPL = SHARED / "corpus" / "gotmpl"
 
@@ -48,14 +48,23 @@ def test_grammar_has_no_conflicts(caplog):
     from lark import Lark
 
     with caplog.at_level(logging.DEBUG, logger="lark"):
-        Lark.open("../../compiler/gotmpl/grammar.lark", rel_to=__file__, parser="lalr", lexer="contextual",
-                  propagate_positions=True, debug=True)
+        Lark.open(
+            "../../compiler/gotmpl/grammar.lark",
+            rel_to=__file__,
+            parser="lalr",
+            lexer="contextual",
+            propagate_positions=True,
+            debug=True,
+        )
     assert not [r for r in caplog.records if "conflict" in r.getMessage().lower()]
 
 
 @pytest.mark.skipif(not (GOTMPL / "templates").is_dir(), reason="shared corpus not found")
-@pytest.mark.parametrize("path", sorted((GOTMPL / "templates").glob("*.gotmpl")) if (GOTMPL / "templates").is_dir()
-                         else [], ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "path",
+    sorted((GOTMPL / "templates").glob("*.gotmpl")) if (GOTMPL / "templates").is_dir() else [],
+    ids=lambda p: p.stem,
+)
 def test_corpus_templates_parse(path):
     module = parse(path.read_text(encoding="utf-8"))
     assert module.dialect == "go"
@@ -78,14 +87,17 @@ def test_seed_002_fragment_is_unexpected_end():
 # ----------------------------------------------------------------------------- text and trim markers
 
 
-@pytest.mark.parametrize("source,texts", [
-    ("a  {{- .X -}}  b", ["a", "b"]),
-    ("a {{-3}} b", ["a ", " b"]),  # "{{-3}}" is the number -3, no trim
-    ("a\n\t {{- /* c */ -}} \n b", ["ab"]),
-    ("a {{/* c */}} b", ["a ", " b"]),
-    ("x\r\n{{- .X }}", ["x"]),
-    ("{{ .X -}}\n\n  ", []),
-])
+@pytest.mark.parametrize(
+    "source,texts",
+    [
+        ("a  {{- .X -}}  b", ["a", "b"]),
+        ("a {{-3}} b", ["a ", " b"]),  # "{{-3}}" is the number -3, no trim
+        ("a\n\t {{- /* c */ -}} \n b", ["ab"]),
+        ("a {{/* c */}} b", ["a ", " b"]),
+        ("x\r\n{{- .X }}", ["x"]),
+        ("{{ .X -}}\n\n  ", []),
+    ],
+)
 def test_trim_markers(source, texts):
     module = parse(source, profile="plain")
     got = [t for t in _texts(module)]
@@ -101,26 +113,36 @@ def test_constants_print_as_text():
 # ----------------------------------------------------------------------------- parse-time errors (Go's messages)
 
 
-@pytest.mark.parametrize("source,code,message", [
-    ("{{ end }}", "unknown-tag", "unexpected {{end}}"),
-    ("{{ else }}", "unknown-tag", "unexpected {{else}}"),
-    ("{{ if .X }}", "unclosed-block", "unexpected EOF"),
-    ("{{ $x }}", "undefined-variable", 'undefined variable "$x"'),
-    ("{{ foo 1 }}", "unknown-function", 'function "foo" not defined'),
-    ("{{ break }}", "bad-loop-control", "{{break}} outside {{range}}"),
-    ("{{ range .L }}{{ else }}{{ continue }}{{ end }}", "bad-loop-control", "{{continue}} outside {{range}}"),
-    ("{{ $x, $y := 1 }}", "syntax", "too many declarations in command"),
-    ('{{ 1 | "s" }}', "syntax", "non executable command in pipeline stage 2"),
-    ('{{ "a".X }}', "syntax", 'unexpected . after term "\\"a\\""'),
-    ("{{ 08 }}", "syntax", 'integer overflow: "08"'),
-    ("{{ print(1) }}", "syntax", 'unexpected "(" in operand'),
-    ("{{ $x=1 }}", "syntax", "bad character U+003D '='"),
-    ("{{/* x */ }}", "syntax", "comment ends before closing delimiter"),
-    ("{{ /* x */ }}", "syntax", 'unexpected "/" in command'),
-    ('{{ define "a" }}x{{ end }}{{ define "a" }}y{{ end }}', "syntax",
-     'template: multiple definition of template "a"'),
-    ("{{ print end }}", "syntax", "unexpected <end> in operand"),
-])
+@pytest.mark.parametrize(
+    "source,code,message",
+    [
+        ("{{ end }}", "unknown-tag", "unexpected {{end}}"),
+        ("{{ else }}", "unknown-tag", "unexpected {{else}}"),
+        ("{{ if .X }}", "unclosed-block", "unexpected EOF"),
+        ("{{ $x }}", "undefined-variable", 'undefined variable "$x"'),
+        ("{{ foo 1 }}", "unknown-function", 'function "foo" not defined'),
+        ("{{ break }}", "bad-loop-control", "{{break}} outside {{range}}"),
+        (
+            "{{ range .L }}{{ else }}{{ continue }}{{ end }}",
+            "bad-loop-control",
+            "{{continue}} outside {{range}}",
+        ),
+        ("{{ $x, $y := 1 }}", "syntax", "too many declarations in command"),
+        ('{{ 1 | "s" }}', "syntax", "non executable command in pipeline stage 2"),
+        ('{{ "a".X }}', "syntax", 'unexpected . after term "\\"a\\""'),
+        ("{{ 08 }}", "syntax", 'integer overflow: "08"'),
+        ("{{ print(1) }}", "syntax", 'unexpected "(" in operand'),
+        ("{{ $x=1 }}", "syntax", "bad character U+003D '='"),
+        ("{{/* x */ }}", "syntax", "comment ends before closing delimiter"),
+        ("{{ /* x */ }}", "syntax", 'unexpected "/" in command'),
+        (
+            '{{ define "a" }}x{{ end }}{{ define "a" }}y{{ end }}',
+            "syntax",
+            'template: multiple definition of template "a"',
+        ),
+        ("{{ print end }}", "syntax", "unexpected <end> in operand"),
+    ],
+)
 def test_parse_errors(source, code, message):
     with pytest.raises(CompileError) as info:
         parse(source, profile="plain")
@@ -138,7 +160,7 @@ def test_error_position_and_excerpt():
         parse("line one\n  {{ nope }}", name="t.gotmpl", profile="plain")
     err = info.value
     assert (err.line, err.column) == (2, 6)
-    assert str(err).startswith("t.gotmpl:2:6: function \"nope\" not defined")
+    assert str(err).startswith('t.gotmpl:2:6: function "nope" not defined')
 
 
 def test_variables_declared_before_their_pipeline_runs_parse():
@@ -149,12 +171,25 @@ def test_variables_declared_before_their_pipeline_runs_parse():
 # ----------------------------------------------------------------------------- literals
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("3", ("int", 3)), ("-3", ("int", -3)), ("1.0", ("float", 1.0)), ("1e3", ("float", 1000.0)),
-    ("0x10", ("int", 16)), ("0x1p-2", ("float", 0.25)), ("1_000", ("int", 1000)), ("010", ("int", 8)),
-    ("0o17", ("int", 15)), ("0b101", ("int", 5)), (".5", ("float", 0.5)), ("2i", ("complex", 2j)),
-    ("1+2i", ("complex", 1 + 2j)), ("18446744073709551615", ("overflow", "18446744073709551615")),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("3", ("int", 3)),
+        ("-3", ("int", -3)),
+        ("1.0", ("float", 1.0)),
+        ("1e3", ("float", 1000.0)),
+        ("0x10", ("int", 16)),
+        ("0x1p-2", ("float", 0.25)),
+        ("1_000", ("int", 1000)),
+        ("010", ("int", 8)),
+        ("0o17", ("int", 15)),
+        ("0b101", ("int", 5)),
+        (".5", ("float", 0.5)),
+        ("2i", ("complex", 2j)),
+        ("1+2i", ("complex", 1 + 2j)),
+        ("18446744073709551615", ("overflow", "18446744073709551615")),
+    ],
+)
 def test_numbers(text, expected):
     assert parse_number(text) == expected
 
@@ -178,17 +213,26 @@ def test_strings_and_chars():
 
 
 def test_variables_get_python_identifiers_and_scoping():
-    module = parse("{{ $x := 1 }}{{ if true }}{{ $x := 2 }}{{ $x }}{{ end }}{{ $x }}", profile="plain")
-    assigns = [s for s in _walk_body(module.body) if isinstance(s, ir.Assign) and s.target.name == "$x"]
+    module = parse(
+        "{{ $x := 1 }}{{ if true }}{{ $x := 2 }}{{ $x }}{{ end }}{{ $x }}", profile="plain"
+    )
+    assigns = [
+        s for s in _walk_body(module.body) if isinstance(s, ir.Assign) and s.target.name == "$x"
+    ]
     assert len({a.target.ident for a in assigns}) == 2
-    outputs = [s.expr.args[0] for s in _walk_body(module.body)
-               if isinstance(s, ir.Output) and isinstance(s.expr.args[0], ir.Name)]
+    outputs = [
+        s.expr.args[0]
+        for s in _walk_body(module.body)
+        if isinstance(s, ir.Output) and isinstance(s.expr.args[0], ir.Name)
+    ]
     assert [o.ident for o in outputs] == [assigns[1].target.ident, assigns[0].target.ident]
 
 
 def test_else_branch_does_not_see_then_branch_declarations():
     module = parse("{{ if .A }}{{ $y := 1 }}{{ else }}{{ $y }}{{ end }}", profile="plain")
-    fails = [h for h in _walk_body(module.body) if isinstance(h, ir.Helper) and h.name == "gotmpl.fail"]
+    fails = [
+        h for h in _walk_body(module.body) if isinstance(h, ir.Helper) and h.name == "gotmpl.fail"
+    ]
     assert fails and fails[0].args[0] == ir.Const("undefined variable: $y")
 
 
@@ -200,7 +244,9 @@ def test_and_or_lower_to_short_circuit_boolops():
 
 def test_wrong_arity_is_a_run_time_error():
     module = parse("{{ if false }}{{ len }}{{ end }}", profile="plain")
-    fails = [h for h in _walk_body(module.body) if isinstance(h, ir.Helper) and h.name == "gotmpl.fail"]
+    fails = [
+        h for h in _walk_body(module.body) if isinstance(h, ir.Helper) and h.name == "gotmpl.fail"
+    ]
     assert fails[0].args[0] == ir.Const("wrong number of args for len: want 1 got 0")
 
 
@@ -215,7 +261,9 @@ def test_define_and_template_become_local_functions():
 def test_plain_profile_converts_json_numbers():
     module = parse("{{ . }}", profile="plain")
     first = module.body[0]
-    assert isinstance(first, ir.Assign) and first.value == ir.Helper("gotmpl.plain_data", (ir.Local("context"),))
+    assert isinstance(first, ir.Assign) and first.value == ir.Helper(
+        "gotmpl.plain_data", (ir.Local("context"),)
+    )
 
 
 # ----------------------------------------------------------------------------- Ollama: Vars, Response, cut
@@ -233,11 +281,21 @@ def test_identifiers_and_mode():
 
 def test_response_is_appended_when_neither_messages_nor_response_is_mentioned():
     module = parse("<{{ .Prompt }}>")
-    fields = [h.args[1] for h in _walk_body(module.body) if isinstance(h, ir.Helper) and h.name == "gotmpl.field"]
+    fields = [
+        h.args[1]
+        for h in _walk_body(module.body)
+        if isinstance(h, ir.Helper) and h.name == "gotmpl.field"
+    ]
     assert ir.Const("Response") in fields
     module = parse("<{{ .Prompt }}>{{ .Response }}")
-    fields = [h.args[1] for h in _walk_body(module.body) if isinstance(h, ir.Helper) and h.name == "gotmpl.field"]
-    assert fields.count(ir.Const("Response")) == 2  # the main tree and the cut tree, nothing appended
+    fields = [
+        h.args[1]
+        for h in _walk_body(module.body)
+        if isinstance(h, ir.Helper) and h.name == "gotmpl.field"
+    ]
+    assert (
+        fields.count(ir.Const("Response")) == 2
+    )  # the main tree and the cut tree, nothing appended
 
 
 def test_cut_after_response():
@@ -255,3 +313,21 @@ def test_template_without_pipeline_is_refused_by_ollama():
     with pytest.raises(CompileError, match="undefined template specified"):
         parse('{{ template "x" }}')
     parse('{{ template "x" }}', profile="plain")  # plain text/template: an exec error later
+
+
+def test_every_helper_the_go_frontend_emits_resolves():
+    from compiler import registry
+    from compiler.gotmpl.lower import _SIGNATURES
+
+    names = {sig.helper for sig in _SIGNATURES.values() if sig.helper}
+    sources = [
+        "{{ .A }}{{ .A.B }}{{ range .L }}{{ .X }}{{ .X 1 }}{{ end }}{{ range $i, $v := .M }}{{ end }}",
+        "{{ printf .S }}{{ currentDate 1 }}{{ len }}{{ .Prompt }}",
+    ]
+    for source in sources:
+        module = parse(source)
+        names |= {h.name for h in _walk_body(module.body) if isinstance(h, ir.Helper)}
+    names |= {h.name for h in _walk_body(parse("{{ . }}", profile="plain").body) if isinstance(h, ir.Helper)}
+    assert "ollama.is_cut_run" in names and "gotmpl.plain_data" in names
+    for name in sorted(names):
+        registry.resolve(name)

@@ -9,7 +9,6 @@ from runtime import gotmpl as g
 from runtime import ollama
 
 
-
 def compile_go(source: str, profile: str):
     """compile_template for dialect "go", forwarding the profile to the Go frontend until
     compiler.api does it itself (compiler/gotmpl/NEEDS.md)."""
@@ -21,22 +20,52 @@ def compile_go(source: str, profile: str):
 
     if "profile" in inspect.signature(api.parse).parameters:
         return api.compile_template(source, dialect="go", profile=profile)
-    with mock.patch.object(api, "parse", lambda s, dialect="go", name=None: parse(s, name, profile=profile)):
+    with mock.patch.object(
+        api, "parse", lambda s, dialect="go", name=None: parse(s, name, profile=profile)
+    ):
         return api.compile_template(source, dialect="go", profile=profile)
+
 
 REQUEST = {
     "messages": [
-        {"role": "system", "content": "S1"}, {"role": "System", "content": "S2"},
-        {"role": "user", "content": "a"}, {"role": "user", "content": "b"},
-        {"role": "assistant", "content": "", "tool_calls": [
-            {"id": "c1", "function": {"name": "f", "arguments": {"z": 1, "a": {"y": [1, 2], "b": "<x>"}}}}]},
-        {"role": "tool", "content": "t1"}, {"role": "tool", "content": "t2"},
+        {"role": "system", "content": "S1"},
+        {"role": "System", "content": "S2"},
+        {"role": "user", "content": "a"},
+        {"role": "user", "content": "b"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "function": {
+                        "name": "f",
+                        "arguments": {"z": 1, "a": {"y": [1, 2], "b": "<x>"}},
+                    },
+                }
+            ],
+        },
+        {"role": "tool", "content": "t1"},
+        {"role": "tool", "content": "t2"},
     ],
-    "tools": [{"type": "function", "function": {"name": "f", "parameters": {
-        "type": "object", "properties": {
-            "z": {"type": ["string", "null"], "description": "zz"},
-            "a": {"type": "object", "properties": {"q": {"type": "string"}, "p": {"type": "integer"}}},
-        }}}}],
+    "tools": [
+        {
+            "type": "function",
+            "function": {
+                "name": "f",
+                "parameters": {
+                    "type": "object",
+                    "properties": {
+                        "z": {"type": ["string", "null"], "description": "zz"},
+                        "a": {
+                            "type": "object",
+                            "properties": {"q": {"type": "string"}, "p": {"type": "integer"}},
+                        },
+                    },
+                },
+            },
+        }
+    ],
 }
 
 
@@ -44,13 +73,24 @@ def test_collation_and_system():
     values = ollama.template_values(REQUEST["messages"])
     assert values["System"] == "S1\n\nS2"
     roles = [(m.Role, m.Content) for m in values["Messages"]]
-    assert roles == [("system", "S1\n\nS2"), ("user", "a\n\nb"), ("assistant", ""), ("tool", "t1"), ("tool", "t2")]
+    assert roles == [
+        ("system", "S1\n\nS2"),
+        ("user", "a\n\nb"),
+        ("assistant", ""),
+        ("tool", "t1"),
+        ("tool", "t2"),
+    ]
 
 
-@pytest.mark.parametrize("think,expected", [
-    (None, (False, "", False)), (True, (True, "medium", True)), (False, (False, "", True)),
-    ("low", (True, "low", True)),
-])
+@pytest.mark.parametrize(
+    "think,expected",
+    [
+        (None, (False, "", False)),
+        (True, (True, "medium", True)),
+        (False, (False, "", True)),
+        ("low", (True, "low", True)),
+    ],
+)
 def test_think_values(think, expected):
     values = ollama.template_values([], think=think)
     assert (values["Think"], values["ThinkLevel"], values["IsThinkSet"]) == expected
@@ -69,7 +109,8 @@ def test_view_types_print_like_ollama():
         '[{"type":"function","function":{"name":"f","description":"","parameters":'
         '{"type":"object","properties":{"a":{"type":"object","properties":'
         '{"q":{"type":"string"},"p":{"type":"integer"}}},'
-        '"z":{"type":["string","null"],"description":"zz"}}}}}]')
+        '"z":{"type":["string","null"],"description":"zz"}}}}}]'
+    )
     props = values["Tools"][0].Function.Parameters.Properties
     assert g.to_str(g.field(props["z"], "Type")) == "[string null]"
     assert g.to_typescript_type(props["z"]) == "string | null"
@@ -82,28 +123,45 @@ def test_view_types_print_like_ollama():
 
 def test_unknown_field_of_a_view_type():
     values = ollama.template_values(REQUEST["messages"])
-    with pytest.raises(g.ExecError, match=r"can't evaluate field role in type \*main.templateMessage"):
+    with pytest.raises(
+        g.ExecError, match=r"can't evaluate field role in type \*main.templateMessage"
+    ):
         g.field_of_elem(values["Messages"][0], "role")
 
 
-CHATML = ("{{- range .Messages }}<|im_start|>{{ .Role }}\n{{ .Content }}<|im_end|>\n"
-          "{{ end }}<|im_start|>assistant\n")
+CHATML = (
+    "{{- range .Messages }}<|im_start|>{{ .Role }}\n{{ .Content }}<|im_end|>\n"
+    "{{ end }}<|im_start|>assistant\n"
+)
 
 
 def test_messages_mode():
     t = compile_go("{{ .System }}|" + CHATML, "ollama")
-    out = t.render_conversation([{"role": "system", "content": "S"}, {"role": "user", "content": "a"},
-                                 {"role": "user", "content": "b"}])
-    assert out == ("S|<|im_start|>system\nS<|im_end|>\n<|im_start|>user\na\n\nb<|im_end|>\n"
-                   "<|im_start|>assistant\n")
+    out = t.render_conversation(
+        [
+            {"role": "system", "content": "S"},
+            {"role": "user", "content": "a"},
+            {"role": "user", "content": "b"},
+        ]
+    )
+    assert out == (
+        "S|<|im_start|>system\nS<|im_end|>\n<|im_start|>user\na\n\nb<|im_end|>\n"
+        "<|im_start|>assistant\n"
+    )
 
 
-LEGACY_REQUEST = [{"role": "system", "content": "sys"}, {"role": "user", "content": "u1"},
-                  {"role": "assistant", "content": "a1"}, {"role": "user", "content": "u2"}]
+LEGACY_REQUEST = [
+    {"role": "system", "content": "sys"},
+    {"role": "user", "content": "u1"},
+    {"role": "assistant", "content": "a1"},
+    {"role": "user", "content": "u2"},
+]
 
 
 def test_legacy_mode_runs_per_turn_and_cuts_the_last():
-    t = compile_go("{{ if .System }}<s>{{ .System }}</s>{{ end }}[{{ .Prompt }}]{{ .Response }}END", "ollama")
+    t = compile_go(
+        "{{ if .System }}<s>{{ .System }}</s>{{ end }}[{{ .Prompt }}]{{ .Response }}END", "ollama"
+    )
     assert t.render_conversation(LEGACY_REQUEST) == "<s>sys</s>[u1]a1END[u2]"
     t = compile_go("<{{ .Prompt }}>", "ollama")  # {{ .Response }} appended
     assert t.render_conversation(LEGACY_REQUEST) == "<u1>a1<u2>"
@@ -124,5 +182,7 @@ def test_legacy_cut_panic():
 
 
 def test_now_option_freezes_current_date():
-    t = compile_go("{{ currentDate }} {{ yesterdayDate }}{{ if false }}{{ .Messages }}{{ end }}", "ollama")
+    t = compile_go(
+        "{{ currentDate }} {{ yesterdayDate }}{{ if false }}{{ .Messages }}{{ end }}", "ollama"
+    )
     assert t.render_conversation([], now="2024-07-26") == "2024-07-26 2024-07-25"

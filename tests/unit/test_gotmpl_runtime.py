@@ -9,34 +9,75 @@ import pytest
 from runtime import gotmpl as g
 from runtime.gotmpl_fmt import format_float, format_float_json, marshal, sprint, sprintf, sprintln
 
-
 # ----------------------------------------------------------------------------- printing
 
 
-@pytest.mark.parametrize("value,printed", [
-    (None, "<no value>"), (True, "true"), (3, "3"), (1.0, "1"), (1.5, "1.5"), (1e21, "1e+21"), (1e6, "1e+06"),
-    (123456.0, "123456"), (0.0001, "0.0001"), (1e-05, "1e-05"), (-0.0, "-0"), ("é", "é"),
-    ([1.0, "a", None], "[1 a <nil>]"), ({"b": 2.0, "a": [1.0]}, "map[a:[1] b:2]"), (1 + 2j, "(1+2i)"),
-    ({}, "map[]"), ([], "[]"),
-])
+@pytest.mark.parametrize(
+    "value,printed",
+    [
+        (None, "<no value>"),
+        (True, "true"),
+        (3, "3"),
+        (1.0, "1"),
+        (1.5, "1.5"),
+        (1e21, "1e+21"),
+        (1e6, "1e+06"),
+        (123456.0, "123456"),
+        (0.0001, "0.0001"),
+        (1e-05, "1e-05"),
+        (-0.0, "-0"),
+        ("é", "é"),
+        ([1.0, "a", None], "[1 a <nil>]"),
+        ({"b": 2.0, "a": [1.0]}, "map[a:[1] b:2]"),
+        (1 + 2j, "(1+2i)"),
+        ({}, "map[]"),
+        ([], "[]"),
+    ],
+)
 def test_to_str(value, printed):
     assert g.to_str(value) == printed
 
 
-@pytest.mark.parametrize("args,out", [
-    (("%05s|%-5s|%5.1s|%05d", "ab", "ab", "héllo", -42), "000ab|ab   |    h|-0042"),
-    (("%x|% x|%#x|%X", "hé", "hé", "hé", 255), "68c3a9|68 c3 a9|0x68c3a9|FF"),
-    (('%q|%+q|%#q|%c|%U|%#U', 'a"b', "é", "ab", 233, 233, 233), '"a\\"b"|"\\u00e9"|`ab`|é|U+00E9|U+00E9 \'é\''),
-    (("%08.3f|%e|%g|%G|%.3g|%v|%t", 3.14159, 1234.5678, 0.000012345, 1e21, 1234567.0, 1e6, True),
-     "0003.142|1.234568e+03|1.2345e-05|1E+21|1.23e+06|1e+06|true"),
-    (("%d %s %v %d", "x", 1, None), "%!d(string=x) %!s(int=1) <nil> %!d(MISSING)"),
-    (("%z", 1), "%!z(int=1)"), (("%",), "%!(NOVERB)"), (("%d", 1, 2, "a"), "1%!(EXTRA int=2, string=a)"),
-    (("%[2]d %[1]d", 1, 2), "2 1"), (("%*d", 5, 1), "    1"),
-    (("%s", [1.0, "a", None, True]), "[%!s(float64=1) a <nil> %!s(bool=true)]"),
-    (("%#v", [1.0, "a", None]), '[]interface {}{1, "a", interface {}(nil)}'),
-    (("%#v", {"a": [1.0], "k": "v"}), 'map[string]interface {}{"a":[]interface {}{1}, "k":"v"}'),
-    (("%T %T %T %T %T", 1, 1.0, "s", [], {}), "int float64 string []interface {} map[string]interface {}"),
-])
+@pytest.mark.parametrize(
+    "args,out",
+    [
+        (("%05s|%-5s|%5.1s|%05d", "ab", "ab", "héllo", -42), "000ab|ab   |    h|-0042"),
+        (("%x|% x|%#x|%X", "hé", "hé", "hé", 255), "68c3a9|68 c3 a9|0x68c3a9|FF"),
+        (
+            ("%q|%+q|%#q|%c|%U|%#U", 'a"b', "é", "ab", 233, 233, 233),
+            '"a\\"b"|"\\u00e9"|`ab`|é|U+00E9|U+00E9 \'é\'',
+        ),
+        (
+            (
+                "%08.3f|%e|%g|%G|%.3g|%v|%t",
+                3.14159,
+                1234.5678,
+                0.000012345,
+                1e21,
+                1234567.0,
+                1e6,
+                True,
+            ),
+            "0003.142|1.234568e+03|1.2345e-05|1E+21|1.23e+06|1e+06|true",
+        ),
+        (("%d %s %v %d", "x", 1, None), "%!d(string=x) %!s(int=1) <nil> %!d(MISSING)"),
+        (("%z", 1), "%!z(int=1)"),
+        (("%",), "%!(NOVERB)"),
+        (("%d", 1, 2, "a"), "1%!(EXTRA int=2, string=a)"),
+        (("%[2]d %[1]d", 1, 2), "2 1"),
+        (("%*d", 5, 1), "    1"),
+        (("%s", [1.0, "a", None, True]), "[%!s(float64=1) a <nil> %!s(bool=true)]"),
+        (("%#v", [1.0, "a", None]), '[]interface {}{1, "a", interface {}(nil)}'),
+        (
+            ("%#v", {"a": [1.0], "k": "v"}),
+            'map[string]interface {}{"a":[]interface {}{1}, "k":"v"}',
+        ),
+        (
+            ("%T %T %T %T %T", 1, 1.0, "s", [], {}),
+            "int float64 string []interface {} map[string]interface {}",
+        ),
+    ],
+)
 def test_sprintf(args, out):
     assert sprintf(*args) == out
 
@@ -55,8 +96,10 @@ def test_floats():
 
 
 def test_json_marshal_is_go_encoding_json():
-    assert marshal({"b": 1.0, "a": "<&>", "c": None, "d": [True, 2.5]}) == \
-        '{"a":"\\u003c\\u0026\\u003e","b":1,"c":null,"d":[true,2.5]}'
+    assert (
+        marshal({"b": 1.0, "a": "<&>", "c": None, "d": [True, 2.5]})
+        == '{"a":"\\u003c\\u0026\\u003e","b":1,"c":null,"d":[true,2.5]}'
+    )
     assert marshal("\u2028") == '"\\u2028"'
     assert g.to_json(float("inf")) == ""  # Marshal fails; Ollama ignores the error
 
@@ -126,7 +169,9 @@ def test_eq():
 def test_ordering():
     assert g.lt(1, 2) and g.le(2, 2) and g.gt(3, 1) and g.ge(2, 2)
     assert g.lt("a", "b")
-    with pytest.raises(g.ExecError, match="error calling lt: incompatible types for comparison: string and int"):
+    with pytest.raises(
+        g.ExecError, match="error calling lt: incompatible types for comparison: string and int"
+    ):
         g.lt("a", 1)
     with pytest.raises(g.ExecError, match="error calling lt: invalid type for comparison"):
         g.lt(True, False)
