@@ -45,13 +45,13 @@ class CompiledTemplate:
             try:
                 return self._render({} if context is None else context)
             except RecursionError:
-                raise _too_deep() from None
-        with time_budget(budget), _recursion_guard():
+                raise _too_deep(self.dialect) from None
+        with time_budget(budget), _recursion_guard(self.dialect):
             return self._render({} if context is None else context)
 
     def render_conversation(self, messages: Any, *, budget: Optional[float] = None, **options: Any) -> str:
         """The profile's conversation entry point (transformers' or Ollama's)."""
-        with time_budget(budget), _recursion_guard():
+        with time_budget(budget), _recursion_guard(self.dialect):
             if self.profile == "hf":
                 from runtime import hf
 
@@ -67,15 +67,21 @@ class CompiledTemplate:
 
 
 @contextmanager
-def _recursion_guard() -> Iterator[None]:
-    """A template that recurses without end fails as in jinja2 (RecursionError), with a clear message."""
+def _recursion_guard(dialect: str) -> Iterator[None]:
+    """A template that recurses without end fails with a clear message, in the dialect's
+    category: jinja2 lets Python's RecursionError through; Go reports an execution error."""
     try:
         yield
     except RecursionError:
-        raise _too_deep() from None
+        raise _too_deep(dialect) from None
 
 
-def _too_deep() -> RecursionError:
+def _too_deep(dialect: str) -> Exception:
+    if dialect == "go":
+        from runtime.gotmpl import ExecError
+
+        # Go stops at a depth of 100,000; Python's stack ends sooner, with Go's words.
+        return ExecError("exceeded maximum template depth (100000)")
     return RecursionError(
         "template recursion is too deep: a macro, recursive loop or template calls itself"
         " more times than Python's recursion limit allows"

@@ -91,7 +91,7 @@ INJECTIONS = [
     "{% set é = 1 %}{{ é }}{% set ﬁ = 2 %}{{ fi }}{{ ﬁ }}",
 ]
 
-ALLOWED_NAME = re.compile(r"^(l_\d+_\w+|_f_l_\d+_\w+|_[a-z]+\d*|caller_\d+|render|context|str|slice|len|list|dict|tuple|isinstance)$")
+ALLOWED_NAME = re.compile(r"^(l_\d+_\w+|_f_l_\d+_\w+|v_\w+|dot\w*|t_\w+|_[a-z]+\d*|caller_\d+|render|context|str|slice|len|list|dict|tuple|isinstance)$")
 
 
 def _assert_no_template_text_in_code(template) -> None:
@@ -104,7 +104,7 @@ def _assert_no_template_text_in_code(template) -> None:
         if isinstance(node, ast.Name):
             assert node.id in imported or node.id in assigned_globals or ALLOWED_NAME.match(node.id), node.id
         elif isinstance(node, ast.FunctionDef):
-            assert ALLOWED_NAME.match(node.name) or node.name.startswith("_f_l_"), node.name
+            assert ALLOWED_NAME.match(node.name) or re.fullmatch(r"_f_(l_\d+_\w+|tmpl_\d+)", node.name), node.name
         elif isinstance(node, ast.arg):
             assert ALLOWED_NAME.match(node.arg), node.arg
         elif isinstance(node, ast.Attribute):
@@ -174,3 +174,49 @@ def test_render_budget_stops_runaway_loops() -> None:
         template.render({}, budget=0.2)
     fast = compile_template("{{ x }}")
     assert fast.render({"x": "ok"}, budget=5.0) == "ok"
+
+
+# ----------------------------------------------------------------------------- Go
+
+GO_HOSTILE = [
+    ('"""; import os; os.system("x"); """ {{ "\\"\\"\\"" }}', {}),
+    ("{{ `''' + __import__('os')` }}", {}),
+    ("a\\\nb {{ \"c\\\\\\nd\" }}", {}),
+    ("nul\x00 {{ \"\\x00\" }} lone\rcr", {}),
+    ("{{ $def := 1 }}{{ $class := 2 }}{{ $__builtins__ := 3 }}{{ $_w := 4 }}{{ $def }}{{ $class }}{{ $__builtins__ }}{{ $_w }}", {}),
+    ('{{ define "a\\"b" }}x{{ end }}{{ template "a\\"b" . }}', {}),
+    ("{{ .__class__ }}{{ .__dict__ }}", {"__class__": "k"}),
+    ("{{ .x.__class__ }}", {"x": {"__class__": 1}}),
+    ("{{ index . \"__globals__\" }}", {}),
+    ("{{ call .f }}", {"f": 1}),
+    ('{{ define "r" }}{{ template "r" . }}{{ end }}{{ template "r" . }}', {}),
+    ("{{ range $i := 3 }}{{ $i }}{{ end }}", {}),
+    ("{{ printf \"%v %s %d\" . .a }}", {"a": [1, "x", None]}),
+]
+
+
+@pytest.mark.parametrize("source,data", GO_HOSTILE, ids=[str(i) for i in range(len(GO_HOSTILE))])
+def test_go_hostile_template_matches_go(source: str, data: dict) -> None:
+    goref = pytest.importorskip("goref_client")
+    try:
+        template = compile_template(source, dialect="go", profile="plain", name='x"""\nimport os')
+    except CompileError as e:
+        ours = ("err", f"parse: {e.message}")
+    else:
+        compile(template.python_source, "<check>", "exec")
+        _assert_no_template_text_in_code(template)
+        try:
+            ours = ("ok", template.render(data))
+        except Exception as e:  # noqa: BLE001
+            ours = ("err", f"{type(e).__name__}: {e}")
+    if not goref.go_available():
+        pytest.skip("`go` is not available: generated-code checks done, reference comparison skipped")
+    ok, out = goref.get_reference().plain(source, data)
+    if ok:
+        assert ours == ("ok", out)
+    else:
+        assert ours[0] == "err"
+        kind = out.split(":", 1)[0]
+        assert (kind == "parse") == ours[1].startswith("parse:"), (out, ours)
+        if kind == "exec":
+            assert ours[1].startswith("ExecError: ") and out.endswith(ours[1][len("ExecError: "):]), (out, ours)
