@@ -187,7 +187,7 @@ class Emitter:
         target = _target(node.target)
         if node.filter is not None:
             item = self.fresh("item")
-            iterable = f"[{item} for {item} in {iterable} for {target} in ({item},) if {self.src(node.filter)}]"
+            iterable = f"[{item} for {item} in ({iterable}) for {target} in ({item},) if ({self.src(node.filter)})]"
         if node.loop:
             args = iterable if recurse is None else f"{iterable}, {recurse[0]}, {recurse[1]}"
             self.line(f"{node.loop} = {self.helper_name(node.loop_helper)}({args})")
