@@ -366,10 +366,8 @@ def getattr_(obj: Any, attribute: str) -> Any:
     # Fast paths: chat data is dicts, and most lookups are keys ("message.role");
     # templates keep their state in namespaces ("ns.value").
     if cls is dict and attribute not in _DICT_ATTRS:
-        try:
-            return obj[attribute]
-        except KeyError:
-            return Undefined(obj=obj, name=attribute)
+        value = obj.get(attribute, MISSING)
+        return Undefined(obj=obj, name=attribute) if value is MISSING else value
     if cls is LoopContext and attribute in _LOOP_ATTRS:
         return getattr(obj, attribute)
     if cls is Namespace and attribute[:1] != "_":
@@ -425,7 +423,8 @@ def subscript(obj: Any, key: Any) -> Any:
 def call(func: Any, *args: Any, **kwargs: Any) -> Any:
     """Call a value from template code (sandbox: refuse callables marked unsafe)."""
     cls = type(func)
-    if cls is Macro or cls is _BUILTIN_METHOD:  # cannot carry the sandbox's "unsafe" marks
+    if cls is Macro or cls is _BUILTIN_METHOD or id(func) in _SAFE_GLOBAL_IDS:
+        # none of these can carry the sandbox's "unsafe" marks
         return func(*args, **kwargs)
     if getattr(func, "unsafe_callable", False) or getattr(func, "alters_data", False):
         raise SecurityError(f"{func!r} is not safely callable")
@@ -442,14 +441,12 @@ to_str = str
 
 def resolve(context: dict, name: str) -> Any:
     """Look a template name up: the render context, then the environment's globals."""
-    try:
-        return context[name]
-    except KeyError:
-        pass
-    try:
-        return GLOBALS[name]
-    except KeyError:
-        return Undefined(name=name)
+    value = context.get(name, MISSING)  # no exceptions on the common "absent" path
+    if value is MISSING:
+        value = GLOBALS.get(name, MISSING)
+        if value is MISSING:
+            return Undefined(name=name)
+    return value
 
 
 # ----------------------------------------------------------------------------- namespace
@@ -795,6 +792,10 @@ def no_test(name: str) -> Any:
     """An unknown test inside an ``if``: jinja2 compiles it, and fails when it runs."""
     raise TemplateRuntimeError(f"No test named {name!r} found.")
 
+
+#: The environment's own callables (ids of module-lifetime objects): known safe, so calls
+#: skip the sandbox's attribute probes. Filled in once the globals are complete.
+_SAFE_GLOBAL_IDS: frozenset = frozenset()
 
 # The filters module adds jinja2's remaining globals (lipsum, cycler, joiner) to GLOBALS.
 import runtime.jinja_filters  # noqa: E402,F401

@@ -1382,3 +1382,4 @@ EXTRA_GLOBALS: dict = {
 
 # jinja2's remaining globals join the environment's (runtime.jinja imports this module).
 _jinja.GLOBALS.update(EXTRA_GLOBALS)
+_jinja._SAFE_GLOBAL_IDS = frozenset(id(v) for v in _jinja.GLOBALS.values())
