@@ -1,0 +1,48 @@
+"""Hypothesis budgets of the Go property tests (the ``ci`` / ``deep`` scheme of
+tests/property/conftest.py, which registers the base profiles and is loaded first).
+
+``TMPL2PY_HYPOTHESIS_PROFILE`` = ``ci`` (default: derandomized; the Go properties take
+well under three minutes on two cores) or ``deep`` (randomized, 20,000 examples per property).
+``TMPL2PY_HYPOTHESIS_SCALE`` multiplies the budgets; ``TMPL2PY_HYPOTHESIS_EXAMPLES=
+"go_plain=5000,go_corpus=100"`` sets single ones. ``go_corpus`` is per corpus template.
+
+For long runs, ``TMPL2PY_GO_FAST_COMPILE=1`` skips black inside the compiler (see godiff.py)
+and ``TMPL2PY_DIVERGENCE_LOG=path`` logs divergences as JSON lines instead of failing.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from hypothesis import settings
+
+HERE = Path(__file__).resolve().parent
+for p in (HERE, HERE.parents[1]):  # this folder (godiff, gostrategies) and tests/ (goref_client)
+    if str(p) not in sys.path:
+        sys.path.insert(0, str(p))
+
+import tmpl2py_paths  # noqa: E402,F401  (puts the checkout root on sys.path)
+
+GO_PROFILE = os.environ.get("TMPL2PY_HYPOTHESIS_PROFILE", "ci")
+if GO_PROFILE not in ("ci", "deep"):
+    GO_PROFILE = "ci"
+_SCALE = float(os.environ.get("TMPL2PY_HYPOTHESIS_SCALE", "1"))
+
+GO_BUDGETS = {
+    "ci": {"go_plain": 250, "go_ollama": 250, "go_crash": 150, "go_deterministic": 40,
+           "go_compiles": 40, "go_corpus": 10},
+    "deep": {"go_plain": 20_000, "go_ollama": 20_000, "go_crash": 20_000,
+             "go_deterministic": 20_000, "go_compiles": 20_000, "go_corpus": 1_000},
+}
+for _item in filter(None, os.environ.get("TMPL2PY_HYPOTHESIS_EXAMPLES", "").split(",")):
+    _prop, _, _n = _item.partition("=")
+    if _prop.strip() in GO_BUDGETS[GO_PROFILE]:
+        GO_BUDGETS[GO_PROFILE][_prop.strip()] = int(_n)
+
+for _profile, _table in GO_BUDGETS.items():
+    for _prop, _n in _table.items():
+        settings.register_profile(
+            f"{_profile}.{_prop}", settings.get_profile(_profile), max_examples=max(1, int(_n * _SCALE))
+        )

@@ -1,0 +1,241 @@
+"""Run one Go template through tmpl2py and through the Go reference, and compare outcomes.
+
+The reference is tests/goref (Go's own text/template with Ollama's setup), reached through
+``tests/goref_client.py``. An :class:`Outcome` is one of
+
+* ``ok``       the rendered text;
+* ``parse``    rejected when parsing (Go's parse error) / our ``CompileError``;
+* ``exec``     failed while executing (Go's exec error) / our ``runtime.gotmpl.ExecError``;
+  the messages are compared by suffix: Go's message ends with ours;
+* ``request``  input Ollama rejects (JSON binding, think value) / our ``ValueError`` /
+  ``TypeError`` (``runtime.ollama.RequestError`` is a ValueError);
+* ``internal`` ours only: any other exception (a bug of the compiler, the runtime or the
+  generated module);
+* ``timeout``  ours only: the render did not finish within :data:`TIMEOUT_S`.
+
+Pointer addresses Go prints (``0xc000012345``) are masked on both sides before comparing.
+
+Named ``godiff`` (not ``differential``): pytest puts several test folders on ``sys.path``.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+import signal
+import threading
+import traceback
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Optional
+
+from tmpl2py_paths import ROOT, SHARED  # noqa: F401  (puts ROOT on sys.path)
+
+import goref_client  # noqa: E402
+from compiler import CompileError, compile_template  # noqa: E402
+from runtime.gotmpl import ExecError  # noqa: E402
+
+NOW = "2024-07-26"
+TIMEOUT_S = 10.0
+CORPUS = SHARED / "corpus" / "gotmpl"
+
+# TMPL2PY_GO_FAST_COMPILE=1: skip black when compiling (the emitted module is compiled as it
+# is). Only for long exploratory runs, where black costs ~80% of a compile; the semantics of
+# the module are the same (black only re-lays it out). Never set in ci.
+if os.environ.get("TMPL2PY_GO_FAST_COMPILE") == "1":
+    import compiler.api as _api
+
+    _api._format = lambda text: text
+
+
+def go_available() -> bool:
+    return goref_client.go_available()
+
+
+def reference() -> goref_client.GoReference:
+    return goref_client.get_reference()
+
+
+class Timeout(BaseException):
+    pass
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    raise Timeout()
+
+
+class _deadline:
+    def __enter__(self) -> None:
+        self.active = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+        if self.active:
+            self.previous = signal.signal(signal.SIGALRM, _on_alarm)
+            signal.setitimer(signal.ITIMER_REAL, TIMEOUT_S)
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.active:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.previous)
+
+
+@dataclass
+class Outcome:
+    kind: str  # ok | parse | exec | request | internal | timeout
+    value: str = ""  # the text (ok) or the message
+    where: str = ""  # ours only, for internal errors: the innermost frame
+
+    def short(self) -> str:
+        if self.kind == "ok":
+            v = self.value if len(self.value) < 400 else self.value[:400] + "..."
+            return f"ok: {v!r}"
+        v = self.value if len(self.value) < 300 else self.value[:300] + "..."
+        at = f" [at {self.where}]" if self.where else ""
+        return f"{self.kind}: {v}{at}"
+
+
+def _where(exc: BaseException) -> str:
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return ""
+    f = frames[-1]
+    name = f.filename
+    for marker in ("/compiler/", "/runtime/", "/lark/", "/black/"):
+        if marker in name:
+            name = marker.strip("/") + "/" + name.split(marker, 1)[1]
+            break
+    return f"{name}:{f.lineno} in {f.name}"
+
+
+# ----------------------------------------------------------------------------- reference
+
+
+def _ref_outcome(ans: tuple) -> Outcome:
+    ok, text = ans
+    if ok:
+        return Outcome("ok", text)
+    kind, _, msg = text.partition(": ")
+    if kind not in ("parse", "exec", "request"):
+        kind, msg = "exec", text
+    return Outcome(kind, msg)
+
+
+def reference_plain(source: str, data: Any) -> Outcome:
+    return _ref_outcome(reference().plain(source, data))
+
+
+def reference_ollama(source: str, request: dict) -> Outcome:
+    return _ref_outcome(reference().ollama(source, request, now=NOW))
+
+
+# ----------------------------------------------------------------------------- ours
+
+
+def _internal(e: BaseException) -> Outcome:
+    try:
+        msg = f"{type(e).__name__}: {e}"
+    except Exception:  # noqa: BLE001
+        msg = f"{type(e).__name__}: <str() failed>"
+    return Outcome("internal", msg, _where(e))
+
+
+def ours_compile(source: str, profile: str) -> Any:
+    """Our compiled template, or an Outcome when compiling fails."""
+    try:
+        with _deadline():
+            return compile_template(source, dialect="go", profile=profile)
+    except CompileError as e:
+        return Outcome("parse", e.message)
+    except Timeout:
+        return Outcome("timeout")
+    except Exception as e:  # noqa: BLE001 (a crash of the compiler itself)
+        return _internal(e)
+
+
+@lru_cache(maxsize=64)
+def ours_compile_cached(source: str, profile: str) -> Any:
+    return ours_compile(source, profile)
+
+
+def _run(fn: Any, request_errors: bool) -> Outcome:
+    try:
+        with _deadline():
+            return Outcome("ok", fn())
+    except ExecError as e:
+        return Outcome("exec", str(e))
+    except Timeout:
+        return Outcome("timeout")
+    except (ValueError, TypeError) as e:
+        if request_errors:
+            return Outcome("request", str(e), _where(e))
+        return _internal(e)
+    except Exception as e:  # noqa: BLE001
+        return _internal(e)
+
+
+def ours_plain(source: str, data: Any, compiled: Any = None) -> Outcome:
+    tmpl = ours_compile(source, "plain") if compiled is None else compiled
+    if isinstance(tmpl, Outcome):
+        return tmpl
+    data = copy.deepcopy(data)
+    return _run(lambda: tmpl.render(data), False)
+
+
+def ours_ollama(source: str, request: dict, compiled: Any = None) -> Outcome:
+    tmpl = ours_compile(source, "ollama") if compiled is None else compiled
+    if isinstance(tmpl, Outcome):
+        return tmpl
+    req = copy.deepcopy(request)
+    return _run(
+        lambda: tmpl.render_conversation(
+            req.get("messages"), tools=req.get("tools"), think=req.get("think"), now=NOW
+        ),
+        True,
+    )
+
+
+# ----------------------------------------------------------------------------- comparison
+
+_ADDRESS = re.compile(r"0x[0-9a-f]{6,16}")
+
+
+def mask(text: str) -> str:
+    return _ADDRESS.sub("0x?", text)
+
+
+def divergence(ref: Outcome, ours: Outcome) -> Optional[str]:
+    """None when the outcomes agree, else a description of how they differ."""
+    if ours.kind == "timeout" and ref.kind != "ok":
+        return None  # ours is slow on an input Go rejects: not a divergence of the result
+    if ref.kind != ours.kind:
+        return f"go {ref.short()}\n  ours {ours.short()}"
+    if ref.kind == "ok" and mask(ref.value) != mask(ours.value):
+        return f"output differs:\n  go   {ref.value!r}\n  ours {ours.value!r}"
+    if ref.kind == "exec" and not (ours.value and mask(ref.value).endswith(mask(ours.value))):
+        return f"exec message differs:\n  go   {ref.value!r}\n  ours {ours.value!r}"
+    return None
+
+
+def internal_crash(ref: Outcome, ours: Outcome) -> Optional[str]:
+    """Ours raised something that is not CompileError / ExecError / a request error."""
+    if ours.kind == "internal":
+        return f"internal error: {ours.short()}\n  go {ref.short()}"
+    if ours.kind == "timeout" and ref.kind == "ok":
+        return f"ours timed out; go {ref.short()}"
+    if ours.kind == "request" and ref.kind != "request":
+        return f"ours raised {ours.short()} on a request Go accepts; go {ref.short()}"
+    return None
+
+
+_GO_POS = re.compile(r"template: [^:]*:\d+(:\d+)?: ")
+
+
+def signature(ref: Outcome, ours: Outcome) -> str:
+    """A coarse key grouping divergences by likely cause."""
+    if ref.kind == ours.kind == "ok":
+        return "output"
+    if ref.kind == ours.kind == "exec":
+        return "exec-message"
+    s = f"{ref.kind} -> {ours.kind}"
+    if ours.kind == "internal":
+        s += f" {ours.value.split(':')[0]} @ {ours.where}"
+    return s
