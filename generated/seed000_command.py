@@ -14,6 +14,7 @@ from runtime.jinja import (
     loop_context,
     make_macro,
     missing_param,
+    ns_check,
     ns_set,
     resolve,
     subscript,
@@ -149,6 +150,7 @@ def render(context):
                         ):
                             _w(str(getattr_(l_1_counter, "value")))
                             ns_set(l_1_tool_call_id_seen, "value", True)
+                        ns_check(l_1_counter)
                         ns_set(l_1_counter, "value", getattr_(l_1_counter, "value") + 1)
         else:
             _w(str(l_1_tool_call_id))
@@ -430,6 +432,7 @@ def render(context):
             # line 222: if
             if l_0_documents and (not getattr_(l_0_sent_documents, "value")):
                 ns_set(l_0_sent_documents, "value", True)
+                ns_check(l_0_tool_idx)
                 ns_set(l_0_tool_idx, "value", getattr_(l_0_tool_idx, "value") + 1)
                 _w(str(call(l_0_document_turn, l_0_documents)))
         elif l_1_msg_role_downcased == "assistant" or l_1_msg_role_downcased == "chatbot":
@@ -473,6 +476,7 @@ def render(context):
                     # line 235: if
                     if not getattr_(l_2_loop, "last"):
                         _w(",")
+                    ns_check(l_0_tool_idx)
                     ns_set(l_0_tool_idx, "value", getattr_(l_0_tool_idx, "value") + 1)
                 _w("\n]<|END_ACTION|><|END_OF_TURN_TOKEN|>")
             else:
@@ -505,6 +509,7 @@ def render(context):
                 if do_lower(getattr_(l_2_msg, "role")) == "tool":
                     _w(",\n    ")
                     _w(str(call(l_0_format_tool_message, l_0_messages, l_2_msg)))
+                    ns_check(l_0_tool_ids_seen)
                     ns_set(
                         l_0_tool_ids_seen,
                         "value",

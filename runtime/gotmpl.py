@@ -396,6 +396,13 @@ def ge(arg1: Any, arg2: Any) -> bool:
 # ----------------------------------------------------------------------------- len, index, slice
 
 
+def _indirect_type(item: Any) -> str:
+    """The type Go's len/index/slice report: ``indirect`` dereferences a struct pointer."""
+    if isinstance(item, GoStruct) and item.go_pointer:
+        return item.go_type
+    return go_type(item)
+
+
 def length(item: Any) -> int:
     if type(item) is str:
         return len(to_bytes(item)) if not item.isascii() else len(item)
@@ -407,7 +414,7 @@ def length(item: Any) -> int:
         return len(item)
     if item is None:  # no value: Go's reflect panics (a nil interface says "len of nil pointer")
         raise ExecError("error calling len: reflect: call of reflect.Value.Type on zero Value")
-    raise ExecError(f"error calling len: len of type {go_type(item)}")
+    raise ExecError(f"error calling len: len of type {_indirect_type(item)}")
 
 
 def _index_arg(index: Any, cap: int, name: str) -> int:
@@ -452,7 +459,7 @@ def index(item: Any, *indexes: Any) -> Any:
             else:
                 item = item.go_zero() if isinstance(item, GoMap) else None
         else:
-            raise ExecError(f"error calling index: can't index item of type {go_type(item)}")
+            raise ExecError(f"error calling index: can't index item of type {_indirect_type(item)}")
     return item
 
 
@@ -471,7 +478,7 @@ def slice_(item: Any, *indexes: Any) -> Any:
     elif isinstance(item, (list, tuple, bytes)):
         data = item
     else:
-        raise ExecError(f"error calling slice: can't slice item of type {go_type(item)}")
+        raise ExecError(f"error calling slice: can't slice item of type {_indirect_type(item)}")
     cap = len(data)
     idx = [0, len(data), cap]
     for i, index_value in enumerate(indexes):
@@ -563,13 +570,45 @@ def urlquery_escape(*args: Any) -> str:
     return "".join(chr(b) if b in _URL_SAFE else "+" if b == 0x20 else f"%{b:02X}" for b in data)
 
 
-def call(callee: str, fn: Any, *args: Any) -> Any:
-    """Go's call builtin: template data holds no functions, so this always fails as Go does."""
+def call(callee: str | None, fn: Any, *args: Any) -> Any:
+    """Go's call builtin: template data holds no functions, so this always fails as Go does.
+    ``callee`` is the callee's node text; None for a piped callee, which Go names by its
+    reflect.Value String (the string itself, else ``<T Value>``)."""
     if fn is None:
         raise ExecError("error calling call: call of nil")
     if not callable(fn) or isinstance(fn, (GoStruct, type)):
+        if callee is None:
+            callee = fn if type(fn) is str else f"<{go_type(fn)} Value>"
         raise ExecError(f"error calling call: non-function {callee} of type {go_type(fn)}")
     return fn(*args)
+
+
+# ----------------------------------------------------------------------------- pipelines
+
+_PIPED_FINAL = object()
+
+
+def piped(helper: str, final: Any, string: bool = False) -> Any:
+    """``X | f a b``: Go evaluates X (an earlier command) before f's arguments. The generated
+    code calls ``piped("f", X)(a, b)``: X is evaluated first and passed last (converted as a
+    string parameter when ``string``, after the other arguments were checked)."""
+    fn = globals()[helper]
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        return fn(*args, string_arg(final) if string else final, **kwargs)
+
+    return run
+
+
+def piped_final() -> Any:
+    """The marker standing for the piped value as the last operand of "and" / "or"."""
+    return _PIPED_FINAL
+
+
+def piped_choice(final: Any) -> Any:
+    """``X | and a b``: ``piped_choice(X)(a and b and <marker>)``: X computed first, the
+    operands still short-circuit, and the marker (no operand stopped) means X."""
+    return lambda chosen: final if chosen is _PIPED_FINAL else chosen
 
 
 # ----------------------------------------------------------------------------- Ollama's funcs

@@ -342,11 +342,23 @@ def format_float_json(f: float) -> str | None:
 
 
 class _Flags:
-    __slots__ = ("minus", "plus", "plus_v", "prec", "sharp", "sharp_v", "space", "wid", "zero")
+    __slots__ = (
+        "erroring",
+        "minus",
+        "plus",
+        "plus_v",
+        "prec",
+        "sharp",
+        "sharp_v",
+        "space",
+        "wid",
+        "zero",
+    )
 
     def __init__(self) -> None:
         self.plus = self.minus = self.sharp = self.space = self.zero = False
         self.plus_v = self.sharp_v = False
+        self.erroring = False  # inside a bad verb's %!x(T=...): no String methods
         self.wid: int | None = None
         self.prec: int | None = None
 
@@ -502,10 +514,16 @@ def _hex_bytes(b: bytes, verb: str, f: _Flags) -> str:
     return (" " if f.space else "").join(parts)
 
 
-def _bad_verb(verb: str, v: Any) -> str:
+def _bad_verb(verb: str, v: Any, f: _Flags = _PLAIN) -> str:
+    """fmt's badVerb: the operand printed with %v, keeping the flags (width, precision, +,
+    #) of the bad verb, without calling String methods (p.erroring)."""
     if v is None:
         return f"%!{verb}(<nil>)"
-    return f"%!{verb}({go_type(v)}={_format(v, 'v', _PLAIN, 0)})"
+    g = _Flags()
+    for name in _Flags.__slots__:
+        setattr(g, name, getattr(f, name))
+    g.erroring = True
+    return f"%!{verb}({go_type(v)}={_format(v, 'v', g, 0)})"
 
 
 def _sorted_keys(d: dict) -> list:
@@ -535,34 +553,44 @@ def _format(v: Any, verb: str, f: _Flags, depth: int) -> str:
     if isinstance(v, bool):
         if verb in "tv":
             return _pad("true" if v else "false", f)
-        return _bad_verb(verb, v)
+        return _bad_verb(verb, v, f)
     if isinstance(v, int):
         if verb in "vdboOxXcqU":
             return _fmt_integer(int(v), verb, f)
-        return _bad_verb(verb, v)
+        return _bad_verb(verb, v, f)
     if isinstance(v, float):
         if verb in "vbgGxXfFeE":
             return _fmt_float(v, verb, f)
-        return _bad_verb(verb, v)
+        return _bad_verb(verb, v, f)
     if isinstance(v, complex):
         out = _fmt_complex(v, verb, f)
-        return out if out is not None else _bad_verb(verb, v)
-    if is_stringer(v) and verb in "vsxXq" and not f.sharp_v:
+        return out if out is not None else _bad_verb(verb, v, f)
+    if is_stringer(v) and verb in "vsxXq" and not f.sharp_v and not f.erroring:
         return _fmt_string(v.String(), verb, f) or ""
     if isinstance(v, str):
         out = _fmt_string(v, verb, f)
-        return out if out is not None else _bad_verb(verb, v)
+        return out if out is not None else _bad_verb(verb, v, f)
     if isinstance(v, GoNil):
-        if verb in "vp":
+        if verb == "v":
             return _pad("<nil>", f)
-        return _bad_verb(verb, v)
+        if verb == "p":
+            return _pad("0x0", f)
+        if verb in "bodxX":  # fmtPointer: the address as an integer
+            return _fmt_integer(0, verb, f, unsigned=True)
+        return _bad_verb(verb, v, f)
     if isinstance(v, (bytes, bytearray)):
         if verb in "sqxX":
             return _fmt_string(from_bytes(bytes(v)), verb, f) or ""
         return "[" + " ".join(_format(b, verb, f, depth + 1) for b in v) + "]"
     if isinstance(v, GoStruct):
-        if v.go_pointer and depth > 0:
-            return _pad("0xc000010000", f)
+        if v.go_pointer and depth > 0:  # printValue: only a top-level pointer shows "&{...}"
+            if verb in "vp":  # fmtPointer (the address; masked when compared)
+                if f.sharp_v:
+                    return f"({go_type(v)})(0xc000010000)"
+                return _pad("0xc000010000", f)
+            if verb in "bodxX":
+                return _fmt_integer(0xC000010000, verb, f, unsigned=True)
+            return _bad_verb(verb, v, f)  # the operand printed with %v at depth 0: &{...}
         prefix = "&" if v.go_pointer and depth == 0 else ""
         if getattr(v, "go_opaque", False):  # only unexported pointer fields: addresses
             return prefix + "{0xc000010000}"
@@ -830,9 +858,9 @@ def marshal(v: Any) -> str:
         return '"' + base64.b64encode(bytes(v)).decode("ascii") + '"'
     if isinstance(v, GoStruct):
         parts = []
-        for name, _typ, json_name, omitempty in v.go_fields:
+        for name, typ, json_name, omitempty in v.go_fields:
             value = getattr(v, name)
-            if omitempty and not _json_nonempty(value):
+            if omitempty and not _json_nonempty(value, typ):
                 continue
             parts.append(_json_string(json_name or name) + ":" + marshal(value))
         return "{" + ",".join(parts) + "}"
@@ -848,8 +876,11 @@ def marshal(v: Any) -> str:
     raise JSONError(f"json: unsupported type: {go_type(v)}")
 
 
-def _json_nonempty(v: Any) -> bool:
-    """isEmptyValue's negation (omitempty): false, 0, "", nil, empty slice/map are empty."""
+def _json_nonempty(v: Any, typ: str = "") -> bool:
+    """isEmptyValue's negation (omitempty): false, 0, "", nil, empty slice/map are empty.
+    A field of interface type is empty only when the interface itself is nil."""
+    if typ == "interface {}":
+        return v is not None
     if isinstance(v, GoStruct):
         return True
     return bool(v)

@@ -499,6 +499,12 @@ def _ns_attrs(ns: Namespace) -> dict:
     return object.__getattribute__(ns, "_Namespace__attrs")
 
 
+def ns_check(ns: Any) -> None:
+    """``{% set ns.attr = ... %}`` refuses a non-namespace before the value is computed."""
+    if not isinstance(ns, Namespace):
+        raise TemplateRuntimeError("cannot assign attribute on non-namespace object")
+
+
 def ns_set(ns: Any, attr: str, value: Any) -> None:
     """``{% set ns.attr = value %}``."""
     if type(ns) is Namespace and attr[:1] != "_":

@@ -436,7 +436,7 @@ def template_values(messages: Any, tools: Any = None, think: Any = None) -> dict
     )
     return {
         "System": system,
-        "Messages": _slice(collated, "[]*main.templateMessage"),
+        "Messages": _slice(collated, "[]*main.templateMessage", nil=not collated),
         "Tools": view_tools,
         "Response": "",
         "Think": think_value,

@@ -395,7 +395,13 @@ class _Lowerer:
             return ir.Helper("gotmpl.field_path", (receiver, ir.Const(tuple(names))), kwargs)
         if self.zero:
             kwargs += (("zero", ir.Const(True)),)
-        values = [self.arg(a, "any") for a in args] + ([final] if final is not None else [])
+        values = [self.arg(a, "any") for a in args]
+        if final is not None and not all(map(_trivial, [receiver, *values])):
+            # Go evaluated the piped value (an earlier command) before this one's receiver
+            # and arguments: take it first, pass it last
+            func = ir.Helper("gotmpl.piped", (ir.Const("method_call"), final))
+            return ir.CallValue(func, (receiver, ir.Const(tuple(names)), *values), kwargs)
+        values += [final] if final is not None else []
         return ir.Helper("gotmpl.method_call", (receiver, ir.Const(tuple(names)), *values), kwargs)
 
     def call(self, name: str, args: Sequence, final: ir.Expr | None) -> ir.Expr:
@@ -420,6 +426,24 @@ class _Lowerer:
                 values.append(self.arg(arg, ptype or "any"))
             except _StaticFail as e:
                 return _fail(str(e), final, *values)
+        if name == "call":
+            # Go names the callee by its node, or a piped callee by its reflect.Value String
+            values.insert(0, ir.Const(str(args[0]) if args else None))
+        if final is not None and not _trivial(final) and values:
+            # The piped value comes from an earlier command of the pipeline: Go computed it
+            # (and raised its errors) before this command's arguments, even those "and" /
+            # "or" skip. Take it first, pass it last.
+            if name in ("and", "or"):
+                marker = ir.Helper("gotmpl.piped_final", ())
+                chosen = ir.BoolOp(name, (*values, marker))
+                return ir.CallValue(ir.Helper("gotmpl.piped_choice", (final,)), (chosen,))
+            if not all(map(_trivial, values)):
+                ptype = sig.fixed[num_in - 1] if num_in - 1 < len(sig.fixed) else sig.variadic
+                short = sig.helper.partition(".")[2]
+                piped_args: tuple = (ir.Const(short), final)
+                if ptype == "string":
+                    piped_args += (ir.Const(True),)
+                return ir.CallValue(ir.Helper("gotmpl.piped", piped_args), tuple(values))
         if final is not None:
             ptype = sig.fixed[num_in - 1] if num_in - 1 < len(sig.fixed) else sig.variadic
             values.append(ir.Helper("gotmpl.string_arg", (final,)) if ptype == "string" else final)
@@ -427,9 +451,6 @@ class _Lowerer:
             return values[0] if len(values) == 1 else ir.BoolOp(name, tuple(values))
         if name == "not":
             return ir.Not(values[0])
-        if name == "call":
-            callee = str(args[0]) if args else ""
-            return ir.Helper(sig.helper, (ir.Const(callee), *values))
         return ir.Helper(sig.helper, tuple(values))
 
     def arg(self, node: Any, ptype: str) -> ir.Expr:
@@ -458,6 +479,11 @@ class _Lowerer:
         if isinstance(node, n.Nil):
             return ir.Const(None)
         return self.constant(node)
+
+
+def _trivial(expr: ir.Expr) -> bool:
+    """Evaluating ``expr`` cannot fail (a constant or a variable)."""
+    return isinstance(expr, (ir.Const, ir.Name, ir.Local))
 
 
 def _assigns_dollar(node: Any) -> bool:

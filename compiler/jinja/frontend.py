@@ -141,13 +141,13 @@ class _WhitespaceControl:
                     else:
                         half_end = True
                 continue
-            if kind in ("IF", "IN", "NOT", "IS") and test_state == 2:
-                # jinja2 reads a name right after a test as the test's argument, so
-                # "x is defined if y" and "x is string in y" do not parse there either.
-                raise CompileError(
-                    "syntax", f"unexpected {tok.value!r} after a test (jinja2 reads it as the test's argument)",
-                    tok.line or 0, tok.column or 0,
-                )
+            if test_state == 2 and kind in ("IF", "IN", "NOT", "RECURSIVE"):
+                # jinja2 reads any name right after a test as the test's argument, keywords
+                # included ("x is defined if y" does not parse; "x is eq in" reads a name).
+                tok = Token.new_borrow_pos("NAME", tok.value, tok)
+                kind = "NAME"
+            elif test_state == 2 and kind == "IS":
+                raise CompileError("syntax", "You cannot chain multiple tests with is", tok.line or 0, tok.column or 0)
             test_state = _next_test_state(test_state, kind)
             line_starting = tok.value.endswith("\n")
             yield tok

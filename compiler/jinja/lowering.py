@@ -150,10 +150,13 @@ class Lowering(Transformer):
 
     # ------------------------------------------------------------------ set
 
-    def set_stmt(self, tag: Token, target: Any, value: ir.Expr, _end: Token) -> ir.Stmt:
-        if isinstance(target, tuple):  # namespace attribute
+    def set_stmt(self, tag: Token, target: Any, value: ir.Expr, _end: Token) -> Any:
+        if isinstance(target, tuple):  # namespace attribute: jinja2 checks ns before the value
             ns, attr = target
-            return ir.ExprStmt(H("jinja.ns_set", (ns, ir.Const(attr), value)), span=_span(tag))
+            store = ir.ExprStmt(H("jinja.ns_set", (ns, ir.Const(attr), value)), span=_span(tag))
+            if isinstance(value, (ir.Const, ir.Name)):  # cannot fail: ns_set's own check suffices
+                return [store]
+            return [ir.ExprStmt(H("jinja.ns_check", (ns,)), span=_span(tag)), store]
         return ir.Assign(target, value, span=_span(tag))
 
     def set_target(self, target: Any) -> Any:

@@ -553,6 +553,31 @@ def test_ollama_against_go(ref, template, request_):
         ("{{ and }}", {}, "wrong number of args for and: want at least 1 got 0"),
         ("{{ printf 3 }}", {}, "expected string; found 3"),
         ("{{ 18446744073709551615 }}", {}, "18446744073709551615 overflows int"),
+        # a pipeline's earlier command runs (and fails) before the later one's arguments,
+        # even those "and" / "or" would skip
+        (
+            "{{ .a.x | print .b.y }}",
+            {"a": 1, "b": 2},
+            "can't evaluate field x in type interface {}",
+        ),
+        (
+            "{{ index .a 1 | print (len .b) }}",
+            {"a": None, "b": 3},
+            "error calling index: index of untyped nil",
+        ),
+        ("{{ .a.x | and false }}", {"a": 1}, "can't evaluate field x in type interface {}"),
+        ("{{ .a.x | or .t }}", {"a": 1, "t": True}, "can't evaluate field x in type interface {}"),
+        (
+            "{{ .t | or .f .c.z }}",
+            {"t": 1, "f": 0, "c": None},
+            "nil pointer evaluating interface {}.z",
+        ),
+        (
+            "{{ .a | call }}",
+            {"a": True},
+            "error calling call: non-function <bool Value> of type bool",
+        ),
+        ('{{ "x" | call }}', {}, "error calling call: non-function x of type string"),
     ],
 )
 def test_exec_error_messages(ref, template, data, message):

@@ -186,3 +186,35 @@ def test_now_option_freezes_current_date():
         "{{ currentDate }} {{ yesterdayDate }}{{ if false }}{{ .Messages }}{{ end }}", "ollama"
     )
     assert t.render_conversation([], now="2024-07-26") == "2024-07-26 2024-07-25"
+
+
+def test_go_semantics_of_the_view_types():
+    """Cases the Go property tests found (tests/regressions/go), checked against tests/goref."""
+    msg = [{"role": "user", "content": "hi"}]
+
+    def run(source, messages=msg, tools=None):
+        return compile_go(source, "ollama").render_conversation(messages, tools=tools)
+
+    # a request without messages: .Messages is a nil slice
+    assert run("{{ json .Messages }}|{{ .Messages }}", []) == "null|[]"
+    # fmt's bad verb of a pointer inside a slice prints the pointed-to struct
+    element = "*main.templateMessage=&{user hi  [] []  }"
+    assert run('{{ printf "%s" .Messages }}') == f"[%!s({element})]"
+    assert run('{{ printf "%#v" .Messages }}') == (
+        "[]*main.templateMessage{(*main.templateMessage)(0xc000010000)}"
+    )
+    with pytest.raises(g.ExecError, match=r"non-comparable type \[%!s\(\*main"):
+        run("{{ eq .Messages .Messages }}")
+    # len / index / slice report the type behind the pointer
+    for source, message in [
+        ("{{ range .Messages }}{{ slice . 0 }}{{ end }}", "can't slice item of type main.templ"),
+        ("{{ range .Messages }}{{ index . 0 }}{{ end }}", "can't index item of type main.templ"),
+        ("{{ range .Messages }}{{ len . }}{{ end }}", "len of type main.templateMessage"),
+    ]:
+        with pytest.raises(g.ExecError, match=message):
+            run(source)
+    # an "items" of interface type is omitted only when absent (nil), not when empty
+    tools = [{"type": "function", "items": [], "function": {"name": "f"}}]
+    assert run("{{ .Tools }}{{ .Messages }}", tools=tools).startswith(
+        '[{"type":"function","items":[],'
+    )

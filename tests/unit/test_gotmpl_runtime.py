@@ -227,3 +227,13 @@ def test_string_arg():
     assert g.string_arg("x") == "x"
     with pytest.raises(g.ExecError, match="wrong type for value; expected string; got int"):
         g.string_arg(1)
+
+
+def test_bad_verb_keeps_the_flags():
+    # fmt's badVerb prints the operand with %v and the bad verb's flags (checked with goref)
+    assert sprintf("%10t|", 1) == "%!t(int=         1)|"
+    assert sprintf("%+t|", 1) == "%!t(int=+1)|"
+    assert sprintf("%#t|", 1.0) == "%!t(float64=1.00000)|"
+    assert sprintf("%6.2t|", 1.5) == "%!t(float64=   1.5)|"
+    assert sprintf("%5d|", "ab") == "%!d(string=   ab)|"
+    assert sprintf("%-8s|", None) == "%!s(<nil>)|"
