@@ -56,6 +56,8 @@ _SAME_VALUE = frozenset(
               "lower", "upper", "trim", "string", "title", "capitalize")
 )  # fmt: skip
 _ELEMENT = frozenset({"filter:first", "filter:last", "filter:random"})
+#: Attribute / item access helpers: ``x.k``, ``x[k]``, ``x[a:b]``.
+_ACCESS = frozenset({"jinja.getattr_", "jinja.getitem", "jinja.subscript"})
 _EQ_TESTS = frozenset({"equalto", "eq", "==", "sameas"})
 _METHODS = frozenset(n for t in (str, dict, list) for n in dir(t) if not n.startswith("_"))
 
@@ -232,7 +234,7 @@ def _str_consts(node: Any) -> list[str]:
 def _is_role_read(node: Any) -> bool:
     return (
         isinstance(node, ir.Helper)
-        and node.name in ("jinja.getattr_", "jinja.getitem")
+        and node.name in _ACCESS
         and len(node.args) == 2
         and isinstance(node.args[1], ir.Const)
         and node.args[1].value == "role"
@@ -480,7 +482,7 @@ class _JinjaReader:
 
     def helper(self, node: ir.Helper, safe: bool) -> Optional[tuple]:
         name, args = node.name, node.args
-        if name in ("jinja.getattr_", "jinja.getitem") and len(args) == 2:
+        if name in _ACCESS and len(args) == 2:
             return self.access(args[0], args[1])
         if name == "jinja.call" and args:
             return self.call(node)

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from tmpl2py_paths import ROOT, SHARED
+
 from compiler import CompileError, compile_template
 from compiler.cli import main
 from compiler.inspect import CAPABILITIES, format_json, format_text, inspect_template

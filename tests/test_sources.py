@@ -8,8 +8,8 @@ import types
 from pathlib import Path
 
 import pytest
+from tmpl2py_paths import ROOT
 
-from tmpl2py_paths import ROOT  # noqa: F401  (puts the checkout on sys.path)
 from compiler import compile_template
 from compiler.sources import (
     SourceError,
@@ -34,8 +34,6 @@ def _write_json(path: Path, data: object) -> Path:
 
 def _go_available() -> bool:
     try:
-        import compiler.gotmpl.frontend  # noqa: F401
-
         compile_template("{{ .Prompt }}", dialect="go")
     except Exception:  # noqa: BLE001 - the Go frontend is being written elsewhere
         return False

@@ -19,3 +19,8 @@ def shared_or_skip(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"../shared is not beside this checkout ({path} missing): shared-corpus cases skipped")
     return path
+
+#: The frozen clock of every reference output (strftime_now, currentDate).
+import datetime  # noqa: E402
+
+FROZEN = datetime.datetime(2024, 7, 26, 12, 0, 0)
