@@ -6,6 +6,7 @@ Errors are attached to the source (excerpt, template name) here, once.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Optional
@@ -114,7 +115,17 @@ def generate(
     name: Optional[str] = None,
     optimize: bool = True,
 ) -> tuple[str, ir.Module]:
-    """Source -> (formatted Python module text, final IR)."""
+    """Source -> (formatted Python module text, final IR).
+
+    Compiling is a pure function of its arguments, so results are memoised (a server that
+    compiles the same template per request, and the test suite, pay for it once)."""
+    return _generate(source, dialect, profile, name, optimize)
+
+
+@functools.lru_cache(maxsize=256)
+def _generate(
+    source: str, dialect: str, profile: Optional[str], name: Optional[str], optimize: bool
+) -> tuple[str, ir.Module]:
     profile = profile or PROFILES.get(dialect, ("",))[0]
     if dialect not in PROFILES:
         raise ValueError(f"unknown dialect {dialect!r} (expected one of {', '.join(DIALECTS)})")
