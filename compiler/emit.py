@@ -209,7 +209,7 @@ class Emitter:
 
     def _recursive_for(self, node: ir.For) -> None:
         func = self.fresh("loop")
-        self.line(f"def {func}(_iterable, _depth0):")
+        self.line(f"def {func}(_iterable, _depth0) -> str:")
         self.indent += 1
         saved = self.writer
         self.line("_out = []")
@@ -237,7 +237,7 @@ class Emitter:
         self.comment(node, f"macro {node.name}" if node.name.isidentifier() else "function")
         func = f"_f_{node.ident}"
         params = ", ".join(p.name.ident for p in node.params)
-        self.line(f"def {func}({params}):")
+        self.line(f"def {func}({params}) -> str:")
         self.indent += 1
         saved = self.writer
         self.line("_out = []")
@@ -283,7 +283,7 @@ class Emitter:
             out.append(f"{key} = {ast.unparse(_const(value))}")
         out.append("")
         out.append("")
-        out.append("def render(context):")
+        out.append("def render(context: dict) -> str:")
         out.extend(body)
         return "\n".join(out) + "\n"
 

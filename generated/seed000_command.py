@@ -38,7 +38,7 @@ PROFILE = "hf"
 COMPILER_VERSION = "0.1.0"
 
 
-def render(context):
+def render(context: dict) -> str:
     _out = []
     _w = _out.append
     l_0_platform_instruction_override = resolve(context, "platform_instruction_override")
@@ -89,7 +89,7 @@ def render(context):
     _w(str(l_0_bos_token))
 
     # line 23: macro document_turn
-    def _f_l_0_document_turn(l_1_documents):
+    def _f_l_0_document_turn(l_1_documents) -> str:
         _out = []
         _w = _out.append
         if l_1_documents is MISSING:
@@ -125,7 +125,7 @@ def render(context):
     )
 
     # line 42: macro tool_call_id_to_int
-    def _f_l_0_tool_call_id_to_int(l_1_messages, l_1_tool_call_id):
+    def _f_l_0_tool_call_id_to_int(l_1_messages, l_1_tool_call_id) -> str:
         _out = []
         _w = _out.append
         l_1_counter = resolve(context, "counter")
@@ -166,7 +166,7 @@ def render(context):
     )
 
     # line 61: macro format_tool_message
-    def _f_l_0_format_tool_message(l_1_messages, l_1_tool_msg):
+    def _f_l_0_format_tool_message(l_1_messages, l_1_tool_msg) -> str:
         _out = []
         _w = _out.append
         l_1_text_wrapper = resolve(context, "text_wrapper")
@@ -213,7 +213,7 @@ def render(context):
     )
 
     # line 84: macro print_tool_content
-    def _f_l_0_print_tool_content(l_1_item):
+    def _f_l_0_print_tool_content(l_1_item) -> str:
         _out = []
         _w = _out.append
         l_1_text_wrapper = resolve(context, "text_wrapper")
@@ -238,7 +238,7 @@ def render(context):
     )
 
     # line 94: macro print_msg
-    def _f_l_0_print_msg(l_1_msg):
+    def _f_l_0_print_msg(l_1_msg) -> str:
         _out = []
         _w = _out.append
         l_1_last_was_text = resolve(context, "last_was_text")
@@ -285,7 +285,7 @@ def render(context):
     l_0_print_msg = make_macro(_f_l_0_print_msg, "print_msg", ("msg",), False, False, False)
 
     # line 127: macro print_thinking
-    def _f_l_0_print_thinking(l_1_msg):
+    def _f_l_0_print_thinking(l_1_msg) -> str:
         _out = []
         _w = _out.append
         if l_1_msg is MISSING:

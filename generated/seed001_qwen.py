@@ -15,7 +15,7 @@ PROFILE = "hf"
 COMPILER_VERSION = "0.1.0"
 
 
-def render(context):
+def render(context: dict) -> str:
     _out = []
     _w = _out.append
     l_0_tools = resolve(context, "tools")

@@ -42,7 +42,7 @@ GO_IDENTIFIERS = (
 GO_MODE = "messages"
 
 
-def render(context):
+def render(context: dict) -> str:
     _out = []
     _w = _out.append
     dot = context
