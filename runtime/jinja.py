@@ -789,12 +789,12 @@ GLOBALS: dict = {
 }
 
 
-def no_filter(name: str) -> Any:
+def no_filter(name: str, *operands: Any, **kwoperands: Any) -> Any:
     """An unknown filter inside an ``if``: jinja2 compiles it, and fails when it runs."""
     raise TemplateRuntimeError(f"No filter named {name!r} found.")
 
 
-def no_test(name: str) -> Any:
+def no_test(name: str, *operands: Any, **kwoperands: Any) -> Any:
     """An unknown test inside an ``if``: jinja2 compiles it, and fails when it runs."""
     raise TemplateRuntimeError(f"No test named {name!r} found.")
 

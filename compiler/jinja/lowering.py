@@ -38,8 +38,8 @@ def to_str(expr: ir.Expr) -> ir.Expr:
 def apply_filter(value: ir.Expr, call: tuple, span: ir.Span) -> ir.Expr:
     name, args, kwargs, span = call
     func = FILTER_FUNCS.get(name)
-    if func is None:
-        return H("jinja.no_filter", (ir.Const(name),), span=span)
+    if func is None:  # jinja2 evaluates the operands, then fails on the missing filter
+        return H("jinja.no_filter", (ir.Const(name), value, *args), kwargs, span=span)
     return H(func, (value, *args), kwargs, span=span)
 
 
@@ -333,7 +333,7 @@ class Lowering(Transformer):
     def test(self, value: ir.Expr, _is: Token, *rest: Any) -> ir.Expr:
         negated = bool(rest) and isinstance(rest[0], Token) and rest[0].type == "NOT"
         parts = [r for r in rest if not (isinstance(r, Token) and r.type == "NOT")]
-        name = parts[0].lower() if parts[0] in ("None", "True", "False") else parts[0]
+        name = parts[0]  # "x is False" names a test "False", which jinja2 does not have
         args: tuple = ()
         kwargs: tuple = ()
         if len(parts) > 1:
@@ -345,7 +345,7 @@ class Lowering(Transformer):
         func = TEST_FUNCS.get(name)
         node: ir.Expr
         if func is None:
-            node = H("jinja.no_test", (ir.Const(name),), span=_span(_is))
+            node = H("jinja.no_test", (ir.Const(name), value, *args), kwargs, span=_span(_is))
         else:
             node = H(func, (value, *args), kwargs, span=_span(_is))
         return ir.Not(node) if negated else node
@@ -501,6 +501,16 @@ def check_loop_controls(body: tuple, in_loop: bool) -> None:
             check_loop_controls(node.body, in_loop)
         elif isinstance(node, (ir.Assign, ir.Output)):
             value = node.value if isinstance(node, ir.Assign) else node.expr
-            for sub in _walk(value):
-                if isinstance(sub, ir.Capture):
-                    check_loop_controls(sub.body, in_loop)
+            for sub in _direct_captures(value):
+                check_loop_controls(sub.body, in_loop)
+
+
+def _direct_captures(node: Any) -> list:
+    """Captures in an expression, not those nested inside another capture's body."""
+    if isinstance(node, ir.Capture):
+        return [node]
+    if isinstance(node, tuple):
+        return [c for n in node for c in _direct_captures(n)]
+    if isinstance(node, ir.Node):
+        return [c for f in node.__dataclass_fields__ for c in _direct_captures(getattr(node, f))]  # type: ignore[attr-defined]
+    return []

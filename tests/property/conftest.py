@@ -8,7 +8,8 @@
 
 ``BUDGETS`` gives each property its number of examples under each profile, registered as
 the profiles ``<profile>.<property>`` (``ci.render``, ``deep.corpus``, ...). ``TMPL2PY_HYPOTHESIS_SCALE`` (a float, default 1) multiplies them,
-e.g. to make a quick local smoke run.
+e.g. to make a quick local smoke run; ``TMPL2PY_HYPOTHESIS_EXAMPLES="render=5000,corpus=100"``
+sets single budgets.
 
 With ``TMPL2PY_DIVERGENCE_LOG=path`` the differential properties do not stop at the first
 divergence: each one is appended to ``path`` as a JSON line and the run goes on (for long
@@ -44,6 +45,11 @@ BUDGETS = {
     "deep": {"render": 20_000, "crash": 20_000, "deterministic": 20_000, "compiles": 20_000,
              "corpus": 400},
 }
+
+# TMPL2PY_HYPOTHESIS_EXAMPLES="render=5000,corpus=100" overrides single budgets of the profile.
+for _item in filter(None, os.environ.get("TMPL2PY_HYPOTHESIS_EXAMPLES", "").split(",")):
+    _prop, _, _n = _item.partition("=")
+    BUDGETS.setdefault(PROFILE, {})[_prop.strip()] = int(_n)
 
 # One profile per property, named "<profile>.<property>": a test applies its own with
 # ``@settings(settings.get_profile(f"{PROFILE}.render"))``.

@@ -269,6 +269,9 @@ def hf_calls(draw: Any) -> dict:
         else:
             extra[key] = draw(st.one_of(strings, json_values(3)))
     call.update(extra)
+    if draw(st.integers(0, 7)) == 7:
+        call["continue_final_message"] = draw(st.sampled_from(
+            [True, "content", "reasoning_content", "thinking", "text", False]))
     return call
 
 

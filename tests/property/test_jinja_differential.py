@@ -58,6 +58,19 @@ def _jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, ensure_ascii=False, default=repr))
 
 
+_PROGRESS: dict = {}
+
+
+def progress(prop: str) -> None:
+    """In logging mode, count examples per property in ``<log>.progress`` (for long runs)."""
+    if not LOG:
+        return
+    _PROGRESS[prop] = _PROGRESS.get(prop, 0) + 1
+    if _PROGRESS[prop] % 100 == 0:
+        with open(f"{LOG}.progress.{os.getpid()}", "w", encoding="utf-8") as fh:
+            json.dump(_PROGRESS, fh)
+
+
 def report(prop: str, problem: Optional[str], source: str, context: Any = None,
            ref: Optional[D.Outcome] = None, ours: Optional[D.Outcome] = None) -> None:
     """Fail with a readable report, or (in logging mode) append the case to the log."""
@@ -86,6 +99,7 @@ def report(prop: str, problem: Optional[str], source: str, context: Any = None,
 @profile("render")
 @given(source=S.templates(), context=S.contexts())
 def test_render_matches_reference(source: str, context: dict) -> None:
+    progress("render")
     ref = D.reference_render(source, context)
     if ref.kind == "timeout":
         return
@@ -107,6 +121,7 @@ def _compile(source: str) -> Any:
 @profile("deterministic")
 @given(source=S.templates())
 def test_compile_is_deterministic(source: str) -> None:
+    progress("deterministic")
     first, second = _compile(source), _compile(source)
     if isinstance(first, tuple) or isinstance(second, tuple):
         problem = None if first == second else f"compile outcomes differ: {first!r} / {second!r}"
@@ -132,6 +147,7 @@ def _allowed_import(module: str) -> bool:
 @profile("compiles")
 @given(source=S.templates())
 def test_generated_source_compiles(source: str) -> None:
+    progress("compiles")
     tmpl = _compile(source)
     if isinstance(tmpl, tuple):
         return
@@ -164,6 +180,7 @@ def test_generated_source_compiles(source: str) -> None:
 @profile("crash")
 @given(source=S.templates(chaotic=True), context=S.contexts(chaos=True))
 def test_no_internal_crash(source: str, context: dict) -> None:
+    progress("crash")
     ref = D.reference_render(source, context)
     if ref.kind == "timeout":
         return
@@ -190,6 +207,7 @@ def test_corpus_template(path: Path) -> None:
     @profile("corpus")
     @given(call=S.hf_calls())
     def check(call: dict) -> None:
+        progress("corpus")
         ref = D.reference_conversation(source, call)
         if ref.kind == "timeout":
             return

@@ -31,7 +31,9 @@ sys.path.insert(0, str(HERE.parent / "property"))
 import differential as D  # noqa: E402
 
 #: Case files that currently diverge (see the report of the property-test issue).
-KNOWN_DIVERGENCES: set[str] = set()
+KNOWN_DIVERGENCES: set[str] = {
+    "call-with-double-star-kwargs.txt",
+}
 
 
 def load_case(path: Path) -> tuple:
