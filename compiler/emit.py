@@ -197,9 +197,11 @@ class Emitter:
             self.line(f"{flag} = False")
         self.line(f"for {target} in {iterable}:")
         self.indent += 1
-        if flag:
-            self.line(f"{flag} = True")
         self.block(node.body)
+        if flag:
+            # jinja2 marks an iteration done at the end of the body: one that ended in
+            # break/continue does not count, and the else block may still run.
+            self.line(f"{flag} = True")
         self.indent -= 1
         if flag:
             self.line(f"if not {flag}:")

@@ -32,7 +32,8 @@ import differential as D  # noqa: E402
 
 #: Case files that currently diverge (see the report of the property-test issue).
 KNOWN_DIVERGENCES: set[str] = {
-    "call-with-double-star-kwargs.txt",
+    "call-with-double-star-kwargs.txt",  # '*args' / '**kwargs' in calls: unsupported by design
+    "chained-conditional-expression.txt",
 }
 
 
