@@ -197,10 +197,10 @@ class Emitter:
             self.line(f"{flag} = False")
         self.line(f"for {target} in {iterable}:")
         self.indent += 1
+        if flag and not node.else_counts_completed:
+            self.line(f"{flag} = True")
         self.block(node.body)
-        if flag:
-            # jinja2 marks an iteration done at the end of the body: one that ended in
-            # break/continue does not count, and the else block may still run.
+        if flag and node.else_counts_completed:
             self.line(f"{flag} = True")
         self.indent -= 1
         if flag:

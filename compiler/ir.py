@@ -235,6 +235,9 @@ class For(Stmt):
     loop: str = ""
     loop_helper: str = ""
     recursive: bool = False
+    # jinja2 counts an iteration only once its body completes (break/continue do not mark it);
+    # Go runs ``else`` only when there was no item at all.
+    else_counts_completed: bool = False
     span: Span = _span()
 
 

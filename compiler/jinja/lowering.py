@@ -118,10 +118,11 @@ class Lowering(Transformer):
             test = parts.pop(0)[0]
         body = parts.pop(0)
         else_ = parts.pop(0)[1] if parts else ()
-        node = ir.For(target, iterable, body, else_, test, "", "jinja.loop_context", recursive, span=_span(tag))
-        if recursive or uses_name((iterable, test, body, else_), "loop"):
-            node = ir.For(target, iterable, body, else_, test, "loop", "jinja.loop_context", recursive, span=_span(tag))
-        return node
+        loop = "loop" if recursive or uses_name((iterable, test, body, else_), "loop") else ""
+        return ir.For(
+            target, iterable, body, else_, test, loop, "jinja.loop_context", recursive,
+            else_counts_completed=True, span=_span(tag),
+        )
 
     def for_target(self, *items: Any) -> Any:
         names = _nodes(items)

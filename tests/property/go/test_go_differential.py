@@ -104,12 +104,6 @@ def test_plain_matches_go(source: str, data: Any) -> None:
     _check("go_plain", "plain", source, data, ref, ours)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="OPEN DIVERGENCE (not fixed, see the session note): with/else-with and range-else "
-    "dot handling on a fresh Hypothesis run: ours 'can't evaluate field Response in type bool', "
-    "Go renders ''. Remove this mark once fixed.",
-)
 @profile("go_ollama")
 @given(source=S.templates(profile="ollama"), request=S.requests())
 def test_ollama_matches_go(source: str, request: dict) -> None:
