@@ -89,6 +89,29 @@ class Emitter:
             [ast.keyword(k, self.expr(v)) for k, v in node.kwargs],
         )
 
+    def x_CallFunc(self, node: ir.CallFunc) -> ast.expr:
+        return ast.Call(ast.Name(func_name(node.ident), ast.Load()), [self.expr(a) for a in node.args], [])
+
+    def x_DictLookup(self, node: ir.DictLookup) -> ast.expr:
+        obj, key = self.expr(node.obj), self.expr(node.key)
+        is_dict = ast.Compare(
+            ast.Call(ast.Name(self.helper_name("builtins.type"), ast.Load()), [obj], []),
+            [ast.Is()],
+            [ast.Name(self.helper_name("builtins.dict"), ast.Load())],
+        )
+        if node.mode == "item":
+            test: ast.expr = ast.BoolOp(ast.And(), [is_dict, ast.Compare(key, [ast.In()], [obj])])
+            fast: ast.expr = ast.Subscript(obj, key, ast.Load())
+        elif node.mode == "truth":
+            test, fast = is_dict, ast.Call(ast.Attribute(obj, "get", ast.Load()), [key], [])
+        else:
+            op = ast.In() if node.mode == "defined" else ast.NotIn()
+            test, fast = is_dict, ast.Compare(key, [op], [obj])
+        return ast.IfExp(test, fast, self.expr(node.fallback))
+
+    def x_LoopAttr(self, node: ir.LoopAttr) -> ast.expr:
+        return ast.Attribute(self.expr(node.loop), node.attr, ast.Load())
+
     def x_BinOp(self, node: ir.BinOp) -> ast.expr:
         return ast.BinOp(self.expr(node.left), _BINOPS[node.op](), self.expr(node.right))
 
@@ -237,8 +260,11 @@ class Emitter:
 
     def s_FuncDef(self, node: ir.FuncDef) -> None:
         self.comment(node, f"macro {node.name}" if node.name.isidentifier() else "function")
-        func = f"_f_{node.ident}"
+        func = func_name(node.ident)
         params = ", ".join(p.name.ident for p in node.params)
+        if node.missing_helper and node.params:  # absent parameters (direct calls pass fewer)
+            marker = self.helper_name(node.missing_helper.split(".")[0] + ".MISSING")
+            params = ", ".join(f"{p.name.ident}={marker}" for p in node.params)
         self.line(f"def {func}({params}) -> str:")
         self.indent += 1
         saved = self.writer
@@ -261,6 +287,8 @@ class Emitter:
         self.line('return "".join(_out)')
         self.indent -= 1
         self.writer = saved
+        if not node.bind:
+            return
         if node.wrap:
             args = ", ".join([func] + [self.src(a) for a in node.wrap_args])
             self.line(f"{node.ident} = {self.helper_name(node.wrap)}({args})")
@@ -310,6 +338,11 @@ _CMPOPS = {
     "in": ast.In,
     "not in": ast.NotIn,
 }
+
+
+def func_name(ident: str) -> str:
+    """The Python name of the raw function of the FuncDef bound to ``ident``."""
+    return f"_f_{ident}"
 
 
 def _const(value: Any) -> ast.expr:

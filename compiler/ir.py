@@ -153,6 +153,43 @@ class CallValue(Expr):
 
 
 @dataclass(frozen=True, slots=True)
+class CallFunc(Expr):
+    """Call the raw function of the ``FuncDef`` bound to ``ident`` with every parameter by
+    position (a pass proved the binding and the argument count); evaluates to a ``str``."""
+
+    ident: str
+    args: Tuple[Expr, ...] = ()
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class DictLookup(Expr):
+    """A lookup specialised for ``obj`` being exactly a ``dict`` (``fallback``, the general
+    lookup, handles every other value and gives the same result for such a dict). ``obj`` is
+    evaluated more than once, so it must be a plain variable read. ``mode``:
+
+    - ``item``: the value, ``obj[key] if type(obj) is dict and key in obj else fallback``;
+    - ``truth``: only the value's truth is used, ``obj.get(key) if ... else fallback``;
+    - ``defined`` / ``undefined``: whether the key is (not) there, ``key in obj if ... else ...``.
+    """
+
+    obj: Expr
+    key: Expr
+    mode: str
+    fallback: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class LoopAttr(Expr):
+    """An attribute of the loop object a ``For`` made (``loop.last``): a plain attribute read."""
+
+    loop: Expr
+    attr: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
 class Capture(Expr):
     """Render ``body`` into a fresh buffer and evaluate to the joined string."""
 
@@ -276,6 +313,7 @@ class FuncDef(Stmt):
     wrap_args: Tuple[Expr, ...] = ()
     missing_helper: str = ""
     prologue: Tuple[Stmt, ...] = ()  # runs before defaults are filled in
+    bind: bool = True  # False when every use calls the raw function (``CallFunc``) directly
     span: Span = _span()
 
 

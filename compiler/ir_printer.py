@@ -22,6 +22,12 @@ def expr(node: Any) -> str:
     if isinstance(node, ir.CallValue):
         parts = [expr(a) for a in node.args] + [f"{k}={expr(v)}" for k, v in node.kwargs]
         return f"call {expr(node.func)}({', '.join(parts)})"
+    if isinstance(node, ir.CallFunc):
+        return f"callfunc {node.ident}({', '.join(expr(a) for a in node.args)})"
+    if isinstance(node, ir.DictLookup):
+        return f"dict-{node.mode}({expr(node.obj)}, {expr(node.key)}, {expr(node.fallback)})"
+    if isinstance(node, ir.LoopAttr):
+        return f"{expr(node.loop)}.{node.attr}"
     if isinstance(node, ir.BinOp):
         return f"({expr(node.left)} {node.op} {expr(node.right)})"
     if isinstance(node, ir.UnaryOp):

@@ -15,7 +15,7 @@ from types import ModuleType
 RUNTIME_MODULES = ("jinja", "jinja_filters", "gotmpl", "ollama")
 
 #: Builtins generated code may call directly.
-BUILTINS = frozenset({"slice", "str", "len", "isinstance", "list", "dict", "tuple"})
+BUILTINS = frozenset({"slice", "str", "len", "isinstance", "list", "dict", "tuple", "type"})
 
 
 class UnknownHelper(KeyError):

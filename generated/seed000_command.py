@@ -16,7 +16,7 @@ from runtime.jinja import (
     missing_param,
     ns_check,
     ns_set,
-    resolve,
+    resolve_top,
     subscript,
     undefined,
 )
@@ -41,25 +41,24 @@ COMPILER_VERSION = "0.1.0"
 def render(context: dict) -> str:
     _out = []
     _w = _out.append
-    l_0_platform_instruction_override = resolve(context, "platform_instruction_override")
-    l_0_reasoning = resolve(context, "reasoning")
-    l_0_reasoning_effort = resolve(context, "reasoning_effort")
-    l_0_enable_thinking = resolve(context, "enable_thinking")
-    l_0_grounding = resolve(context, "grounding")
-    l_0_tools = resolve(context, "tools")
-    l_0_documents = resolve(context, "documents")
-    l_0_developer_instruction = resolve(context, "developer_instruction")
-    l_0_convert_first_system_msg = resolve(context, "convert_first_system_msg")
-    l_0_skip_thinking = resolve(context, "skip_thinking")
-    l_0_bos_token = resolve(context, "bos_token")
-    l_0_tool_call_id_to_int = undefined("tool_call_id_to_int")
+    l_0_platform_instruction_override = resolve_top(context, "platform_instruction_override")
+    l_0_reasoning = resolve_top(context, "reasoning")
+    l_0_reasoning_effort = resolve_top(context, "reasoning_effort")
+    l_0_enable_thinking = resolve_top(context, "enable_thinking")
+    l_0_grounding = resolve_top(context, "grounding")
+    l_0_tools = resolve_top(context, "tools")
+    l_0_documents = resolve_top(context, "documents")
+    l_0_developer_instruction = resolve_top(context, "developer_instruction")
+    l_0_convert_first_system_msg = resolve_top(context, "convert_first_system_msg")
+    l_0_skip_thinking = resolve_top(context, "skip_thinking")
+    l_0_bos_token = resolve_top(context, "bos_token")
     l_0_print_tool_content = undefined("print_tool_content")
-    l_0_messages = resolve(context, "messages")
-    l_0_initial_instruction_message = resolve(context, "initial_instruction_message")
-    l_0_response_format = resolve(context, "response_format")
-    l_0_namespace = resolve(context, "namespace")
-    l_0_regen_tool_call_ids = resolve(context, "regen_tool_call_ids")
-    l_0_add_generation_prompt = resolve(context, "add_generation_prompt")
+    l_0_messages = resolve_top(context, "messages")
+    l_0_initial_instruction_message = resolve_top(context, "initial_instruction_message")
+    l_0_response_format = resolve_top(context, "response_format")
+    l_0_namespace = resolve_top(context, "namespace")
+    l_0_regen_tool_call_ids = resolve_top(context, "regen_tool_call_ids")
+    l_0_add_generation_prompt = resolve_top(context, "add_generation_prompt")
     # line 1: if
     if not l_0_platform_instruction_override:
         _c1 = []
@@ -89,7 +88,7 @@ def render(context: dict) -> str:
     _w(str(l_0_bos_token))
 
     # line 23: macro document_turn
-    def _f_l_0_document_turn(l_1_documents) -> str:
+    def _f_l_0_document_turn(l_1_documents=MISSING) -> str:
         _out = []
         _w = _out.append
         if l_1_documents is MISSING:
@@ -106,30 +105,37 @@ def render(context: dict) -> str:
         # line 31: for
         l_2_loop = loop_context(l_1_documents)
         for l_2_doc in l_2_loop:
-            l_2_doc_val = undefined("doc_val")
-            l_2_doc_val = getattr_(l_2_doc, "data") if getattr_(l_2_doc, "data") else l_2_doc
+            l_2_doc_val = (
+                (
+                    l_2_doc["data"]
+                    if type(l_2_doc) is dict and "data" in l_2_doc
+                    else getattr_(l_2_doc, "data")
+                )
+                if (l_2_doc.get("data") if type(l_2_doc) is dict else getattr_(l_2_doc, "data"))
+                else l_2_doc
+            )
             _w('\n            "')
-            _w(str(getattr_(l_2_loop, "index0")))
+            _w(
+                str(
+                    l_2_loop["index0"]
+                    if type(l_2_loop) is dict and "index0" in l_2_loop
+                    else getattr_(l_2_loop, "index0")
+                )
+            )
             _w('": ')
             _w(do_tojson(l_2_doc_val))
             # line 34: if
-            if not getattr_(l_2_loop, "last"):
+            if not (l_2_loop.get("last") if type(l_2_loop) is dict else getattr_(l_2_loop, "last")):
                 _w(",")
         _w(
             '\n        },\n        "is_error": null\n    }\n]<|END_TOOL_RESULT|><|END_OF_TURN_TOKEN|>'
         )
         return "".join(_out)
 
-    l_0_document_turn = make_macro(
-        _f_l_0_document_turn, "document_turn", ("documents",), False, False, False
-    )
-
     # line 42: macro tool_call_id_to_int
-    def _f_l_0_tool_call_id_to_int(l_1_messages, l_1_tool_call_id) -> str:
+    def _f_l_0_tool_call_id_to_int(l_1_messages=MISSING, l_1_tool_call_id=MISSING) -> str:
         _out = []
         _w = _out.append
-        l_1_counter = resolve(context, "counter")
-        l_1_tool_call_id_seen = resolve(context, "tool_call_id_seen")
         if l_1_messages is MISSING:
             l_1_messages = missing_param("messages")
         if l_1_tool_call_id is MISSING:
@@ -141,94 +147,186 @@ def render(context: dict) -> str:
             # line 46: for
             for l_2_msg in l_1_messages:
                 # line 47: if
-                if getattr_(l_2_msg, "tool_calls"):
+                if (
+                    l_2_msg.get("tool_calls")
+                    if type(l_2_msg) is dict
+                    else getattr_(l_2_msg, "tool_calls")
+                ):
                     # line 48: for
-                    for l_3_tool_call in getattr_(l_2_msg, "tool_calls"):
+                    for l_3_tool_call in (
+                        l_2_msg["tool_calls"]
+                        if type(l_2_msg) is dict and "tool_calls" in l_2_msg
+                        else getattr_(l_2_msg, "tool_calls")
+                    ):
                         # line 49: if
-                        if getattr_(l_3_tool_call, "id") == l_1_tool_call_id and (
-                            not getattr_(l_1_tool_call_id_seen, "value")
+                        if (
+                            l_3_tool_call["id"]
+                            if type(l_3_tool_call) is dict and "id" in l_3_tool_call
+                            else getattr_(l_3_tool_call, "id")
+                        ) == l_1_tool_call_id and (
+                            not (
+                                l_1_tool_call_id_seen.get("value")
+                                if type(l_1_tool_call_id_seen) is dict
+                                else getattr_(l_1_tool_call_id_seen, "value")
+                            )
                         ):
-                            _w(str(getattr_(l_1_counter, "value")))
+                            _w(
+                                str(
+                                    l_1_counter["value"]
+                                    if type(l_1_counter) is dict and "value" in l_1_counter
+                                    else getattr_(l_1_counter, "value")
+                                )
+                            )
                             ns_set(l_1_tool_call_id_seen, "value", True)
                         ns_check(l_1_counter)
-                        ns_set(l_1_counter, "value", getattr_(l_1_counter, "value") + 1)
+                        ns_set(
+                            l_1_counter,
+                            "value",
+                            (
+                                l_1_counter["value"]
+                                if type(l_1_counter) is dict and "value" in l_1_counter
+                                else getattr_(l_1_counter, "value")
+                            )
+                            + 1,
+                        )
         else:
             _w(str(l_1_tool_call_id))
         return "".join(_out)
 
-    l_0_tool_call_id_to_int = make_macro(
-        _f_l_0_tool_call_id_to_int,
-        "tool_call_id_to_int",
-        ("messages", "tool_call_id"),
-        False,
-        False,
-        False,
-    )
-
     # line 61: macro format_tool_message
-    def _f_l_0_format_tool_message(l_1_messages, l_1_tool_msg) -> str:
+    def _f_l_0_format_tool_message(l_1_messages=MISSING, l_1_tool_msg=MISSING) -> str:
         _out = []
         _w = _out.append
-        l_1_text_wrapper = resolve(context, "text_wrapper")
         if l_1_messages is MISSING:
             l_1_messages = missing_param("messages")
         if l_1_tool_msg is MISSING:
             l_1_tool_msg = missing_param("tool_msg")
         _w('{\n        "tool_call_id": "')
-        _w(str(call(l_0_tool_call_id_to_int, l_1_messages, getattr_(l_1_tool_msg, "tool_call_id"))))
+        _w(
+            _f_l_0_tool_call_id_to_int(
+                l_1_messages,
+                (
+                    l_1_tool_msg["tool_call_id"]
+                    if type(l_1_tool_msg) is dict and "tool_call_id" in l_1_tool_msg
+                    else getattr_(l_1_tool_msg, "tool_call_id")
+                ),
+            )
+        )
         _w('",\n        "results": {')
         # line 65: if
-        if test_mapping(getattr_(l_1_tool_msg, "content")) or test_string(
-            getattr_(l_1_tool_msg, "content")
+        if test_mapping(
+            l_1_tool_msg["content"]
+            if type(l_1_tool_msg) is dict and "content" in l_1_tool_msg
+            else getattr_(l_1_tool_msg, "content")
+        ) or test_string(
+            l_1_tool_msg["content"]
+            if type(l_1_tool_msg) is dict and "content" in l_1_tool_msg
+            else getattr_(l_1_tool_msg, "content")
         ):
             _w("\n")
             # line 67: if
-            if test_string(getattr_(l_1_tool_msg, "content")):
-                l_1_text_wrapper = {"content": getattr_(l_1_tool_msg, "content")}
+            if test_string(
+                l_1_tool_msg["content"]
+                if type(l_1_tool_msg) is dict and "content" in l_1_tool_msg
+                else getattr_(l_1_tool_msg, "content")
+            ):
+                l_1_text_wrapper = {
+                    "content": (
+                        l_1_tool_msg["content"]
+                        if type(l_1_tool_msg) is dict and "content" in l_1_tool_msg
+                        else getattr_(l_1_tool_msg, "content")
+                    )
+                }
             else:
-                l_1_text_wrapper = getattr_(l_1_tool_msg, "content")
+                l_1_text_wrapper = (
+                    l_1_tool_msg["content"]
+                    if type(l_1_tool_msg) is dict and "content" in l_1_tool_msg
+                    else getattr_(l_1_tool_msg, "content")
+                )
             _w('            "0": ')
             _w(do_tojson(l_1_text_wrapper))
         else:
             # line 74: for
-            l_2_loop = loop_context(getattr_(l_1_tool_msg, "content"))
+            l_2_loop = loop_context(
+                l_1_tool_msg["content"]
+                if type(l_1_tool_msg) is dict and "content" in l_1_tool_msg
+                else getattr_(l_1_tool_msg, "content")
+            )
             for l_2_content in l_2_loop:
                 _w('\n            "')
-                _w(str(getattr_(l_2_loop, "index0")))
+                _w(
+                    str(
+                        l_2_loop["index0"]
+                        if type(l_2_loop) is dict and "index0" in l_2_loop
+                        else getattr_(l_2_loop, "index0")
+                    )
+                )
                 _w('": ')
                 _w(str(call(l_0_print_tool_content, l_2_content)))
                 # line 76: if
-                if not getattr_(l_2_loop, "last"):
+                if not (
+                    l_2_loop.get("last") if type(l_2_loop) is dict else getattr_(l_2_loop, "last")
+                ):
                     _w(",")
         _w('\n        },\n        "is_error": null\n    }')
         return "".join(_out)
 
-    l_0_format_tool_message = make_macro(
-        _f_l_0_format_tool_message,
-        "format_tool_message",
-        ("messages", "tool_msg"),
-        False,
-        False,
-        False,
-    )
-
     # line 84: macro print_tool_content
-    def _f_l_0_print_tool_content(l_1_item) -> str:
+    def _f_l_0_print_tool_content(l_1_item=MISSING) -> str:
         _out = []
         _w = _out.append
-        l_1_text_wrapper = resolve(context, "text_wrapper")
         if l_1_item is MISSING:
             l_1_item = missing_param("item")
         # line 85: if
-        if do_lower(getattr_(l_1_item, "type")) == "text":
-            l_1_text_wrapper = {"content": getattr_(l_1_item, "text")}
+        if (
+            do_lower(
+                l_1_item["type"]
+                if type(l_1_item) is dict and "type" in l_1_item
+                else getattr_(l_1_item, "type")
+            )
+            == "text"
+        ):
+            l_1_text_wrapper = {
+                "content": (
+                    l_1_item["text"]
+                    if type(l_1_item) is dict and "text" in l_1_item
+                    else getattr_(l_1_item, "text")
+                )
+            }
             _w(do_tojson(l_1_text_wrapper))
         elif (
-            do_lower(getattr_(l_1_item, "type")) == "document"
-            and getattr_(l_1_item, "document")
-            and ("data" in getattr_(l_1_item, "document"))
+            do_lower(
+                l_1_item["type"]
+                if type(l_1_item) is dict and "type" in l_1_item
+                else getattr_(l_1_item, "type")
+            )
+            == "document"
+            and (
+                l_1_item.get("document")
+                if type(l_1_item) is dict
+                else getattr_(l_1_item, "document")
+            )
+            and (
+                "data"
+                in (
+                    l_1_item["document"]
+                    if type(l_1_item) is dict and "document" in l_1_item
+                    else getattr_(l_1_item, "document")
+                )
+            )
         ):
-            _w(do_tojson(getattr_(getattr_(l_1_item, "document"), "data")))
+            _w(
+                do_tojson(
+                    getattr_(
+                        (
+                            l_1_item["document"]
+                            if type(l_1_item) is dict and "document" in l_1_item
+                            else getattr_(l_1_item, "document")
+                        ),
+                        "data",
+                    )
+                )
+            )
         else:
             _w(do_tojson(l_1_item))
         return "".join(_out)
@@ -238,10 +336,9 @@ def render(context: dict) -> str:
     )
 
     # line 94: macro print_msg
-    def _f_l_0_print_msg(l_1_msg) -> str:
+    def _f_l_0_print_msg(l_1_msg=MISSING) -> str:
         _out = []
         _w = _out.append
-        l_1_last_was_text = resolve(context, "last_was_text")
         if l_1_msg is MISSING:
             l_1_msg = missing_param("msg")
         # line 95: if
@@ -249,61 +346,152 @@ def render(context: dict) -> str:
             _w("<|START_TEXT|>")
             _w(str(l_1_msg))
             _w("<|END_TEXT|>")
-        elif test_string(getattr_(l_1_msg, "content")):
+        elif test_string(
+            l_1_msg["content"]
+            if type(l_1_msg) is dict and "content" in l_1_msg
+            else getattr_(l_1_msg, "content")
+        ):
             _w("<|START_TEXT|>")
-            _w(str(getattr_(l_1_msg, "content")))
+            _w(
+                str(
+                    l_1_msg["content"]
+                    if type(l_1_msg) is dict and "content" in l_1_msg
+                    else getattr_(l_1_msg, "content")
+                )
+            )
             _w("<|END_TEXT|>")
         else:
             l_1_last_was_text = call(l_0_namespace, value=False)
             # line 101: for
-            l_2_loop = loop_context(getattr_(l_1_msg, "content"))
+            l_2_loop = loop_context(
+                l_1_msg["content"]
+                if type(l_1_msg) is dict and "content" in l_1_msg
+                else getattr_(l_1_msg, "content")
+            )
             for l_2_content in l_2_loop:
                 # line 102: if
-                if do_lower(getattr_(l_2_content, "type")) == "text":
+                if (
+                    do_lower(
+                        l_2_content["type"]
+                        if type(l_2_content) is dict and "type" in l_2_content
+                        else getattr_(l_2_content, "type")
+                    )
+                    == "text"
+                ):
                     # line 103: if
-                    if not getattr_(l_1_last_was_text, "value"):
+                    if not (
+                        l_1_last_was_text.get("value")
+                        if type(l_1_last_was_text) is dict
+                        else getattr_(l_1_last_was_text, "value")
+                    ):
                         _w("<|START_TEXT|>")
-                    _w(str(getattr_(l_2_content, "text")))
+                    _w(
+                        str(
+                            l_2_content["text"]
+                            if type(l_2_content) is dict and "text" in l_2_content
+                            else getattr_(l_2_content, "text")
+                        )
+                    )
                     # line 107: if
-                    if getattr_(l_2_loop, "last"):
+                    if (
+                        l_2_loop.get("last")
+                        if type(l_2_loop) is dict
+                        else getattr_(l_2_loop, "last")
+                    ):
                         _w("<|END_TEXT|>")
                     ns_set(l_1_last_was_text, "value", True)
                 else:
                     # line 112: if
-                    if getattr_(l_1_last_was_text, "value"):
+                    if (
+                        l_1_last_was_text.get("value")
+                        if type(l_1_last_was_text) is dict
+                        else getattr_(l_1_last_was_text, "value")
+                    ):
                         _w("<|END_TEXT|>")
                     ns_set(l_1_last_was_text, "value", False)
                 # line 117: if
-                if do_lower(getattr_(l_2_content, "type")) == "image":
+                if (
+                    do_lower(
+                        l_2_content["type"]
+                        if type(l_2_content) is dict and "type" in l_2_content
+                        else getattr_(l_2_content, "type")
+                    )
+                    == "image"
+                ):
                     # line 118: if
-                    if getattr_(l_2_content, "data"):
-                        _w(str(getattr_(l_2_content, "data")))
+                    if (
+                        l_2_content.get("data")
+                        if type(l_2_content) is dict
+                        else getattr_(l_2_content, "data")
+                    ):
+                        _w(
+                            str(
+                                l_2_content["data"]
+                                if type(l_2_content) is dict and "data" in l_2_content
+                                else getattr_(l_2_content, "data")
+                            )
+                        )
                     else:
                         _w("<|IMG_PATCH|>")
         return "".join(_out)
 
-    l_0_print_msg = make_macro(_f_l_0_print_msg, "print_msg", ("msg",), False, False, False)
-
     # line 127: macro print_thinking
-    def _f_l_0_print_thinking(l_1_msg) -> str:
+    def _f_l_0_print_thinking(l_1_msg=MISSING) -> str:
         _out = []
         _w = _out.append
         if l_1_msg is MISSING:
             l_1_msg = missing_param("msg")
         # line 128: if
-        if getattr_(l_1_msg, "thinking"):
-            _w(str(getattr_(l_1_msg, "thinking")))
-        elif getattr_(l_1_msg, "reasoning_content"):
-            _w(str(getattr_(l_1_msg, "reasoning_content")))
-        elif getattr_(l_1_msg, "content") and getattr_(
-            getitem(getattr_(l_1_msg, "content"), 0), "thinking"
+        if l_1_msg.get("thinking") if type(l_1_msg) is dict else getattr_(l_1_msg, "thinking"):
+            _w(
+                str(
+                    l_1_msg["thinking"]
+                    if type(l_1_msg) is dict and "thinking" in l_1_msg
+                    else getattr_(l_1_msg, "thinking")
+                )
+            )
+        elif (
+            l_1_msg.get("reasoning_content")
+            if type(l_1_msg) is dict
+            else getattr_(l_1_msg, "reasoning_content")
         ):
-            _w(str(getattr_(getitem(getattr_(l_1_msg, "content"), 0), "thinking")))
+            _w(
+                str(
+                    l_1_msg["reasoning_content"]
+                    if type(l_1_msg) is dict and "reasoning_content" in l_1_msg
+                    else getattr_(l_1_msg, "reasoning_content")
+                )
+            )
+        elif (
+            l_1_msg.get("content") if type(l_1_msg) is dict else getattr_(l_1_msg, "content")
+        ) and getattr_(
+            getitem(
+                (
+                    l_1_msg["content"]
+                    if type(l_1_msg) is dict and "content" in l_1_msg
+                    else getattr_(l_1_msg, "content")
+                ),
+                0,
+            ),
+            "thinking",
+        ):
+            _w(
+                str(
+                    getattr_(
+                        getitem(
+                            (
+                                l_1_msg["content"]
+                                if type(l_1_msg) is dict and "content" in l_1_msg
+                                else getattr_(l_1_msg, "content")
+                            ),
+                            0,
+                        ),
+                        "thinking",
+                    )
+                )
+            )
         return "".join(_out)
 
-    l_0_print_thinking = make_macro(
-        _f_l_0_print_thinking, "print_thinking", ("msg",), False, False, False
-    )
     # line 136: if
     if (
         l_0_messages
@@ -316,11 +504,26 @@ def render(context: dict) -> str:
         l_0_initial_instruction_message = True
     l_0_json_object = (
         True
-        if l_0_response_format and getattr_(l_0_response_format, "type") == "json_object"
+        if l_0_response_format
+        and (
+            l_0_response_format["type"]
+            if type(l_0_response_format) is dict and "type" in l_0_response_format
+            else getattr_(l_0_response_format, "type")
+        )
+        == "json_object"
         else False
     )
     l_0_json_schema = (
-        getattr_(l_0_response_format, "json_schema") or getattr_(l_0_response_format, "schema")
+        (
+            l_0_response_format["json_schema"]
+            if type(l_0_response_format) is dict and "json_schema" in l_0_response_format
+            else getattr_(l_0_response_format, "json_schema")
+        )
+        or (
+            l_0_response_format["schema"]
+            if type(l_0_response_format) is dict and "schema" in l_0_response_format
+            else getattr_(l_0_response_format, "schema")
+        )
         if l_0_response_format
         else cond_undefined(138)
     )
@@ -376,14 +579,49 @@ def render(context: dict) -> str:
             l_1_loop = loop_context(l_0_tools)
             for l_1_tool in l_1_loop:
                 _w('    {"name": "')
-                _w(str(getitem(getitem(l_1_tool, "function"), "name")))
+                _w(
+                    str(
+                        getitem(
+                            (
+                                l_1_tool["function"]
+                                if type(l_1_tool) is dict and "function" in l_1_tool
+                                else getitem(l_1_tool, "function")
+                            ),
+                            "name",
+                        )
+                    )
+                )
                 _w('", "description": "')
-                _w(str(getitem(getitem(l_1_tool, "function"), "description")))
+                _w(
+                    str(
+                        getitem(
+                            (
+                                l_1_tool["function"]
+                                if type(l_1_tool) is dict and "function" in l_1_tool
+                                else getitem(l_1_tool, "function")
+                            ),
+                            "description",
+                        )
+                    )
+                )
                 _w('", "parameters": ')
-                _w(do_tojson(getitem(getitem(l_1_tool, "function"), "parameters")))
+                _w(
+                    do_tojson(
+                        getitem(
+                            (
+                                l_1_tool["function"]
+                                if type(l_1_tool) is dict and "function" in l_1_tool
+                                else getitem(l_1_tool, "function")
+                            ),
+                            "parameters",
+                        )
+                    )
+                )
                 _w(', "responses": null}')
                 # line 184: if
-                if not getattr_(l_1_loop, "last"):
+                if not (
+                    l_1_loop.get("last") if type(l_1_loop) is dict else getattr_(l_1_loop, "last")
+                ):
                     _w(",")
                 _w("\n")
         else:
@@ -411,109 +649,275 @@ def render(context: dict) -> str:
     # line 213: if
     if l_0_render_developer_instruction:
         _w("<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|>")
-        _w(str(call(l_0_print_msg, l_0_developer_instruction)))
+        _w(_f_l_0_print_msg(l_0_developer_instruction))
         _w("<|END_OF_TURN_TOKEN|>")
     # line 216: for
     l_1_loop = loop_context(l_0_messages)
     for l_1_message in l_1_loop:
-        l_1_msg_role_downcased = undefined("msg_role_downcased")
-        l_1_msg_role_downcased = do_lower(getattr_(l_1_message, "role"))
+        l_1_msg_role_downcased = do_lower(
+            l_1_message["role"]
+            if type(l_1_message) is dict and "role" in l_1_message
+            else getattr_(l_1_message, "role")
+        )
         # line 218: if
         if l_1_msg_role_downcased == "system" and (
-            not (getattr_(l_1_loop, "first") and l_0_initial_instruction_message)
+            not (
+                (l_1_loop.get("first") if type(l_1_loop) is dict else getattr_(l_1_loop, "first"))
+                and l_0_initial_instruction_message
+            )
         ):
             _w("<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|>")
-            _w(str(call(l_0_print_msg, l_1_message)))
+            _w(_f_l_0_print_msg(l_1_message))
             _w("<|END_OF_TURN_TOKEN|>")
         elif l_1_msg_role_downcased == "user":
             _w("<|START_OF_TURN_TOKEN|><|USER_TOKEN|>")
-            _w(str(call(l_0_print_msg, l_1_message)))
+            _w(_f_l_0_print_msg(l_1_message))
             _w("<|END_OF_TURN_TOKEN|>")
             # line 222: if
-            if l_0_documents and (not getattr_(l_0_sent_documents, "value")):
+            if l_0_documents and (
+                not (
+                    l_0_sent_documents.get("value")
+                    if type(l_0_sent_documents) is dict
+                    else getattr_(l_0_sent_documents, "value")
+                )
+            ):
                 ns_set(l_0_sent_documents, "value", True)
                 ns_check(l_0_tool_idx)
-                ns_set(l_0_tool_idx, "value", getattr_(l_0_tool_idx, "value") + 1)
-                _w(str(call(l_0_document_turn, l_0_documents)))
+                ns_set(
+                    l_0_tool_idx,
+                    "value",
+                    (
+                        l_0_tool_idx["value"]
+                        if type(l_0_tool_idx) is dict and "value" in l_0_tool_idx
+                        else getattr_(l_0_tool_idx, "value")
+                    )
+                    + 1,
+                )
+                _w(_f_l_0_document_turn(l_0_documents))
         elif l_1_msg_role_downcased == "assistant" or l_1_msg_role_downcased == "chatbot":
             _w("<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>")
             # line 225: if
-            if getattr_(l_1_message, "tool_calls"):
+            if (
+                l_1_message.get("tool_calls")
+                if type(l_1_message) is dict
+                else getattr_(l_1_message, "tool_calls")
+            ):
                 # line 226: if
                 if not l_0_skip_thinking:
                     # line 227: if
-                    if getattr_(l_1_message, "tool_plan"):
+                    if (
+                        l_1_message.get("tool_plan")
+                        if type(l_1_message) is dict
+                        else getattr_(l_1_message, "tool_plan")
+                    ):
                         _w("<|START_THINKING|>")
-                        _w(str(getattr_(l_1_message, "tool_plan")))
+                        _w(
+                            str(
+                                l_1_message["tool_plan"]
+                                if type(l_1_message) is dict and "tool_plan" in l_1_message
+                                else getattr_(l_1_message, "tool_plan")
+                            )
+                        )
                         _w("<|END_THINKING|>")
                     elif (
-                        getattr_(l_1_message, "thinking")
-                        or getattr_(l_1_message, "reasoning_content")
+                        (
+                            l_1_message.get("thinking")
+                            if type(l_1_message) is dict
+                            else getattr_(l_1_message, "thinking")
+                        )
                         or (
-                            getattr_(l_1_message, "content")
-                            and getattr_(getitem(getattr_(l_1_message, "content"), 0), "type")
+                            l_1_message.get("reasoning_content")
+                            if type(l_1_message) is dict
+                            else getattr_(l_1_message, "reasoning_content")
+                        )
+                        or (
+                            (
+                                l_1_message.get("content")
+                                if type(l_1_message) is dict
+                                else getattr_(l_1_message, "content")
+                            )
+                            and getattr_(
+                                getitem(
+                                    (
+                                        l_1_message["content"]
+                                        if type(l_1_message) is dict and "content" in l_1_message
+                                        else getattr_(l_1_message, "content")
+                                    ),
+                                    0,
+                                ),
+                                "type",
+                            )
                             == "thinking"
                         )
                     ):
                         _w("<|START_THINKING|>")
-                        _w(str(call(l_0_print_thinking, l_1_message)))
+                        _w(_f_l_0_print_thinking(l_1_message))
                         _w("<|END_THINKING|>")
                 _w("<|START_ACTION|>[")
                 # line 233: for
-                l_2_loop = loop_context(getattr_(l_1_message, "tool_calls"))
+                l_2_loop = loop_context(
+                    l_1_message["tool_calls"]
+                    if type(l_1_message) is dict and "tool_calls" in l_1_message
+                    else getattr_(l_1_message, "tool_calls")
+                )
                 for l_2_tc in l_2_loop:
                     _w('\n    {"tool_call_id": "')
                     # line 235: if
                     if l_0_regen_tool_call_ids:
-                        _w(str(getattr_(l_0_tool_idx, "value")))
+                        _w(
+                            str(
+                                l_0_tool_idx["value"]
+                                if type(l_0_tool_idx) is dict and "value" in l_0_tool_idx
+                                else getattr_(l_0_tool_idx, "value")
+                            )
+                        )
                     else:
-                        _w(str(getattr_(l_2_tc, "id")))
+                        _w(
+                            str(
+                                l_2_tc["id"]
+                                if type(l_2_tc) is dict and "id" in l_2_tc
+                                else getattr_(l_2_tc, "id")
+                            )
+                        )
                     _w('", "tool_name": "')
-                    _w(str(getitem(getitem(l_2_tc, "function"), "name")))
+                    _w(
+                        str(
+                            getitem(
+                                (
+                                    l_2_tc["function"]
+                                    if type(l_2_tc) is dict and "function" in l_2_tc
+                                    else getitem(l_2_tc, "function")
+                                ),
+                                "name",
+                            )
+                        )
+                    )
                     _w('", "parameters": ')
-                    _w(do_tojson(getitem(getitem(l_2_tc, "function"), "arguments")))
+                    _w(
+                        do_tojson(
+                            getitem(
+                                (
+                                    l_2_tc["function"]
+                                    if type(l_2_tc) is dict and "function" in l_2_tc
+                                    else getitem(l_2_tc, "function")
+                                ),
+                                "arguments",
+                            )
+                        )
+                    )
                     _w("}")
                     # line 235: if
-                    if not getattr_(l_2_loop, "last"):
+                    if not (
+                        l_2_loop.get("last")
+                        if type(l_2_loop) is dict
+                        else getattr_(l_2_loop, "last")
+                    ):
                         _w(",")
                     ns_check(l_0_tool_idx)
-                    ns_set(l_0_tool_idx, "value", getattr_(l_0_tool_idx, "value") + 1)
+                    ns_set(
+                        l_0_tool_idx,
+                        "value",
+                        (
+                            l_0_tool_idx["value"]
+                            if type(l_0_tool_idx) is dict and "value" in l_0_tool_idx
+                            else getattr_(l_0_tool_idx, "value")
+                        )
+                        + 1,
+                    )
                 _w("\n]<|END_ACTION|><|END_OF_TURN_TOKEN|>")
             else:
                 # line 241: if
                 if (
-                    getattr_(l_1_message, "thinking")
-                    or getattr_(l_1_message, "reasoning_content")
+                    (
+                        l_1_message.get("thinking")
+                        if type(l_1_message) is dict
+                        else getattr_(l_1_message, "thinking")
+                    )
                     or (
-                        getattr_(l_1_message, "content")
-                        and getattr_(getitem(getattr_(l_1_message, "content"), 0), "type")
+                        l_1_message.get("reasoning_content")
+                        if type(l_1_message) is dict
+                        else getattr_(l_1_message, "reasoning_content")
+                    )
+                    or (
+                        (
+                            l_1_message.get("content")
+                            if type(l_1_message) is dict
+                            else getattr_(l_1_message, "content")
+                        )
+                        and getattr_(
+                            getitem(
+                                (
+                                    l_1_message["content"]
+                                    if type(l_1_message) is dict and "content" in l_1_message
+                                    else getattr_(l_1_message, "content")
+                                ),
+                                0,
+                            ),
+                            "type",
+                        )
                         == "thinking"
                     )
                 ) and (not l_0_skip_thinking):
                     _w("<|START_THINKING|>")
-                    _w(str(call(l_0_print_thinking, l_1_message)))
+                    _w(_f_l_0_print_thinking(l_1_message))
                     _w("<|END_THINKING|>")
-                _w(str(call(l_0_print_msg, l_1_message)))
+                _w(_f_l_0_print_msg(l_1_message))
                 _w("<|END_OF_TURN_TOKEN|>")
-        elif l_1_msg_role_downcased == "tool" and getattr_(
-            l_1_message, "tool_call_id"
-        ) not in getattr_(l_0_tool_ids_seen, "value"):
+        elif l_1_msg_role_downcased == "tool" and (
+            l_1_message["tool_call_id"]
+            if type(l_1_message) is dict and "tool_call_id" in l_1_message
+            else getattr_(l_1_message, "tool_call_id")
+        ) not in (
+            l_0_tool_ids_seen["value"]
+            if type(l_0_tool_ids_seen) is dict and "value" in l_0_tool_ids_seen
+            else getattr_(l_0_tool_ids_seen, "value")
+        ):
             _w("<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|><|START_TOOL_RESULT|>[\n    ")
-            _w(str(call(l_0_format_tool_message, l_0_messages, l_1_message)))
+            _w(_f_l_0_format_tool_message(l_0_messages, l_1_message))
             # line 249: for
             l_2_loop = loop_context(
-                subscript(l_0_messages, slice(getattr_(l_1_loop, "index0") + 1, None, None))
+                subscript(
+                    l_0_messages,
+                    slice(
+                        (
+                            l_1_loop["index0"]
+                            if type(l_1_loop) is dict and "index0" in l_1_loop
+                            else getattr_(l_1_loop, "index0")
+                        )
+                        + 1,
+                        None,
+                        None,
+                    ),
+                )
             )
             for l_2_msg in l_2_loop:
                 # line 251: if
-                if do_lower(getattr_(l_2_msg, "role")) == "tool":
+                if (
+                    do_lower(
+                        l_2_msg["role"]
+                        if type(l_2_msg) is dict and "role" in l_2_msg
+                        else getattr_(l_2_msg, "role")
+                    )
+                    == "tool"
+                ):
                     _w(",\n    ")
-                    _w(str(call(l_0_format_tool_message, l_0_messages, l_2_msg)))
+                    _w(_f_l_0_format_tool_message(l_0_messages, l_2_msg))
                     ns_check(l_0_tool_ids_seen)
                     ns_set(
                         l_0_tool_ids_seen,
                         "value",
-                        getattr_(l_0_tool_ids_seen, "value") + [getattr_(l_2_msg, "tool_call_id")],
+                        (
+                            l_0_tool_ids_seen["value"]
+                            if type(l_0_tool_ids_seen) is dict and "value" in l_0_tool_ids_seen
+                            else getattr_(l_0_tool_ids_seen, "value")
+                        )
+                        + [
+                            (
+                                l_2_msg["tool_call_id"]
+                                if type(l_2_msg) is dict and "tool_call_id" in l_2_msg
+                                else getattr_(l_2_msg, "tool_call_id")
+                            )
+                        ],
                     )
                 else:
                     break

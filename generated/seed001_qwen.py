@@ -5,7 +5,7 @@
 
 """Compiled chat template: call ``render(context)``."""
 
-from runtime.jinja import getattr_, getitem, loop_context, resolve
+from runtime.jinja import getattr_, getitem, loop_context, resolve_top
 from runtime.jinja_filters import do_tojson, test_defined
 
 TEMPLATE_NAME = "examples/seed001_qwen.jinja"
@@ -18,9 +18,9 @@ COMPILER_VERSION = "0.1.0"
 def render(context: dict) -> str:
     _out = []
     _w = _out.append
-    l_0_tools = resolve(context, "tools")
-    l_0_messages = resolve(context, "messages")
-    l_0_add_generation_prompt = resolve(context, "add_generation_prompt")
+    l_0_tools = resolve_top(context, "tools")
+    l_0_messages = resolve_top(context, "messages")
+    l_0_add_generation_prompt = resolve_top(context, "add_generation_prompt")
     # line 1: if
     if l_0_tools:
         _w("<|im_start|>system\n")
@@ -44,44 +44,165 @@ def render(context: dict) -> str:
     for l_1_message in l_1_loop:
         # line 18: if
         if (
-            getattr_(l_1_message, "role") == "user"
-            or (
-                getattr_(l_1_message, "role") == "assistant"
-                and (not test_defined(getattr_(l_1_message, "tool_calls")))
+            (
+                l_1_message["role"]
+                if type(l_1_message) is dict and "role" in l_1_message
+                else getattr_(l_1_message, "role")
             )
-            or (getattr_(l_1_message, "role") == "tool" and getattr_(l_1_loop, "index") > 1)
+            == "user"
+            or (
+                (
+                    l_1_message["role"]
+                    if type(l_1_message) is dict and "role" in l_1_message
+                    else getattr_(l_1_message, "role")
+                )
+                == "assistant"
+                and (
+                    not (
+                        "tool_calls" in l_1_message
+                        if type(l_1_message) is dict
+                        else test_defined(getattr_(l_1_message, "tool_calls"))
+                    )
+                )
+            )
+            or (
+                (
+                    l_1_message["role"]
+                    if type(l_1_message) is dict and "role" in l_1_message
+                    else getattr_(l_1_message, "role")
+                )
+                == "tool"
+                and (
+                    l_1_loop["index"]
+                    if type(l_1_loop) is dict and "index" in l_1_loop
+                    else getattr_(l_1_loop, "index")
+                )
+                > 1
+            )
         ):
             # line 19: if
-            if getattr_(l_1_message, "role") == "user":
+            if (
+                l_1_message["role"]
+                if type(l_1_message) is dict and "role" in l_1_message
+                else getattr_(l_1_message, "role")
+            ) == "user":
                 # line 20: if
-                if l_0_tools and (not getattr_(l_1_loop, "first")):
-                    _w("<|im_start|>user\n" + getattr_(l_1_message, "content") + "<|im_end|>\n")
-                elif not l_0_tools or (l_0_tools and getattr_(l_1_loop, "first")):
-                    _w("<|im_start|>user\n" + getattr_(l_1_message, "content") + "<|im_end|>\n")
-            elif getattr_(l_1_message, "role") == "assistant":
-                _w("<|im_start|>assistant\n" + getattr_(l_1_message, "content") + "<|im_end|>\n")
-            elif getattr_(l_1_message, "role") == "tool":
+                if l_0_tools and (
+                    not (
+                        l_1_loop.get("first")
+                        if type(l_1_loop) is dict
+                        else getattr_(l_1_loop, "first")
+                    )
+                ):
+                    _w(
+                        "<|im_start|>user\n"
+                        + (
+                            l_1_message["content"]
+                            if type(l_1_message) is dict and "content" in l_1_message
+                            else getattr_(l_1_message, "content")
+                        )
+                        + "<|im_end|>\n"
+                    )
+                elif not l_0_tools or (
+                    l_0_tools
+                    and (
+                        l_1_loop.get("first")
+                        if type(l_1_loop) is dict
+                        else getattr_(l_1_loop, "first")
+                    )
+                ):
+                    _w(
+                        "<|im_start|>user\n"
+                        + (
+                            l_1_message["content"]
+                            if type(l_1_message) is dict and "content" in l_1_message
+                            else getattr_(l_1_message, "content")
+                        )
+                        + "<|im_end|>\n"
+                    )
+            elif (
+                l_1_message["role"]
+                if type(l_1_message) is dict and "role" in l_1_message
+                else getattr_(l_1_message, "role")
+            ) == "assistant":
+                _w(
+                    "<|im_start|>assistant\n"
+                    + (
+                        l_1_message["content"]
+                        if type(l_1_message) is dict and "content" in l_1_message
+                        else getattr_(l_1_message, "content")
+                    )
+                    + "<|im_end|>\n"
+                )
+            elif (
+                l_1_message["role"]
+                if type(l_1_message) is dict and "role" in l_1_message
+                else getattr_(l_1_message, "role")
+            ) == "tool":
                 _w(
                     "<|im_start|>user\n<tool_response>\n"
-                    + getattr_(l_1_message, "content")
+                    + (
+                        l_1_message["content"]
+                        if type(l_1_message) is dict and "content" in l_1_message
+                        else getattr_(l_1_message, "content")
+                    )
                     + "\n</tool_response><|im_end|>\n"
                 )
-        elif getattr_(l_1_message, "role") == "assistant" and test_defined(
-            getattr_(l_1_message, "tool_calls")
+        elif (
+            l_1_message["role"]
+            if type(l_1_message) is dict and "role" in l_1_message
+            else getattr_(l_1_message, "role")
+        ) == "assistant" and (
+            "tool_calls" in l_1_message
+            if type(l_1_message) is dict
+            else test_defined(getattr_(l_1_message, "tool_calls"))
         ):
             _w("<|im_start|>assistant\n")
             # line 32: if
-            if getattr_(l_1_message, "content"):
-                _w(getattr_(l_1_message, "content") + "\n\n")
+            if (
+                l_1_message.get("content")
+                if type(l_1_message) is dict
+                else getattr_(l_1_message, "content")
+            ):
+                _w(
+                    (
+                        l_1_message["content"]
+                        if type(l_1_message) is dict and "content" in l_1_message
+                        else getattr_(l_1_message, "content")
+                    )
+                    + "\n\n"
+                )
             # line 35: for
-            for l_2_tool_call in getattr_(l_1_message, "tool_calls"):
+            for l_2_tool_call in (
+                l_1_message["tool_calls"]
+                if type(l_1_message) is dict and "tool_calls" in l_1_message
+                else getattr_(l_1_message, "tool_calls")
+            ):
                 # line 36: if
-                if test_defined(getattr_(l_2_tool_call, "function")):
+                if (
+                    "function" in l_2_tool_call
+                    if type(l_2_tool_call) is dict
+                    else test_defined(getattr_(l_2_tool_call, "function"))
+                ):
                     _w(
                         '<tool_call>\n{"name": "'
-                        + getattr_(getattr_(l_2_tool_call, "function"), "name")
+                        + getattr_(
+                            (
+                                l_2_tool_call["function"]
+                                if type(l_2_tool_call) is dict and "function" in l_2_tool_call
+                                else getattr_(l_2_tool_call, "function")
+                            ),
+                            "name",
+                        )
                         + '", "arguments": '
-                        + getattr_(getattr_(l_2_tool_call, "function"), "arguments")
+                        + getattr_(
+                            (
+                                l_2_tool_call["function"]
+                                if type(l_2_tool_call) is dict and "function" in l_2_tool_call
+                                else getattr_(l_2_tool_call, "function")
+                            ),
+                            "arguments",
+                        )
                         + "}\n</tool_call>"
                     )
             _w("<|im_end|>\n")

@@ -449,6 +449,22 @@ def resolve(context: dict, name: str) -> Any:
     return value
 
 
+_TOP_UNDEFINED: dict = {}
+
+
+def resolve_top(context: dict, name: str) -> Any:
+    """``resolve`` for the template's own start values: an absent name gets one shared
+    undefined (each name is looked up once per render there, so none can tell it is shared)."""
+    value = context.get(name, MISSING)
+    if value is MISSING:
+        value = GLOBALS.get(name, MISSING)
+        if value is MISSING:
+            value = _TOP_UNDEFINED.get(name)
+            if value is None:
+                value = _TOP_UNDEFINED.setdefault(name, Undefined(name=name))
+    return value
+
+
 # ----------------------------------------------------------------------------- namespace
 
 

@@ -47,6 +47,8 @@ def is_str(expr: Any) -> bool:
         return is_str(expr.left) or is_str(expr.right)
     if isinstance(expr, ir.CondExpr):
         return is_str(expr.body) and is_str(expr.orelse)
+    if isinstance(expr, ir.CallFunc):  # a compiled macro returns its joined buffer
+        return True
     return False
 
 
@@ -212,32 +214,55 @@ def _walk_captures(node: Any) -> list:
     return found
 
 
-def _is_undefined_init(stmt: Any) -> bool:
+#: Start values a scope gives its names (see passes/scope.py): side-effect free lookups.
+INIT_HELPERS = frozenset({"jinja.undefined", "jinja.resolve", "jinja.resolve_top"})
+
+
+def _is_init(stmt: Any) -> bool:
     return (
         isinstance(stmt, ir.Assign)
         and isinstance(stmt.target, ir.Name)
         and isinstance(stmt.value, ir.Helper)
-        and stmt.value.name == "jinja.undefined"
+        and stmt.value.name in INIT_HELPERS
     )
 
 
-def drop_dead_undefined(module: ir.Module) -> ir.Module:
-    """Invariant: a scope only starts a name as undefined when some path can read it first.
+def _prune(block: tuple, rest: tuple = ()) -> tuple:
+    """``block`` without the start values that no path of the scope can read.
 
-    ``{% set x = ... %}`` at the top of a template gives ``x`` an undefined start value (jinja2's
-    rule); when every read of ``x`` follows an assignment on every path, and no macro reads it
-    (a macro may run earlier), that start value is never seen and is not built."""
+    The scope's statements are ``block`` (minus its start values) followed by ``rest``."""
+    inits = {s.target.ident for s in block if _is_init(s)}
+    if not inits:
+        return block
+    stmts = tuple(s for s in block if not _is_init(s)) + rest
+    keep = _read_before_assigned(stmts, inits) | (_funcs_read(stmts) & inits)
+    return tuple(s for s in block if not (_is_init(s) and s.target.ident not in keep))
+
+
+def drop_dead_inits(module: ir.Module) -> ir.Module:
+    """Invariant: a scope only gives a name its start value (undefined, or a context lookup)
+    when some path can read that value.
+
+    ``{% set x = ... %}`` gives ``x`` an undefined start value, a name read in a macro starts as
+    a context lookup (jinja2's rules); when every read of ``x`` follows an assignment on every
+    path, and no macro defined in the scope reads it (a macro may run earlier), the start value
+    is never seen and is not built. Applies to every scope: the template, loop bodies, macros,
+    captured blocks."""
     if module.dialect != "jinja":
         return module
-    body = module.body
-    inits = {s.target.ident for s in body if _is_undefined_init(s)}
-    if not inits:
-        return module
-    keep = _read_before_assigned(tuple(s for s in body if not _is_undefined_init(s)), inits)
-    keep |= _funcs_read(body) & inits
-    new_body = tuple(s for s in body if not (_is_undefined_init(s) and s.target.ident not in keep))
-    return dataclasses.replace(module, body=new_body)
+
+    def fold(node: Any) -> Any:
+        if isinstance(node, ir.For):
+            return dataclasses.replace(node, body=_prune(node.body), else_=_prune(node.else_))
+        if isinstance(node, (ir.Scoped, ir.Capture)):
+            return dataclasses.replace(node, body=_prune(node.body))
+        if isinstance(node, ir.FuncDef):
+            defaults = tuple(ir.ExprStmt(p.default) for p in node.params if p.default is not None)
+            return dataclasses.replace(node, prologue=_prune(node.prologue, defaults + node.body))
+        return node
+
+    return dataclasses.replace(module, body=_prune(_map(module.body, fold)))
 
 
 def run(module: ir.Module) -> ir.Module:
-    return merge_text(known_str(drop_dead_undefined(module)))
+    return merge_text(known_str(drop_dead_inits(module)))

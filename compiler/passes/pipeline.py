@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import ir
 from . import optimize as optimize_passes
-from . import scope
+from . import scope, specialize
 
 
 def run(module: ir.Module, profile: str, optimize: bool = True) -> ir.Module:
@@ -15,5 +15,5 @@ def run(module: ir.Module, profile: str, optimize: bool = True) -> ir.Module:
         check_loop_controls(module.body, in_loop=False)
         module = scope.resolve(module)
     if optimize:
-        module = optimize_passes.run(module)
+        module = optimize_passes.run(specialize.run(module))
     return module

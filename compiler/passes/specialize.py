@@ -1,0 +1,261 @@
+"""Specialising passes for Jinja modules (pure IR -> IR, after scope resolution).
+
+Each keeps output byte-identical; each rests on a fact the IR proves, never on a guess:
+
+- ``direct_calls``: a call ``m(a, b)`` of a macro whose binding can only be that macro when
+  the call runs (the ``{% macro %}`` precedes the call in the same scope and nothing else
+  assigns the name), with no more positional arguments than the macro has parameters and no
+  keyword arguments, calls the macro's function directly (``CallFunc``): jinja2's argument
+  binding would pass exactly these arguments. A macro whose name is then never read is not
+  wrapped into a ``Macro`` object at all.
+- ``dict_items``: ``x.key`` and ``x["key"]`` on a variable read ``x[key]`` inline when ``x``
+  is exactly a ``dict`` holding ``key`` (chat data is dicts: ``message.role``), and go through
+  the sandboxed lookup otherwise; only for keys that are not ``dict`` attributes (``items``,
+  ``get``, ...), which jinja2 would find when the key is absent. Where only the value's truth
+  is used (``{% if m.tool_calls %}``) an absent key reads as ``None`` (no undefined is built);
+  ``m.x is defined`` becomes ``"x" in m``. ``loop.last`` on the loop object a ``for`` made (and
+  nothing else binds) is a plain attribute read.
+- ``top_resolve``: the template's own start values use ``resolve_top``, which gives every
+  absent name one shared undefined value instead of building one per render. Only at the top
+  level: there each name is looked up once per render, so no template can tell the values
+  apart (a macro's own lookup still builds a fresh one, as jinja2 does).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Optional
+
+from .. import ir
+from .optimize import _map
+
+_DICT_ATTRS = frozenset(dir(dict))
+
+
+# ----------------------------------------------------------------------------- direct calls
+
+
+def _assignments(module: ir.Module) -> dict[str, list]:
+    """Every statement or construct that binds each ident, anywhere in the module."""
+    out: dict[str, list] = {}
+
+    def bind(target: Any, why: Any) -> None:
+        if isinstance(target, ir.Name):
+            out.setdefault(target.ident, []).append(why)
+        elif isinstance(target, ir.Target):
+            for t in target.names:
+                bind(t, why)
+
+    def walk(node: Any) -> None:
+        if isinstance(node, tuple):
+            for n in node:
+                walk(n)
+            return
+        if not isinstance(node, ir.Node):
+            return
+        if isinstance(node, ir.Assign):
+            bind(node.target, node)
+        elif isinstance(node, ir.For):
+            bind(node.target, node)
+            if node.loop:
+                out.setdefault(node.loop, []).append(node)
+        elif isinstance(node, ir.FuncDef):
+            out.setdefault(node.ident, []).append(node)
+            for p in node.params:
+                bind(p.name, p)
+        for f in node.__dataclass_fields__:  # type: ignore[attr-defined]
+            if f != "span":
+                walk(getattr(node, f))
+
+    walk(module.body)
+    return out
+
+
+def _callable_directly(node: ir.FuncDef, binds: list) -> Optional[int]:
+    """The macro's parameter count when calls may bypass its ``Macro`` object, else None."""
+    if node.wrap != "jinja.make_macro" or not isinstance(node.wrap_args[1], ir.Const):
+        return None
+    catch_kwargs, catch_varargs, caller = (a.value for a in node.wrap_args[2:5])  # type: ignore[attr-defined]
+    if catch_kwargs or catch_varargs or caller:
+        return None
+    for why in binds:  # only the macro itself, and the scope's start value before it
+        if why is not node and not (isinstance(why, ir.Assign) and _is_start_value(why.value)):
+            return None
+    return len(node.params)
+
+
+def _is_start_value(value: Any) -> bool:
+    return isinstance(value, ir.Helper) and value.name in ("jinja.undefined", "jinja.resolve")
+
+
+def direct_calls(module: ir.Module) -> ir.Module:
+    if module.dialect != "jinja":
+        return module
+    binds = _assignments(module)
+
+    def block(body: tuple, known: dict) -> tuple:
+        known = dict(known)
+        out = []
+        for stmt in body:
+            if isinstance(stmt, ir.FuncDef):
+                count = _callable_directly(stmt, binds.get(stmt.ident, []))
+                if count is not None:
+                    known[stmt.ident] = count  # from here on (its own body included) the name is it
+            out.append(rewrite(stmt, known))
+        return tuple(out)
+
+    def rewrite(node: Any, known: dict) -> Any:
+        if isinstance(node, tuple):
+            return tuple(rewrite(n, known) for n in node)
+        if not isinstance(node, ir.Node):
+            return node
+        changes = {}
+        for f in node.__dataclass_fields__:  # type: ignore[attr-defined]
+            if f == "span":
+                continue
+            old = getattr(node, f)
+            if f in ("body", "orelse", "else_", "prologue") and isinstance(old, tuple):
+                new = block(old, known)
+            elif isinstance(old, (ir.Node, tuple)):
+                new = rewrite(old, known)
+            else:
+                continue
+            if new != old or new is not old:
+                changes[f] = new
+        if changes:
+            node = dataclasses.replace(node, **changes)
+        if (
+            isinstance(node, ir.Helper)
+            and node.name == "jinja.call"
+            and not node.kwargs
+            and isinstance(node.args[0], ir.Name)
+            and node.args[0].ident in known
+            and len(node.args) - 1 <= known[node.args[0].ident]
+        ):
+            return ir.CallFunc(node.args[0].ident, node.args[1:], span=node.span)
+        return node
+
+    body = block(module.body, {})
+    # Macros nobody reads as a value any more need no Macro object.
+    read: set = set()
+
+    def reads(node: Any) -> None:
+        if isinstance(node, tuple):
+            for n in node:
+                reads(n)
+        elif isinstance(node, ir.Node):
+            if isinstance(node, (ir.Name, ir.Local)):
+                read.add(node.ident)
+            for f in node.__dataclass_fields__:  # type: ignore[attr-defined]
+                if f != "span" and not (isinstance(node, ir.Assign) and f == "target"):
+                    reads(getattr(node, f))
+
+    reads(body)
+
+    def unbind(node: Any) -> Any:
+        if isinstance(node, ir.FuncDef) and node.wrap == "jinja.make_macro" and node.ident not in read:
+            return dataclasses.replace(node, bind=False)
+        return node
+
+    return dataclasses.replace(module, body=_map(body, unbind))
+
+
+# ----------------------------------------------------------------------------- dict items
+
+_DEFINED_TESTS = {"jinja_filters.test_defined": "defined", "jinja_filters.test_undefined": "undefined"}
+_LOOP_ATTRS = frozenset(
+    "index index0 revindex revindex0 first last length previtem nextitem depth depth0 cycle changed".split()
+)
+
+
+def _dict_key(node: Any) -> Optional[tuple]:
+    """(obj, key) when ``node`` is ``obj.key`` / ``obj["key"]`` that a dict answers with its item."""
+    if (
+        isinstance(node, ir.Helper)
+        and node.name in ("jinja.getattr_", "jinja.getitem")
+        and len(node.args) == 2
+        and not node.kwargs
+        and isinstance(node.args[0], (ir.Name, ir.Local))
+        and isinstance(node.args[1], ir.Const)
+        and type(node.args[1].value) is str
+    ):
+        # an absent key of a dict falls back to its attributes (``x["items"]``, ``x.get``)
+        if node.args[1].value not in _DICT_ATTRS:
+            return node.args[0], node.args[1]
+    return None
+
+
+def dict_items(module: ir.Module) -> ir.Module:
+    if module.dialect != "jinja":
+        return module
+    binds = _assignments(module)
+    loops = {i for i, why in binds.items() if why and all(isinstance(w, ir.For) and w.loop == i for w in why)}
+
+    def walk(node: Any, truth: bool = False) -> Any:
+        if isinstance(node, tuple):
+            return tuple(walk(n) for n in node)
+        if not isinstance(node, ir.Node):
+            return node
+        if isinstance(node, ir.Helper):
+            found = _dict_key(node)
+            if found is not None:
+                return ir.DictLookup(*found, "truth" if truth else "item", node, span=node.span)
+            if node.name in _DEFINED_TESTS and len(node.args) == 1 and not node.kwargs:
+                found = _dict_key(node.args[0])
+                if found is not None:
+                    return ir.DictLookup(*found, _DEFINED_TESTS[node.name], node, span=node.span)
+            if (
+                node.name == "jinja.getattr_"
+                and isinstance(node.args[0], ir.Name)
+                and node.args[0].ident in loops
+                and isinstance(node.args[1], ir.Const)
+                and node.args[1].value in _LOOP_ATTRS
+            ):
+                return ir.LoopAttr(node.args[0], node.args[1].value, span=node.span)
+        if isinstance(node, ir.If):
+            return dataclasses.replace(node, test=walk(node.test, True), body=walk(node.body), orelse=walk(node.orelse))
+        if isinstance(node, ir.Not):
+            return dataclasses.replace(node, operand=walk(node.operand, True))
+        if isinstance(node, ir.CondExpr):
+            return dataclasses.replace(
+                node, test=walk(node.test, True), body=walk(node.body, truth), orelse=walk(node.orelse, truth)
+            )
+        if isinstance(node, ir.BoolOp):
+            return dataclasses.replace(node, values=tuple(walk(v, truth) for v in node.values))
+        if isinstance(node, ir.For) and node.filter is not None:
+            node = dataclasses.replace(node, filter=walk(node.filter, True))
+        changes = {}
+        for f in node.__dataclass_fields__:  # type: ignore[attr-defined]
+            if f == "span" or (isinstance(node, ir.For) and f == "filter"):
+                continue
+            old = getattr(node, f)
+            if isinstance(old, (ir.Node, tuple)):
+                new = walk(old)
+                if new is not old:
+                    changes[f] = new
+        return dataclasses.replace(node, **changes) if changes else node
+
+    return dataclasses.replace(module, body=walk(module.body))
+
+
+# ----------------------------------------------------------------------------- top-level lookups
+
+
+def top_resolve(module: ir.Module) -> ir.Module:
+    if module.dialect != "jinja":
+        return module
+
+    def one(stmt: Any) -> Any:
+        if (
+            isinstance(stmt, ir.Assign)
+            and isinstance(stmt.value, ir.Helper)
+            and stmt.value.name == "jinja.resolve"
+        ):
+            return dataclasses.replace(stmt, value=dataclasses.replace(stmt.value, name="jinja.resolve_top"))
+        return stmt
+
+    return dataclasses.replace(module, body=tuple(one(s) for s in module.body))
+
+
+def run(module: ir.Module) -> ir.Module:
+    return dict_items(top_resolve(direct_calls(module)))
