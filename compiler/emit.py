@@ -218,6 +218,9 @@ class Emitter:
         flag = self.fresh("iterated") if node.else_ else None
         if flag:
             self.line(f"{flag} = False")
+        if node.counter:
+            enumerate_ = self.helper_name("builtins.enumerate")
+            target, iterable = f"{node.counter}, {target}", f"{enumerate_}({iterable})"
         self.line(f"for {target} in {iterable}:")
         self.indent += 1
         if flag and not node.else_counts_completed:

@@ -275,6 +275,9 @@ class For(Stmt):
     # jinja2 counts an iteration only once its body completes (break/continue do not mark it);
     # Go runs ``else`` only when there was no item at all.
     else_counts_completed: bool = False
+    # a local that counts iterations from 0 (``enumerate``), when the body only needs that
+    # and not the loop object
+    counter: str = ""
     span: Span = _span()
 
 

@@ -115,17 +115,11 @@ def render(context: dict) -> str:
                 else l_2_doc
             )
             _w('\n            "')
-            _w(
-                str(
-                    l_2_loop["index0"]
-                    if type(l_2_loop) is dict and "index0" in l_2_loop
-                    else getattr_(l_2_loop, "index0")
-                )
-            )
+            _w(str(l_2_loop.index0))
             _w('": ')
             _w(do_tojson(l_2_doc_val))
             # line 34: if
-            if not (l_2_loop.get("last") if type(l_2_loop) is dict else getattr_(l_2_loop, "last")):
+            if not l_2_loop.last:
                 _w(",")
         _w(
             '\n        },\n        "is_error": null\n    }\n]<|END_TOOL_RESULT|><|END_OF_TURN_TOKEN|>'
@@ -254,19 +248,11 @@ def render(context: dict) -> str:
             )
             for l_2_content in l_2_loop:
                 _w('\n            "')
-                _w(
-                    str(
-                        l_2_loop["index0"]
-                        if type(l_2_loop) is dict and "index0" in l_2_loop
-                        else getattr_(l_2_loop, "index0")
-                    )
-                )
+                _w(str(l_2_loop.index0))
                 _w('": ')
                 _w(str(call(l_0_print_tool_content, l_2_content)))
                 # line 76: if
-                if not (
-                    l_2_loop.get("last") if type(l_2_loop) is dict else getattr_(l_2_loop, "last")
-                ):
+                if not l_2_loop.last:
                     _w(",")
         _w('\n        },\n        "is_error": null\n    }')
         return "".join(_out)
@@ -393,11 +379,7 @@ def render(context: dict) -> str:
                         )
                     )
                     # line 107: if
-                    if (
-                        l_2_loop.get("last")
-                        if type(l_2_loop) is dict
-                        else getattr_(l_2_loop, "last")
-                    ):
+                    if l_2_loop.last:
                         _w("<|END_TEXT|>")
                     ns_set(l_1_last_was_text, "value", True)
                 else:
@@ -619,9 +601,7 @@ def render(context: dict) -> str:
                 )
                 _w(', "responses": null}')
                 # line 184: if
-                if not (
-                    l_1_loop.get("last") if type(l_1_loop) is dict else getattr_(l_1_loop, "last")
-                ):
+                if not l_1_loop.last:
                     _w(",")
                 _w("\n")
         else:
@@ -652,8 +632,7 @@ def render(context: dict) -> str:
         _w(_f_l_0_print_msg(l_0_developer_instruction))
         _w("<|END_OF_TURN_TOKEN|>")
     # line 216: for
-    l_1_loop = loop_context(l_0_messages)
-    for l_1_message in l_1_loop:
+    for _i1, l_1_message in enumerate(l_0_messages):
         l_1_msg_role_downcased = do_lower(
             l_1_message["role"]
             if type(l_1_message) is dict and "role" in l_1_message
@@ -661,10 +640,7 @@ def render(context: dict) -> str:
         )
         # line 218: if
         if l_1_msg_role_downcased == "system" and (
-            not (
-                (l_1_loop.get("first") if type(l_1_loop) is dict else getattr_(l_1_loop, "first"))
-                and l_0_initial_instruction_message
-            )
+            not (_i1 == 0 and l_0_initial_instruction_message)
         ):
             _w("<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|>")
             _w(_f_l_0_print_msg(l_1_message))
@@ -807,11 +783,7 @@ def render(context: dict) -> str:
                     )
                     _w("}")
                     # line 235: if
-                    if not (
-                        l_2_loop.get("last")
-                        if type(l_2_loop) is dict
-                        else getattr_(l_2_loop, "last")
-                    ):
+                    if not l_2_loop.last:
                         _w(",")
                     ns_check(l_0_tool_idx)
                     ns_set(
@@ -875,22 +847,7 @@ def render(context: dict) -> str:
             _w("<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|><|START_TOOL_RESULT|>[\n    ")
             _w(_f_l_0_format_tool_message(l_0_messages, l_1_message))
             # line 249: for
-            l_2_loop = loop_context(
-                subscript(
-                    l_0_messages,
-                    slice(
-                        (
-                            l_1_loop["index0"]
-                            if type(l_1_loop) is dict and "index0" in l_1_loop
-                            else getattr_(l_1_loop, "index0")
-                        )
-                        + 1,
-                        None,
-                        None,
-                    ),
-                )
-            )
-            for l_2_msg in l_2_loop:
+            for _i2, l_2_msg in enumerate(subscript(l_0_messages, slice(_i1 + 1, None, None))):
                 # line 251: if
                 if (
                     do_lower(

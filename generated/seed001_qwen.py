@@ -5,7 +5,7 @@
 
 """Compiled chat template: call ``render(context)``."""
 
-from runtime.jinja import getattr_, getitem, loop_context, resolve_top
+from runtime.jinja import getattr_, getitem, resolve_top
 from runtime.jinja_filters import do_tojson, test_defined
 
 TEMPLATE_NAME = "examples/seed001_qwen.jinja"
@@ -40,8 +40,7 @@ def render(context: dict) -> str:
     elif getattr_(getitem(l_0_messages, 0), "role") == "system":
         _w("<|im_start|>system\n" + getattr_(getitem(l_0_messages, 0), "content") + "<|im_end|>\n")
     # line 17: for
-    l_1_loop = loop_context(l_0_messages)
-    for l_1_message in l_1_loop:
+    for _i1, l_1_message in enumerate(l_0_messages):
         # line 18: if
         if (
             (
@@ -72,12 +71,7 @@ def render(context: dict) -> str:
                     else getattr_(l_1_message, "role")
                 )
                 == "tool"
-                and (
-                    l_1_loop["index"]
-                    if type(l_1_loop) is dict and "index" in l_1_loop
-                    else getattr_(l_1_loop, "index")
-                )
-                > 1
+                and _i1 + 1 > 1
             )
         ):
             # line 19: if
@@ -87,13 +81,7 @@ def render(context: dict) -> str:
                 else getattr_(l_1_message, "role")
             ) == "user":
                 # line 20: if
-                if l_0_tools and (
-                    not (
-                        l_1_loop.get("first")
-                        if type(l_1_loop) is dict
-                        else getattr_(l_1_loop, "first")
-                    )
-                ):
+                if l_0_tools and (not _i1 == 0):
                     _w(
                         "<|im_start|>user\n"
                         + (
@@ -103,14 +91,7 @@ def render(context: dict) -> str:
                         )
                         + "<|im_end|>\n"
                     )
-                elif not l_0_tools or (
-                    l_0_tools
-                    and (
-                        l_1_loop.get("first")
-                        if type(l_1_loop) is dict
-                        else getattr_(l_1_loop, "first")
-                    )
-                ):
+                elif not l_0_tools or (l_0_tools and _i1 == 0):
                     _w(
                         "<|im_start|>user\n"
                         + (

@@ -15,6 +15,8 @@ Each keeps output byte-identical; each rests on a fact the IR proves, never on a
   is used (``{% if m.tool_calls %}``) an absent key reads as ``None`` (no undefined is built);
   ``m.x is defined`` becomes ``"x" in m``. ``loop.last`` on the loop object a ``for`` made (and
   nothing else binds) is a plain attribute read.
+- ``loop_counters``: a loop that only reads ``loop.index``/``index0``/``first`` uses
+  ``enumerate`` and no loop object.
 - ``top_resolve``: the template's own start values use ``resolve_top``, which gives every
   absent name one shared undefined value instead of building one per render. Only at the top
   level: there each name is looked up once per render, so no template can tell the values
@@ -197,13 +199,6 @@ def dict_items(module: ir.Module) -> ir.Module:
         if not isinstance(node, ir.Node):
             return node
         if isinstance(node, ir.Helper):
-            found = _dict_key(node)
-            if found is not None:
-                return ir.DictLookup(*found, "truth" if truth else "item", node, span=node.span)
-            if node.name in _DEFINED_TESTS and len(node.args) == 1 and not node.kwargs:
-                found = _dict_key(node.args[0])
-                if found is not None:
-                    return ir.DictLookup(*found, _DEFINED_TESTS[node.name], node, span=node.span)
             if (
                 node.name == "jinja.getattr_"
                 and isinstance(node.args[0], ir.Name)
@@ -212,6 +207,13 @@ def dict_items(module: ir.Module) -> ir.Module:
                 and node.args[1].value in _LOOP_ATTRS
             ):
                 return ir.LoopAttr(node.args[0], node.args[1].value, span=node.span)
+            found = _dict_key(node)
+            if found is not None:
+                return ir.DictLookup(*found, "truth" if truth else "item", node, span=node.span)
+            if node.name in _DEFINED_TESTS and len(node.args) == 1 and not node.kwargs:
+                found = _dict_key(node.args[0])
+                if found is not None:
+                    return ir.DictLookup(*found, _DEFINED_TESTS[node.name], node, span=node.span)
         if isinstance(node, ir.If):
             return dataclasses.replace(node, test=walk(node.test, True), body=walk(node.body), orelse=walk(node.orelse))
         if isinstance(node, ir.Not):
@@ -238,6 +240,58 @@ def dict_items(module: ir.Module) -> ir.Module:
     return dataclasses.replace(module, body=walk(module.body))
 
 
+# ----------------------------------------------------------------------------- loop counters
+
+_COUNTER_ATTRS = frozenset({"index", "index0", "first"})
+
+
+def loop_counters(module: ir.Module) -> ir.Module:
+    """A loop whose body only reads ``loop.index``, ``loop.index0`` or ``loop.first`` counts
+    with ``enumerate`` instead of building a loop object (those need no look-ahead, so the
+    iterable is consumed exactly as before)."""
+    if module.dialect != "jinja":
+        return module
+
+    def uses(node: Any, ident: str, ok: list) -> None:
+        if isinstance(node, tuple):
+            for n in node:
+                uses(n, ident, ok)
+        elif isinstance(node, ir.Node):
+            if isinstance(node, ir.LoopAttr) and isinstance(node.loop, ir.Name) and node.loop.ident == ident:
+                if node.attr not in _COUNTER_ATTRS:
+                    ok[0] = False
+                return
+            if isinstance(node, (ir.Name, ir.Local)) and node.ident == ident:
+                ok[0] = False
+                return
+            for f in node.__dataclass_fields__:  # type: ignore[attr-defined]
+                if f != "span":
+                    uses(getattr(node, f), ident, ok)
+
+    def fold(node: Any) -> Any:
+        if not (isinstance(node, ir.For) and node.loop and not node.recursive):
+            return node
+        ok = [True]
+        uses((node.body, node.filter), node.loop, ok)
+        if not ok[0]:
+            return node
+        counter = "_i" + node.loop.split("_")[1]
+        i = ir.Local(counter)
+
+        def attr(n: Any) -> Any:
+            if isinstance(n, ir.LoopAttr) and isinstance(n.loop, ir.Name) and n.loop.ident == node.loop:
+                if n.attr == "index0":
+                    return i
+                if n.attr == "index":
+                    return ir.BinOp("+", i, ir.Const(1), span=n.span)
+                return ir.Compare(i, (("==", ir.Const(0)),), span=n.span)
+            return n
+
+        return dataclasses.replace(node, body=_map(node.body, attr), loop="", loop_helper="", counter=counter)
+
+    return dataclasses.replace(module, body=_map(module.body, fold))
+
+
 # ----------------------------------------------------------------------------- top-level lookups
 
 
@@ -258,4 +312,4 @@ def top_resolve(module: ir.Module) -> ir.Module:
 
 
 def run(module: ir.Module) -> ir.Module:
-    return dict_items(top_resolve(direct_calls(module)))
+    return loop_counters(dict_items(top_resolve(direct_calls(module))))
