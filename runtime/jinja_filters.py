@@ -54,16 +54,12 @@ import functools
 import json
 import math
 import operator
-import random
 import re
 import string
-import textwrap
 from collections import abc
-from inspect import getattr_static
 from itertools import chain, groupby
 from numbers import Number
 from typing import Any, Callable, Iterable, Iterator, List, NamedTuple, Optional
-from urllib.parse import quote_from_bytes
 
 from runtime import jinja as _jinja
 from runtime.jinja import TemplateRuntimeError, Undefined, getattr_, getitem
@@ -85,7 +81,23 @@ def _named(qualname: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return decorate
 
 
-_ARITY_RE = re.compile(
+
+class _LazyRe:
+    """A regular expression compiled on first use (compiling them all at import costs ms)."""
+
+    __slots__ = ("_args", "_compiled")
+
+    def __init__(self, *args: Any) -> None:
+        self._args = args
+        self._compiled: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._compiled is None:
+            self._compiled = re.compile(*self._args)
+        return getattr(self._compiled, name)
+
+
+_ARITY_RE = _LazyRe(
     r"(?P<name>\S+)\(\) takes (?:from (?P<lo>\d+) to )?(?P<hi>\d+) positional arguments?"
     r" but (?P<n>\d+) (?:was|were) given"
 )
@@ -405,7 +417,7 @@ def do_capitalize(s: Any) -> str:
     return soft_str(s).capitalize()
 
 
-_word_beginning_split_re = re.compile(r"([-\s({\[<]+)")
+_word_beginning_split_re = _LazyRe(r"([-\s({\[<]+)")
 
 
 def do_title(s: Any) -> str:
@@ -439,7 +451,7 @@ def do_format(value: Any, *args: Any, **kwargs: Any) -> str:
     return soft_str(value) % (kwargs or args)
 
 
-_word_re = re.compile(r"\w+")
+_word_re = _LazyRe(r"\w+")
 
 
 def do_wordcount(s: Any) -> int:
@@ -489,6 +501,8 @@ def do_wordwrap(
     wrapstring: Optional[str] = None,
     break_on_hyphens: bool = True,
 ) -> str:
+    import textwrap  # imported on first use
+
     if wrapstring is None:
         wrapstring = "\n"  # environment.newline_sequence
     return wrapstring.join(
@@ -558,7 +572,7 @@ def do_striptags(value: Any) -> str:
     return Markup(str(value)).striptags()
 
 
-_attr_key_re = re.compile(r"[\s/>=]", flags=re.ASCII)
+_attr_key_re = _LazyRe(r"[\s/>=]", flags=re.ASCII)
 
 
 @_passes_env
@@ -583,6 +597,8 @@ def url_quote(obj: Any, charset: str = "utf-8", for_qs: bool = False) -> str:
             obj = str(obj)
         obj = obj.encode(charset)
     safe = b"" if for_qs else b"/"
+    from urllib.parse import quote_from_bytes
+
     rv = quote_from_bytes(obj, safe)
     if for_qs:
         rv = rv.replace("%20", "+")
@@ -596,7 +612,7 @@ def do_urlencode(value: Any) -> str:
     return "&".join(f"{url_quote(k, for_qs=True)}={url_quote(v, for_qs=True)}" for k, v in items)
 
 
-_http_re = re.compile(
+_http_re = _LazyRe(
     r"""
     ^
     (
@@ -624,8 +640,8 @@ _http_re = re.compile(
     """,
     re.IGNORECASE | re.VERBOSE,
 )
-_email_re = re.compile(r"^\S+@\w[\w.-]*\.\w+$")
-_uri_scheme_re = re.compile(r"^([\w.+-]{2,}:(/){0,2})$")
+_email_re = _LazyRe(r"^\S+@\w[\w.-]*\.\w+$")
+_uri_scheme_re = _LazyRe(r"^([\w.+-]{2,}:(/){0,2})$")
 
 
 def _split_punctuation(word: str) -> tuple:
@@ -785,6 +801,8 @@ do_string = soft_str
 @_passes_env
 def do_attr(obj: Any, name: str) -> Any:
     """``obj.name`` without the fallback to ``obj[name]`` (still sandboxed)."""
+    from inspect import getattr_static  # imported on first use
+
     try:
         getattr_static(obj, name)
     except AttributeError:
@@ -814,9 +832,15 @@ def do_last(seq: Any) -> Any:
 
 
 @_passes_env
+def _random() -> Any:
+    import random  # imported on first use: most templates never need it
+
+    return random
+
+
 def do_random(seq: Any) -> Any:
     try:
-        return random.choice(seq)
+        return _random().choice(seq)
     except IndexError:
         return Undefined("No random item, sequence was empty.")
 
@@ -1296,20 +1320,20 @@ def _lorem_paragraph(words: list, min: int, max: int) -> str:
     last_comma = last_fullstop = 0
     last = None
     p = []
-    for idx, _ in enumerate(range(random.randrange(min, max))):
+    for idx, _ in enumerate(range(_random().randrange(min, max))):
         while True:
-            word = random.choice(words)
+            word = _random().choice(words)
             if word != last:
                 last = word
                 break
         if next_capitalized:
             word = word.capitalize()
             next_capitalized = False
-        if idx - random.randrange(3, 8) > last_comma:  # add commas
+        if idx - _random().randrange(3, 8) > last_comma:  # add commas
             last_comma = idx
             last_fullstop += 2
             word += ","
-        if idx - random.randrange(10, 20) > last_fullstop:  # add end of sentences
+        if idx - _random().randrange(10, 20) > last_fullstop:  # add end of sentences
             last_comma = last_fullstop = idx
             word += "."
             next_capitalized = True
