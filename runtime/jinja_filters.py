@@ -85,15 +85,15 @@ def _named(qualname: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
 class _LazyRe:
     """A regular expression compiled on first use (compiling them all at import costs ms)."""
 
-    __slots__ = ("_args", "_compiled")
+    __slots__ = ("_args", "_kwargs", "_compiled")
 
-    def __init__(self, *args: Any) -> None:
-        self._args = args
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._args, self._kwargs = args, kwargs
         self._compiled: Any = None
 
     def __getattr__(self, name: str) -> Any:
         if self._compiled is None:
-            self._compiled = re.compile(*self._args)
+            self._compiled = re.compile(*self._args, **self._kwargs)
         return getattr(self._compiled, name)
 
 
@@ -831,13 +831,13 @@ def do_last(seq: Any) -> Any:
         return Undefined("No last item, sequence was empty.")
 
 
-@_passes_env
 def _random() -> Any:
     import random  # imported on first use: most templates never need it
 
     return random
 
 
+@_passes_env
 def do_random(seq: Any) -> Any:
     try:
         return _random().choice(seq)
