@@ -16,7 +16,7 @@ from runtime.jinja import (
     missing_param,
     ns_check,
     ns_set,
-    resolve_top,
+    resolve_many,
     subscript,
     undefined,
 )
@@ -41,24 +41,47 @@ COMPILER_VERSION = "0.1.0"
 def render(context: dict) -> str:
     _out = []
     _w = _out.append
-    l_0_platform_instruction_override = resolve_top(context, "platform_instruction_override")
-    l_0_reasoning = resolve_top(context, "reasoning")
-    l_0_reasoning_effort = resolve_top(context, "reasoning_effort")
-    l_0_enable_thinking = resolve_top(context, "enable_thinking")
-    l_0_grounding = resolve_top(context, "grounding")
-    l_0_tools = resolve_top(context, "tools")
-    l_0_documents = resolve_top(context, "documents")
-    l_0_developer_instruction = resolve_top(context, "developer_instruction")
-    l_0_convert_first_system_msg = resolve_top(context, "convert_first_system_msg")
-    l_0_skip_thinking = resolve_top(context, "skip_thinking")
-    l_0_bos_token = resolve_top(context, "bos_token")
+    (
+        l_0_platform_instruction_override,
+        l_0_reasoning,
+        l_0_reasoning_effort,
+        l_0_enable_thinking,
+        l_0_grounding,
+        l_0_tools,
+        l_0_documents,
+        l_0_developer_instruction,
+        l_0_convert_first_system_msg,
+        l_0_skip_thinking,
+        l_0_bos_token,
+        l_0_messages,
+        l_0_initial_instruction_message,
+        l_0_response_format,
+        l_0_namespace,
+        l_0_regen_tool_call_ids,
+        l_0_add_generation_prompt,
+    ) = resolve_many(
+        context,
+        (
+            "platform_instruction_override",
+            "reasoning",
+            "reasoning_effort",
+            "enable_thinking",
+            "grounding",
+            "tools",
+            "documents",
+            "developer_instruction",
+            "convert_first_system_msg",
+            "skip_thinking",
+            "bos_token",
+            "messages",
+            "initial_instruction_message",
+            "response_format",
+            "namespace",
+            "regen_tool_call_ids",
+            "add_generation_prompt",
+        ),
+    )
     l_0_print_tool_content = undefined("print_tool_content")
-    l_0_messages = resolve_top(context, "messages")
-    l_0_initial_instruction_message = resolve_top(context, "initial_instruction_message")
-    l_0_response_format = resolve_top(context, "response_format")
-    l_0_namespace = resolve_top(context, "namespace")
-    l_0_regen_tool_call_ids = resolve_top(context, "regen_tool_call_ids")
-    l_0_add_generation_prompt = resolve_top(context, "add_generation_prompt")
     # line 1: if
     if not l_0_platform_instruction_override:
         _c1 = []

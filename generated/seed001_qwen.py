@@ -5,7 +5,7 @@
 
 """Compiled chat template: call ``render(context)``."""
 
-from runtime.jinja import getattr_, getitem, resolve_top
+from runtime.jinja import getattr_, getitem, resolve_many
 from runtime.jinja_filters import do_tojson, test_defined
 
 TEMPLATE_NAME = "examples/seed001_qwen.jinja"
@@ -18,9 +18,9 @@ COMPILER_VERSION = "0.1.0"
 def render(context: dict) -> str:
     _out = []
     _w = _out.append
-    l_0_tools = resolve_top(context, "tools")
-    l_0_messages = resolve_top(context, "messages")
-    l_0_add_generation_prompt = resolve_top(context, "add_generation_prompt")
+    l_0_tools, l_0_messages, l_0_add_generation_prompt = resolve_many(
+        context, ("tools", "messages", "add_generation_prompt")
+    )
     # line 1: if
     if l_0_tools:
         _w("<|im_start|>system\n")

@@ -465,6 +465,18 @@ def resolve_top(context: dict, name: str) -> Any:
     return value
 
 
+_MANY_DEFAULTS: dict = {}
+
+
+def resolve_many(context: dict, names: tuple) -> list:
+    """``resolve_top`` for several names at once: the template's start values in one call."""
+    defaults = _MANY_DEFAULTS.get(names)
+    if defaults is None:
+        defaults = _MANY_DEFAULTS.setdefault(names, tuple(resolve_top({}, n) for n in names))
+    get = context.get
+    return [get(n, d) for n, d in zip(names, defaults)]
+
+
 # ----------------------------------------------------------------------------- namespace
 
 
@@ -476,9 +488,10 @@ class Namespace:
 
     def __init__(*args: Any, **kwargs: Any) -> None:  # noqa: N805 (jinja2's signature trick)
         self, args = args[0], args[1:]
-        attrs = dict(*args, **kwargs)
+        attrs = dict(*args, **kwargs) if args else kwargs  # kwargs is a fresh dict already
         for name in attrs:
-            Namespace._check_name(name)
+            if type(name) is not str or name[:1] == "_":
+                Namespace._check_name(name)
         object.__setattr__(self, "_Namespace__attrs", attrs)
 
     @staticmethod

@@ -15,5 +15,5 @@ def run(module: ir.Module, profile: str, optimize: bool = True) -> ir.Module:
         check_loop_controls(module.body, in_loop=False)
         module = scope.resolve(module)
     if optimize:
-        module = optimize_passes.run(specialize.run(module))
+        module = specialize.batch_top_resolve(optimize_passes.run(specialize.run(module)))
     return module
