@@ -1,0 +1,146 @@
+"""The specialising passes (compiler/passes/specialize.py): what they prove, what they refuse
+to assume, and that every specialised template still renders like transformers' sandbox on the
+inputs that take the slow paths (dict subclasses, absent keys, keys named like dict methods,
+macros called before their definition or rebound)."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import pytest
+
+from compiler.ir_printer import dump
+from compiler.jinja.frontend import parse
+from compiler.passes import pipeline
+from reference import compile_cached, ref_render, same_outcome
+
+
+def ir_of(source: str) -> str:
+    return dump(pipeline.run(parse(source), profile="hf"))
+
+
+def py_of(source: str) -> str:
+    return compile_cached(source).python_source
+
+
+# ----------------------------------------------------------------------------- direct calls
+
+
+def test_macro_called_after_its_definition_is_called_directly_and_not_wrapped() -> None:
+    out = ir_of("{% macro m(a, b) %}{{ a }}{{ b }}{% endmacro %}{{ m(1) }}")
+    assert "callfunc l_0_m(1)" in out
+    source = py_of("{% macro m(a, b) %}{{ a }}{{ b }}{% endmacro %}{{ m(1) }}")
+    assert "make_macro" not in source and "_f_l_0_m(1)" in source
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{{ m(1) }}{% macro m(a) %}{{ a }}{% endmacro %}",  # called before it exists
+        "{% macro m(a) %}{{ a }}{% endmacro %}{% set m = 2 %}{{ m(1) }}",  # rebound
+        "{% macro m(a) %}{{ a }}{% endmacro %}{{ m(1, 2) }}",  # too many arguments
+        "{% macro m(a) %}{{ a }}{% endmacro %}{{ m(a=1) }}",  # keyword argument
+        "{% macro m(a) %}{{ varargs }}{% endmacro %}{{ m(1, 2) }}",  # catches varargs
+        "{% if x %}{% macro m(a) %}{{ a }}{% endmacro %}{% endif %}{{ m(1) }}",  # maybe defined
+        "{% macro m(a) %}{{ a }}{% endmacro %}{{ m.name }}{{ m(1) }}",  # read as a value
+    ],
+)
+def test_macro_calls_keep_the_general_path_where_the_binding_is_not_proved(source: str) -> None:
+    for x in (True, False):
+        assert same_outcome(_ours(source, {"x": x}), ref_render(source, {"x": x})), source
+
+
+def test_a_macro_read_as_a_value_keeps_its_macro_object() -> None:
+    source = py_of("{% macro m(a) %}{{ a }}{% endmacro %}{{ m.name }}{{ m(1) }}")
+    assert "make_macro" in source
+
+
+def test_a_macro_defined_later_is_called_through_its_binding_from_an_earlier_macro() -> None:
+    src = "{% macro a() %}{{ b() }}{% endmacro %}{% macro b() %}B{% endmacro %}{{ a() }}"
+    out = ir_of(src)
+    assert "callfunc l_0_a()" in out and "callfunc l_0_b" not in out
+    assert same_outcome(_ours(src, {}), ref_render(src, {}))
+
+
+# ----------------------------------------------------------------------------- dict lookups
+
+LOOKUPS = [
+    "{{ m.role }}",
+    "{{ m['role'] }}",
+    "{% if m.role %}T{% else %}F{% endif %}",
+    "{{ m.role is defined }}|{{ m.role is undefined }}",
+    "{{ m.items }}",  # a dict method name: the attribute wins
+    "{{ m['items'] }}",
+    "{% if m.items %}T{% endif %}",
+    "{{ m.role or 'none' }}",
+    "{{ m.role.x }}",
+    "{% for k in m.keys() %}{{ k }}{% endfor %}",
+]
+VALUES = [
+    {"role": "user"},
+    {"role": ""},
+    {},
+    {"items": 3, "role": None},
+    OrderedDict(role="od"),  # a dict subclass: the general lookup
+    "text",
+    [1, 2],
+    None,
+]
+
+
+@pytest.mark.parametrize("source", LOOKUPS)
+def test_dict_lookups_match_the_sandbox_on_every_kind_of_value(source: str) -> None:
+    for value in VALUES:
+        ctx = {"m": value}
+        assert same_outcome(_ours(source, ctx), ref_render(source, ctx)), (source, value)
+
+
+def test_truth_tests_read_an_absent_key_without_building_an_undefined() -> None:
+    source = py_of("{% if m.tool_calls %}x{% endif %}")
+    assert 'l_0_m.get("tool_calls")' in source
+
+
+# ----------------------------------------------------------------------------- loops
+
+LOOPS = [
+    "{% for x in xs %}{{ loop.index }}{{ loop.index0 }}{{ loop.first }}{% endfor %}",
+    "{% for x in xs if x %}{{ loop.index }}:{{ x }} {% endfor %}",
+    "{% for x in xs %}{{ loop.last }}{% endfor %}",
+    "{% for x in xs %}{% for y in xs %}{{ loop.index }}{% endfor %}{{ loop.index }}{% endfor %}",
+    "{% for x in xs %}{% if loop.first %}F{% endif %}{% else %}E{% endfor %}",
+    "{% for x in xs %}{{ loop }}{% endfor %}",
+    "{% for x in xs %}{% break %}{% else %}E{% endfor %}",
+]
+
+
+@pytest.mark.parametrize("source", LOOPS)
+def test_loops_match_the_sandbox(source: str) -> None:
+    for xs in ([], [0, 1, 2], "ab", {"k": 1}, None, (i for i in range(3))):
+        mine = _ours(source, {"xs": xs if not hasattr(xs, "__next__") else (i for i in range(3))})
+        ref = ref_render(source, {"xs": xs if not hasattr(xs, "__next__") else (i for i in range(3))})
+        assert same_outcome(mine, ref), (source, xs)
+
+
+def test_a_loop_that_only_counts_uses_enumerate_and_no_loop_object() -> None:
+    source = py_of("{% for x in xs %}{{ loop.index }}{% endfor %}")
+    assert "enumerate(" in source and "loop_context" not in source
+    source = py_of("{% for x in xs %}{{ loop.last }}{% endfor %}")
+    assert "loop_context" in source and "enumerate(" not in source
+
+
+# ----------------------------------------------------------------------------- start values
+
+
+def test_the_templates_own_lookups_are_one_call_and_absent_names_share_an_undefined() -> None:
+    source = py_of("{{ a }}{{ b }}{{ c }}")
+    assert "resolve_many(" in source and "resolve_top(" not in source
+    # (identity of undefined values: see tests/regressions/jinja/undefined-read-identity.txt)
+    for ctx in ({}, {"a": 1}, {"a": 1, "b": None, "c": "x"}):
+        src = "{{ a }}|{{ b is defined }}|{{ c|default('d') }}|{{ namespace(v=1).v }}"
+        assert same_outcome(_ours(src, ctx), ref_render(src, ctx))
+
+
+def _ours(source: str, context: dict) -> tuple[str, str]:
+    from reference import ours_render
+
+    return ours_render(source, context)
