@@ -208,6 +208,16 @@ class Lowering(Transformer):
         )
 
     def macro_params(self, *params: Any) -> list:
+        seen: set = set()
+        defaults = False
+        for p in params:
+            if p.default is not None:
+                defaults = True
+            elif defaults:  # jinja2's parser refuses it
+                raise CompileError("syntax", "non-default argument follows default argument", *p.name.span)
+            if p.name.name in seen:  # Python would refuse the function
+                raise CompileError("syntax", f"duplicate argument {p.name.name!r} in macro definition", *p.name.span)
+            seen.add(p.name.name)
         return list(params)
 
     def macro_param(self, name: Token, default: Any = None) -> ir.Param:
@@ -389,7 +399,10 @@ class Lowering(Transformer):
                     raise CompileError("syntax", "invalid syntax for function call expression", 0, 0)
                 args.append(value)
             elif kind == "kw":
-                kwargs.append(value)
+                name, expr, token = value
+                if any(name == k for k, _ in kwargs):  # Python would refuse the call
+                    raise CompileError("syntax", f"keyword argument repeated: {name}", *_span(token))
+                kwargs.append((name, expr))
             else:
                 raise CompileError(
                     "unsupported", "'*args' and '**kwargs' in calls are not supported", 0, 0
@@ -400,7 +413,7 @@ class Lowering(Transformer):
         return ("pos", expr)
 
     def kw_arg(self, name: Token, expr: ir.Expr) -> tuple:
-        return ("kw", (str(name), expr))
+        return ("kw", (str(name), expr, name))
 
     def star_arg(self, expr: ir.Expr) -> tuple:
         return ("star", expr)

@@ -12,6 +12,7 @@ CASES = [
     ("unclosed_if", "jinja", "{% if x %}\nabc\n", "unclosed-block", 2, 4, "Unexpected end of template"),
     ("unclosed_for_hint", "jinja", "{% for x in y %}", "unclosed-block", 1, 17, "'endfor' or 'else'"),
     ("nesting_mistake", "jinja", "a\n{% for x in y %}{% if x %}{% endfor %}", "unknown-tag", 2, 27, "nesting mistake"),
+    ("repeated_keyword", "jinja", "{{ f(a=1,\n a=2) }}", "syntax", 2, 2, "keyword argument repeated: a"),
     ("stray_end", "jinja", "{% endif %}", "unknown-tag", 1, 1, "unknown tag 'endif'"),
     ("unknown_tag_do", "jinja", "x\n  {% do items.append(1) %}", "unknown-tag", 2, 3, "unknown tag 'do'"),
     ("include_no_loader", "jinja", "{% include 'other.jinja' %}", "unsupported", 1, 1, "'include'"),
