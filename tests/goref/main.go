@@ -16,7 +16,7 @@
 //	{"op":"ping"}
 //
 // Answers: {"ok":true,"output":"..."} (plus "output_b64" when the output is not
-// valid UTF-8), {"ok":true,"ns_per_op":123.4} for bench, or
+// valid UTF-8), {"ok":true,"ns_per_op":123.4,"output":"..."} for bench, or
 // {"ok":false,"kind":"parse"|"exec"|"request","error":"..."} ("error_b64"
 // when the error is not valid UTF-8). "template_b64" may replace "template"
 // on input, for templates that are not valid UTF-8.
@@ -1046,9 +1046,8 @@ func (in *input) templateText() (string, error) {
 	return in.Template, nil
 }
 
-// prepareOllama parses the template and the request the way Ollama does and
-// returns the executions of Template.Execute.
-func prepareOllama(in *input) (*Template, []execution, *failure) {
+// parseOllama parses the template and decodes the request the way Ollama does.
+func parseOllama(in *input) (*Template, *ChatRequest, *failure) {
 	now, err := parseNow(in.Now)
 	if err != nil {
 		return nil, nil, fail("request", err)
@@ -1067,7 +1066,17 @@ func prepareOllama(in *input) (*Template, []execution, *failure) {
 	if err != nil {
 		return nil, nil, fail("parse", err)
 	}
-	plan, err := t.plan(valuesFromRequest(&req))
+	return t, &req, nil
+}
+
+// prepareOllama parses the template and the request the way Ollama does and
+// returns the executions of Template.Execute.
+func prepareOllama(in *input) (*Template, []execution, *failure) {
+	t, req, f := parseOllama(in)
+	if f != nil {
+		return nil, nil, f
+	}
+	plan, err := t.plan(valuesFromRequest(req))
 	if err != nil {
 		return nil, nil, fail("exec", err)
 	}
@@ -1126,10 +1135,25 @@ func doPlain(in *input) (output, *failure) {
 	return success(b.Bytes()), nil
 }
 
-// doBench parses and plans once, then runs the executions `iterations` times
-// into one reused buffer; returns nanoseconds per complete render.
+// collateMerges reports whether collate would merge two messages (and so
+// change the Content of the request's messages).
+func collateMerges(msgs []Message) bool {
+	for i := 1; i < len(msgs); i++ {
+		if msgs[i].Role == msgs[i-1].Role && msgs[i].Role != "tool" {
+			return true
+		}
+	}
+	return false
+}
+
+// doBench times Ollama's whole render of a decoded request, as a server runs it
+// per request: valuesFromRequest, then Template.Execute (collate, Vars,
+// convertMessagesForTemplate, convertToolsForTemplate, the execution(s); in the
+// legacy mode also the cut tree), into one reused buffer. Parsing the template
+// and JSON-decoding the request happen once, outside the timing. Answers the
+// nanoseconds per render and the output of the (untimed) warm-up render.
 func doBench(in *input) (output, *failure) {
-	_, plan, f := prepareOllama(in)
+	t, req, f := parseOllama(in)
 	if f != nil {
 		return output{}, f
 	}
@@ -1137,22 +1161,30 @@ func doBench(in *input) (output, *failure) {
 	if n <= 0 {
 		n = 1
 	}
+	// collate merges into the request's own messages (Ollama's request is
+	// fresh per call): when a merge happens, every render gets a shallow copy.
+	merges := collateMerges(req.Messages)
+	render := func(w *bytes.Buffer) error {
+		r := *req
+		if merges {
+			r.Messages = slices.Clone(req.Messages)
+		}
+		return t.Execute(w, valuesFromRequest(&r))
+	}
 	var b bytes.Buffer
 	// one warm-up run, which also reports execution errors
-	for _, e := range plan {
-		if err := e.tmpl.Execute(&b, e.data); err != nil {
-			return output{}, fail("exec", err)
-		}
+	if err := render(&b); err != nil {
+		return output{}, fail("exec", err)
 	}
+	out := success(b.Bytes()) // copies
 	start := time.Now()
 	for i := 0; i < n; i++ {
 		b.Reset()
-		for _, e := range plan {
-			_ = e.tmpl.Execute(&b, e.data)
-		}
+		_ = render(&b)
 	}
 	ns := float64(time.Since(start).Nanoseconds()) / float64(n)
-	return output{OK: true, NsPerOp: &ns}, nil
+	out.NsPerOp = &ns
+	return out, nil
 }
 
 // handle runs one request, turning panics into exec errors.

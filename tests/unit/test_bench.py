@@ -5,10 +5,12 @@ patched clocks of other tests must not leak into it (or it into them)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
-from tmpl2py_paths import ROOT
+import goref_client
+from tmpl2py_paths import ROOT, SHARED
 
 
 def _bench(*args: str) -> subprocess.CompletedProcess:
@@ -27,10 +29,28 @@ def test_bench_quick_runs_and_prints_table(tmp_path):
     assert "scenario" in out and "tmpl2py us" in out and "tmpl2py/hand" in out
     assert "targets:" in out
     assert md.read_text().startswith("| scenario |")
-    assert '"results"' in js.read_text()
+    data = json.loads(js.read_text())
+    assert "results" in data
+    assert "[MET] Go: " in out or "[MISSED] Go: " in out or "[n/a] Go: " in out
+    if goref_client.go_available() and (SHARED / "corpus" / "gotmpl" / "templates").is_dir():
+        assert "go:chatml plain-10" in out and "tmpl2py/go" in out
+        assert {r["scenario"] for r in data["go_results"]} >= {"go:chatml plain-10", "go:llama3-instruct plain-100"}
+        assert "| go:chatml plain-10 |" in md.read_text()
+    else:
+        assert "NOTE: Go templates skipped" in out and data["go_skipped"]
 
 
 def test_bench_profile_mode():
     run = _bench("--profile", "001:plain-10", "--profile-renders", "20")
     assert run.returncode == 0, run.stdout + run.stderr
     assert "tottime" in run.stdout
+
+
+def test_bench_profile_mode_go():
+    if not (SHARED / "corpus" / "gotmpl" / "templates").is_dir():
+        import pytest
+
+        pytest.skip("../shared/corpus/gotmpl not found")
+    run = _bench("--profile", "go:chatml:plain-10", "--profile-renders", "20")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "render_conversation" in run.stdout and "tottime" in run.stdout
