@@ -15,6 +15,8 @@ from . import __version__, ir
 from .emit import MODULE_HEADER, emit
 from .errors import CompileError
 from .passes import pipeline
+from runtime import hf as _hf
+from runtime import ollama as _ollama
 from runtime.budget import time_budget
 
 DIALECTS = ("jinja", "go")
@@ -52,16 +54,19 @@ class CompiledTemplate:
 
     def render_conversation(self, messages: Any, *, budget: Optional[float] = None, **options: Any) -> str:
         """The profile's conversation entry point (transformers' or Ollama's)."""
+        if self.profile == "hf":
+            entry, args = _hf.render_conversation, (self._render, self.source, messages)
+        elif self.profile == "ollama":
+            entry, args = _ollama.render_conversation, (self.namespace, messages)
+        else:
+            raise TypeError(f"profile {self.profile!r} has no conversation entry point; use render()")
+        if budget is None:  # the fast path, as in render()
+            try:
+                return entry(*args, **options)
+            except RecursionError:
+                raise _too_deep(self.dialect) from None
         with time_budget(budget), _recursion_guard(self.dialect):
-            if self.profile == "hf":
-                from runtime import hf
-
-                return hf.render_conversation(self._render, self.source, messages, **options)
-            if self.profile == "ollama":
-                from runtime import ollama
-
-                return ollama.render_conversation(self.namespace, messages, **options)
-        raise TypeError(f"profile {self.profile!r} has no conversation entry point; use render()")
+            return entry(*args, **options)
 
     def __repr__(self) -> str:
         return f"<CompiledTemplate {self.name!r} {self.dialect}/{self.profile}>"
