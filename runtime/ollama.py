@@ -42,8 +42,10 @@ def _struct(
         "go_methods": methods,
     }
 
+    names = tuple(f[0] for f in fields)
+
     def __init__(self: Any, **values: Any) -> None:
-        for fname, _t, _j, _o in fields:
+        for fname in names:
             setattr(self, fname, values[fname])
 
     def __repr__(self: Any) -> str:
@@ -240,7 +242,16 @@ class ImageData(GoBytes):
     go_type = "main.ImageData"
 
 
+_NIL_SLICES: dict = {}
+
+
 def _slice(items: Iterable, go_type: str, nil: bool = False, cls: type = GoSlice) -> Any:
+    if nil and not items:  # one shared nil slice per type (templates cannot change a slice)
+        s = _NIL_SLICES.get((go_type, cls))
+        if s is None:
+            s = _NIL_SLICES.setdefault((go_type, cls), _slice((), go_type, False, cls))
+            s.nil = True
+        return s
     s = cls(items)
     s.go_type = go_type
     s.nil = nil
@@ -343,19 +354,32 @@ def _tool_call(raw: Any) -> Any:
 def _message(raw: Any) -> Any:
     if not isinstance(raw, dict):
         raise RequestError("json: cannot unmarshal into Go value of type api.Message")
-    images = raw.get("images")
-    calls = raw.get("tool_calls")
-    return TemplateMessage(
-        Role=_str(raw.get("role"), "Message.role").lower(),
-        Content=_str(raw.get("content"), "Message.content"),
-        Thinking=_str(raw.get("thinking"), "Message.thinking"),
-        Images=_slice([_image(i) for i in images or ()], "[]main.ImageData", nil=not images),
-        ToolCalls=_slice(
-            [_tool_call(c) for c in calls or ()], "[]main.templateToolCall", nil=not calls
-        ),
-        ToolName=_str(raw.get("tool_name"), "Message.tool_name"),
-        ToolCallID=_str(raw.get("tool_call_id"), "Message.tool_call_id"),
+    get = raw.get
+    role, content, thinking = get("role"), get("content"), get("thinking")
+    images, calls = get("images"), get("tool_calls")
+    name, call_id = get("tool_name"), get("tool_call_id")
+    # Fields are checked in the order Go's JSON binding reports them; plain strings and absent
+    # lists (the usual message) take the short paths.
+    m = _new_message(TemplateMessage)
+    m.Role = (role if type(role) is str else _str(role, "Message.role")).lower()
+    m.Content = content if type(content) is str else _str(content, "Message.content")
+    m.Thinking = thinking if type(thinking) is str else _str(thinking, "Message.thinking")
+    m.Images = (
+        _slice([_image(i) for i in images], "[]main.ImageData")
+        if images
+        else _slice((), "[]main.ImageData", nil=True)
     )
+    m.ToolCalls = (
+        _slice([_tool_call(c) for c in calls], "[]main.templateToolCall")
+        if calls
+        else _slice((), "[]main.templateToolCall", nil=True)
+    )
+    m.ToolName = name if type(name) is str else _str(name, "Message.tool_name")
+    m.ToolCallID = call_id if type(call_id) is str else _str(call_id, "Message.tool_call_id")
+    return m
+
+
+_new_message = object.__new__
 
 
 def _image(raw: Any) -> Any:
