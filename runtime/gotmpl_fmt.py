@@ -810,29 +810,34 @@ class JSONError(Exception):
     pass
 
 
+def _json_escapes() -> dict:
+    table = {o: f"\\u{o:04x}" for o in range(0x20)}
+    table.update({8: "\\b", 9: "\\t", 10: "\\n", 12: "\\f", 13: "\\r"})
+    table.update({ord('"'): '\\"', ord("\\"): "\\\\"})
+    table.update({o: f"\\u{o:04x}" for o in (ord("<"), ord(">"), ord("&"), 0x2028, 0x2029)})
+    table.update({o: "\\ufffd" for o in range(0xD800, 0xE000)})  # invalid UTF-8 in Go
+    return table
+
+
+_JSON_ESCAPES = _json_escapes()
+
+
 def _json_string(s: str) -> str:
     """encoding/json string encoding, HTML-escaped (<, >, & as \\u003c ...)."""
-    out = ['"']
-    for ch in s:
-        o = ord(ch)
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif o < 0x20:
-            out.append({8: "\\b", 9: "\\t", 10: "\\n", 12: "\\f", 13: "\\r"}.get(o, f"\\u{o:04x}"))
-        elif ch in "<>&" or o in (0x2028, 0x2029):
-            out.append(f"\\u{o:04x}")
-        elif 0xD800 <= o < 0xE000:
-            out.append("\\ufffd")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
+    return '"' + s.translate(_JSON_ESCAPES) + '"'
 
 
 def marshal(v: Any) -> str:
     """encoding/json.Marshal. Raises JSONError for values Go cannot encode."""
+    t = type(v)  # exact plain types first (no MarshalJSON, no nil flag): the common case
+    if t is str:
+        return '"' + v.translate(_JSON_ESCAPES) + '"'
+    if t is dict:
+        return "{" + ",".join(_json_string(str(k)) + ":" + marshal(v[k]) for k in _sorted_keys(v)) + "}"
+    if t is list:
+        return "[" + ",".join([marshal(e) for e in v]) + "]"
+    if t is int:
+        return str(v)
     if v is None:
         return "null"
     if hasattr(type(v), "MarshalJSON"):
