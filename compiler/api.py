@@ -52,8 +52,13 @@ class CompiledTemplate:
         with time_budget(budget), _recursion_guard(self.dialect):
             return self._render({} if context is None else context)
 
-    def render_conversation(self, messages: Any, *, budget: Optional[float] = None, **options: Any) -> str:
-        """The profile's conversation entry point (transformers' or Ollama's)."""
+    def render_conversation(self, messages: Any, *, budget: Optional[float] = None, **options: Any) -> Any:
+        """The profile's conversation entry point (transformers' or Ollama's): the prompt.
+
+        ``hf``: with ``return_assistant_tokens_mask=True``, ``(prompt, spans)`` instead, the
+        ``(start, end)`` character spans of the ``{% generation %}`` blocks, as transformers'
+        ``render_jinja_template`` returns them for one conversation.
+        """
         if self.profile == "hf":
             entry, args = _hf.render_conversation, (self._render, self.source, messages)
         elif self.profile == "ollama":

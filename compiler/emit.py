@@ -30,6 +30,7 @@ class Emitter:
         self.aliases: dict[str, str] = {}
         self.counter = 0
         self.writer = "_w"
+        self.uses_top = False
 
     # ------------------------------------------------------------------ helpers
 
@@ -72,6 +73,8 @@ class Emitter:
         return ast.Name(node.ident, ast.Load())
 
     def x_Local(self, node: ir.Local) -> ast.expr:
+        if node == ir.TOP_OUTPUT:
+            self.uses_top = True
         return ast.Name(node.ident, ast.Load())
 
     def x_Helper(self, node: ir.Helper) -> ast.expr:
@@ -304,7 +307,10 @@ class Emitter:
         self.indent = 1
         self.line("_out = []")
         self.line("_w = _out.append")
+        prologue_end = len(self.lines)
         self.block(module.body, allow_empty=True)
+        if self.uses_top:  # only modules that read it name the top-level output list
+            self.lines.insert(prologue_end, f"    {ir.TOP_OUTPUT.ident} = _out")
         self.line('return "".join(_out)')
         body = self.lines
         out = [header, '"""Compiled chat template: call ``render(context)``."""', ""]

@@ -61,6 +61,12 @@ class Local(Expr):
     span: Span = _span()
 
 
+#: The render function's own output list, as a ``Local``: for helpers that need the position
+#: of the top-level output (``{% generation %}`` spans). Nested functions (macros, call and
+#: recursive-loop bodies) see it too; the emitter defines it only in modules that read it.
+TOP_OUTPUT = Local("_top")
+
+
 @dataclass(frozen=True, slots=True)
 class Helper(Expr):
     """A call of a runtime primitive, ``runtime.<module>.<function>``, named ``module.function``."""

@@ -3,7 +3,8 @@
 A standard-library port of what ``transformers.utils.chat_template_utils.render_jinja_template``
 does to its inputs before rendering: every value rebuilt from plain JSON types (subclasses
 cast down, unknown objects replaced by ``"<TypeName>"``), reasoning fields aliased,
-``tools``/``documents`` always passed (``None`` when absent), ``continue_final_message``.
+``tools``/``documents`` always passed (``None`` when absent), ``continue_final_message``, and the
+``{% generation %}`` spans of ``return_assistant_tokens_mask``.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from typing import Any, Callable, Optional
+
+from runtime.jinja import track_generation
 
 REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 CONTINUE_TAG = "CONTINUE_FINAL_MESSAGE_TAG "
@@ -101,13 +104,31 @@ def render_conversation(
     documents: Optional[list] = None,
     add_generation_prompt: bool = False,
     continue_final_message: Any = False,
+    return_assistant_tokens_mask: bool = False,
     **kwargs: Any,
-) -> str:
-    """``render_jinja_template(conversations=[messages], ...)[0][0]``."""
+) -> Any:
+    """``render_jinja_template(conversations=[messages], ...)``'s text for the one conversation.
+
+    With ``return_assistant_tokens_mask``, ``(text, spans)``: the conversation's entries of
+    both lists transformers returns, ``spans`` being the ``(start, end)`` character offsets of
+    every ``{% generation %}`` block (``[]`` when the template has none). Like transformers,
+    the spans are measured on the render *before* ``continue_final_message`` cuts it.
+    """
     context = conversation_context(messages, tools, documents, add_generation_prompt, **kwargs)
-    if not continue_final_message:
-        return render(context)
-    chat = context["messages"]
+    if continue_final_message:
+        final_message = _tag_final_message(context["messages"], source, continue_final_message)
+    if return_assistant_tokens_mask:
+        with track_generation() as spans:
+            rendered = render(context)
+    else:
+        rendered = render(context)
+    if continue_final_message:
+        rendered = _cut_at_tag(rendered, final_message)
+    return (rendered, spans) if return_assistant_tokens_mask else rendered
+
+
+def _tag_final_message(chat: list, source: str, continue_final_message: Any) -> str:
+    """Append ``CONTINUE_TAG`` to the text to continue; returns that text (untagged)."""
     if not chat:
         raise ValueError("continue_final_message is set but the conversation is empty!")
     field = continue_final_message if isinstance(continue_final_message, str) else "content"
@@ -136,7 +157,11 @@ def render_conversation(
     else:
         for f in fields:
             chat[-1][f] = chat[-1][f] + CONTINUE_TAG
-    rendered = render(context)
+    return final_message
+
+
+def _cut_at_tag(rendered: str, final_message: Any) -> str:
+    """The render up to the tag (transformers' check that the final message survived)."""
     if final_message.strip() not in rendered or CONTINUE_TAG.strip() not in rendered:
         raise ValueError(
             "continue_final_message is set but the final message does not appear in the chat after "

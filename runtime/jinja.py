@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import types
 from collections import abc, deque
+from contextlib import contextmanager
+from contextvars import ContextVar
 from string import Formatter
 from typing import Any, Callable, Iterable, Iterator, Optional
 
@@ -803,8 +805,37 @@ class TemplateReference:
         return "<TemplateReference None>"
 
 
-def generation(text: str) -> str:
-    """``{% generation %}``: its body's text, unchanged (spans are tracked by the caller)."""
+#: The spans list of the render being tracked (``track_generation``), else None.
+_GENERATION_SPANS: ContextVar[Optional[list]] = ContextVar("tmpl2py_generation_spans", default=None)
+
+
+@contextmanager
+def track_generation() -> Iterator[list]:
+    """Collect the ``{% generation %}`` spans of the renders inside the ``with`` block.
+
+    Yields the list that each generation block appends its ``(start, end)`` to: character
+    offsets in the top-level output, as transformers' ``AssistantTracker`` records them.
+    """
+    spans: list = []
+    token = _GENERATION_SPANS.set(spans)
+    try:
+        yield spans
+    finally:
+        _GENERATION_SPANS.reset(token)
+
+
+def generation(text: str, top: list) -> str:
+    """``{% generation %}``: its body's text, unchanged; records its span when tracked.
+
+    ``top`` is the render function's own output list. Like transformers, the span starts at
+    the length of the *top-level* output so far, even when the block sits in a macro, a
+    ``set`` block or a call block whose own buffer is elsewhere (and it is joined as
+    transformers joins it, so a non-string already output fails here, as there).
+    """
+    spans = _GENERATION_SPANS.get()
+    if spans is not None:
+        start = len("".join(top))
+        spans.append((start, start + len(text)))
     return text
 
 

@@ -6,6 +6,7 @@ from both sides compare with ``same_outcome``.
 
 from __future__ import annotations
 
+import copy
 import datetime
 import re
 from typing import Any
@@ -46,17 +47,23 @@ def ref_render(source: str, context: dict) -> tuple[str, str]:
         return ("err", _describe(e))
 
 
-def ref_conversation(source: str, fixture: dict) -> tuple[str, str]:
-    ctx = dict(fixture)
+def ref_conversation(source: str, fixture: dict, **options: Any) -> tuple[str, Any]:
+    """``render_jinja_template`` for one conversation; ``options`` (``continue_final_message``,
+    ``return_assistant_tokens_mask``) are added to the fixture's keywords. With
+    ``return_assistant_tokens_mask`` the value is ``(text, spans)``, the conversation's
+    entries of the two lists transformers returns."""
+    ctx = {**copy.deepcopy(fixture), **options}
     messages = ctx.pop("messages")
     tools = ctx.pop("tools", None)
     documents = ctx.pop("documents", None)
     agp = ctx.pop("add_generation_prompt", False)
     try:
-        out, _ = ctu.render_jinja_template(
+        out, spans = ctu.render_jinja_template(
             conversations=[messages], tools=tools, documents=documents, chat_template=source,
             add_generation_prompt=agp, **ctx,
         )
+        if options.get("return_assistant_tokens_mask"):
+            return ("ok", (out[0], spans[0]))
         return ("ok", out[0])
     except Exception as e:  # noqa: BLE001
         return ("err", _describe(e))
@@ -88,14 +95,14 @@ def ours_render(source: str, context: dict, **kw: Any) -> tuple[str, str]:
         return ("err", _describe(e))
 
 
-def ours_conversation(source: str, fixture: dict) -> tuple[str, str]:
+def ours_conversation(source: str, fixture: dict, **options: Any) -> tuple[str, Any]:
     from compiler import CompileError
 
     try:
         template = compile_cached(source)
     except CompileError as e:
         return ("err", f"CompileError: {e.message}")
-    ctx = dict(fixture)
+    ctx = {**copy.deepcopy(fixture), **options}
     messages = ctx.pop("messages")
     try:
         return ("ok", template.render_conversation(messages, **ctx))

@@ -119,6 +119,19 @@ def test_corpus_case_standalone_renders_identically(path: Path) -> None:
     assert _outcome(module.render, context) == _outcome(normal.render, context)
 
 
+def test_standalone_generation_spans() -> None:
+    """``return_assistant_tokens_mask`` through the inlined runtime (its own tracker)."""
+    context, template = _load_case(ROOT / "tests" / "corpus" / "cases" / "generation_block.txt")
+    _, module = _standalone(template)
+    normal = compile_template(template)
+    messages = context["messages"]
+    for options in ({}, {"continue_final_message": True}):
+        options["return_assistant_tokens_mask"] = True
+        spans = _outcome(module.render_conversation, messages, **options)
+        assert spans == _outcome(normal.render_conversation, messages, **options)
+        assert spans[0] == "ok" and spans[1][1]
+
+
 def test_standalone_runs_where_runtime_cannot_be_imported(tmp_path: Path) -> None:
     source = SEEDS[1].read_text(encoding="utf-8")
     target = tmp_path / "qwen_standalone.py"

@@ -251,7 +251,8 @@ class Lowering(Transformer):
     def generation_block(self, tag: Token, _end: Token, body: tuple, *_rest: Any) -> ir.Stmt:
         # A call block in jinja2: its body is a function, so break/continue cannot cross it.
         check_loop_controls(body, in_loop=False)
-        return ir.Output(H("jinja.generation", (ir.Capture(body, span=_span(tag)),)), span=_span(tag))
+        body_text = ir.Capture(body, span=_span(tag))
+        return ir.Output(H("jinja.generation", (body_text, ir.TOP_OUTPUT)), span=_span(tag))
 
     def break_stmt(self, tag: Token, _end: Token) -> ir.Stmt:
         return ir.Break(span=_span(tag))

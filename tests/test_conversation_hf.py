@@ -1,0 +1,275 @@
+"""``render_conversation`` options of the ``hf`` profile on the project's own templates, against
+live transformers (``render_jinja_template``): ``{% generation %}`` spans
+(``return_assistant_tokens_mask``) and ``continue_final_message``. Needs only transformers.
+
+transformers records a span as ``(len of the top-level output so far, + len(body))`` when the
+block ends, whatever buffer the block sits in (a macro, a ``set`` block, a call block): the
+templates below put blocks in each of those places.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from reference import compile_cached, ours_conversation, ref_conversation, same_outcome
+
+CHAT = [
+    {"role": "system", "content": "Be brief."},
+    {"role": "user", "content": "Hi there"},
+    {"role": "assistant", "content": "Hello! ünïcode ✓"},
+    {"role": "user", "content": "2+2?"},
+    {"role": "assistant", "content": "4 "},
+]
+
+#: id -> template. Every one uses {% generation %}, except "none".
+GENERATION_TEMPLATES = {
+    "top-level": "pre {% generation %}[{{ messages[0].content }}]{% endgeneration %} post",
+    "if": (
+        "{% for m in messages %}{% if m.role == 'assistant' %}{% generation %}A: {{ m.content }}"
+        "{% endgeneration %}{% else %}{{ m.role }}: {{ m.content }}{% endif %}\n{% endfor %}"
+    ),
+    "for-in-generation": (
+        "<s>{% generation %}{% for m in messages %}{{ m.content }}|{% endfor %}{% endgeneration %}</s>"
+    ),
+    "loop-index": (
+        "{% for m in messages %}{{ loop.index }}.{% if m.role == 'assistant' %}{% generation %}"
+        "{{ m.content }}#{{ loop.index }}/{{ loop.length }}{% endgeneration %}{% endif %}"
+        "{% if not loop.last %};{% endif %}{% endfor %}"
+    ),
+    "macro": (
+        "{% macro turn(m) %}<{{ m.role }}>{% if m.role == 'assistant' %}{% generation %}"
+        "{{ m.content }}{% endgeneration %}{% else %}{{ m.content }}{% endif %}</>{% endmacro %}"
+        "HEAD{% for m in messages %}{{ turn(m) }}{% endfor %}TAIL"
+    ),
+    "macro-in-expression": (
+        "{% macro g(x) %}..{% generation %}{{ x }}{% endgeneration %}{% endmacro %}"
+        "abc{{ 'xyz' ~ g('q') ~ g('rr') }}{{ g('s') }}"
+    ),
+    "set-block": (
+        "{% set last %}zz{% generation %}{{ messages[-1].content }}{% endgeneration %}{% endset %}"
+        "abc{{ last }}{{ last }}"
+    ),
+    "set-block-with-filter": (
+        "1234{% set x | upper %}a{% generation %}b{% endgeneration %}{% endset %}{{ x }}"
+    ),
+    "filter-block": "x{% filter upper %}yy{% generation %}zz{% endgeneration %}{% endfilter %}w",
+    "call-block": (
+        "{% macro wrap() %}<{{ caller() }}|{{ caller() }}>{% endmacro %}"
+        "head{% call wrap() %}in{% generation %}G{% endgeneration %}{% endcall %}tail"
+    ),
+    "call-block-with-arguments": (
+        "{% macro each(ms) %}{% for m in ms %}({{ caller(m) }}){% endfor %}{% endmacro %}"
+        "## {% call(m) each(messages) %}{% generation %}{{ m.content }}{% endgeneration %}{% endcall %}"
+    ),
+    "nested": "a{% generation %}b{% generation %}cc{% endgeneration %}d{% endgeneration %}e",
+    "recursive-loop": (
+        "{% for n in [{'t': 'a', 'c': [{'t': 'b', 'c': []}, {'t': 'cc', 'c': []}]}] recursive %}"
+        "{{ n.t }}{% generation %}[{{ n.t }}{{ loop(n.c) }}]{% endgeneration %}{% endfor %}!"
+    ),
+    "loop-controls": (
+        "{% for m in messages %}{% if loop.first %}{% continue %}{% endif %}{% generation %}"
+        "{{ m.content }}{% endgeneration %}{% if loop.index == 4 %}{% break %}{% endif %}{% endfor %}"
+    ),
+    "whitespace-control": (
+        "{% for m in messages %}\n  {{ m.role }}\n  {%- generation -%}\n    {{ m.content }}  \n"
+        "  {%- endgeneration -%}\n  ;\n{% endfor %}"
+    ),
+    "whitespace-trim-lstrip": (
+        "{% for m in messages %}\n    {% generation %}\n{{ m.content }}\n    {% endgeneration %}\n"
+        "{% endfor %}"
+    ),
+    "plus-sign": "  {%+ generation %}x{% endgeneration +%}  ",
+    "empty-body": "a{% generation %}{% endgeneration %}b{% generation %}{% if false %}x{% endif %}{% endgeneration %}",
+    "generation-prompt": (
+        "{% for m in messages %}{{ m.content }}\n{% endfor %}"
+        "{% if add_generation_prompt %}{% generation %}<assistant>{% endgeneration %}{% endif %}"
+    ),
+    "set-inside-generation": (
+        "{% generation %}{% set x = 1 %}{{ x }}{% endgeneration %}[{{ x }}]"
+        "{% set ns = namespace(n=0) %}{% generation %}{% set ns.n = 5 %}{% endgeneration %}{{ ns.n }}"
+    ),
+    "error-after-generation": (
+        "{% generation %}ok{% endgeneration %}{{ raise_exception('stop: ' ~ messages|length) }}"
+    ),
+    # tracked, transformers joins the top-level output at the block: the TypeError comes first
+    "non-string-output-before-generation": (
+        "{% filter length %}abc{% endfilter %}{% generation %}x{% endgeneration %}"
+        "{{ raise_exception('later') }}"
+    ),
+    "none": "{% for m in messages %}{{ m.content }}{% endfor %}",
+}
+
+CONVERSATIONS = {
+    "chat": CHAT,
+    "single": [{"role": "user", "content": "only"}],
+    "empty-assistant": [{"role": "user", "content": "u"}, {"role": "assistant", "content": ""}],
+}
+
+
+def _check(template: str, fixture: dict, **options) -> tuple:
+    ref = ref_conversation(template, fixture, **options)
+    ours = ours_conversation(template, fixture, **options)
+    assert same_outcome(ours, ref), f"\nexpected: {ref[1]!r}\n     got: {ours[1]!r}"
+    return ref
+
+
+@pytest.mark.parametrize("conversation", CONVERSATIONS)
+@pytest.mark.parametrize("name", GENERATION_TEMPLATES)
+def test_generation_spans(name: str, conversation: str) -> None:
+    for agp in (False, True):
+        fixture = {"messages": CONVERSATIONS[conversation], "add_generation_prompt": agp}
+        _check(GENERATION_TEMPLATES[name], fixture, return_assistant_tokens_mask=True)
+        _check(GENERATION_TEMPLATES[name], fixture)
+
+
+def test_the_templates_record_spans() -> None:
+    """The reference records spans for the templates above (so the comparison is not vacuous),
+    including spans that start past the text of their own buffer (macro, set and call blocks)."""
+    for name, template in GENERATION_TEMPLATES.items():
+        fixture = {"messages": CHAT, "add_generation_prompt": True}
+        outcome = ref_conversation(template, fixture, return_assistant_tokens_mask=True)
+        if name in ("none", "error-after-generation", "non-string-output-before-generation"):
+            assert outcome[0] == "err" or outcome[1][1] == [], name
+        else:
+            assert outcome[0] == "ok" and outcome[1][1], name
+
+
+def test_spans_are_tuples_in_a_list() -> None:
+    ref = ref_conversation(
+        GENERATION_TEMPLATES["if"], {"messages": CHAT}, return_assistant_tokens_mask=True
+    )
+    ours = compile_cached(GENERATION_TEMPLATES["if"]).render_conversation(
+        copy.deepcopy(CHAT), return_assistant_tokens_mask=True
+    )
+    assert type(ours) is tuple and type(ours[1]) is list
+    assert [type(s) for s in ours[1]] == [type(s) for s in ref[1][1]] == [tuple, tuple]
+    assert ours == ref[1]
+
+
+def test_tracking_is_off_unless_asked() -> None:
+    """Without the option the result is the text alone, render() works as before, and a tracked
+    render does not leave tracking on for the next one."""
+    template = compile_cached(GENERATION_TEMPLATES["macro"])
+    text, spans = template.render_conversation(
+        copy.deepcopy(CHAT), return_assistant_tokens_mask=True
+    )
+    assert template.render_conversation(copy.deepcopy(CHAT)) == text
+    assert template.render({"messages": CHAT}) == text
+    assert ref_conversation(GENERATION_TEMPLATES["macro"], {"messages": CHAT}) == ("ok", text)
+    from runtime import jinja
+
+    assert jinja._GENERATION_SPANS.get() is None
+    again = template.render_conversation(
+        copy.deepcopy(CHAT), return_assistant_tokens_mask=True, budget=5.0
+    )
+    assert again == (text, spans)
+
+
+def test_spans_survive_an_error() -> None:
+    template = compile_cached(GENERATION_TEMPLATES["error-after-generation"])
+    with pytest.raises(Exception):
+        template.render_conversation(copy.deepcopy(CHAT), return_assistant_tokens_mask=True)
+    from runtime import jinja
+
+    assert jinja._GENERATION_SPANS.get() is None
+
+
+def test_only_templates_with_generation_name_the_top_level_output() -> None:
+    assert "_top = _out" in compile_cached(GENERATION_TEMPLATES["macro"]).python_source
+    assert "_top = _out" not in compile_cached(GENERATION_TEMPLATES["none"]).python_source
+
+
+# ----------------------------------------------------------------------------- continue_final_message
+
+CONTINUE_TEMPLATES = {
+    "plain": "{% for m in messages %}<{{ m.role }}>{{ m.content }}</{{ m.role }}>\n{% endfor %}",
+    "trimmed": "{% for m in messages %}<{{ m.role }}>{{ m.content | trim }}</>{% endfor %}",
+    "blocks": (
+        "{% for m in messages %}{% if m.content is string %}{{ m.content }}{% else %}"
+        "{% for b in m.content %}{% if b.type == 'text' %}{{ b.text }}{% else %}<img>{% endif %}"
+        "{% endfor %}{% endif %};{% endfor %}"
+    ),
+    "drops-last": "{% for m in messages[:-1] %}{{ m.content }}{% endfor %}",
+    "thinking": (
+        "{% for m in messages %}{% if m.thinking %}<think>{{ m.thinking }}</think>{% endif %}"
+        "{{ m.content }}{% endfor %}"
+    ),
+    "reasoning": (
+        "{% for m in messages %}{% if m.reasoning_content %}<r>{{ m.reasoning_content }}</r>{% endif %}"
+        "{{ m.content }}{% endfor %}"
+    ),
+    "generation": (
+        "{% for m in messages %}{% if m.role == 'assistant' %}{% generation %}{{ m.content }}"
+        "{% endgeneration %}{% else %}{{ m.content }}{% endif %}|{% endfor %}"
+    ),
+    "tag-at-end": "{{ messages[-1].content }}",
+}
+
+CONTINUE_CONVERSATIONS = {
+    "assistant-last": CHAT,
+    "user-last": CHAT[:4],
+    "trailing-space": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "so  "}],
+    "blocks": [
+        {"role": "user", "content": "look"},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "first"},
+                {"type": "text", "text": "second"},
+                {"type": "image", "url": "x.png"},
+            ],
+        },
+    ],
+    "blocks-without-text": [{"role": "assistant", "content": [{"type": "image"}]}],
+    "reasoning": [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": "answer", "reasoning_content": "mulling"},
+    ],
+    "thinking-and-reasoning-differ": [
+        {"role": "assistant", "content": "a", "thinking": "t1", "reasoning_content": "r1"}
+    ],
+    "no-content": [{"role": "assistant", "tool_calls": []}],
+    "empty": [],
+}
+
+CONTINUE_OPTIONS = [True, "content", "reasoning_content", "thinking", "reasoning"]
+
+
+@pytest.mark.parametrize("option", CONTINUE_OPTIONS, ids=str)
+@pytest.mark.parametrize("conversation", CONTINUE_CONVERSATIONS)
+@pytest.mark.parametrize("name", CONTINUE_TEMPLATES)
+def test_continue_final_message(name: str, conversation: str, option) -> None:
+    fixture = {"messages": CONTINUE_CONVERSATIONS[conversation]}
+    _check(CONTINUE_TEMPLATES[name], fixture, continue_final_message=option)
+    if name == "generation":  # the spans of the tagged render, as transformers measures them
+        _check(
+            CONTINUE_TEMPLATES[name],
+            fixture,
+            continue_final_message=option,
+            return_assistant_tokens_mask=True,
+        )
+
+
+def test_continue_final_message_outcomes_are_varied() -> None:
+    """The cases above reach both kinds of outcome, and several of transformers' errors."""
+    outcomes = set()
+    for name, template in CONTINUE_TEMPLATES.items():
+        for messages in CONTINUE_CONVERSATIONS.values():
+            for option in CONTINUE_OPTIONS:
+                kind, value = ref_conversation(
+                    template, {"messages": messages}, continue_final_message=option
+                )
+                outcomes.add(kind if kind == "ok" else value.split("!")[0][:60])
+    assert "ok" in outcomes
+    assert len(outcomes) >= 6, outcomes
+
+
+def test_continue_final_message_leaves_the_messages_alone() -> None:
+    messages = copy.deepcopy(CONTINUE_CONVERSATIONS["blocks"])
+    before = copy.deepcopy(messages)
+    compile_cached(CONTINUE_TEMPLATES["blocks"]).render_conversation(
+        messages, continue_final_message=True
+    )
+    assert messages == before
