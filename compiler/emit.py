@@ -105,11 +105,8 @@ class Emitter:
         if node.mode == "item":
             test: ast.expr = ast.BoolOp(ast.And(), [is_dict, ast.Compare(key, [ast.In()], [obj])])
             fast: ast.expr = ast.Subscript(obj, key, ast.Load())
-        elif node.mode == "truth":
+        else:  # truth
             test, fast = is_dict, ast.Call(ast.Attribute(obj, "get", ast.Load()), [key], [])
-        else:
-            op = ast.In() if node.mode == "defined" else ast.NotIn()
-            test, fast = is_dict, ast.Compare(key, [op], [obj])
         return ast.IfExp(test, fast, self.expr(node.fallback))
 
     def x_LoopAttr(self, node: ir.LoopAttr) -> ast.expr:

@@ -175,8 +175,7 @@ class DictLookup(Expr):
     evaluated more than once, so it must be a plain variable read. ``mode``:
 
     - ``item``: the value, ``obj[key] if type(obj) is dict and key in obj else fallback``;
-    - ``truth``: only the value's truth is used, ``obj.get(key) if ... else fallback``;
-    - ``defined`` / ``undefined``: whether the key is (not) there, ``key in obj if ... else ...``.
+    - ``truth``: only the value's truth is used, ``obj.get(key) if ... else fallback``.
     """
 
     obj: Expr

@@ -57,10 +57,10 @@ def render(context: dict) -> str:
                 )
                 == "assistant"
                 and (
-                    not (
-                        "tool_calls" in l_1_message
-                        if type(l_1_message) is dict
-                        else test_defined(getattr_(l_1_message, "tool_calls"))
+                    not test_defined(
+                        l_1_message["tool_calls"]
+                        if type(l_1_message) is dict and "tool_calls" in l_1_message
+                        else getattr_(l_1_message, "tool_calls")
                     )
                 )
             )
@@ -133,10 +133,10 @@ def render(context: dict) -> str:
             l_1_message["role"]
             if type(l_1_message) is dict and "role" in l_1_message
             else getattr_(l_1_message, "role")
-        ) == "assistant" and (
-            "tool_calls" in l_1_message
-            if type(l_1_message) is dict
-            else test_defined(getattr_(l_1_message, "tool_calls"))
+        ) == "assistant" and test_defined(
+            l_1_message["tool_calls"]
+            if type(l_1_message) is dict and "tool_calls" in l_1_message
+            else getattr_(l_1_message, "tool_calls")
         ):
             _w("<|im_start|>assistant\n")
             # line 32: if
@@ -160,10 +160,10 @@ def render(context: dict) -> str:
                 else getattr_(l_1_message, "tool_calls")
             ):
                 # line 36: if
-                if (
-                    "function" in l_2_tool_call
-                    if type(l_2_tool_call) is dict
-                    else test_defined(getattr_(l_2_tool_call, "function"))
+                if test_defined(
+                    l_2_tool_call["function"]
+                    if type(l_2_tool_call) is dict and "function" in l_2_tool_call
+                    else getattr_(l_2_tool_call, "function")
                 ):
                     _w(
                         '<tool_call>\n{"name": "'

@@ -12,8 +12,9 @@ Each keeps output byte-identical; each rests on a fact the IR proves, never on a
   is exactly a ``dict`` holding ``key`` (chat data is dicts: ``message.role``), and go through
   the sandboxed lookup otherwise; only for keys that are not ``dict`` attributes (``items``,
   ``get``, ...), which jinja2 would find when the key is absent. Where only the value's truth
-  is used (``{% if m.tool_calls %}``) an absent key reads as ``None`` (no undefined is built);
-  ``m.x is defined`` becomes ``"x" in m``. ``loop.last`` on the loop object a ``for`` made (and
+  is used (``{% if m.tool_calls %}``) an absent key reads as ``None`` (no undefined is built).
+  (``m.x is defined`` is not a key test: a dict may hold an undefined value.) ``loop.last`` on
+  the loop object a ``for`` made (and
   nothing else binds) is a plain attribute read.
 - ``loop_counters``: a loop that only reads ``loop.index``/``index0``/``first`` uses
   ``enumerate`` and no loop object.
@@ -164,7 +165,6 @@ def direct_calls(module: ir.Module) -> ir.Module:
 
 # ----------------------------------------------------------------------------- dict items
 
-_DEFINED_TESTS = {"jinja_filters.test_defined": "defined", "jinja_filters.test_undefined": "undefined"}
 _LOOP_ATTRS = frozenset(
     "index index0 revindex revindex0 first last length previtem nextitem depth depth0 cycle changed".split()
 )
@@ -210,10 +210,6 @@ def dict_items(module: ir.Module) -> ir.Module:
             found = _dict_key(node)
             if found is not None:
                 return ir.DictLookup(*found, "truth" if truth else "item", node, span=node.span)
-            if node.name in _DEFINED_TESTS and len(node.args) == 1 and not node.kwargs:
-                found = _dict_key(node.args[0])
-                if found is not None:
-                    return ir.DictLookup(*found, _DEFINED_TESTS[node.name], node, span=node.span)
         if isinstance(node, ir.If):
             return dataclasses.replace(node, test=walk(node.test, True), body=walk(node.body), orelse=walk(node.orelse))
         if isinstance(node, ir.Not):

@@ -69,6 +69,7 @@ LOOKUPS = [
     "{{ m['role'] }}",
     "{% if m.role %}T{% else %}F{% endif %}",
     "{{ m.role is defined }}|{{ m.role is undefined }}",
+    "{% set d = {'x': nope} %}{{ d.x is defined }}|{{ d.x is undefined }}|{{ d.x }}|{{ d.x or 1 }}",
     "{{ m.items }}",  # a dict method name: the attribute wins
     "{{ m['items'] }}",
     "{% if m.items %}T{% endif %}",
