@@ -52,7 +52,9 @@ class CompiledTemplate:
         with time_budget(budget), _recursion_guard(self.dialect):
             return self._render({} if context is None else context)
 
-    def render_conversation(self, messages: Any, *, budget: Optional[float] = None, **options: Any) -> Any:
+    def render_conversation(
+        self, messages: Any, *, budget: Optional[float] = None, **options: Any
+    ) -> Any:
         """The profile's conversation entry point (transformers' or Ollama's): the prompt.
 
         ``hf``: with ``return_assistant_tokens_mask=True``, ``(prompt, spans)`` instead, the
