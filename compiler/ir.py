@@ -14,8 +14,8 @@ leave it empty; the scope pass (``compiler.passes.scope``) fills it in.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Optional, Tuple
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Iterator, Optional, Tuple
 
 Span = Tuple[int, int]
 NOSPAN: Span = (0, 0)
@@ -347,3 +347,41 @@ class Module(Node):
     dialect: str
     profile: str
     meta: Tuple[Tuple[str, Any], ...] = ()
+
+
+# ----------------------------------------------------------------------------- traversal
+
+
+def children(node: Any) -> Iterator[Tuple[str, Any]]:
+    """(field, value) of each child field of ``node`` (sub-nodes and tuples; spans excluded)."""
+    for f in node.__dataclass_fields__:
+        if f != "span":
+            value = getattr(node, f)
+            if isinstance(value, (Node, tuple)):
+                yield f, value
+
+
+def map_children(node: Any, fn: Callable[[Any], Any]) -> Any:
+    """``node`` with ``fn`` applied to each child (each item of a tuple); the same object when
+    nothing changed."""
+    if isinstance(node, tuple):
+        return tuple(fn(n) for n in node)
+    if not isinstance(node, Node):
+        return node
+    changes = {}
+    for f, old in children(node):
+        new = fn(old)
+        if new is not old:
+            changes[f] = new
+    return replace(node, **changes) if changes else node
+
+
+def walk(node: Any) -> Iterator[Any]:
+    """Every node under ``node`` (itself included), parents before children."""
+    if isinstance(node, tuple):
+        for n in node:
+            yield from walk(n)
+    elif isinstance(node, Node):
+        yield node
+        for _f, value in children(node):
+            yield from walk(value)

@@ -55,21 +55,10 @@ def is_str(expr: Any) -> bool:
 def _map(node: Any, fn: Any) -> Any:
     """Rebuild ``node`` bottom-up, applying ``fn`` to every IR node."""
     if isinstance(node, tuple):
-        return tuple(_map(n, fn) for n in node)
+        return ir.map_children(node, lambda n: _map(n, fn))
     if not isinstance(node, ir.Node):
         return node
-    changes = {}
-    for f in node.__dataclass_fields__:  # type: ignore[attr-defined]
-        if f == "span":
-            continue
-        old = getattr(node, f)
-        if isinstance(old, (ir.Node, tuple)):
-            new = _map(old, fn)
-            if new is not old:
-                changes[f] = new
-    if changes:
-        node = dataclasses.replace(node, **changes)
-    return fn(node)
+    return fn(ir.map_children(node, lambda n: _map(n, fn)))
 
 
 def known_str(module: ir.Module) -> ir.Module:

@@ -253,7 +253,7 @@ class _Resolver:
                 if ref is not None:
                     return ir.Name(node.name, ref, node.span)
                 return ir.Helper("jinja.resolve", (ir.Local("context"), ir.Const(node.name)))
-            return _map_children(node, fix)
+            return ir.map_children(node, fix)
 
         return fix(expr)
 
@@ -288,23 +288,7 @@ class _Resolver:
             return ir.Name(node.name, ref, node.span)
         if isinstance(node, ir.Capture):
             return dataclasses.replace(node, body=self.scope(node.body, Symbols(sym)))
-        return _map_children(node, lambda n: self.expr(n, sym))
-
-
-def _map_children(node: Any, fn: Any) -> Any:
-    if isinstance(node, tuple):
-        return tuple(fn(n) for n in node)
-    if not isinstance(node, ir.Node):
-        return node
-    changes = {}
-    for f in node.__dataclass_fields__:  # type: ignore[attr-defined]
-        if f == "span":
-            continue
-        old = getattr(node, f)
-        new = fn(old) if isinstance(old, (ir.Node, tuple)) else old
-        if new is not old:
-            changes[f] = new
-    return dataclasses.replace(node, **changes) if changes else node
+        return ir.map_children(node, lambda n: self.expr(n, sym))
 
 
 def resolve(module: ir.Module) -> ir.Module:

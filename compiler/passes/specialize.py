@@ -49,13 +49,7 @@ def _assignments(module: ir.Module) -> dict[str, list]:
             for t in target.names:
                 bind(t, why)
 
-    def walk(node: Any) -> None:
-        if isinstance(node, tuple):
-            for n in node:
-                walk(n)
-            return
-        if not isinstance(node, ir.Node):
-            return
+    for node in ir.walk(module.body):
         if isinstance(node, ir.Assign):
             bind(node.target, node)
         elif isinstance(node, ir.For):
@@ -66,11 +60,6 @@ def _assignments(module: ir.Module) -> dict[str, list]:
             out.setdefault(node.ident, []).append(node)
             for p in node.params:
                 bind(p.name, p)
-        for f in node.__dataclass_fields__:  # type: ignore[attr-defined]
-            if f != "span":
-                walk(getattr(node, f))
-
-    walk(module.body)
     return out
 
 
@@ -91,6 +80,11 @@ def _is_start_value(value: Any) -> bool:
     return isinstance(value, ir.Helper) and value.name in ("jinja.undefined", "jinja.resolve")
 
 
+def _is_block(value: Any) -> bool:
+    """A tuple of statements (a body), as opposed to a tuple of expressions."""
+    return isinstance(value, tuple) and bool(value) and isinstance(value[0], ir.Stmt)
+
+
 def direct_calls(module: ir.Module) -> ir.Module:
     if module.dialect != "jinja":
         return module
@@ -108,25 +102,14 @@ def direct_calls(module: ir.Module) -> ir.Module:
         return tuple(out)
 
     def rewrite(node: Any, known: dict) -> Any:
-        if isinstance(node, tuple):
-            return tuple(rewrite(n, known) for n in node)
-        if not isinstance(node, ir.Node):
-            return node
-        changes = {}
-        for f in node.__dataclass_fields__:  # type: ignore[attr-defined]
-            if f == "span":
-                continue
-            old = getattr(node, f)
-            if f in ("body", "orelse", "else_", "prologue") and isinstance(old, tuple):
-                new = block(old, known)
-            elif isinstance(old, (ir.Node, tuple)):
-                new = rewrite(old, known)
-            else:
-                continue
-            if new != old or new is not old:
-                changes[f] = new
-        if changes:
-            node = dataclasses.replace(node, **changes)
+        if isinstance(node, ir.Node) and not isinstance(node, ir.Module):
+            # statement blocks are scopes in order: a macro is known after its definition
+            node = ir.map_children(
+                node,
+                lambda n: block(n, known) if _is_block(n) else rewrite(n, known),
+            )
+        elif isinstance(node, tuple):
+            node = ir.map_children(node, lambda n: rewrite(n, known))
         if (
             isinstance(node, ir.Helper)
             and node.name == "jinja.call"
@@ -140,20 +123,8 @@ def direct_calls(module: ir.Module) -> ir.Module:
 
     body = block(module.body, {})
     # Macros nobody reads as a value any more need no Macro object.
-    read: set = set()
-
-    def reads(node: Any) -> None:
-        if isinstance(node, tuple):
-            for n in node:
-                reads(n)
-        elif isinstance(node, ir.Node):
-            if isinstance(node, (ir.Name, ir.Local)):
-                read.add(node.ident)
-            for f in node.__dataclass_fields__:  # type: ignore[attr-defined]
-                if f != "span" and not (isinstance(node, ir.Assign) and f == "target"):
-                    reads(getattr(node, f))
-
-    reads(body)
+    targets = {id(n) for node in ir.walk(body) if isinstance(node, ir.Assign) for n in ir.walk(node.target)}
+    read = {n.ident for n in ir.walk(body) if isinstance(n, (ir.Name, ir.Local)) and id(n) not in targets}
 
     def unbind(node: Any) -> Any:
         if isinstance(node, ir.FuncDef) and node.wrap == "jinja.make_macro" and node.ident not in read:
