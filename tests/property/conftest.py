@@ -11,6 +11,9 @@ the profiles ``<profile>.<property>`` (``ci.render``, ``deep.corpus``, ...). ``T
 e.g. to make a quick local smoke run; ``TMPL2PY_HYPOTHESIS_EXAMPLES="render=5000,corpus=100"``
 sets single budgets.
 
+For long exploratory runs, ``TMPL2PY_FAST_COMPILE=1`` skips black inside the compiler (both
+dialects; see differential.py): black is then most of the time of an example.
+
 With ``TMPL2PY_DIVERGENCE_LOG=path`` the differential properties do not stop at the first
 divergence: each one is appended to ``path`` as a JSON line and the run goes on (for long
 exploratory runs; minimise the logged cases by hand or with ``tests/property/minimize.py``).

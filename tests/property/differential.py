@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import copy
 import datetime as _dt
+import os
 import random
 import re
 import signal
@@ -44,6 +45,15 @@ from transformers.utils import chat_template_utils as ctu  # noqa: E402
 
 import runtime.jinja as rt_jinja  # noqa: E402
 from compiler import CompileError, compile_template  # noqa: E402
+
+# TMPL2PY_FAST_COMPILE=1: skip black when compiling (the emitted module is compiled as it is),
+# as TMPL2PY_GO_FAST_COMPILE does for the Go properties. Only for long exploratory runs, where
+# black is most of a compile and half of a render example: black only re-lays the module out,
+# but then a template black would refuse to lay out is not seen failing. Never set in ci.
+if os.environ.get("TMPL2PY_FAST_COMPILE") == "1":
+    import compiler.api as _api
+
+    _api._format = lambda text: text
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
 CORPUS_TEMPLATES = SHARED / "corpus" / "jinja" / "templates"

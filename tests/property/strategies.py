@@ -19,6 +19,10 @@ Two families:
 
 Nesting, loop sizes, ``range`` bounds, string repetition and widths are bounded so that no
 generated template can take more than a few milliseconds to render on either side.
+
+Every generator is a plain function of a ``Dice`` (tests/tmpl2py_dice.py): its many small
+choices cost a few Hypothesis draws per example instead of hundreds, which made generation
+several times cheaper than the test bodies it feeds.
 """
 
 from __future__ import annotations
@@ -26,10 +30,29 @@ from __future__ import annotations
 import json
 import re
 import string
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Optional
 
 from hypothesis import strategies as st
+
+if str(Path(__file__).resolve().parents[1]) not in sys.path:  # tests/: tmpl2py_dice
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import tmpl2py_dice as _dice  # noqa: E402
+
+# =============================================================================== drawing helpers
+
+# Generators are plain functions of a Dice ``g`` (tests/tmpl2py_dice.py: few Hypothesis draws
+# for many choices); the public strategies below wrap them.
+Dice = _dice.Dice
+_unwrapped = _dice.unwrapped
+_generator = _dice.generator
+
+
+def _distinct(items: list) -> list:
+    return list(dict.fromkeys(items))
+
 
 # =============================================================================== characters
 
@@ -44,51 +67,138 @@ CHAR_FRAGMENTS = [
     "&", "<", ">", "&amp;", "<b>", "%s", "%", "{}", "{0}", "{x}", ",", ":", "|", "0", "1",
     "-", "+", "http://x.org", "a@b.co", "True", "null", "\\u00e9",
 ]
+_FRAGMENTS = tuple(CHAR_FRAGMENTS)
 
-_any_char = st.characters(blacklist_categories=("Cs",))
-_small_char = st.sampled_from(string.ascii_letters + string.digits + "  _-.,:;!?()[]")
+_SMALL_ALPHABET = string.ascii_letters + string.digits + "  _-.,:;!?()[]"
+#: Every character of the fragments, to be recombined freely (lone halves of delimiters, a lone
+#: ZWJ, combining mark or regional indicator, controls next to quotes, ...).
+_FRAGMENT_ALPHABET = "".join(sorted(set("".join(CHAR_FRAGMENTS))))
+
+_any_char = st.characters(blacklist_categories=("Cs",))  # never a lone surrogate
+
+#: Pieces of a string besides the fragments (one draw each): plain text, characters of the
+#: fragments, any code points.
+_TEXT_PIECES = tuple(_unwrapped(s) for s in (
+    st.text(_SMALL_ALPHABET, min_size=1, max_size=6),
+    st.text(_FRAGMENT_ALPHABET, min_size=1, max_size=4),
+    st.text(_any_char, min_size=1, max_size=3),
+))
+
+
+def _text_piece(g: Dice) -> str:
+    k = g.roll(6)
+    return g.pick(_FRAGMENTS) if k >= 3 else g.draw(_TEXT_PIECES[k])
+
+
+def _text(g: Dice, max_size: int = 10) -> str:
+    """Up to ``2 * max_size // 3`` pieces joined: a fragment (half of the pieces), plain text,
+    characters of the fragments or any code points (a sixth each)."""
+    return "".join([_text_piece(g) for _ in range(g.int(0, max(1, 2 * max_size // 3)))])
+
+
+_TEXTS: dict = {}
 
 
 def texts(max_size: int = 10) -> st.SearchStrategy[str]:
     """Strings mixing plain letters, interesting fragments and any code point but surrogates."""
-    return st.lists(
-        st.one_of(_small_char, st.sampled_from(CHAR_FRAGMENTS), _any_char), max_size=max_size
-    ).map("".join)
+    strat = _TEXTS.get(max_size)
+    if strat is None:
+        strat = _TEXTS[max_size] = _generator(_text, max_size)
+    return strat
 
 
-short_words = st.sampled_from(
-    ["a", "b", "x", "hello", "Hello World", "  padded  ", "", "user", "assistant", "tool",
-     "system", "content", "name", "get_weather", "Paris", "42", "3.5", "true", "none", "a,b,c",
-     "A.B", "x y z", "<tag>", "line1\nline2", "ünïcödé", "ב", "😀"]
+SHORT_WORDS = (
+    "a", "b", "x", "hello", "Hello World", "  padded  ", "", "user", "assistant", "tool",
+    "system", "content", "name", "get_weather", "Paris", "42", "3.5", "true", "none", "a,b,c",
+    "A.B", "x y z", "<tag>", "line1\nline2", "ünïcödé", "ב", "😀",
 )
-strings = st.one_of(short_words, texts())
+short_words = st.sampled_from(SHORT_WORDS)
+
+
+def _string(g: Dice) -> str:
+    """A short word or a text, half and half."""
+    i = g.roll(2 * len(SHORT_WORDS))
+    return SHORT_WORDS[i] if i < len(SHORT_WORDS) else _text(g)
+
+
+strings = _generator(_string)
 
 # =============================================================================== JSON values
 
-big_ints = st.sampled_from([2**31, -(2**31), 2**53 + 1, 2**63, -(2**64), 10**20])
-json_ints = st.one_of(st.integers(-1000, 1000), big_ints)
-json_floats = st.one_of(
-    st.floats(allow_nan=False, allow_infinity=False, width=64),
-    st.sampled_from([0.0, -0.0, 0.5, 1.5, 2.5, -1.5, 1e16, 1e-7, 3.14159, 100.0]),
-    st.sampled_from([float("inf"), float("-inf"), float("nan")]),
-)
-json_scalars = st.one_of(st.none(), st.booleans(), json_ints, json_floats, strings)
-json_keys = st.one_of(
-    st.sampled_from(["a", "b", "k", "name", "role", "content", "type", "text", "id", "value",
-                     "items", "keys", "values", "get", "0", "", "_x", "__class__", "x y"]),
-    texts(5),
-)
+BIG_INTS = (2**31, -(2**31), 2**53 + 1, 2**63, -(2**64), 10**20)
+NICE_FLOATS = (0.0, -0.0, 0.5, 1.5, 2.5, -1.5, 1e16, 1e-7, 3.14159, 100.0)
+ODD_FLOATS = (float("inf"), float("-inf"), float("nan"))
+_small_ints = _unwrapped(st.integers(-1000, 1000))
+_any_floats = _unwrapped(st.floats(allow_nan=False, allow_infinity=False, width=64))
+
+
+def _json_int(g: Dice) -> int:
+    return g.draw(_small_ints) if g.roll(2) else g.pick(BIG_INTS)
+
+
+def _json_float(g: Dice) -> float:
+    k = g.roll(3)
+    return g.draw(_any_floats) if k == 0 else g.pick(NICE_FLOATS if k == 1 else ODD_FLOATS)
+
+
+big_ints = st.sampled_from(BIG_INTS)
+json_ints = _generator(_json_int)
+json_floats = _generator(_json_float)
+
+
+def _scalar(g: Dice, kind: int) -> Any:
+    """kind 0..8: none, bool, small int, big int, any float, nice float, odd float, short
+    word, text (the nine equally likely branches of the former ``st.one_of``)."""
+    if kind == 0:
+        return None
+    if kind == 1:
+        return g.roll(2) == 1
+    if kind == 2:
+        return g.draw(_small_ints)
+    if kind == 3:
+        return g.pick(BIG_INTS)
+    if kind == 4:
+        return g.draw(_any_floats)
+    if kind == 5:
+        return g.pick(NICE_FLOATS)
+    if kind == 6:
+        return g.pick(ODD_FLOATS)
+    if kind == 7:
+        return g.pick(SHORT_WORDS)
+    return _text(g)
+
+
+json_scalars = _generator(lambda g: _scalar(g, g.roll(9)))
+
+JSON_KEYS = ("a", "b", "k", "name", "role", "content", "type", "text", "id", "value",
+             "items", "keys", "values", "get", "0", "", "_x", "__class__", "x y")
+
+
+def _json_key(g: Dice) -> str:
+    i = g.roll(2 * len(JSON_KEYS))
+    return JSON_KEYS[i] if i < len(JSON_KEYS) else _text(g, 5)
+
+
+json_keys = _generator(_json_key)
+
+
+def _any_scalar(g: Dice) -> Any:
+    return _scalar(g, g.roll(9))
+
+
+_JSON_VALUES: dict = {}
 
 
 def json_values(max_leaves: int = 8) -> st.SearchStrategy[Any]:
-    return st.recursive(
-        json_scalars,
-        lambda children: st.one_of(
-            st.lists(children, max_size=4),
-            st.dictionaries(json_keys, children, max_size=4),
-        ),
-        max_leaves=max_leaves,
-    )
+    """Nested JSON values (every scalar type, inf and nan included) of about ``max_leaves`` leaves."""
+    strat = _JSON_VALUES.get(max_leaves)
+    if strat is None:
+        strat = _JSON_VALUES[max_leaves] = _generator(_json_value, max_leaves)
+    return strat
+
+
+def _json_value(g: Dice, max_leaves: int) -> Any:
+    return _dice.json_tree(g, _any_scalar, _json_key, max_leaves)
 
 
 # =============================================================================== HF data
@@ -96,183 +206,291 @@ def json_values(max_leaves: int = 8) -> st.SearchStrategy[Any]:
 ROLES = ["system", "user", "assistant", "tool", "developer"]
 UNUSUAL_ROLES = ["function", "ipython", "model", "observation", "tool_response", "", "User",
                  "ASSISTANT", "bot", "human", "gpt", "documents"]
-roles = st.one_of(st.sampled_from(ROLES), st.sampled_from(UNUSUAL_ROLES), texts(4))
-
-identifiers = st.from_regex(r"[a-z_][a-z0-9_]{0,8}", fullmatch=True)
-function_names = st.one_of(
-    st.sampled_from(["get_weather", "search", "python", "brave_search", "calc", "f"]), identifiers
-)
-
-content_blocks = st.one_of(
-    st.builds(lambda t: {"type": "text", "text": t}, strings),
-    st.just({"type": "image"}),
-    st.builds(lambda u: {"type": "image_url", "image_url": {"url": u}}, strings),
-    st.builds(lambda t: {"type": "text", "content": t}, strings),
-    st.just({"type": "audio"}),
-)
-contents = st.one_of(
-    strings, strings, strings, st.none(), st.lists(content_blocks, max_size=3)
-)
-
-arg_dicts = st.dictionaries(
-    st.one_of(identifiers, json_keys), json_values(4), max_size=3
-)
 
 
-@st.composite
-def tool_calls(draw: Any) -> dict:
-    args = draw(arg_dicts)
-    arguments = draw(st.one_of(
-        st.just(args),
-        st.just(json.dumps(args)),
-        st.just(json.dumps(args, ensure_ascii=False)),
-        strings,
-    ))
-    fn = {"name": draw(function_names), "arguments": arguments}
-    shape = draw(st.integers(0, 4))
+def _role(g: Dice) -> str:
+    k = g.roll(3)
+    return g.pick(ROLES) if k == 0 else g.pick(UNUSUAL_ROLES) if k == 1 else _text(g, 4)
+
+
+roles = _generator(_role)
+
+_IDENT_START = string.ascii_lowercase + "_"
+_ident_rest = _unwrapped(st.text(string.ascii_lowercase + string.digits + "_", max_size=8))
+_call_id_rest = _unwrapped(st.text(string.ascii_letters + string.digits, min_size=1, max_size=9))
+FUNCTION_NAMES = ("get_weather", "search", "python", "brave_search", "calc", "f")
+
+
+def _identifier(g: Dice) -> str:
+    """``[a-z_][a-z0-9_]{0,8}``"""
+    return g.pick(_IDENT_START) + g.draw(_ident_rest)
+
+
+def _function_name(g: Dice) -> str:
+    return g.pick(FUNCTION_NAMES) if g.roll(2) else _identifier(g)
+
+
+def _call_id(g: Dice) -> str:
+    """``call_[A-Za-z0-9]{1,9}`` or any string."""
+    return "call_" + g.draw(_call_id_rest) if g.roll(2) else _string(g)
+
+
+identifiers = _generator(_identifier)
+function_names = _generator(_function_name)
+
+
+def _content_block(g: Dice) -> dict:
+    k = g.roll(5)
+    if k == 0:
+        return {"type": "text", "text": _string(g)}
+    if k == 1:
+        return {"type": "image"}
+    if k == 2:
+        return {"type": "image_url", "image_url": {"url": _string(g)}}
+    if k == 3:
+        return {"type": "text", "content": _string(g)}
+    return {"type": "audio"}
+
+
+def _content(g: Dice) -> Any:
+    """A string (3 times in 5), None, or a list of up to 3 content blocks."""
+    k = g.roll(5)
+    if k < 3:
+        return _string(g)
+    if k == 3:
+        return None
+    return [_content_block(g) for _ in range(g.int(0, 3))]
+
+
+content_blocks = _generator(_content_block)
+contents = _generator(_content)
+
+
+def _arg_dict(g: Dice) -> dict:
+    out: dict = {}
+    for _ in range(g.int(0, 3)):
+        key = _identifier(g) if g.roll(2) else _json_key(g)
+        out[key] = _json_value(g, 4)
+    return out
+
+
+arg_dicts = _generator(_arg_dict)
+
+
+def _tool_call(g: Dice) -> dict:
+    args = _arg_dict(g)
+    k = g.roll(4)  # dict arguments, JSON text (ASCII or not), or any string
+    arguments = (args, json.dumps(args), json.dumps(args, ensure_ascii=False))[k] if k < 3 else _string(g)
+    fn = {"name": _function_name(g), "arguments": arguments}
+    shape = g.roll(5)
     if shape == 0:  # flat (some templates read tool_call.name directly)
         return fn
     call: dict = {"type": "function", "function": fn}
     if shape >= 2:
-        call["id"] = draw(st.one_of(st.from_regex(r"call_[A-Za-z0-9]{1,9}", fullmatch=True), strings))
+        call["id"] = _call_id(g)
     if shape == 4:
         del call["type"]
     return call
 
 
-json_schema_types = st.sampled_from(["string", "integer", "number", "boolean", "array", "object", "null"])
+
+def tool_calls() -> st.SearchStrategy[dict]:
+    """A tool call: flat or ``{"type", "function", "id"}``-shaped, arguments a dict, JSON text
+    or any string."""
+    return _TOOL_CALLS
 
 
-@st.composite
-def tool_schemas(draw: Any) -> dict:
+_TOOL_CALLS = _generator(_tool_call)
+
+JSON_SCHEMA_TYPES = ("string", "integer", "number", "boolean", "array", "object", "null")
+json_schema_types = st.sampled_from(JSON_SCHEMA_TYPES)
+
+
+def _tool_schema(g: Dice) -> dict:
     props = {}
-    for name in draw(st.lists(identifiers, max_size=3, unique=True)):
-        prop: dict = {"type": draw(st.one_of(json_schema_types, st.lists(json_schema_types, min_size=1, max_size=2)))}
-        if draw(st.booleans()):
-            prop["description"] = draw(strings)
-        if draw(st.integers(0, 4)) == 0:
-            prop["enum"] = draw(st.lists(st.one_of(strings, json_ints), min_size=1, max_size=3))
-        if prop["type"] == "array" and draw(st.booleans()):
-            prop["items"] = {"type": draw(json_schema_types)}
+    for name in _distinct([_identifier(g) for _ in range(g.int(0, 3))]):
+        if g.roll(2):
+            ptype: Any = g.pick(JSON_SCHEMA_TYPES)
+        else:
+            ptype = [g.pick(JSON_SCHEMA_TYPES) for _ in range(g.int(1, 2))]
+        prop: dict = {"type": ptype}
+        if g.roll(2):
+            prop["description"] = _string(g)
+        if g.roll(5) == 0:
+            prop["enum"] = [_string(g) if g.roll(2) else _json_int(g) for _ in range(g.int(1, 3))]
+        if ptype == "array" and g.roll(2):
+            prop["items"] = {"type": g.pick(JSON_SCHEMA_TYPES)}
         props[name] = prop
     params: dict = {"type": "object", "properties": props}
-    if props and draw(st.booleans()):
-        params["required"] = draw(st.lists(st.sampled_from(sorted(props)), unique=True))
-    fn: dict = {"name": draw(function_names)}
-    if draw(st.integers(0, 5)):
-        fn["description"] = draw(strings)
-    if draw(st.integers(0, 5)):
+    if props and g.roll(2):
+        names = sorted(props)
+        params["required"] = _distinct([g.pick(names) for _ in range(g.int(0, len(names)))])
+    fn: dict = {"name": _function_name(g)}
+    if g.roll(6):
+        fn["description"] = _string(g)
+    if g.roll(6):
         fn["parameters"] = params
-    if draw(st.integers(0, 5)) == 0:
-        fn["return"] = {"type": draw(json_schema_types)}
-    if draw(st.integers(0, 3)) == 0:
+    if g.roll(6) == 0:
+        fn["return"] = {"type": g.pick(JSON_SCHEMA_TYPES)}
+    if g.roll(4) == 0:
         return fn  # bare schema
     return {"type": "function", "function": fn}
 
 
-@st.composite
-def documents_(draw: Any) -> dict:
+
+
+def tool_schemas() -> st.SearchStrategy[dict]:
+    return _TOOL_SCHEMAS
+
+
+_TOOL_SCHEMAS = _generator(_tool_schema)
+
+
+def _document(g: Dice) -> dict:
     doc: dict = {}
-    if draw(st.integers(0, 5)):
-        doc["title"] = draw(strings)
-    if draw(st.integers(0, 5)):
-        doc["text"] = draw(strings)
-    if draw(st.integers(0, 3)) == 0:
-        doc[draw(json_keys)] = draw(json_values(3))
+    if g.roll(6):
+        doc["title"] = _string(g)
+    if g.roll(6):
+        doc["text"] = _string(g)
+    if g.roll(4) == 0:
+        doc[_json_key(g)] = _json_value(g, 3)
     return doc
 
+
+
+def documents_() -> st.SearchStrategy[dict]:
+    return _DOCUMENTS
+
+
+_DOCUMENTS = _generator(_document)
 
 REASONING_KEYS = ["reasoning_content", "thinking", "reasoning"]
 
 
-@st.composite
-def messages_(draw: Any, role: Any = None) -> dict:
-    role = draw(roles) if role is None else role
+def _message(g: Dice, role: Any = None) -> dict:
+    role = _role(g) if role is None else role
     msg: dict = {"role": role}
-    if draw(st.integers(0, 9)):
-        msg["content"] = draw(contents)
-    if role == "assistant" and draw(st.integers(0, 2)) == 0:
-        msg["tool_calls"] = draw(st.lists(tool_calls(), min_size=draw(st.integers(0, 1)), max_size=3))
-    if role in ("assistant", "user") and draw(st.integers(0, 3)) == 0:
-        msg[draw(st.sampled_from(REASONING_KEYS))] = draw(st.one_of(strings, st.none()))
+    if g.roll(10):
+        msg["content"] = _content(g)
+    if role == "assistant" and g.roll(3) == 0:
+        msg["tool_calls"] = [_tool_call(g) for _ in range(g.int(g.roll(2), 3))]
+    if role in ("assistant", "user") and g.roll(4) == 0:
+        msg[g.pick(REASONING_KEYS)] = _string(g) if g.roll(2) else None
     if role == "tool":
-        if draw(st.booleans()):
-            msg["tool_call_id"] = draw(st.one_of(st.from_regex(r"call_[A-Za-z0-9]{1,9}", fullmatch=True), strings))
-        if draw(st.booleans()):
-            msg["name"] = draw(function_names)
-    elif draw(st.integers(0, 6)) == 0:
-        msg["name"] = draw(strings)
-    if draw(st.integers(0, 8)) == 0:
-        msg[draw(json_keys)] = draw(json_values(3))
+        if g.roll(2):
+            msg["tool_call_id"] = _call_id(g)
+        if g.roll(2):
+            msg["name"] = _function_name(g)
+    elif g.roll(7) == 0:
+        msg["name"] = _string(g)
+    if g.roll(9) == 0:
+        msg[_json_key(g)] = _json_value(g, 3)
     return msg
 
 
-@st.composite
-def realistic_conversations(draw: Any) -> list:
+_MESSAGES: dict = {}
+
+
+def messages_(role: Any = None) -> st.SearchStrategy[dict]:
+    """A message (of any role, or of ``role``)."""
+    strat = _MESSAGES.get(role)
+    if strat is None:
+        strat = _MESSAGES[role] = _generator(_message, role)
+    return strat
+
+
+def _realistic_conversation(g: Dice) -> list:
     """System? then user/assistant turns, with tool calls answered by tool results."""
     out: list = []
-    if draw(st.booleans()):
-        out.append(draw(messages_(role=draw(st.sampled_from(["system", "system", "developer"])))))
-    for _ in range(draw(st.integers(1, 3))):
-        out.append(draw(messages_(role="user")))
-        if draw(st.integers(0, 4)) == 0:
+    if g.roll(2):
+        out.append(_message(g, g.pick(("system", "system", "developer"))))
+    for _ in range(g.int(1, 3)):
+        out.append(_message(g, "user"))
+        if g.roll(5) == 0:
             break  # ends on a user turn
-        msg = draw(messages_(role="assistant"))
+        msg = _message(g, "assistant")
         out.append(msg)
         calls = msg.get("tool_calls") or []
         if calls:
             for call in calls:
                 fn = call.get("function", call) if isinstance(call, dict) else {}
-                tool = {"role": "tool", "content": draw(strings)}
-                if draw(st.booleans()) and "id" in call:
+                tool = {"role": "tool", "content": _string(g)}
+                if g.roll(2) and "id" in call:
                     tool["tool_call_id"] = call["id"]
-                if draw(st.booleans()):
+                if g.roll(2):
                     tool["name"] = fn.get("name", "f")
                 out.append(tool)
-            out.append(draw(messages_(role="assistant")))
+            out.append(_message(g, "assistant"))
     return out
 
 
-conversations = st.one_of(
-    realistic_conversations(),
-    realistic_conversations(),
-    realistic_conversations(),
-    st.lists(messages_(), max_size=5),
-)
 
 
-@st.composite
-def hf_calls(draw: Any) -> dict:
-    """Arguments of one ``render_conversation`` / ``render_jinja_template`` call."""
-    call: dict = {"messages": draw(conversations)}
-    call["tools"] = draw(st.one_of(st.none(), st.none(), st.lists(tool_schemas(), max_size=3)))
-    call["documents"] = draw(st.one_of(st.none(), st.none(), st.none(), st.lists(documents_(), max_size=2)))
-    call["add_generation_prompt"] = draw(st.booleans())
-    extra = draw(st.dictionaries(
-        st.sampled_from(["enable_thinking", "bos_token", "eos_token", "tools_in_user_message",
-                         "builtin_tools", "date_string", "reasoning_effort", "thinking",
-                         "custom_instructions", "xml_tools", "python_tools", "system_message",
-                         "keep_past_thinking", "add_vision_id", "interleaved_thinking"]),
-        st.none(),
-        max_size=6,
-    ))
+def realistic_conversations() -> st.SearchStrategy[list]:
+    return _REALISTIC_CONVERSATIONS
+
+
+_REALISTIC_CONVERSATIONS = _generator(_realistic_conversation)
+
+
+def _conversation(g: Dice) -> list:
+    """A realistic conversation (3 times in 4) or up to 5 messages of any roles."""
+    if g.roll(4):
+        return _realistic_conversation(g)
+    return [_message(g) for _ in range(g.int(0, 5))]
+
+
+conversations = _generator(_conversation)
+
+EXTRA_CALL_KEYS = ("enable_thinking", "bos_token", "eos_token", "tools_in_user_message",
+                   "builtin_tools", "date_string", "reasoning_effort", "thinking",
+                   "custom_instructions", "xml_tools", "python_tools", "system_message",
+                   "keep_past_thinking", "add_vision_id", "interleaved_thinking")
+
+
+def _tool_list(g: Dice) -> list:
+    return [_tool_schema(g) for _ in range(g.int(0, 3))]
+
+
+def _document_list(g: Dice) -> list:
+    return [_document(g) for _ in range(g.int(0, 2))]
+
+
+def _hf_call(g: Dice) -> dict:
+    call: dict = {"messages": _conversation(g)}
+    call["tools"] = _tool_list(g) if g.roll(3) == 0 else None
+    call["documents"] = _document_list(g) if g.roll(4) == 0 else None
+    call["add_generation_prompt"] = g.roll(2) == 1
+    extra = dict.fromkeys(_distinct([g.pick(EXTRA_CALL_KEYS) for _ in range(g.int(0, 6))]))
     for key in extra:
         if key in ("enable_thinking", "tools_in_user_message", "thinking", "keep_past_thinking",
                    "add_vision_id", "interleaved_thinking"):
-            extra[key] = draw(st.one_of(st.booleans(), st.booleans(), st.none(), strings))
+            k = g.roll(4)  # a bool (twice as likely), None or a string
+            extra[key] = g.roll(2) == 1 if k < 2 else None if k == 2 else _string(g)
         elif key in ("bos_token", "eos_token"):
-            extra[key] = draw(st.one_of(st.sampled_from(["<s>", "</s>", "<|begin_of_text|>", "<|endoftext|>", ""]), strings))
+            tokens = ("<s>", "</s>", "<|begin_of_text|>", "<|endoftext|>", "")
+            extra[key] = g.pick(tokens) if g.roll(2) else _string(g)
         elif key == "builtin_tools":
-            extra[key] = draw(st.lists(st.sampled_from(["wolfram_alpha", "brave_search", "code_interpreter"]), max_size=2))
+            builtins = ("wolfram_alpha", "brave_search", "code_interpreter")
+            extra[key] = [g.pick(builtins) for _ in range(g.int(0, 2))]
         elif key == "reasoning_effort":
-            extra[key] = draw(st.one_of(st.sampled_from(["low", "medium", "high"]), strings, st.none()))
+            k = g.roll(3)
+            extra[key] = g.pick(("low", "medium", "high")) if k == 0 else _string(g) if k == 1 else None
         else:
-            extra[key] = draw(st.one_of(strings, json_values(3)))
+            extra[key] = _string(g) if g.roll(2) else _json_value(g, 3)
     call.update(extra)
-    if draw(st.integers(0, 7)) == 7:
-        call["continue_final_message"] = draw(st.sampled_from(
-            [True, "content", "reasoning_content", "thinking", "text", False]))
+    if g.roll(8) == 7:
+        call["continue_final_message"] = g.pick(
+            (True, "content", "reasoning_content", "thinking", "text", False))
     return call
+
+
+def hf_calls() -> st.SearchStrategy[dict]:
+    """Arguments of one ``render_conversation`` / ``render_jinja_template`` call."""
+    return _HF_CALLS
+
+
+_HF_CALLS = _generator(_hf_call)
 
 
 # =============================================================================== contexts for render()
@@ -300,41 +518,62 @@ CONTEXT_KINDS: dict[str, str] = {
     "nothing": "any",
 }
 
-_kind_values: dict[str, st.SearchStrategy[Any]] = {
-    "msgs": conversations,
-    "list": st.lists(json_values(4), max_size=5),
-    "bool": st.booleans(),
-    "str": strings,
-    "int": st.integers(-20, 50),
-    "num": st.one_of(st.integers(-20, 50), json_floats),
-    "dict": st.dictionaries(json_keys, json_values(4), max_size=4),
-    "msg": messages_(),
-    "any": json_values(6),
-}
+_context_ints = _unwrapped(st.integers(-20, 50))
 
 
-@st.composite
-def contexts(draw: Any, chaos: bool = False) -> dict:
+def _kind_value(g: Dice, kind: str) -> Any:
+    if kind == "msgs":
+        return _conversation(g)
+    if kind == "list":
+        return [_json_value(g, 4) for _ in range(g.int(0, 5))]
+    if kind == "bool":
+        return g.roll(2) == 1
+    if kind == "str":
+        return _string(g)
+    if kind == "int":
+        return g.draw(_context_ints)
+    if kind == "num":
+        return g.draw(_context_ints) if g.roll(4) == 0 else _json_float(g)
+    if kind == "dict":
+        out: dict = {}
+        for _ in range(g.int(0, 4)):
+            key = _json_key(g)
+            out[key] = _json_value(g, 4)
+        return out
+    if kind == "msg":
+        return _message(g)
+    return _json_value(g, 6)
+
+
+def _context(g: Dice, chaos: bool = False) -> dict:
+    ctx: dict = {}
+    for name, kind in CONTEXT_KINDS.items():
+        g.new_block()
+        roll = g.roll(20)
+        if roll == 0:
+            continue  # absent: the template sees an undefined
+        if chaos or roll == 1:
+            ctx[name] = _json_value(g, 6)
+        elif name == "tools" and roll < 6:
+            ctx[name] = _tool_list(g) if g.roll(2) else None
+        elif name == "documents" and roll < 10:
+            ctx[name] = _document_list(g) if g.roll(2) else None
+        elif name == "xs" and roll < 8:
+            ctx[name] = [_message(g) for _ in range(g.int(0, 4))]
+        else:
+            ctx[name] = _kind_value(g, kind)
+    return ctx
+
+
+def contexts(chaos: bool = False) -> st.SearchStrategy[dict]:
     """A render() context: every name of CONTEXT_KINDS, usually with a value of its kind.
 
     ``chaos=True`` gives every name an arbitrary JSON value (or leaves it out) instead.
     """
-    ctx: dict = {}
-    for name, kind in CONTEXT_KINDS.items():
-        roll = draw(st.integers(0, 19))
-        if roll == 0:
-            continue  # absent: the template sees an undefined
-        if chaos or roll == 1:
-            ctx[name] = draw(json_values(6))
-        elif name == "tools" and roll < 6:
-            ctx[name] = draw(st.one_of(st.none(), st.lists(tool_schemas(), max_size=3)))
-        elif name == "documents" and roll < 10:
-            ctx[name] = draw(st.one_of(st.none(), st.lists(documents_(), max_size=2)))
-        elif name == "xs" and roll < 8:
-            ctx[name] = draw(st.lists(messages_(), max_size=4))
-        else:
-            ctx[name] = draw(_kind_values[kind])
-    return ctx
+    return _CONTEXTS[chaos]
+
+
+_CONTEXTS = {chaos: _generator(_context, chaos) for chaos in (False, True)}
 
 
 # =============================================================================== template grammar
@@ -405,40 +644,29 @@ class Scope:
         return sorted(n for n, k in self.names.items() if k == kind or (kind == "num" and k == "int"))
 
 
-# Pieces of string literals and of template text, drawn as whole lists (few draws).
-_STRING_LITERAL_BODIES = st.lists(st.sampled_from(
+# Pieces of string literals and of template text: a count, then one choice per piece.
+_STRING_LITERAL_PIECES = tuple(
     list("abc XYZ,.:-_!?0123456789")
     + ["\\n", "\\t", "\\\\", "\\'", '\\"', "\\u00e9", "\\x41", "\\r", "\\N{BULLET}", "{{",
        "}}", "{%", "%}", "#}", "%s", "%d", "{}", "{0}", "{x}", "\n", "é", "😀", "שלום", "\u202e",
        "<", "&", "\\0", "\\b"]
-), max_size=6)
-_TEMPLATE_TEXTS = st.lists(st.sampled_from(
+)
+_TEMPLATE_TEXT_PIECES = tuple(
     list("abcxyz XYZ<>|[]():,.'\"\\#%}!")
     + ["\n", "\n", "  ", "\t", "\r\n", " \n", "\n\n", "<|im_start|>", "é", "😀", "{ x }", "{",
        "}", "%}", "#}", "}}", "\x00", "\u202e"]
-), min_size=1, max_size=8)
+)
 
 
-class Gen:
-    """One template draw. ``d`` is Hypothesis' ``draw``."""
+class Gen(Dice):
+    """One template draw (``draw`` is Hypothesis' ``draw``)."""
 
     def __init__(self, draw: Any, chaotic: bool = False) -> None:
-        self.d = draw
+        super().__init__(draw)
         self.chaotic = chaotic
         self.counter = 0
 
     # ------------------------------------------------------------------ helpers
-
-    def pick(self, options: list) -> Any:
-        # An index draw: st.integers is cached by Hypothesis, st.sampled_from(list) is not,
-        # and building one per choice made generation the slowest part of a test.
-        return options[self.d(st.integers(0, len(options) - 1))]
-
-    def chance(self, n: int) -> bool:
-        """True with probability about 1/n (the *unlikely* branch is also the one that
-        Hypothesis does not shrink towards)."""
-        # Not ``integers(0, n - 1) == 0``: Hypothesis favours small and boundary values.
-        return self.d(st.integers(0, 1000 * n)) % n == n - 1
 
     def fresh(self, prefix: str) -> str:
         self.counter += 1
@@ -450,7 +678,7 @@ class Gen:
     # ------------------------------------------------------------------ literals
 
     def string_literal(self) -> str:
-        text = "".join(self.d(_STRING_LITERAL_BODIES))
+        text = "".join([self.pick(_STRING_LITERAL_PIECES) for _ in range(self.int(0, 6))])
         if self.chance(2):
             return "'" + text.replace("'", "\\'").replace("\\\\'", "\\'") + "'" if "'" not in text else '"' + text.replace('"', '\\"') + '"'
         return '"' + text.replace('"', '\\"') + '"' if '"' not in text else "'" + text.replace("'", "\\'") + "'"
@@ -477,12 +705,12 @@ class Gen:
             return self.pick(["true", "false", "True", "False"])
         if kind == "list":
             items = [self.expr(self.pick(["str", "int", "any", "dict"]), depth - 1)
-                     for _ in range(self.d(st.integers(0, 3)))]
+                     for _ in range(self.int(0, 3))]
             trailing = "," if items and self.chance(5) else ""
             return "[" + ", ".join(items) + trailing + "]"
         if kind == "dict":
             pairs = []
-            for _ in range(self.d(st.integers(0, 3))):
+            for _ in range(self.int(0, 3)):
                 key = self.pick([repr(k) for k in KEY_NAMES[:12]] + [self.int_literal()])
                 pairs.append(f"{key}: {self.expr('any', depth - 1)}")
             return "{" + ", ".join(pairs) + "}"
@@ -778,7 +1006,7 @@ class Gen:
             return self.string_literal()
         name = self.pick(sorted(scope.macros))
         nparams, _ = scope.macros[name]
-        nargs = self.d(st.integers(0, nparams + (1 if self.chance(8) else 0)))
+        nargs = self.int(0, nparams + (1 if self.chance(8) else 0))
         args = [self.expr("any", depth - 1, scope) for _ in range(nargs)]
         if nargs < nparams and self.chance(3):
             args.append(f"p{nparams - 1}={self.expr('any', depth - 1, scope)}")
@@ -793,7 +1021,7 @@ class Gen:
         left = self.pick(["", "", "", "-", "+"])
         right = self.pick(list(rights)) if not self.chance(40) else "+"
         tag = "{%" + left + self.pick([" ", " ", "", "  ", "\n"]) + content + self.pick([" ", " ", "", "\n "]) + right + "%}"
-        layout = self.d(st.integers(0, 5))
+        layout = self.int(0, 5)
         if layout == 0:  # a line holding only the tag (trim_blocks / lstrip_blocks apply)
             return "\n" + self.pick(["", "  ", "\t", " \t "]) + tag + "\n"
         if layout == 1:
@@ -807,15 +1035,16 @@ class Gen:
         return "{{" + left + sp + e + sp + right + "}}"
 
     def text(self) -> str:
-        text = "".join(self.d(_TEMPLATE_TEXTS))
+        text = "".join([self.pick(_TEMPLATE_TEXT_PIECES) for _ in range(self.int(1, 8))])
         # A lone "{" must not start a tag by accident.
         return text.replace("{{", "{ {").replace("{%", "{ %").replace("{#", "{ #").rstrip("{")
 
     def body(self, scope: Scope, depth: int, max_items: int = 3) -> str:
-        n = self.d(st.integers(0 if depth < 3 else 1, max_items))
+        n = self.int(0 if depth < 3 else 1, max_items)
         return "".join(self.stmt(scope, depth) for _ in range(n))
 
     def stmt(self, scope: Scope, depth: int) -> str:
+        self.new_block()
         kinds = ["text", "text", "output", "output", "output", "if", "set", "comment"]
         if depth > 0:
             kinds += ["if", "for", "for", "set_block", "filter_block", "macro", "ns", "call_block",
@@ -843,18 +1072,18 @@ class Gen:
 
     def stmt_output(self, scope: Scope, depth: int) -> str:
         kind = self.pick(["str", "str", "any", "int", "num", "bool", "list", "dict"])
-        return self.output(self.expr(kind, self.d(st.integers(1, 3)), scope))
+        return self.output(self.expr(kind, self.int(1, 3), scope))
 
     def stmt_if(self, scope: Scope, depth: int) -> str:
         out = self.tag("if " + self.test_clause(scope)) + self.body(scope, depth - 1)
-        for _ in range(self.d(st.integers(0, 2))):
+        for _ in range(self.int(0, 2)):
             out += self.tag("elif " + self.test_clause(scope)) + self.body(scope, depth - 1)
         if self.chance(2):
             out += self.tag("else") + self.body(scope, depth - 1)
         return out + self.tag("endif")
 
     def stmt_for(self, scope: Scope, depth: int) -> str:
-        shape = self.d(st.integers(0, 5))
+        shape = self.int(0, 5)
         inner = scope.child(loop_depth=scope.loop_depth + 1, loop_var=True, recursive=False)
         if shape == 0:  # tuple unpacking over pairs
             k, v = self.fresh("k"), self.fresh("v")
@@ -895,7 +1124,7 @@ class Gen:
         return self.tag(kw)
 
     def stmt_set(self, scope: Scope, depth: int) -> str:
-        shape = self.d(st.integers(0, 5))
+        shape = self.int(0, 5)
         if shape == 0:
             a, b = self.pick(sorted(scope.names)), self.fresh("u")
             value = self.pick([f"{self.expr('any', 1, scope)}, {self.expr('any', 1, scope)}",
@@ -945,7 +1174,7 @@ class Gen:
 
     def stmt_macro(self, scope: Scope, depth: int) -> str:
         name = self.fresh("mac")
-        nparams = self.d(st.integers(0, 3))
+        nparams = self.int(0, 3)
         params = []
         inner = scope.child(loop_depth=0, loop_var=False, in_macro=True)
         for i in range(nparams):
@@ -983,7 +1212,7 @@ class Gen:
             inner.names["a"] = "any"
             if "b=" in params:
                 inner.names["b"] = "any"
-        args = ", ".join(self.expr("any", 1, scope) for _ in range(self.d(st.integers(0, nparams))))
+        args = ", ".join(self.expr("any", 1, scope) for _ in range(self.int(0, nparams)))
         return self.tag(f"call{params} {name}({args})") + self.body(inner, depth - 1) + self.tag("endcall")
 
     # ------------------------------------------------------------------ entry point
@@ -996,7 +1225,13 @@ class Gen:
         return out
 
 
-@st.composite
-def templates(draw: Any, depth: int = 3, chaotic: bool = False) -> str:
+_TEMPLATES: dict = {}
+
+
+def templates(depth: int = 3, chaotic: bool = False) -> st.SearchStrategy[str]:
     """Jinja template source from the grammar above."""
-    return Gen(draw, chaotic=chaotic).template(depth)
+    key = (depth, chaotic)
+    strat = _TEMPLATES.get(key)
+    if strat is None:
+        strat = _TEMPLATES[key] = st.composite(lambda draw: Gen(draw, chaotic=chaotic).template(depth))()
+    return strat

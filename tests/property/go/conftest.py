@@ -6,7 +6,8 @@ well under three minutes on two cores) or ``deep`` (randomized, 20,000 examples 
 ``TMPL2PY_HYPOTHESIS_SCALE`` multiplies the budgets; ``TMPL2PY_HYPOTHESIS_EXAMPLES=
 "go_plain=5000,go_corpus=100"`` sets single ones. ``go_corpus`` is per corpus template.
 
-For long runs, ``TMPL2PY_GO_FAST_COMPILE=1`` skips black inside the compiler (see godiff.py)
+For long runs, ``TMPL2PY_GO_FAST_COMPILE=1`` (or ``TMPL2PY_FAST_COMPILE=1``, both dialects)
+skips black inside the compiler (see godiff.py)
 and ``TMPL2PY_DIVERGENCE_LOG=path`` logs divergences as JSON lines instead of failing.
 """
 

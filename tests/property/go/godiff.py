@@ -43,7 +43,7 @@ CORPUS = SHARED / "corpus" / "gotmpl"
 # TMPL2PY_GO_FAST_COMPILE=1: skip black when compiling (the emitted module is compiled as it
 # is). Only for long exploratory runs, where black costs ~80% of a compile; the semantics of
 # the module are the same (black only re-lays it out). Never set in ci.
-if os.environ.get("TMPL2PY_GO_FAST_COMPILE") == "1":
+if "1" in (os.environ.get("TMPL2PY_GO_FAST_COMPILE"), os.environ.get("TMPL2PY_FAST_COMPILE")):
     import compiler.api as _api
 
     _api._format = lambda text: text

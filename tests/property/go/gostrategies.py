@@ -12,14 +12,26 @@
 ``chaotic=True`` additionally mutates the source (deletes/duplicates spans, inserts stray
 delimiters and keywords) to reach parse errors and odd corners.
 
+Every generator is a plain function of a ``Dice`` (tests/tmpl2py_dice.py): few Hypothesis
+draws per example for many choices.
+
 Named ``gostrategies`` (not ``strategies``): pytest puts several test folders on ``sys.path``.
 """
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
 
 from hypothesis import strategies as st
+
+if str(Path(__file__).resolve().parents[2]) not in sys.path:  # tests/: tmpl2py_dice
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tmpl2py_dice import Dice, generator, json_tree, unwrapped  # noqa: E402
+
+# Generators are plain functions of a Dice ``g`` (tests/tmpl2py_dice.py: few Hypothesis draws
+# for many choices); the public strategies wrap them.
 
 # ----------------------------------------------------------------------------- text
 
@@ -31,55 +43,100 @@ SPECIAL_TEXT = [
     "[INST]", "</s>",
 ]
 _CHARS = st.characters(blacklist_categories=("Cs",))
+_ANY_TEXT: dict = {}
+
+
+def _text_value(g: Dice, max_size: int = 24) -> str:
+    """A special text, any code points (one draw), or 2 to 4 special texts joined (a third each)."""
+    k = g.roll(3)
+    if k == 0:
+        return g.pick(SPECIAL_TEXT)
+    if k == 2:
+        return "".join([g.pick(SPECIAL_TEXT) for _ in range(g.int(2, 4))])
+    strat = _ANY_TEXT.get(max_size)
+    if strat is None:
+        strat = _ANY_TEXT[max_size] = unwrapped(st.text(_CHARS, max_size=max_size))
+    return g.draw(strat)
 
 
 def text_values(max_size: int = 24) -> st.SearchStrategy[str]:
     """Strings from every character class (no lone surrogates)."""
-    return st.one_of(
-        st.sampled_from(SPECIAL_TEXT),
-        st.text(_CHARS, max_size=max_size),
-        st.lists(st.sampled_from(SPECIAL_TEXT), min_size=2, max_size=4).map("".join),
-    )
+    return generator(_text_value, max_size)
 
 
 # ----------------------------------------------------------------------------- JSON values
 
+_WIDE_INTS = unwrapped(st.integers(-(2**63), 2**64))
+_ANY_FLOATS = unwrapped(st.floats(allow_nan=False, allow_infinity=False))
+NICE_FLOATS = (0.0, -0.0, 0.5, 1.5, -2.25, 1e21, 1e20, 1e-7, 123456789.0, 3.0, 2.5e-5)
 
-def _scalars() -> st.SearchStrategy[Any]:
-    return st.one_of(
-        st.none(),
-        st.booleans(),
-        st.integers(-10, 10),
-        st.integers(-(2**63), 2**64),
-        st.sampled_from([0.0, -0.0, 0.5, 1.5, -2.25, 1e21, 1e20, 1e-7, 123456789.0, 3.0, 2.5e-5]),
-        st.floats(allow_nan=False, allow_infinity=False),
-        text_values(12),
-    )
+
+def _scalar(g: Dice) -> Any:
+    """None, a bool, a small or a 64-bit-wide integer, a chosen or any float, or a text
+    (about one time in seven each; text is the likeliest, as the three kinds of text_values)."""
+    k = g.roll(9)
+    if k == 0:
+        return None
+    if k == 1:
+        return g.roll(2) == 1
+    if k == 2:
+        return g.int(-10, 10)
+    if k == 3:
+        return g.draw(_WIDE_INTS)
+    if k == 4:
+        return g.pick(NICE_FLOATS)
+    if k == 5:
+        return g.draw(_ANY_FLOATS)
+    return _text_value(g, 12)
 
 
 PLAIN_KEYS = ["a", "b", "c", "l", "m", "n", "s", "x", "Role", "Content", "k", "é", "1"]
 
 
+def _key(g: Dice) -> str:
+    return g.pick(PLAIN_KEYS) if g.roll(4) == 0 else _text_value(g, 6)
+
+
+def _json_value(g: Dice, max_leaves: int = 12) -> Any:
+    """Nested JSON (tmpl2py_dice.json_tree) of the scalars above, keys PLAIN_KEYS or any text."""
+    return json_tree(g, _scalar, _key, max_leaves)
+
+
+_JSON_VALUES: dict = {}
+
+
 def json_values(max_leaves: int = 12) -> st.SearchStrategy[Any]:
-    keys = st.one_of(st.sampled_from(PLAIN_KEYS), text_values(6))
-    return st.recursive(
-        _scalars(),
-        lambda inner: st.one_of(
-            st.lists(inner, max_size=4),
-            st.dictionaries(keys, inner, max_size=4),
-        ),
-        max_leaves=max_leaves,
-    )
+    strat = _JSON_VALUES.get(max_leaves)
+    if strat is None:
+        strat = _JSON_VALUES[max_leaves] = generator(_json_value, max_leaves)
+    return strat
+
+
+def _plain_object(g: Dice) -> dict:
+    """An object with some of PLAIN_KEYS (in a random order)."""
+    return g.optional({k: _json_value for k in PLAIN_KEYS})
+
+
+def _nested_value(g: Dice) -> Any:
+    return _json_value(g) if g.roll(2) else _plain_object(g)
+
+
+def _plain_nested(g: Dice) -> dict:
+    return g.optional({k: _nested_value for k in PLAIN_KEYS})
+
+
+def _json_data(g: Dice) -> Any:
+    k = g.roll(4)
+    if k == 0:
+        return _plain_object(g)
+    if k < 3:
+        return _plain_nested(g)
+    return _json_value(g)
 
 
 def json_data() -> st.SearchStrategy[Any]:
     """Plain-profile data: mostly an object whose keys the templates refer to."""
-    obj = st.fixed_dictionaries(
-        {},
-        optional={k: json_values() for k in PLAIN_KEYS},
-    )
-    nested = st.fixed_dictionaries({}, optional={k: st.one_of(json_values(), obj) for k in PLAIN_KEYS})
-    return st.one_of(obj, nested, nested, json_values())
+    return generator(_json_data)
 
 
 # ----------------------------------------------------------------------------- Ollama requests
@@ -87,130 +144,143 @@ def json_data() -> st.SearchStrategy[Any]:
 ROLES = ["system", "user", "assistant", "tool", "user", "assistant", "User", "ASSISTANT",
          "developer", "function", "ipython", "", "model", "Tool", "系统"]
 TOOL_NAMES = ["get_weather", "search", "f", "a.b", "", "名前", "calc"]
+SCHEMA_TYPES = ["string", "integer", "number", "boolean", "array", "object", "null"]
 
 
-def _schema(depth: int = 0) -> st.SearchStrategy[dict]:
-    types = st.one_of(
-        st.sampled_from(["string", "integer", "number", "boolean", "array", "object", "null"]),
-        st.lists(st.sampled_from(["string", "integer", "null", "number"]), min_size=1, max_size=3),
-    )
-    optional: dict = {
-        "type": types,
-        "description": text_values(10),
-        "enum": st.lists(st.one_of(text_values(6), st.integers(-3, 3), st.none(), st.booleans()), max_size=3),
-        "items": st.one_of(st.fixed_dictionaries({"type": st.sampled_from(["string", "integer"])}), json_values(3)),
+def _schema(g: Dice, depth: int = 0) -> dict:
+    """A JSON schema of a tool parameter (nested properties and anyOf down to depth 2)."""
+    fields: dict = {
+        "type": lambda g: g.pick(SCHEMA_TYPES) if g.roll(2) else [
+            g.pick(("string", "integer", "null", "number")) for _ in range(g.int(1, 3))],
+        "description": lambda g: _text_value(g, 10),
+        "enum": lambda g: [_enum_value(g) for _ in range(g.int(0, 3))],
+        "items": lambda g: {"type": g.pick(("string", "integer"))} if g.roll(2) else _json_value(g, 3),
     }
     if depth < 2:
-        optional["properties"] = st.dictionaries(
-            st.sampled_from(["a", "b", "q", "z", "city", "unit"]), st.deferred(lambda: _schema(depth + 1)), max_size=3
-        )
-        optional["anyOf"] = st.lists(st.deferred(lambda: _schema(depth + 1)), max_size=2)
-    return st.fixed_dictionaries({}, optional=optional)
+        fields["properties"] = lambda g: {
+            g.pick(("a", "b", "q", "z", "city", "unit")): _schema(g, depth + 1) for _ in range(g.int(0, 3))}
+        fields["anyOf"] = lambda g: [_schema(g, depth + 1) for _ in range(g.int(0, 2))]
+    return g.optional(fields)
+
+
+def _enum_value(g: Dice) -> Any:
+    k = g.roll(6)  # a text (the three kinds of text_values), an int, None or a bool
+    return _text_value(g, 6) if k < 3 else g.int(-3, 3) if k == 3 else None if k == 4 else g.roll(2) == 1
+
+
+def _parameters(g: Dice) -> dict:
+    return g.optional({
+        "type": lambda g: "object",
+        "required": lambda g: [g.pick(("a", "b", "city", "x")) for _ in range(g.int(0, 3))],
+        "properties": lambda g: {
+            g.pick(("city", "unit", "a", "b", "o", "Zed", "é")): _schema(g) for _ in range(g.int(0, 4))},
+        "$defs": lambda g: _json_value(g, 3),
+    })
+
+
+def _tool(g: Dice) -> dict:
+    function = g.optional(
+        {"description": lambda g: _text_value(g, 16), "parameters": _parameters},
+        required={"name": lambda g: g.pick(TOOL_NAMES)},
+    )
+    return g.optional({"items": lambda g: _json_value(g, 2)},
+                      required={"type": lambda g: "function", "function": lambda g: function})
+
+
+def _tools(g: Dice) -> list:
+    return [_tool(g) for _ in range(g.int(0, 3))]
 
 
 def tools() -> st.SearchStrategy[list]:
-    params = st.fixed_dictionaries(
-        {},
-        optional={
-            "type": st.just("object"),
-            "required": st.lists(st.sampled_from(["a", "b", "city", "x"]), max_size=3),
-            "properties": st.dictionaries(
-                st.sampled_from(["city", "unit", "a", "b", "o", "Zed", "é"]), _schema(), max_size=4
-            ),
-            "$defs": json_values(3),
-        },
-    )
-    function = st.fixed_dictionaries(
-        {"name": st.sampled_from(TOOL_NAMES)},
-        optional={"description": text_values(16), "parameters": params},
-    )
-    tool = st.fixed_dictionaries({"type": st.just("function"), "function": function},
-                                 optional={"items": json_values(2)})
-    return st.lists(tool, max_size=3)
+    return generator(_tools)
 
 
-def _arguments() -> st.SearchStrategy[dict]:
-    return st.dictionaries(st.sampled_from(["city", "unit", "a", "b", "n", "o", "z", "é"]), json_values(6), max_size=4)
+def _arguments(g: Dice) -> dict:
+    keys = ("city", "unit", "a", "b", "n", "o", "z", "é")
+    return {g.pick(keys): _json_value(g, 6) for _ in range(g.int(0, 4))}
 
 
-def _tool_call() -> st.SearchStrategy[dict]:
-    function = st.fixed_dictionaries(
-        {"name": st.sampled_from(TOOL_NAMES), "arguments": _arguments()},
-        optional={"index": st.integers(0, 3)},
-    )
-    return st.fixed_dictionaries({"function": function}, optional={"id": st.sampled_from(["call_1", "c2", ""])})
+def _tool_call(g: Dice) -> dict:
+    function = g.optional({"index": lambda g: g.int(0, 3)},
+                          required={"name": lambda g: g.pick(TOOL_NAMES), "arguments": _arguments})
+    return g.optional({"id": lambda g: g.pick(("call_1", "c2", ""))},
+                      required={"function": lambda g: function})
 
 
-@st.composite
-def messages(draw: Any) -> dict:
-    role = draw(st.sampled_from(ROLES))
-    msg: dict = {"role": role, "content": draw(text_values())}
-    if draw(st.integers(0, 4)) == 0:
-        msg["thinking"] = draw(text_values(12))
-    if role.lower() == "assistant" and draw(st.booleans()):
-        msg["tool_calls"] = draw(st.lists(_tool_call(), min_size=1, max_size=3))
-    if role.lower() == "tool" or draw(st.integers(0, 15)) == 0:
-        if draw(st.integers(0, 3)):
-            msg["tool_name"] = draw(st.sampled_from(TOOL_NAMES))
-        if draw(st.integers(0, 3)) == 0:
-            msg["tool_call_id"] = draw(st.sampled_from(["call_1", "c2"]))
+def _message(g: Dice) -> dict:
+    role = g.pick(ROLES)
+    msg: dict = {"role": role, "content": _text_value(g)}
+    if g.roll(5) == 0:
+        msg["thinking"] = _text_value(g, 12)
+    if role.lower() == "assistant" and g.roll(2):
+        msg["tool_calls"] = [_tool_call(g) for _ in range(g.int(1, 3))]
+    if role.lower() == "tool" or g.roll(16) == 0:
+        if g.roll(4):
+            msg["tool_name"] = g.pick(TOOL_NAMES)
+        if g.roll(4) == 0:
+            msg["tool_call_id"] = g.pick(("call_1", "c2"))
     return msg
+
+
+def _fresh_message(g: Dice) -> dict:
+    g.new_block()
+    return _message(g)
+
+
+def messages() -> st.SearchStrategy[dict]:
+    return generator(_message)
 
 
 THINKS = [True, False, "high", "medium", "low"]
 
 
-@st.composite
-def requests(draw: Any, chaos: bool = False) -> dict:
-    """An /api/chat request: messages, optional tools and think (images absent)."""
-    req: dict = {"messages": draw(st.lists(messages(), max_size=6))}
-    if draw(st.integers(0, 2)) == 0:
-        req["tools"] = draw(tools())
-    if draw(st.booleans()):
-        req["think"] = draw(st.sampled_from(THINKS))
-    if chaos and draw(st.integers(0, 4)) == 0:
+def _request(g: Dice, chaos: bool = False) -> dict:
+    req: dict = {"messages": [_fresh_message(g) for _ in range(g.int(0, 6))]}
+    if g.roll(3) == 0:
+        req["tools"] = _tools(g)
+    if g.roll(2):
+        req["think"] = g.pick(THINKS)
+    if chaos and g.roll(5) == 0:
         # input Ollama rejects, or odd but valid shapes
-        kind = draw(st.integers(0, 7))
+        kind = g.int(0, 7)
         if kind == 0:
-            req["think"] = draw(st.sampled_from(["max", "", "HIGH", 1, None]))
+            req["think"] = g.pick(["max", "", "HIGH", 1, None])
         elif kind == 1 and req["messages"]:
-            req["messages"][0]["role"] = draw(st.sampled_from([1, None, True]))
+            req["messages"][0]["role"] = g.pick([1, None, True])
         elif kind == 2 and req["messages"]:
-            req["messages"][0]["content"] = draw(st.sampled_from([None, 5, ["x"]]))
+            req["messages"][0]["content"] = g.pick([None, 5, ["x"]])
         elif kind == 3:
-            req["tools"] = draw(st.sampled_from([None, [], [{}], [{"function": {}}]]))
+            req["tools"] = g.pick([None, [], [{}], [{"function": {}}]])
         elif kind == 4:
-            req["messages"] = draw(st.sampled_from([None, []]))
+            req["messages"] = g.pick([None, []])
         elif kind == 5 and req["messages"]:
             req["messages"][0]["tool_calls"] = [{"function": {"name": "f", "arguments": None}}]
         elif kind == 6:
             req["tools"] = [{"type": "function", "function": {"name": "f", "parameters": {
-                "type": "object", "properties": {"p": {"type": draw(st.sampled_from([None, 1, ["a", 1]]))}}}}}]
+                "type": "object", "properties": {"p": {"type": g.pick([None, 1, ["a", 1]])}}}}}]
         elif kind == 7 and req["messages"]:
-            req["messages"][0]["tool_calls"] = [{"function": {"name": "f", "arguments": draw(st.sampled_from(["{}", [1], 3]))}}]
+            arguments = g.pick(["{}", [1], 3])
+            req["messages"][0]["tool_calls"] = [{"function": {"name": "f", "arguments": arguments}}]
     return req
+
+
+_REQUESTS = {chaos: generator(_request, chaos) for chaos in (False, True)}
+
+
+def requests(chaos: bool = False) -> st.SearchStrategy[dict]:
+    """An /api/chat request: messages, optional tools and think (images absent)."""
+    return _REQUESTS[chaos]
 
 
 # ----------------------------------------------------------------------------- templates
 
-_STRAT_CACHE: dict = {}
+
+def _pick(g: Dice, seq: Any) -> Any:
+    return g.pick(seq)
 
 
-def _pick(draw: Any, seq: Any) -> Any:
-    """draw(st.sampled_from(seq)) with the strategy cached (generation speed)."""
-    seq = tuple(seq)
-    key = ("s", seq)
-    strat = _STRAT_CACHE.get(key)
-    if strat is None:
-        strat = _STRAT_CACHE[key] = st.sampled_from(seq)
-    return draw(strat)
-
-
-def _int(draw: Any, bounds: tuple) -> int:
-    strat = _STRAT_CACHE.get(bounds)
-    if strat is None:
-        strat = _STRAT_CACHE[bounds] = st.integers(*bounds)
-    return draw(strat)
+def _int(g: Dice, bounds: tuple) -> int:
+    return g.int(*bounds)
 
 
 # fields by the kind of dot they make sense on (others are tried too: errors are compared)
@@ -277,52 +347,52 @@ class _Ctx:
                 "prop": PROP_FIELDS}.get(self.dot, top)
 
 
-def _field(draw: Any, ctx: _Ctx) -> str:
-    r = _int(draw, (0, 19))
+def _field(g: Dice, ctx: _Ctx) -> str:
+    r = _int(g, (0, 19))
     if r == 0:
-        return _pick(draw, (ODD_FIELDS if ctx.profile == "ollama" else PLAIN_FIELDS))
+        return _pick(g, (ODD_FIELDS if ctx.profile == "ollama" else PLAIN_FIELDS))
     if r == 1 and ctx.profile == "ollama":
         top = LEGACY_TOP if ctx.mode == "legacy" else OLLAMA_TOP
-        return "$" + _pick(draw, (top))
+        return "$" + _pick(g, (top))
     if r == 2:
         return "."
-    return _pick(draw, (ctx.fields()))
+    return _pick(g, (ctx.fields()))
 
 
-def _constant(draw: Any, small: bool = False) -> str:
+def _constant(g: Dice, small: bool = False) -> str:
     if small:
-        return _pick(draw, (SMALL_INTS))
-    pool = _int(draw, (0, 30))
+        return _pick(g, (SMALL_INTS))
+    pool = _int(g, (0, 30))
     if pool < 8:
-        return _pick(draw, (STRINGS))
+        return _pick(g, (STRINGS))
     if pool < 11:
-        return _pick(draw, (CHARS))
+        return _pick(g, (CHARS))
     if pool < 18:
-        return _pick(draw, (INTS))
+        return _pick(g, (INTS))
     if pool < 22:
-        return _pick(draw, (FLOATS))
+        return _pick(g, (FLOATS))
     if pool < 28:
-        return _pick(draw, (["true", "false", "nil"]))
-    return _pick(draw, (ODD_NUMBERS))
+        return _pick(g, (["true", "false", "nil"]))
+    return _pick(g, (ODD_NUMBERS))
 
 
-def _operand(draw: Any, ctx: _Ctx, depth: int, small: bool = False) -> str:
-    r = _int(draw, (0, 9))
+def _operand(g: Dice, ctx: _Ctx, depth: int, small: bool = False) -> str:
+    r = _int(g, (0, 9))
     if r < 4:
-        return _field(draw, ctx)
+        return _field(g, ctx)
     if r < 6:
-        return _constant(draw, small)
+        return _constant(g, small)
     if r < 8 and len(ctx.vars) > 0:
-        v = _pick(draw, (ctx.vars))
-        if ctx.profile == "plain" and _int(draw, (0, 3)) == 0:
-            v += _pick(draw, ([".a", ".b", ".x"]))
+        v = _pick(g, (ctx.vars))
+        if ctx.profile == "plain" and _int(g, (0, 3)) == 0:
+            v += _pick(g, ([".a", ".b", ".x"]))
         return v
     if depth >= 2:
-        return _field(draw, ctx)
-    inner = _pipeline(draw, ctx, depth + 1, decl=False)
+        return _field(g, ctx)
+    inner = _pipeline(g, ctx, depth + 1, decl=False)
     suffix = ""
-    if _int(draw, (0, 4)) == 0:
-        suffix = _pick(draw, (ctx.fields()))
+    if _int(g, (0, 4)) == 0:
+        suffix = _pick(g, (ctx.fields()))
         if suffix == ".":
             suffix = ""
     return f"({inner}){suffix}"
@@ -344,152 +414,153 @@ SAFE_OLLAMA = {
 SAFE_PLAIN = ["len .s", "index .m \"k\"", 'eq .s "x"', "lt 1 2", "json .a"]
 
 
-def _safe_command(draw: Any, ctx: _Ctx) -> str:
-    if ctx.profile == "ollama" and ctx.mode == "messages" and _int(draw, (0, 1)):
-        return _pick(draw, SAFE_OLLAMA.get(ctx.dot, SAFE_OLLAMA["top"]))
-    if ctx.profile == "plain" and _int(draw, (0, 9)) == 0:
-        return _pick(draw, SAFE_PLAIN)
-    form = _pick(draw, SAFE_ANY)
-    f = _pick(draw, ctx.vars) if _int(draw, (0, 4)) == 0 else _pick(draw, ctx.fields())
-    g = _pick(draw, ctx.fields())
-    return form.format(f=f, g=g)
+def _safe_command(g: Dice, ctx: _Ctx) -> str:
+    if ctx.profile == "ollama" and ctx.mode == "messages" and _int(g, (0, 1)):
+        return _pick(g, SAFE_OLLAMA.get(ctx.dot, SAFE_OLLAMA["top"]))
+    if ctx.profile == "plain" and _int(g, (0, 9)) == 0:
+        return _pick(g, SAFE_PLAIN)
+    form = _pick(g, SAFE_ANY)
+    f = _pick(g, ctx.vars) if _int(g, (0, 4)) == 0 else _pick(g, ctx.fields())
+    other = _pick(g, ctx.fields())
+    return form.format(f=f, g=other)
 
 
-def _command(draw: Any, ctx: _Ctx, depth: int, piped: bool = False) -> str:
-    if not piped and _int(draw, (0, 9)) < 6:
-        return _safe_command(draw, ctx)
-    r = _int(draw, (0, 9))
+def _command(g: Dice, ctx: _Ctx, depth: int, piped: bool = False) -> str:
+    if not piped and _int(g, (0, 9)) < 6:
+        return _safe_command(g, ctx)
+    r = _int(g, (0, 9))
     if r < 3 and not piped:
-        return _operand(draw, ctx, depth)
+        return _operand(g, ctx, depth)
     funcs = dict(BUILTINS)
-    if ctx.profile == "ollama" or _int(draw, (0, 15)) == 0:
+    if ctx.profile == "ollama" or _int(g, (0, 15)) == 0:
         funcs.update(OLLAMA_FUNCS)  # in plain: "function not defined" (both sides)
     if r < 5 and not piped:
         name = "printf"
-        args = [_pick(draw, (FORMATS))] if _int(draw, (0, 9)) else []
-        n = _int(draw, (0, 3))
+        args = [_pick(g, (FORMATS))] if _int(g, (0, 9)) else []
+        n = _int(g, (0, 3))
     else:
-        name = _pick(draw, (sorted(funcs)))
+        name = _pick(g, (sorted(funcs)))
         lo, hi = funcs[name]
-        if _int(draw, (0, 12)) == 0:  # wrong arity
+        if _int(g, (0, 12)) == 0:  # wrong arity
             lo, hi = 0, hi + 1
-        n = _int(draw, (lo, hi))
+        n = _int(g, (lo, hi))
         if piped:
             n = max(0, n - 1)
         args = []
-    args += [_operand(draw, ctx, depth) for _ in range(n)]
+    args += [_operand(g, ctx, depth) for _ in range(n)]
     return " ".join([name] + args)
 
 
-def _pipeline(draw: Any, ctx: _Ctx, depth: int = 0, decl: bool = True, small: bool = False) -> str:
-    if small and _int(draw, (0, 2)) == 0:
-        cmd = _operand(draw, ctx, depth, small=True)
+def _pipeline(g: Dice, ctx: _Ctx, depth: int = 0, decl: bool = True, small: bool = False) -> str:
+    if small and _int(g, (0, 2)) == 0:
+        cmd = _operand(g, ctx, depth, small=True)
     else:
-        cmd = _command(draw, ctx, depth)
+        cmd = _command(g, ctx, depth)
     parts = [cmd]
-    while _int(draw, (0, 5)) == 0 and len(parts) < 3:
-        parts.append(_command(draw, ctx, depth, piped=True))
+    while _int(g, (0, 5)) == 0 and len(parts) < 3:
+        parts.append(_command(g, ctx, depth, piped=True))
     return " | ".join(parts)
 
 
-def _ws(draw: Any) -> str:
-    return _pick(draw, ([" ", " ", "", "  ", "\n", "\t"]))
+def _ws(g: Dice) -> str:
+    return _pick(g, ([" ", " ", "", "  ", "\n", "\t"]))
 
 
-def _delims(draw: Any) -> tuple:
-    r = _int(draw, (0, 9))
-    left = "{{- " if r in (0, 1) else ("{{" + _ws(draw) if r != 2 else "{{ ")
-    r = _int(draw, (0, 9))
-    right = " -}}" if r in (0, 1) else (_ws(draw) + "}}")
+def _delims(g: Dice) -> tuple:
+    r = _int(g, (0, 9))
+    left = "{{- " if r in (0, 1) else ("{{" + _ws(g) if r != 2 else "{{ ")
+    r = _int(g, (0, 9))
+    right = " -}}" if r in (0, 1) else (_ws(g) + "}}")
     return left, right
 
 
-def _act(draw: Any, body: str) -> str:
-    left, right = _delims(draw)
+def _act(g: Dice, body: str) -> str:
+    left, right = _delims(g)
     return left + body + right
 
 
-def _text(draw: Any) -> str:
-    t = draw(text_values(12))
+def _text(g: Dice) -> str:
+    t = _text_value(g, 12)
     # a literal "{{" in text would start an action: keep text text (chaos adds stray ones)
     while "{{" in t:
         t = t.replace("{{", "{ {")
     return t
 
 
-def _new_var(draw: Any) -> str:
-    return _pick(draw, (["$x", "$y", "$i", "$v", "$k", "$_", "$é", "$x1"]))
+def _new_var(g: Dice) -> str:
+    return _pick(g, (["$x", "$y", "$i", "$v", "$k", "$_", "$é", "$x1"]))
 
 
-def _items(draw: Any, ctx: _Ctx, depth: int) -> str:
+def _items(g: Dice, ctx: _Ctx, depth: int) -> str:
     out = []
     vars_ = list(ctx.vars)
-    for _ in range(_int(draw, ((1, 4), (0, 3), (0, 2), (0, 2))[min(depth, 3)])):
+    for _ in range(_int(g, ((1, 4), (0, 3), (0, 2), (0, 2))[min(depth, 3)])):
         c = ctx.child(vars_=tuple(vars_))
-        r = _int(draw, (0, 23))
+        g.new_block()
+        r = _int(g, (0, 23))
         if r < 4:
-            out.append(_text(draw))
+            out.append(_text(g))
         elif r < 9:
-            out.append(_act(draw, _pipeline(draw, c)))
+            out.append(_act(g, _pipeline(g, c)))
         elif r < 10:
-            out.append(_pick(draw, (["{{/* c */}}", "{{- /* c */ -}}", "{{/* multi\nline */}}",
+            out.append(_pick(g, (["{{/* c */}}", "{{- /* c */ -}}", "{{/* multi\nline */}}",
                                              "{{- /* x */}}", "{{/* */ -}}", "{{/**/}}"])))
         elif r < 12:
-            v = _new_var(draw)
-            out.append(_act(draw, f"{v} := {_pipeline(draw, c)}"))
+            v = _new_var(g)
+            out.append(_act(g, f"{v} := {_pipeline(g, c)}"))
             vars_.append(v)
         elif r < 13:
-            v = _pick(draw, (vars_)) if _int(draw, (0, 7)) else _new_var(draw)
-            out.append(_act(draw, f"{v} = {_pipeline(draw, c)}"))
+            v = _pick(g, (vars_)) if _int(g, (0, 7)) else _new_var(g)
+            out.append(_act(g, f"{v} = {_pipeline(g, c)}"))
         elif r < 14 and ctx.in_range:
-            kw = _pick(draw, (["break", "continue"]))
-            if _int(draw, (0, 1)):
-                out.append(_act(draw, f"if {_pipeline(draw, c, decl=False)}") + _act(draw, kw) + _act(draw, "end"))
+            kw = _pick(g, (["break", "continue"]))
+            if _int(g, (0, 1)):
+                out.append(_act(g, f"if {_pipeline(g, c, decl=False)}") + _act(g, kw) + _act(g, "end"))
             else:
-                out.append(_act(draw, kw))
+                out.append(_act(g, kw))
         elif r < 14:
-            out.append(_text(draw))
+            out.append(_text(g))
         elif depth >= MAX_DEPTH:
-            out.append(_act(draw, _pipeline(draw, c)))
+            out.append(_act(g, _pipeline(g, c)))
         elif r < 17:
-            out.append(_if(draw, c, depth))
+            out.append(_if(g, c, depth))
         elif r < 20:
-            out.append(_range(draw, c, depth))
+            out.append(_range(g, c, depth))
         elif r < 22:
-            out.append(_with(draw, c, depth))
+            out.append(_with(g, c, depth))
         else:
-            out.append(_template_call(draw, c))
+            out.append(_template_call(g, c))
     return "".join(out)
 
 
-def _if(draw: Any, ctx: _Ctx, depth: int) -> str:
-    cond = _pipeline(draw, ctx)
+def _if(g: Dice, ctx: _Ctx, depth: int) -> str:
+    cond = _pipeline(g, ctx)
     decl_vars = ctx.vars
-    if _int(draw, (0, 6)) == 0:
-        v = _new_var(draw)
+    if _int(g, (0, 6)) == 0:
+        v = _new_var(g)
         cond = f"{v} := {cond}"
         decl_vars = ctx.vars + (v,)
-    s = _act(draw, f"if {cond}") + _items(draw, ctx.child(vars_=decl_vars), depth + 1)
-    for _ in range(_int(draw, (0, 2))):
-        s += _act(draw, f"else if {_pipeline(draw, ctx)}") + _items(draw, ctx.child(vars_=decl_vars), depth + 1)
-    if _int(draw, (0, 1)):
-        s += _act(draw, "else") + _items(draw, ctx.child(vars_=decl_vars), depth + 1)
-    return s + _act(draw, "end")
+    s = _act(g, f"if {cond}") + _items(g, ctx.child(vars_=decl_vars), depth + 1)
+    for _ in range(_int(g, (0, 2))):
+        s += _act(g, f"else if {_pipeline(g, ctx)}") + _items(g, ctx.child(vars_=decl_vars), depth + 1)
+    if _int(g, (0, 1)):
+        s += _act(g, "else") + _items(g, ctx.child(vars_=decl_vars), depth + 1)
+    return s + _act(g, "end")
 
 
-def _with(draw: Any, ctx: _Ctx, depth: int) -> str:
-    arg = _pipeline(draw, ctx)
+def _with(g: Dice, ctx: _Ctx, depth: int) -> str:
+    arg = _pipeline(g, ctx)
     vars_ = ctx.vars
-    if _int(draw, (0, 3)) == 0:
-        v = _new_var(draw)
+    if _int(g, (0, 3)) == 0:
+        v = _new_var(g)
         arg = f"{v} := {arg}"
         vars_ = vars_ + (v,)
-    s = _act(draw, f"with {arg}") + _items(draw, ctx.child(vars_=vars_, dot="any"), depth + 1)
-    for _ in range(_int(draw, (0, 1))):
-        s += _act(draw, f"else with {_pipeline(draw, ctx)}") + _items(draw, ctx.child(vars_=vars_, dot="any"), depth + 1)
-    if _int(draw, (0, 1)):
-        s += _act(draw, "else") + _items(draw, ctx.child(vars_=vars_), depth + 1)
-    return s + _act(draw, "end")
+    s = _act(g, f"with {arg}") + _items(g, ctx.child(vars_=vars_, dot="any"), depth + 1)
+    for _ in range(_int(g, (0, 1))):
+        s += _act(g, f"else with {_pipeline(g, ctx)}") + _items(g, ctx.child(vars_=vars_, dot="any"), depth + 1)
+    if _int(g, (0, 1)):
+        s += _act(g, "else") + _items(g, ctx.child(vars_=vars_), depth + 1)
+    return s + _act(g, "end")
 
 
 _COLLECTIONS = {
@@ -501,21 +572,21 @@ _COLLECTIONS = {
 }
 
 
-def _range(draw: Any, ctx: _Ctx, depth: int) -> str:
-    r = _int(draw, (0, 9))
+def _range(g: Dice, ctx: _Ctx, depth: int) -> str:
+    r = _int(g, (0, 9))
     if ctx.profile == "ollama" and r < 6:
         options = _COLLECTIONS.get(ctx.dot, []) + [("$.Messages", "msg"), ("$.Tools", "tool")]
-        coll, elem = _pick(draw, (options))
+        coll, elem = _pick(g, (options))
         if ctx.mode == "legacy":
-            coll, elem = _pick(draw, ([(".Prompt", "any"), (".System", "any"), ("3", "any")]))
+            coll, elem = _pick(g, ([(".Prompt", "any"), (".System", "any"), ("3", "any")]))
     elif r < 7:
-        coll, elem = _pick(draw, (SMALL_INTS + ["5"])), "any"
+        coll, elem = _pick(g, (SMALL_INTS + ["5"])), "any"
     else:
-        coll, elem = _pipeline(draw, ctx, small=True), "any"
-    form = _int(draw, (0, 5))
+        coll, elem = _pipeline(g, ctx, small=True), "any"
+    form = _int(g, (0, 5))
     vars_ = ctx.vars
     if form == 1:
-        v = _new_var(draw)
+        v = _new_var(g)
         head = f"{v} := {coll}"
         vars_ += (v,)
     elif form == 2:
@@ -523,7 +594,7 @@ def _range(draw: Any, ctx: _Ctx, depth: int) -> str:
         vars_ += ("$i", "$v")
     elif form == 3:
         existing = [v for v in ctx.vars if v != "$"]
-        if len(existing) >= 2 and _int(draw, (0, 1)):
+        if len(existing) >= 2 and _int(g, (0, 1)):
             head = f"{existing[0]}, {existing[1]} = {coll}"
         elif existing:
             head = f"{existing[0]} = {coll}"
@@ -531,60 +602,63 @@ def _range(draw: Any, ctx: _Ctx, depth: int) -> str:
             head = coll
     else:
         head = coll
-    body = _items(draw, ctx.child(vars_=vars_, in_range=True, dot=elem), depth + 1)
-    s = _act(draw, f"range {head}") + body
-    if _int(draw, (0, 2)) == 0:
-        s += _act(draw, "else") + _items(draw, ctx, depth + 1)
-    return s + _act(draw, "end")
+    body = _items(g, ctx.child(vars_=vars_, in_range=True, dot=elem), depth + 1)
+    s = _act(g, f"range {head}") + body
+    if _int(g, (0, 2)) == 0:
+        s += _act(g, "else") + _items(g, ctx, depth + 1)
+    return s + _act(g, "end")
 
 
 DEFINE_NAMES = ['"T"', '"U"', "`raw`", '"sub-tmpl"']
 
 
-def _template_call(draw: Any, ctx: _Ctx) -> str:
+def _template_call(g: Dice, ctx: _Ctx) -> str:
     defined = getattr(ctx, "defined", ())
-    name = _pick(draw, defined) if defined and _int(draw, (0, 7)) else _pick(draw, DEFINE_NAMES + ['"missing"'])
-    if _int(draw, (0, 1)):
-        return _act(draw, f"template {name}")
-    return _act(draw, f"template {name} {_pipeline(draw, ctx, decl=False)}")
+    name = _pick(g, defined) if defined and _int(g, (0, 7)) else _pick(g, DEFINE_NAMES + ['"missing"'])
+    if _int(g, (0, 1)):
+        return _act(g, f"template {name}")
+    return _act(g, f"template {name} {_pipeline(g, ctx, decl=False)}")
 
 
-@st.composite
-def templates(draw: Any, profile: str = "ollama", chaotic: bool = False) -> str:
+def templates(profile: str = "ollama", chaotic: bool = False) -> st.SearchStrategy[str]:
     """Go template source. For the ollama profile, about a quarter are legacy
     Prompt/Response templates (no "messages" anywhere)."""
-    mode = "legacy" if profile == "ollama" and _int(draw, (0, 3)) == 0 else "messages"
+    return _TEMPLATES[(profile, chaotic)]
+
+
+def _template(g: Dice, profile: str = "ollama", chaotic: bool = False) -> str:
+    mode = "legacy" if profile == "ollama" and _int(g, (0, 3)) == 0 else "messages"
     ctx = _Ctx(profile, mode)
     parts = []
     defined = []
-    for _ in range(_int(draw, (0, 2))):
-        name = _pick(draw, (DEFINE_NAMES))
-        if name in defined and _int(draw, (0, 3)):
+    for _ in range(_int(g, (0, 2))):
+        name = _pick(g, (DEFINE_NAMES))
+        if name in defined and _int(g, (0, 3)):
             continue
         defined.append(name)
         body_ctx = ctx.child(dot="any", in_define=True)
         # no {{template}} inside definitions: no unbounded recursion
-        body = _items_no_template(draw, body_ctx)
-        parts.append(_act(draw, f"define {name}") + body + _act(draw, "end"))
+        body = _items_no_template(g, body_ctx)
+        parts.append(_act(g, f"define {name}") + body + _act(g, "end"))
     ctx.defined = tuple(defined)
-    main = _items(draw, ctx, 0)
-    if _int(draw, (0, 5)) == 0:
-        name = _pick(draw, (['"B"', '"T"']))
-        main += _act(draw, f"block {name} {_pipeline(draw, ctx, decl=False)}") + _items_no_template(
-            draw, ctx.child(dot="any")) + _act(draw, "end")
-    if mode == "messages" and profile == "ollama" and ".Messages" not in main and _int(draw, (0, 3)):
-        main += _act(draw, "if false") + _act(draw, ".Messages") + _act(draw, "end")
-    parts.insert(_int(draw, (0, len(parts))), main)
+    main = _items(g, ctx, 0)
+    if _int(g, (0, 5)) == 0:
+        name = _pick(g, (['"B"', '"T"']))
+        main += _act(g, f"block {name} {_pipeline(g, ctx, decl=False)}") + _items_no_template(
+            g, ctx.child(dot="any")) + _act(g, "end")
+    if mode == "messages" and profile == "ollama" and ".Messages" not in main and _int(g, (0, 3)):
+        main += _act(g, "if false") + _act(g, ".Messages") + _act(g, "end")
+    parts.insert(_int(g, (0, len(parts))), main)
     src = "".join(parts)
     if mode == "legacy":
         src = src.replace("Messages", "Prompt")
     if chaotic:
-        src = _mutate(draw, src)
+        src = _mutate(g, src)
     return src
 
 
-def _items_no_template(draw: Any, ctx: _Ctx) -> str:
-    s = _items(draw, ctx, 1)
+def _items_no_template(g: Dice, ctx: _Ctx) -> str:
+    s = _items(g, ctx, 1)
     import re
 
     return re.sub(r"\{\{-? ?[ \t\n]*template[^}]*\}\}", "", s)
@@ -594,18 +668,22 @@ _STRAY = ["{{", "}}", "{{end}}", "{{else}}", "{{ if .X }}", "{{ range . }}", "("
           "{{/*", "*/}}", '"', "`", "'", "-}}", "{{-", "{{break}}", "{{ define \"T\" }}", ",", ".", "\\"]
 
 
-def _mutate(draw: Any, src: str) -> str:
-    for _ in range(_int(draw, (0, 3))):
-        op = _int(draw, (0, 3))
-        i = _int(draw, (0, len(src)))
+def _mutate(g: Dice, src: str) -> str:
+    for _ in range(_int(g, (0, 3))):
+        op = _int(g, (0, 3))
+        i = _int(g, (0, len(src)))
         if op == 0 and src:
-            j = _int(draw, (i, min(len(src), i + 6)))
+            j = _int(g, (i, min(len(src), i + 6)))
             src = src[:i] + src[j:]
         elif op == 1:
-            src = src[:i] + _pick(draw, (_STRAY)) + src[i:]
+            src = src[:i] + _pick(g, (_STRAY)) + src[i:]
         elif op == 2 and src:
-            j = _int(draw, (i, min(len(src), i + 12)))
+            j = _int(g, (i, min(len(src), i + 12)))
             src = src[:j] + src[i:j] + src[j:]
         else:
-            src = src[:i] + draw(_CHARS) + src[i:]
+            src = src[:i] + g.draw(_ONE_CHAR) + src[i:]
     return src
+
+
+_ONE_CHAR = unwrapped(_CHARS)
+_TEMPLATES = {(p, c): generator(_template, p, c) for p in ("plain", "ollama") for c in (False, True)}
