@@ -244,6 +244,12 @@ def _sorted_items(d: dict) -> list:
     return [(k, d[k]) for k in keys]
 
 
+def _format_indirect(value: Any) -> str:
+    """``%v`` of ``indirect(value)``: range reports the struct a pointer points to."""
+    text = format_value(value)
+    return text[1:] if isinstance(value, GoStruct) and value.go_pointer else text
+
+
 def range_values(value: Any) -> Iterable[Any]:
     """The elements ``{{range}}`` visits: slices in order, maps by sorted key, 0..n-1."""
     if type(value) is list:
@@ -258,7 +264,7 @@ def range_values(value: Any) -> Iterable[Any]:
         return [v for _, v in _sorted_items(value)]
     if isinstance(value, int) and not isinstance(value, bool):
         return range(value) if value > 0 else ()
-    raise ExecError(f"range can't iterate over {format_value(value)}")
+    raise ExecError(f"range can't iterate over {_format_indirect(value)}")
 
 
 def range_pairs(value: Any) -> Iterable[tuple]:
@@ -275,7 +281,7 @@ def range_pairs(value: Any) -> Iterable[tuple]:
         return _sorted_items(value)
     if isinstance(value, int) and not isinstance(value, bool):
         raise ExecError(f"can't use {value} to iterate over more than one variable")
-    raise ExecError(f"range can't iterate over {format_value(value)}")
+    raise ExecError(f"range can't iterate over {_format_indirect(value)}")
 
 
 # ----------------------------------------------------------------------------- comparison
