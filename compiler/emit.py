@@ -10,6 +10,7 @@ The emitter does not know which dialect it emits: semantics arrive as Helper cal
 from __future__ import annotations
 
 import ast
+import keyword
 from typing import Any, Optional
 
 from . import ir, registry
@@ -77,20 +78,20 @@ class Emitter:
             self.uses_top = True
         return ast.Name(node.ident, ast.Load())
 
+    def keywords(self, kwargs: tuple) -> list[ast.keyword]:
+        """Keyword arguments; when one is named like a Python keyword (``def=``), all of them
+        go in one ``**{...}`` dict, as jinja2 writes them (a repeated name is then no error)."""
+        if any(keyword.iskeyword(k) for k, _ in kwargs):
+            keys = [ast.Constant(k) for k, _ in kwargs]
+            return [ast.keyword(None, ast.Dict(keys, [self.expr(v) for _, v in kwargs]))]
+        return [ast.keyword(k, self.expr(v)) for k, v in kwargs]
+
     def x_Helper(self, node: ir.Helper) -> ast.expr:
         func = ast.Name(self.helper_name(node.name), ast.Load())
-        return ast.Call(
-            func,
-            [self.expr(a) for a in node.args],
-            [ast.keyword(k, self.expr(v)) for k, v in node.kwargs],
-        )
+        return ast.Call(func, [self.expr(a) for a in node.args], self.keywords(node.kwargs))
 
     def x_CallValue(self, node: ir.CallValue) -> ast.expr:
-        return ast.Call(
-            self.expr(node.func),
-            [self.expr(a) for a in node.args],
-            [ast.keyword(k, self.expr(v)) for k, v in node.kwargs],
-        )
+        return ast.Call(self.expr(node.func), [self.expr(a) for a in node.args], self.keywords(node.kwargs))
 
     def x_CallFunc(self, node: ir.CallFunc) -> ast.expr:
         return ast.Call(ast.Name(func_name(node.ident), ast.Load()), [self.expr(a) for a in node.args], [])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import keyword
 from typing import Any, Iterable
 
 from lark import Token, Transformer, v_args
@@ -401,7 +402,8 @@ class Lowering(Transformer):
                 args.append(value)
             elif kind == "kw":
                 name, expr, token = value
-                if any(name == k for k, _ in kwargs):  # Python would refuse the call
+                if any(name == k for k, _ in kwargs) and not _keyword_named(items):
+                    # Python refuses the call (jinja2 passes keyword-named ones as a dict)
                     raise CompileError("syntax", f"keyword argument repeated: {name}", *_span(token))
                 kwargs.append((name, expr))
             else:
@@ -529,3 +531,8 @@ def _direct_captures(node: Any) -> list:
     if isinstance(node, ir.Node):
         return [c for f in node.__dataclass_fields__ for c in _direct_captures(getattr(node, f))]  # type: ignore[attr-defined]
     return []
+
+
+def _keyword_named(items: tuple) -> bool:
+    """Whether a call has a keyword argument named like a Python keyword (``f(def=1)``)."""
+    return any(k[0] == "kw" and keyword.iskeyword(k[1][0]) for k in _nodes(items))
