@@ -37,9 +37,6 @@ KNOWN_DIVERGENCES: set[str] = {
     # jinja2 builds a new Undefined at every read of an absent name; we build one per scope
     # (one per render at the top level), so two reads of it are ``sameas`` here only
     "undefined-read-identity.txt",
-    # jinja2 lexes true/false/none as names, so ``dict(true=1)`` passes a keyword argument;
-    # our grammar reads them as constants (a parse error)
-    "constant-word-as-keyword-argument.txt",
 }
 
 
