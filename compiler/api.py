@@ -44,13 +44,15 @@ class CompiledTemplate:
 
         ``budget`` (seconds) bounds the render's time: past it, ``RenderBudgetExceeded``.
         """
+        if context is None and self.dialect == "jinja":  # Go data may be nil (JSON null)
+            context = {}
         if budget is None:  # the fast path: no context managers around a hot call
             try:
-                return self._render({} if context is None else context)
+                return self._render(context)
             except RecursionError:
                 raise _too_deep(self.dialect) from None
         with time_budget(budget), _recursion_guard(self.dialect):
-            return self._render({} if context is None else context)
+            return self._render(context)
 
     def render_conversation(
         self, messages: Any, *, budget: Optional[float] = None, **options: Any

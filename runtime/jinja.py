@@ -779,6 +779,8 @@ class TemplateDict:
 
 
 TemplateDict.__module__ = "transformers.utils.chat_template_utils"
+# transformers defines it inside a function: its repr names it so ({{ dict }} prints it)
+TemplateDict.__qualname__ = "_cached_compile_jinja_template.<locals>.TemplateDict"
 
 
 MAX_RANGE = 100000
