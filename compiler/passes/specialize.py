@@ -30,7 +30,7 @@ import dataclasses
 from typing import Any, Optional
 
 from .. import ir
-from .optimize import _map
+from .optimize import _is_init, _map
 
 _DICT_ATTRS = frozenset(dir(dict))
 
@@ -71,13 +71,9 @@ def _callable_directly(node: ir.FuncDef, binds: list) -> Optional[int]:
     if catch_kwargs or catch_varargs or caller:
         return None
     for why in binds:  # only the macro itself, and the scope's start value before it
-        if why is not node and not (isinstance(why, ir.Assign) and _is_start_value(why.value)):
+        if why is not node and not _is_init(why):
             return None
     return len(node.params)
-
-
-def _is_start_value(value: Any) -> bool:
-    return isinstance(value, ir.Helper) and value.name in ("jinja.undefined", "jinja.resolve")
 
 
 def _is_block(value: Any) -> bool:
