@@ -9,6 +9,12 @@ Outputs are returned as ``str``.  Go output bytes that are not valid UTF-8 are
 decoded with ``errors="surrogateescape"``, so ``out.encode("utf-8",
 "surrogateescape")`` gives back Go's exact bytes.
 
+The program is built with ``GOEXPERIMENT=norandomizedheapbase64`` when the toolchain
+knows that experiment (Go 1.26+ randomises the heap base by default): heap addresses are
+then ``0xc000xxxxxx`` as in earlier Go releases, always ten hex digits, the width of the
+address our runtime prints in their place. Addresses still differ (tests mask them), but
+anything derived from their length (``len (printf "%v" .Messages)``, padding) agrees.
+
 Environment:
   TMPL2PY_GOREF_CACHE   build cache directory (default: <tempdir>/tmpl2py-goref)
   GOCACHE / GOPATH      used as given; when unset, directories inside the cache
@@ -33,6 +39,8 @@ GOREF_DIR = Path(__file__).resolve().parent / "goref"
 SOURCES = ("go.mod", "main.go")
 DEFAULT_NOW = "2024-07-26"
 DEFAULT_TIMEOUT = 120.0
+#: Go experiments the reference is built with when the toolchain knows them (see above).
+GOEXPERIMENTS = ("norandomizedheapbase64",)
 
 
 class GoReferenceError(RuntimeError):
@@ -52,6 +60,7 @@ def _source_hash() -> str:
         h.update(name.encode() + b"\0")
         h.update((GOREF_DIR / name).read_bytes())
         h.update(b"\0")
+    h.update(",".join(GOEXPERIMENTS).encode())  # the build settings name the binary too
     return h.hexdigest()
 
 
@@ -102,11 +111,19 @@ def build() -> Path:
         if binary.exists():
             return binary
         tmp = binary.with_name(binary.name + f".tmp{os.getpid()}")
+        env = _go_env(cache)
+        experiments = [e for e in env.get("GOEXPERIMENT", "").split(",") if e]
+        command = [go, "build", "-trimpath", "-o", str(tmp), "."]
+        env["GOEXPERIMENT"] = ",".join(experiments + list(GOEXPERIMENTS))
         r = subprocess.run(
-            [go, "build", "-trimpath", "-o", str(tmp), "."],
-            cwd=GOREF_DIR, env=_go_env(cache), capture_output=True, text=True,
-            timeout=600,
+            command, cwd=GOREF_DIR, env=env, capture_output=True, text=True, timeout=600
         )
+        if r.returncode != 0 and "GOEXPERIMENT" in r.stderr:
+            # an older toolchain without these experiments: build with its defaults
+            env["GOEXPERIMENT"] = ",".join(experiments)
+            r = subprocess.run(
+                command, cwd=GOREF_DIR, env=env, capture_output=True, text=True, timeout=600
+            )
         if r.returncode != 0:
             tmp.unlink(missing_ok=True)
             raise GoReferenceError(f"go build failed:\n{r.stdout}{r.stderr}")
