@@ -617,6 +617,19 @@ def _capabilities(report: Report) -> None:
 #: Ollama's template data (template.Values / the legacy Prompt mode) and message fields.
 GO_TOP = ("System", "Prompt", "Response", "Suffix", "Messages", "Tools", "Think", "ThinkLevel", "IsThinkSet")
 GO_MESSAGE = ("Role", "Content", "Thinking", "Images", "ToolCalls", "ToolName", "ToolCallID")
+#: Helpers reading a field chain: (receiver, name or names, ...).
+_GO_FIELD_HELPERS = frozenset(
+    "gotmpl." + h
+    for h in (
+        "field",
+        "field_of_elem",
+        "field_path",
+        "method_call",
+        "length_path",
+        "string_arg_path",
+        "index_arg_path",
+    )
+)
 
 
 def _go_report(report: Report, module: ir.Module) -> None:
@@ -637,7 +650,7 @@ def _go_report(report: Report, module: ir.Module) -> None:
         if getattr(node, "span", (0, 0))[0]:
             line = node.span[0]  # type: ignore[attr-defined]
         if isinstance(node, ir.Helper):
-            if node.name in ("gotmpl.field", "gotmpl.field_of_elem", "gotmpl.field_path", "gotmpl.method_call"):
+            if node.name in _GO_FIELD_HELPERS:
                 if len(node.args) > 1 and isinstance(node.args[1], ir.Const):
                     value = node.args[1].value
                     names += list(value) if isinstance(value, tuple) else [value]

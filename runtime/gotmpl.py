@@ -17,6 +17,18 @@ or a nil interface). What each operation does with the values Go distinguishes::
     eq / lt ...          nil == nil only      nil == nil only       incomparable: exec error
     json                 null                 null                  fields by Go name / tag
 
+A missing key under missingkey=zero (Ollama) and a JSON null are *nil interfaces* (a valid
+reflect.Value of type interface {} holding nil); a missing key otherwise is *no value* (an
+invalid reflect.Value). Both are None here, and both print and compare alike; they differ
+only where a field chain (or a range element) is passed straight to a function, which sees
+the slot's static type: ``len`` ("len of nil pointer" vs reflect's zero Value panic), a
+string parameter ("got interface {}" vs "invalid value") and ``slice``'s indexes (any
+interface {} argument: "cannot index slice/array with type interface {}"). Pipelines and
+variables hold the value itself (exec.go's evalPipeline digs into interfaces). The
+lowering routes only those arguments through ``length_path`` / ``string_arg_path`` /
+``index_arg_path`` (which know the slot the chain read) or passes ``iface=True`` for a
+range element, so the common path pays nothing.
+
 Printing follows fmt's %v (``map[a:1 b:2]`` with sorted keys, ``[a b]``, ``<nil>``,
 floats as Go's %g shortest); maps range in sorted key order; ``len`` and ``slice`` of a
 string count UTF-8 bytes. Execution errors raise ``ExecError`` with Go's message (the
@@ -34,6 +46,7 @@ from .gotmpl_fmt import (
     GoMap,
     GoNil,
     GoSlice,
+    GoString,
     GoStruct,
     GoUint8,
     JSONError,
@@ -57,6 +70,7 @@ __all__ = [
     "GoMap",
     "GoNil",
     "GoSlice",
+    "GoString",
     "GoStruct",
     "GoUint8",
     "call",
@@ -68,11 +82,14 @@ __all__ = [
     "field_path",
     "ge",
     "gt",
+    "elem_index_arg",
     "html_escape",
     "index",
+    "index_arg_path",
     "js_escape",
     "le",
     "length",
+    "length_path",
     "lt",
     "method_call",
     "ne",
@@ -85,6 +102,7 @@ __all__ = [
     "sprintf",
     "sprintln",
     "string_arg",
+    "string_arg_path",
     "to_json",
     "to_str",
     "to_typescript_type",
@@ -128,13 +146,22 @@ def sprintf(fmt: str, *args: Any) -> str:
     return _sprintf(fmt, *args)
 
 
-def string_arg(value: Any) -> str:
-    """A value passed where Go wants a string parameter (exec.go validateType)."""
+def string_arg(value: Any, iface: bool = False) -> str:
+    """A value passed where Go wants a string parameter (exec.go validateType); ``iface``:
+    the argument is a range element, so None is a nil interface rather than no value."""
     if isinstance(value, str):
         return value
     if value is None:
+        if iface:
+            raise ExecError("wrong type for value; expected string; got interface {}")
         raise ExecError("invalid value; expected string")
     raise ExecError(f"wrong type for value; expected string; got {go_type(value)}")
+
+
+def string_arg_path(recv: Any, names: tuple, zero: bool = False, elem: bool = False) -> str:
+    """``.A.B`` passed as a string parameter: a nil interface slot says "got interface {}"."""
+    value, _, nil_iface = _walk(recv, names, zero, elem)
+    return string_arg(value, nil_iface)
 
 
 # ----------------------------------------------------------------------------- fields
@@ -198,6 +225,8 @@ def field_of_elem(recv: Any, name: str) -> Any:
 
 
 def _walk(recv: Any, names: tuple, zero: bool, elem: bool) -> tuple[Any, str | None, bool]:
+    """``.A.B.C`` on ``recv``: (value, static type of the slot it came from or None when
+    that is the value's own type, whether a None value is a nil interface)."""
     value = recv
     typ: str | None = "interface {}" if elem and _is_plain(recv) else None
     nil_iface = elem
@@ -409,7 +438,8 @@ def _indirect_type(item: Any) -> str:
     return go_type(item)
 
 
-def length(item: Any) -> int:
+def length(item: Any, iface: bool = False) -> int:
+    """Go's len; ``iface``: the argument is a range element (None: a nil interface)."""
     if type(item) is str:
         return len(to_bytes(item)) if not item.isascii() else len(item)
     if isinstance(item, GoNil):
@@ -419,13 +449,52 @@ def length(item: Any) -> int:
     if isinstance(item, (list, tuple, dict, bytes)):
         return len(item)
     if item is None:  # no value: Go's reflect panics (a nil interface says "len of nil pointer")
+        if iface:
+            raise ExecError("error calling len: len of nil pointer")
         raise ExecError("error calling len: reflect: call of reflect.Value.Type on zero Value")
     raise ExecError(f"error calling len: len of type {_indirect_type(item)}")
+
+
+def length_path(recv: Any, names: tuple, zero: bool = False, elem: bool = False) -> int:
+    """``len .A.B``: the chain's value, seen through its slot (a nil interface or not)."""
+    if type(recv) is dict and len(names) == 1:
+        value = recv.get(names[0])
+    else:
+        value = _walk(recv, names, zero, elem)[0]
+    if value is None:  # the error path: walk again to learn what the slot holds
+        return length(None, _walk(recv, names, zero, elem)[2])
+    return length(value)
+
+
+class _Interface:
+    """An argument of static type interface {} where ``slice`` wants an index."""
+
+    __slots__ = ()
+
+
+_INTERFACE = _Interface()
+
+
+def index_arg_path(recv: Any, names: tuple, zero: bool = False, elem: bool = False) -> Any:
+    """``.A.B`` passed as an index of ``slice`` (which, unlike ``index``, does not look into
+    interfaces): read from an interface {} slot, it can only be rejected."""
+    value, typ, nil_iface = _walk(recv, names, zero, elem)
+    if typ == "interface {}" and (value is not None or nil_iface):
+        return _INTERFACE
+    return value
+
+
+def elem_index_arg(value: Any) -> Any:
+    """A range element passed as an index of ``slice``: from a []any or map[string]any (the
+    only collections holding plain values and nil) it is an interface {}."""
+    return _INTERFACE if _is_plain(value) else value
 
 
 def _index_arg(index: Any, cap: int, name: str) -> int:
     if index is None:
         raise ExecError(f"error calling {name}: cannot index slice/array with nil")
+    if index is _INTERFACE:
+        raise ExecError(f"error calling {name}: cannot index slice/array with type interface {{}}")
     if isinstance(index, bool) or not isinstance(index, int):
         raise ExecError(
             f"error calling {name}: cannot index slice/array with type {go_type(index)}"
@@ -584,7 +653,7 @@ def call(callee: str | None, fn: Any, *args: Any) -> Any:
         raise ExecError("error calling call: call of nil")
     if not callable(fn) or isinstance(fn, (GoStruct, type)):
         if callee is None:
-            callee = fn if type(fn) is str else f"<{go_type(fn)} Value>"
+            callee = fn if isinstance(fn, str) else f"<{go_type(fn)} Value>"
         raise ExecError(f"error calling call: non-function {callee} of type {go_type(fn)}")
     return fn(*args)
 

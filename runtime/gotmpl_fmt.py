@@ -10,6 +10,7 @@ view types in ``runtime.ollama``)::
     float                   float64
     complex                 complex128
     str                     string         (bytes that are not UTF-8: surrogateescape)
+    GoString                string held in a string slot ([]string): not an interface
     list                    []interface {}
     dict                    map[string]interface {}
     GoStruct subclass       its ``go_type`` (``*T`` when ``go_pointer``)
@@ -70,6 +71,15 @@ class GoMap(dict):
 
 class GoBytes(bytes):
     go_type = "[]uint8"
+
+
+class GoString(str):
+    """A string read from a typed []string (a range element or ``index`` of it). A plain
+    str may have come out of an interface slot ([]any, map[string]any); this one cannot,
+    which error messages naming the static type tell apart."""
+
+    __slots__ = ()
+    go_type = "string"
 
 
 class GoUint8(int):

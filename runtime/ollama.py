@@ -25,7 +25,16 @@ from collections.abc import Iterable
 from typing import Any
 
 from . import gotmpl
-from .gotmpl_fmt import GoBytes, GoMap, GoNil, GoSlice, GoStruct, format_value, marshal
+from .gotmpl_fmt import (
+    GoBytes,
+    GoMap,
+    GoNil,
+    GoSlice,
+    GoString,
+    GoStruct,
+    format_value,
+    marshal,
+)
 
 # ----------------------------------------------------------------------------- view types
 
@@ -262,9 +271,9 @@ def _prop_type(value: Any) -> Any:
     if value is None:
         return _slice([], "main.PropertyType", nil=True, cls=PropertyType)
     if isinstance(value, str):
-        return _slice([value], "main.PropertyType", cls=PropertyType)
+        return _slice([GoString(value)], "main.PropertyType", cls=PropertyType)
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return _slice(value, "main.PropertyType", cls=PropertyType)
+        return _slice([GoString(v) for v in value], "main.PropertyType", cls=PropertyType)
     raise RequestError(
         "json: cannot unmarshal into Go struct field ToolProperty.type of type string"
     )
@@ -328,7 +337,11 @@ def _tool(raw: Any) -> Any:
                 Type=_str(params.get("type"), "ToolFunctionParameters.type"),
                 Defs=gotmpl.plain_data(params.get("$defs")),
                 Items=gotmpl.plain_data(params.get("items")),
-                Required=_slice(required or [], "[]string", nil=required is None),
+                Required=_slice(
+                    [GoString(_str(r, "parameters.required")) for r in required or ()],
+                    "[]string",
+                    nil=required is None,
+                ),
                 Properties=properties,
             ),
         ),

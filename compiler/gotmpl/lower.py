@@ -422,10 +422,16 @@ class _Lowerer:
         values: list = []
         for i, arg in enumerate(args):
             ptype = sig.fixed[i] if i < len(sig.fixed) else sig.variadic
+            if name == "len" or (name == "slice" and i > 0):
+                # the message of a failing call names the argument's static type
+                values.append(self.slot_arg(arg, "length" if name == "len" else "index"))
+                continue
             try:
                 values.append(self.arg(arg, ptype or "any"))
             except _StaticFail as e:
                 return _fail(str(e), final, *values)
+        if name == "len" and args:
+            return values[0]  # the length helper itself (slot_arg)
         if name == "call":
             # Go names the callee by its node, or a piped callee by its reflect.Value String
             values.insert(0, ir.Const(str(args[0]) if args else None))
@@ -462,7 +468,7 @@ class _Lowerer:
                 raise _StaticFail("cannot assign nil to string")
             if isinstance(node, (n.Bool, n.Number)):
                 raise _StaticFail(f"expected string; found {node}")
-            return ir.Helper("gotmpl.string_arg", (self.arg(node, "any"),))
+            return self.slot_arg(node, "string_arg")
         if isinstance(node, n.Field):
             return self.fields(self._dot(), node.idents, (), None, self.dot_elem)
         if isinstance(node, n.Variable):
@@ -479,6 +485,51 @@ class _Lowerer:
         if isinstance(node, n.Nil):
             return ir.Const(None)
         return self.constant(node)
+
+
+    def slot_arg(self, node: Any, use: str) -> ir.Expr:
+        """An argument whose static type shows in Go's error: ``use`` is "length" (len),
+        "string_arg" (a string parameter) or "index" (an index of slice).
+
+        A field chain passed straight to a function keeps the type of the slot it read
+        (interface {} for an entry of a map[string]any: possibly a nil interface), and so
+        does a range element (dot or a range variable) of a []any / map[string]any; every
+        other argument (a pipeline, a variable, a constant) is the value itself. Chains go
+        to ``gotmpl.<use>_path``, which knows the slot; range elements to the value
+        helper with ``iface``."""
+        path = self._path_arg(node)
+        if path is not None:
+            receiver, names, elem = path
+            kwargs: tuple = (("zero", ir.Const(True)),) if self.zero else ()
+            if elem:
+                kwargs += (("elem", ir.Const(True)),)
+            helper = f"gotmpl.{use}_path" if use != "index" else "gotmpl.index_arg_path"
+            return ir.Helper(helper, (receiver, ir.Const(tuple(names))), kwargs)
+        value = self.arg(node, "any")
+        if self._is_elem(node):
+            if use == "index":
+                return ir.Helper("gotmpl.elem_index_arg", (value,))
+            return ir.Helper(f"gotmpl.{use}", (value, ir.Const(True)))
+        return value if use == "index" else ir.Helper(f"gotmpl.{use}", (value,))
+
+    def _path_arg(self, node: Any) -> tuple | None:
+        """(receiver, names, elem) when ``node`` is a field chain, else None."""
+        if isinstance(node, n.Field):
+            return self._dot(), node.idents, self.dot_elem
+        if isinstance(node, n.Variable) and len(node.idents) > 1:
+            value, elem = self.variable(node.idents[0])
+            return value, node.idents[1:], elem
+        if isinstance(node, n.Chain) and not isinstance(node.node, n.Nil):
+            return self.arg(node.node, "any"), node.fields, False
+        return None
+
+    def _is_elem(self, node: Any) -> bool:
+        """Is ``node`` a range element (dot in a range body, or a range variable)?"""
+        if isinstance(node, n.Dot):
+            return self.dot_elem
+        if isinstance(node, n.Variable) and len(node.idents) == 1:
+            return self.variable(node.idents[0])[1]
+        return False
 
 
 def _trivial(expr: ir.Expr) -> bool:

