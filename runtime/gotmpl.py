@@ -569,7 +569,10 @@ def slice_(item: Any, *indexes: Any) -> Any:
         return part
     result = type(item)(part)
     if isinstance(result, GoSlice) and hasattr(item, "__dict__"):
+        # a nil slice sliced [0:0] stays nil (reflect keeps its nil data pointer)
         result.__dict__.update({k: v for k, v in item.__dict__.items() if k != "nil"})
+        if getattr(item, "nil", False):
+            result.nil = True
     return result
 
 
@@ -577,18 +580,27 @@ def slice_(item: Any, *indexes: Any) -> Any:
 
 
 def _eval_args(args: tuple) -> str:
-    """funcs.go evalArgs: fmt.Sprint of the printable values (no value: "<no value>")."""
+    """funcs.go evalArgs: fmt.Sprint of the printable values (no value: the string
+    "<no value>"; a struct pointer: the struct it points to, which is no string either:
+    Sprint puts a space between it and another operand that is not a string)."""
     if len(args) == 1 and isinstance(args[0], str):
         return str(args[0])
-    printable = []
-    for arg in args:
+    if not any(isinstance(arg, GoStruct) and arg.go_pointer for arg in args):
+        return sprint(*["<no value>" if arg is None else arg for arg in args])
+    out = []
+    prev_string = False
+    for i, arg in enumerate(args):
         if arg is None:
-            printable.append("<no value>")
+            text, is_string = "<no value>", True
         elif isinstance(arg, GoStruct) and arg.go_pointer:
-            printable.append(to_str(arg))
+            text, is_string = to_str(arg), False
         else:
-            printable.append(arg)
-    return sprint(*printable)
+            text, is_string = format_value(arg), kind(arg) == "string"
+        if i > 0 and not is_string and not prev_string:
+            out.append(" ")
+        out.append(text)
+        prev_string = is_string
+    return "".join(out)
 
 
 def html_escape(*args: Any) -> str:
