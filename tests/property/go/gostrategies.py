@@ -142,7 +142,7 @@ def json_data() -> st.SearchStrategy[Any]:
 # ----------------------------------------------------------------------------- Ollama requests
 
 ROLES = ["system", "user", "assistant", "tool", "user", "assistant", "User", "ASSISTANT",
-         "developer", "function", "ipython", "", "model", "Tool", "系统"]
+         "developer", "function", "ipython", "", "model", "Tool", "系统", "İNFOΣ"]
 TOOL_NAMES = ["get_weather", "search", "f", "a.b", "", "名前", "calc"]
 SCHEMA_TYPES = ["string", "integer", "number", "boolean", "array", "object", "null"]
 
