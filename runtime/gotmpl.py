@@ -161,6 +161,10 @@ def string_arg(value: Any, iface: bool = False) -> str:
 
 def string_arg_path(recv: Any, names: tuple, zero: bool = False, elem: bool = False) -> str:
     """``.A.B`` passed as a string parameter: a nil interface slot says "got interface {}"."""
+    if type(recv) is dict and len(names) == 1:
+        value = recv.get(names[0])
+        if type(value) is str:
+            return value
     value, _, nil_iface = _walk(recv, names, zero, elem)
     return string_arg(value, nil_iface)
 
