@@ -319,7 +319,9 @@ def _escape_rune(ch: str) -> str:
 
 
 def quote_rune(o: int, ascii_only: bool = False) -> str:
-    if o > 0x10FFFF or 0xD800 <= o < 0xE000:
+    """fmtQc: strconv.QuoteRune(ToASCII); what is no rune (negative: a huge uint64 in Go,
+    too large, a surrogate) quotes U+FFFD."""
+    if o < 0 or o > 0x10FFFF or 0xD800 <= o < 0xE000:
         o = 0xFFFD
     ch = chr(o)
     if ch == "'" or ch == "\\":
