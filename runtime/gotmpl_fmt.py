@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import struct
 import unicodedata
 from decimal import Decimal
 from typing import Any, ClassVar
@@ -365,10 +366,9 @@ def format_float(f: float, verb: str, prec: int) -> str:
     lower = verb.lower()
     if lower == "x":
         return _format_hex_float(f, verb, prec)
-    if lower == "b":
-        m, e = math.frexp(abs(f))
-        mant = int(m * (1 << 53))
-        return f"{sign}{mant}p{e - 53:+d}"
+    if lower == "b":  # fmtB: the stored mantissa (implicit bit added) and exponent
+        _, mant, exp = _float_bits(f)
+        return f"{sign}{mant}p{exp - 52:+d}"
     if prec >= 0:
         if lower == "g":
             p = prec or 1
@@ -415,20 +415,57 @@ def _fmt_f(digits: str, dp: int, prec: int) -> str:
     return integer + ("." + frac if prec > 0 else "")
 
 
+def _float_bits(f: float) -> tuple[bool, int, int]:
+    """(negative, mantissa with the implicit bit, unbiased exponent) as strconv decodes a
+    float64 (a subnormal: exponent -1022, no implicit bit)."""
+    bits = struct.unpack("<Q", struct.pack("<d", f))[0]
+    exp = (bits >> 52) & 0x7FF
+    mant = bits & ((1 << 52) - 1)
+    if exp == 0:
+        exp = 1
+    else:
+        mant |= 1 << 52
+    return bool(bits >> 63), mant, exp - 1023
+
+
 def _format_hex_float(f: float, verb: str, prec: int) -> str:
-    text = float.hex(abs(f))  # 0x1.8000000000000p+1
-    mant, _, exp = text[2:].partition("p")
-    head, _, frac = mant.partition(".")
-    frac = frac.rstrip("0")
-    if f == 0:
-        head, frac, exp = "0", "", "+0"
-    if prec >= 0:
-        frac = frac[:prec].ljust(prec, "0")  # (rounding of hex digits is rare; truncated)
-    e = int(exp)
-    out = f"0x{head}" + (f".{frac}" if frac else "") + f"p{'-' if e < 0 else '+'}{abs(e):02d}"
-    if verb == "X":
-        out = out.upper()
-    return ("-" if math.copysign(1.0, f) < 0 else "") + out
+    """strconv's fmtX (uint64 arithmetic): normalised to 1.xxx also for subnormals, digits
+    rounded to ``prec`` (half to even) when 0 <= prec < 15."""
+    neg, mant, exp = _float_bits(f)
+    if mant == 0:
+        exp = 0
+    mant <<= 60 - 52
+    while mant != 0 and mant & (1 << 60) == 0:
+        mant <<= 1
+        exp -= 1
+    if 0 <= prec < 15:
+        shift = prec * 4
+        extra = (mant << shift) & ((1 << 60) - 1)
+        mant >>= 60 - shift
+        if extra | (mant & 1) > 1 << 59:
+            mant += 1
+        mant <<= 60 - shift
+        if mant & (1 << 61):  # wrapped around
+            mant >>= 1
+            exp += 1
+    digits = "0123456789ABCDEF" if verb == "X" else "0123456789abcdef"
+    out = ["-" if neg else "", "0", verb, str((mant >> 60) & 1)]
+    mask = (1 << 64) - 1
+    mant = (mant << 4) & mask  # drop the leading digit
+    if prec < 0 and mant != 0:
+        out.append(".")
+        while mant != 0:
+            out.append(digits[(mant >> 60) & 15])
+            mant = (mant << 4) & mask
+    elif prec > 0:
+        out.append(".")
+        for _ in range(prec):
+            out.append(digits[(mant >> 60) & 15])
+            mant = (mant << 4) & mask
+    out.append("P" if verb == "X" else "p")
+    out.append("-" if exp < 0 else "+")
+    out.append(f"{abs(exp):02d}")
+    return "".join(out)
 
 
 def format_float_json(f: float) -> str | None:
