@@ -489,10 +489,11 @@ def index_arg_path(recv: Any, names: tuple, zero: bool = False, elem: bool = Fal
     return value
 
 
-def elem_index_arg(value: Any) -> Any:
+def elem_index_arg(value: Any, iface: bool = True) -> Any:
     """A range element passed as an index of ``slice``: from a []any or map[string]any (the
-    only collections holding plain values and nil) it is an interface {}."""
-    return _INTERFACE if _is_plain(value) else value
+    only collections holding plain values and nil) it is an interface {}. ``iface``: the
+    variable holds the element now (a flag when the template also assigns it)."""
+    return _INTERFACE if iface and _is_plain(value) else value
 
 
 def _index_arg(index: Any, cap: int, name: str) -> int:

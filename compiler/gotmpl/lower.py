@@ -97,7 +97,9 @@ class _Var:
     name: str
     ident: str
     state: str  # "live", "dead" (declared in a branch not taken) or "phantom" (only assigned)
-    elem: bool = False  # holds a range element: may be a nil interface
+    # holds a range element (an interface, possibly nil): True, or the name of the local
+    # flag that tells at run time (also assigned other values: see _Lowerer.elem_flag)
+    elem: bool | str = False
 
 
 def _fail(message: str, *evaluated: ir.Expr | None) -> ir.Expr:
@@ -122,6 +124,7 @@ class _Lowerer:
         self.vars: list[_Var] = []
         self.dot = ""
         self.dot_elem = False
+        self.flags: list[str] = []  # element flags (elem_flag) of the body being lowered
 
     # -- names
 
@@ -149,12 +152,26 @@ class _Lowerer:
 
     def template_body(self, root: n.ListNode, dot_ident: str) -> list:
         self.dot, self.dot_elem = dot_ident, False
+        self.flags = []
         if not _assigns_dollar(root):
             self.vars = [_Var("$", dot_ident, "live")]  # "$" is dot itself
-            return self.list(root)
-        root_var = self._ident("v", "root")  # "{{ $ = ... }}" changes $, not dot
-        self.vars = [_Var("$", root_var, "live")]
-        return [ir.Assign(ir.Name("$", root_var), ir.Name(".", dot_ident))] + self.list(root)
+            body = self.list(root)
+        else:
+            root_var = self._ident("v", "root")  # "{{ $ = ... }}" changes $, not dot
+            self.vars = [_Var("$", root_var, "live")]
+            body = [ir.Assign(ir.Name("$", root_var), ir.Name(".", dot_ident))]
+            body += self.list(root)
+        # element flags start false (a loop may read one before its range sets it)
+        return [ir.Assign(ir.Name("$elem", f), ir.Const(False)) for f in self.flags] + body
+
+    def elem_flag(self, var: _Var) -> str:
+        """The run-time flag of a variable that holds a range element only sometimes: a
+        range variable its body assigns (``$v = ...`` holds the value itself: exec.go's
+        evalPipeline digs into interfaces), or a variable a ``range $v = ...`` sets."""
+        if not isinstance(var.elem, str):
+            var.elem = self._ident("e", var.name.lstrip("$"))
+            self.flags.append(var.elem)
+        return var.elem
 
     # -- statements
 
@@ -214,6 +231,8 @@ class _Lowerer:
                 var = self._declare(name)
             target = ir.Name(name, var.ident)
             stmts.append(ir.Assign(target, value if first is None else first, span=_span(decl)))
+            if isinstance(var.elem, str):  # now it holds a pipeline's value
+                stmts.append(ir.Assign(ir.Name("$elem", var.elem), ir.Const(False)))
             if first is None:
                 first = target
         return stmts, first if first is not None else value
@@ -225,9 +244,14 @@ class _Lowerer:
         else_body: n.ListNode | None,
         body_dot: tuple,
         else_dot: tuple,
+        elem_var: _Var | None = None,
+        elem_outer: bool = False,
     ) -> tuple[list, list]:
         """Lower a branch body and its else: declarations of the body are not on Go's
-        run-time stack in the else (its parser still accepts them there)."""
+        run-time stack in the else (its parser still accepts them there). ``elem_var``:
+        the range's element variable, which holds the collection in the else (a range
+        declaring it: no element there; an outer one assigned by the range keeps its
+        flag, false in the else)."""
         saved = self.dot, self.dot_elem
         self.dot, self.dot_elem = body_dot
         after_pipe = len(self.vars)
@@ -235,6 +259,8 @@ class _Lowerer:
         for var in self.vars[after_pipe:]:
             if var.state == "live":
                 var.state = "dead"
+        if elem_var is not None and not elem_outer:
+            elem_var.elem = False
         self.dot, self.dot_elem = else_dot
         else_ir = self.list(else_body)
         self.dot, self.dot_elem = saved
@@ -268,6 +294,10 @@ class _Lowerer:
         stmts: list = []
         coll = value
         if pipe.decls:
+            if pipe.is_assign:  # an outer variable: from now on it may hold an element
+                outer = self._lookup(pipe.decls[-1].idents[0])
+                if outer is not None:
+                    self.elem_flag(outer)
             # Go pushes (or sets) the range variables to the collection first: the else
             # branch sees them holding it.
             stmts, coll = self.bind(pipe, value)
@@ -276,6 +306,7 @@ class _Lowerer:
         helper = "gotmpl.range_pairs" if pairs else "gotmpl.range_values"
         prologue: list = []
         target: Any = ir.Name(".", dot)
+        elem_var: _Var | None = None
         if pipe.decls:
             idents = [self._range_var(d.idents[0], pipe.is_assign) for d in pipe.decls]
             if pairs:
@@ -284,11 +315,25 @@ class _Lowerer:
                 prologue.append(
                     ir.Assign(ir.Name(pipe.decls[-1].idents[0], idents[-1]), ir.Name(".", dot))
                 )
-            for var in self.vars[mark:]:
-                if var.ident == idents[-1]:
+            for decl, ident in zip(pipe.decls, idents):
+                var = self._var_by_ident(decl.idents[0], ident)
+                if var is None:
+                    continue
+                if ident != idents[-1] or not ident:  # the index or key: a concrete value
+                    if isinstance(var.elem, str):
+                        prologue.append(ir.Assign(ir.Name("$elem", var.elem), ir.Const(False)))
+                    continue
+                elem_var = var
+                name = decl.idents[0]
+                if pipe.is_assign or isinstance(var.elem, str) or _assigns_var(node.body, name):
+                    flag = self.elem_flag(var)
+                    prologue.append(ir.Assign(ir.Name("$elem", flag), ir.Const(True)))
+                else:
                     var.elem = True
         here = (self.dot, self.dot_elem)
-        body, orelse = self._scoped(mark, node.body, node.else_body, (dot, True), here)
+        body, orelse = self._scoped(
+            mark, node.body, node.else_body, (dot, True), here, elem_var, pipe.is_assign
+        )
         loop = ir.For(
             target,
             ir.Helper(helper, (coll,)),
@@ -297,6 +342,13 @@ class _Lowerer:
             span=_span(node),
         )
         return stmts + [loop]
+
+    def _var_by_ident(self, name: str, ident: str) -> _Var | None:
+        """The live variable a range sets (declared by it, or assigned: an outer one)."""
+        for var in reversed(self.vars):
+            if var.name == name and var.ident == ident and var.state == "live":
+                return var
+        return None
 
     def _range_var(self, name: str, is_assign: bool) -> str:
         for var in reversed(self.vars):
@@ -369,6 +421,11 @@ class _Lowerer:
             return _fail(f"undefined variable: {name}"), False
         return ir.Name(name, var.ident), var.elem or (var.ident == self.dot and self.dot_elem)
 
+    @staticmethod
+    def _elem_value(elem: bool | str) -> ir.Expr:
+        """The ``elem`` argument of a field helper: a constant, or a variable's flag."""
+        return ir.Name("$elem", elem) if isinstance(elem, str) else ir.Const(bool(elem))
+
     def chain(self, node: n.Chain, rest: Sequence, final: ir.Expr | None) -> ir.Expr:
         if isinstance(node.node, n.Nil):
             return _fail(f"indirection through explicit nil in {node}", final)
@@ -381,13 +438,13 @@ class _Lowerer:
         names: Sequence[str],
         args: Sequence,
         final: ir.Expr | None,
-        elem: bool,
+        elem: bool | str,
     ) -> ir.Expr:
         kwargs: tuple = ()
         if elem:
-            kwargs += (("elem", ir.Const(True)),)
+            kwargs += (("elem", self._elem_value(elem)),)
         if not args and final is None:
-            if len(names) == 1:
+            if len(names) == 1 and not isinstance(elem, str):
                 helper = "gotmpl.field_of_elem" if elem else "gotmpl.field"
                 return ir.Helper(helper, (receiver, ir.Const(names[0])))
             if self.zero:
@@ -502,14 +559,16 @@ class _Lowerer:
             receiver, names, elem = path
             kwargs: tuple = (("zero", ir.Const(True)),) if self.zero else ()
             if elem:
-                kwargs += (("elem", ir.Const(True)),)
+                kwargs += (("elem", self._elem_value(elem)),)
             helper = f"gotmpl.{use}_path" if use != "index" else "gotmpl.index_arg_path"
             return ir.Helper(helper, (receiver, ir.Const(tuple(names))), kwargs)
         value = self.arg(node, "any")
-        if self._is_elem(node):
+        elem = self._elem_of(node)
+        if elem:
+            flag = self._elem_value(elem)
             if use == "index":
-                return ir.Helper("gotmpl.elem_index_arg", (value,))
-            return ir.Helper(f"gotmpl.{use}", (value, ir.Const(True)))
+                return ir.Helper("gotmpl.elem_index_arg", (value, flag))
+            return ir.Helper(f"gotmpl.{use}", (value, flag))
         return value if use == "index" else ir.Helper(f"gotmpl.{use}", (value,))
 
     def _path_arg(self, node: Any) -> tuple | None:
@@ -523,8 +582,9 @@ class _Lowerer:
             return self.arg(node.node, "any"), node.fields, False
         return None
 
-    def _is_elem(self, node: Any) -> bool:
-        """Is ``node`` a range element (dot in a range body, or a range variable)?"""
+    def _elem_of(self, node: Any) -> bool | str:
+        """Is ``node`` a range element (dot in a range body, or a range variable)? True,
+        False, or the variable's run-time flag."""
         if isinstance(node, n.Dot):
             return self.dot_elem
         if isinstance(node, n.Variable) and len(node.idents) == 1:
@@ -535,6 +595,20 @@ class _Lowerer:
 def _trivial(expr: ir.Expr) -> bool:
     """Evaluating ``expr`` cannot fail (a constant or a variable)."""
     return isinstance(expr, (ir.Const, ir.Name, ir.Local))
+
+
+def _assigns_var(node: Any, name: str) -> bool:
+    """Does any pipeline of this tree assign to the variable ``name`` (``{{ $v = ... }}``,
+    ``range $v = ...``)? Conservative: shadowing declarations are not followed."""
+    if isinstance(node, n.ListNode):
+        return any(_assigns_var(c, name) for c in node.nodes)
+    if isinstance(node, (n.Action, n.TemplateCall)):
+        return node.pipe is not None and _assigns_var(node.pipe, name)
+    if isinstance(node, n.Branch):
+        return any(_assigns_var(x, name) for x in (node.pipe, node.body, node.else_body))
+    if isinstance(node, n.Pipe):
+        return node.is_assign and any(d.idents[0] == name for d in node.decls)
+    return False
 
 
 def _assigns_dollar(node: Any) -> bool:
