@@ -330,6 +330,12 @@ class _Lowerer:
                     prologue.append(ir.Assign(ir.Name("$elem", flag), ir.Const(True)))
                 else:
                     var.elem = True
+        for name in _range_assigned(node.body):
+            # a range inside this one sets an outer variable to an element: the next
+            # iteration reads it before that range runs again, so it needs its flag now
+            outer = self._lookup(name)
+            if outer is not None:
+                self.elem_flag(outer)
         here = (self.dot, self.dot_elem)
         body, orelse = self._scoped(
             mark, node.body, node.else_body, (dot, True), here, elem_var, pipe.is_assign
@@ -609,6 +615,19 @@ def _assigns_var(node: Any, name: str) -> bool:
     if isinstance(node, n.Pipe):
         return node.is_assign and any(d.idents[0] == name for d in node.decls)
     return False
+
+
+def _range_assigned(node: Any) -> set:
+    """Names of the variables that ``range $v = ...`` (or ``range $i, $v = ...``) inside
+    this tree sets to elements."""
+    if isinstance(node, n.ListNode):
+        return set().union(*(_range_assigned(c) for c in node.nodes))
+    if isinstance(node, n.Branch):
+        names = _range_assigned(node.body) | _range_assigned(node.else_body)
+        if node.kind == "range" and node.pipe.is_assign and node.pipe.decls:
+            names.add(node.pipe.decls[-1].idents[0])
+        return names
+    return set()
 
 
 def _assigns_dollar(node: Any) -> bool:
