@@ -90,6 +90,9 @@ class Emitter:
         func = ast.Name(self.helper_name(node.name), ast.Load())
         return ast.Call(func, [self.expr(a) for a in node.args], self.keywords(node.kwargs))
 
+    def x_Ref(self, node: ir.Ref) -> ast.expr:
+        return ast.Name(self.helper_name(node.name), ast.Load())
+
     def x_CallValue(self, node: ir.CallValue) -> ast.expr:
         return ast.Call(self.expr(node.func), [self.expr(a) for a in node.args], self.keywords(node.kwargs))
 
@@ -344,6 +347,8 @@ _CMPOPS = {
     ">=": ast.GtE,
     "in": ast.In,
     "not in": ast.NotIn,
+    "is": ast.Is,
+    "is not": ast.IsNot,
 }
 
 

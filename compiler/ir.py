@@ -78,6 +78,15 @@ class Helper(Expr):
 
 
 @dataclass(frozen=True, slots=True)
+class Ref(Expr):
+    """A runtime value itself, named like a ``Helper`` but not called (a class for
+    ``isinstance``)."""
+
+    name: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
 class BinOp(Expr):
     """A Python binary operator applied directly: ``+ - * / // % **``."""
 
@@ -98,7 +107,7 @@ class UnaryOp(Expr):
 
 @dataclass(frozen=True, slots=True)
 class Compare(Expr):
-    """A (chained) Python comparison: ``==, !=, <, <=, >, >=, in, not in``."""
+    """A (chained) Python comparison: ``==, !=, <, <=, >, >=, in, not in, is, is not``."""
 
     left: Expr
     ops: Tuple[Tuple[str, Expr], ...]

@@ -19,6 +19,8 @@ def expr(node: Any) -> str:
     if isinstance(node, ir.Helper):
         parts = [expr(a) for a in node.args] + [f"{k}={expr(v)}" for k, v in node.kwargs]
         return f"{node.name}({', '.join(parts)})"
+    if isinstance(node, ir.Ref):
+        return f"&{node.name}"
     if isinstance(node, ir.CallValue):
         parts = [expr(a) for a in node.args] + [f"{k}={expr(v)}" for k, v in node.kwargs]
         return f"call {expr(node.func)}({', '.join(parts)})"

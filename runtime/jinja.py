@@ -362,6 +362,11 @@ _LOOP_ATTRS = frozenset(
 )
 
 
+#: Types whose instances have no ``__getattr__`` and reject every string subscript: an
+#: attribute they do not have is undefined (the sandbox's two failed lookups, no exceptions).
+_PLAIN_ATTRS = {t: frozenset(dir(t)) for t in (str, list, tuple, int, float, bool, type(None))}
+
+
 def getattr_(obj: Any, attribute: str) -> Any:
     """``obj.attribute`` under the sandbox: attribute first, then item, else undefined."""
     cls = type(obj)
@@ -372,6 +377,9 @@ def getattr_(obj: Any, attribute: str) -> Any:
         return Undefined(obj=obj, name=attribute) if value is MISSING else value
     if cls is LoopContext and attribute in _LOOP_ATTRS:
         return getattr(obj, attribute)
+    names = _PLAIN_ATTRS.get(cls)
+    if names is not None and attribute not in names:
+        return Undefined(obj=obj, name=attribute)
     if cls is Namespace and attribute[:1] != "_":
         try:
             value = _ns_attrs(obj)[attribute]
@@ -528,6 +536,11 @@ Namespace.__module__ = "transformers.utils.chat_template_utils"
 
 def _ns_attrs(ns: Namespace) -> dict:
     return object.__getattribute__(ns, "_Namespace__attrs")
+
+
+def is_namespace_class(value: Any) -> bool:
+    """Whether a call of ``value`` builds a namespace (the name ``namespace`` was not rebound)."""
+    return value is Namespace
 
 
 def ns_check(ns: Any) -> None:
