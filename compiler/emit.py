@@ -214,7 +214,8 @@ class Emitter:
         target = _target(node.target)
         if node.filter is not None:
             item = self.fresh("item")
-            iterable = f"[{item} for {item} in ({iterable}) for {target} in ({item},) if ({self.src(node.filter)})]"
+            # a generator: jinja2 tests each item just before its iteration runs
+            iterable = f"({item} for {item} in ({iterable}) for {target} in ({item},) if ({self.src(node.filter)}))"
         if node.loop:
             args = iterable if recurse is None else f"{iterable}, {recurse[0]}, {recurse[1]}"
             self.line(f"{node.loop} = {self.helper_name(node.loop_helper)}({args})")
