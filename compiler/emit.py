@@ -109,8 +109,14 @@ class Emitter:
         if node.mode == "item":
             test: ast.expr = ast.BoolOp(ast.And(), [is_dict, ast.Compare(key, [ast.In()], [obj])])
             fast: ast.expr = ast.Subscript(obj, key, ast.Load())
-        else:  # truth
+        elif node.mode == "truth":
             test, fast = is_dict, ast.Call(ast.Attribute(obj, "get", ast.Load()), [key], [])
+        else:  # defined
+            value = ast.Subscript(obj, key, ast.Load())
+            undefined = ast.Name(self.helper_name("jinja.Undefined"), ast.Load())
+            isinstance_ = ast.Name(self.helper_name("builtins.isinstance"), ast.Load())
+            held = ast.UnaryOp(ast.Not(), ast.Call(isinstance_, [value, undefined], []))
+            test, fast = is_dict, ast.BoolOp(ast.And(), [ast.Compare(key, [ast.In()], [obj]), held])
         return ast.IfExp(test, fast, self.expr(node.fallback))
 
     def x_LoopAttr(self, node: ir.LoopAttr) -> ast.expr:

@@ -184,7 +184,9 @@ class DictLookup(Expr):
     evaluated more than once, so it must be a plain variable read. ``mode``:
 
     - ``item``: the value, ``obj[key] if type(obj) is dict and key in obj else fallback``;
-    - ``truth``: only the value's truth is used, ``obj.get(key) if ... else fallback``.
+    - ``truth``: only the value's truth is used, ``obj.get(key) if ... else fallback``;
+    - ``defined``: whether the value is defined (``fallback`` is that test on the general
+      lookup), ``key in obj and not isinstance(obj[key], Undefined) if ... else fallback``.
     """
 
     obj: Expr

@@ -56,13 +56,13 @@ def render(context: dict) -> str:
                     else getattr_(l_1_message, "role")
                 )
                 == "assistant"
-                and isinstance(
-                    (
-                        l_1_message["tool_calls"]
-                        if type(l_1_message) is dict and "tool_calls" in l_1_message
-                        else getattr_(l_1_message, "tool_calls")
-                    ),
-                    Undefined,
+                and (
+                    not (
+                        "tool_calls" in l_1_message
+                        and (not isinstance(l_1_message["tool_calls"], Undefined))
+                        if type(l_1_message) is dict
+                        else not isinstance(getattr_(l_1_message, "tool_calls"), Undefined)
+                    )
                 )
             )
             or (
@@ -135,14 +135,9 @@ def render(context: dict) -> str:
             if type(l_1_message) is dict and "role" in l_1_message
             else getattr_(l_1_message, "role")
         ) == "assistant" and (
-            not isinstance(
-                (
-                    l_1_message["tool_calls"]
-                    if type(l_1_message) is dict and "tool_calls" in l_1_message
-                    else getattr_(l_1_message, "tool_calls")
-                ),
-                Undefined,
-            )
+            "tool_calls" in l_1_message and (not isinstance(l_1_message["tool_calls"], Undefined))
+            if type(l_1_message) is dict
+            else not isinstance(getattr_(l_1_message, "tool_calls"), Undefined)
         ):
             _w("<|im_start|>assistant\n")
             # line 32: if
@@ -166,13 +161,11 @@ def render(context: dict) -> str:
                 else getattr_(l_1_message, "tool_calls")
             ):
                 # line 36: if
-                if not isinstance(
-                    (
-                        l_2_tool_call["function"]
-                        if type(l_2_tool_call) is dict and "function" in l_2_tool_call
-                        else getattr_(l_2_tool_call, "function")
-                    ),
-                    Undefined,
+                if (
+                    "function" in l_2_tool_call
+                    and (not isinstance(l_2_tool_call["function"], Undefined))
+                    if type(l_2_tool_call) is dict
+                    else not isinstance(getattr_(l_2_tool_call, "function"), Undefined)
                 ):
                     _w(
                         '<tool_call>\n{"name": "'

@@ -13,7 +13,8 @@ Each keeps output byte-identical; each rests on a fact the IR proves, never on a
   the sandboxed lookup otherwise; only for keys that are not ``dict`` attributes (``items``,
   ``get``, ...), which jinja2 would find when the key is absent. Where only the value's truth
   is used (``{% if m.tool_calls %}``) an absent key reads as ``None`` (no undefined is built).
-  (``m.x is defined`` is not a key test: a dict may hold an undefined value.) ``loop.last`` on
+  ``m.x is defined`` tests the key and then the value (a dict may hold an undefined value),
+  again without building an undefined for an absent key. ``loop.last`` on
   the loop object a ``for`` made (and
   nothing else binds) is a plain attribute read.
 - ``loop_counters``: a loop that only reads ``loop.index``/``index0``/``first`` uses
@@ -161,6 +162,9 @@ def _dict_key(node: Any) -> Optional[tuple]:
     return None
 
 
+_DEFINED_TESTS = ("jinja_filters.test_defined", "jinja_filters.test_undefined")
+
+
 def dict_items(module: ir.Module) -> ir.Module:
     if module.dialect != "jinja":
         return module
@@ -173,6 +177,12 @@ def dict_items(module: ir.Module) -> ir.Module:
         if not isinstance(node, ir.Node):
             return node
         if isinstance(node, ir.Helper):
+            if node.name in _DEFINED_TESTS and len(node.args) == 1 and not node.kwargs:
+                found = _dict_key(node.args[0])
+                if found is not None:
+                    defined = dataclasses.replace(node, name="jinja_filters.test_defined")
+                    lookup = ir.DictLookup(*found, "defined", defined, span=node.span)
+                    return lookup if node.name == "jinja_filters.test_defined" else ir.Not(lookup, span=node.span)
             if (
                 node.name == "jinja.getattr_"
                 and isinstance(node.args[0], ir.Name)

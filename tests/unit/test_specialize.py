@@ -214,3 +214,14 @@ def test_type_tests_are_inlined() -> None:
     for ctx in ({}, {"x": "s"}, {"x": None}, {"x": 1}):
         src = "{{ x is string }}{{ x is defined }}{{ x is not defined }}{{ x is none }}{{ x is true }}"
         assert same_outcome(_ours(src, ctx), ref_render(src, ctx))
+
+
+def test_is_defined_on_a_dict_key_tests_the_key_then_the_value() -> None:
+    src = "{{ m.role is defined }}|{{ m.role is undefined }}|{% if m.x is not defined %}N{% endif %}"
+    source = py_of(src)
+    assert '"role" in l_0_m and (not isinstance(l_0_m["role"], Undefined))' in source
+    assert "getattr_(l_0_m" in source  # the general path for every other value
+    held = "{% set d = {'role': nope} %}{{ d.role is defined }}|{{ d.role is undefined }}"
+    for ctx in ({"m": {"role": "u"}}, {"m": {}}, {"m": {"items": 1}}, {"m": "s"}, {"m": None}, {}):
+        for s in (src, held, "{{ m.items is defined }}"):
+            assert same_outcome(_ours(s, ctx), ref_render(s, ctx)), (s, ctx)
