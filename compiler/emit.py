@@ -32,6 +32,7 @@ class Emitter:
         self.counter = 0
         self.writer = "_w"
         self.uses_top = False
+        self.into: set[str] = set()  # functions that append to the writer they are given
 
     # ------------------------------------------------------------------ helpers
 
@@ -185,6 +186,10 @@ class Emitter:
         self.line(f"{self.writer}({ast.unparse(_const(node.text))})")
 
     def s_Output(self, node: ir.Output) -> None:
+        if isinstance(node.expr, ir.CallFunc) and node.expr.ident in self.into:
+            args = "".join(", " + self.src(a) for a in node.expr.args)
+            self.line(f"{func_name(node.expr.ident)}({self.writer}{args})")  # appends itself
+            return
         self.line(f"{self.writer}({self.src(node.expr)})")
 
     def s_ExprStmt(self, node: ir.ExprStmt) -> None:
@@ -279,11 +284,15 @@ class Emitter:
         if node.missing_helper and node.params:  # absent parameters (direct calls pass fewer)
             marker = self.helper_name(node.missing_helper.split(".")[0] + ".MISSING")
             params = ", ".join(f"{p.name.ident}={marker}" for p in node.params)
-        self.line(f"def {func}({params}) -> str:")
-        self.indent += 1
         saved = self.writer
-        self.line("_out = []")
-        self.line("_w = _out.append")
+        if node.into:  # appends to the caller's writer
+            self.line(f"def {func}({', '.join(['_w'] + ([params] if params else []))}) -> None:")
+            self.indent += 1
+        else:
+            self.line(f"def {func}({params}) -> str:")
+            self.indent += 1
+            self.line("_out = []")
+            self.line("_w = _out.append")
         self.writer = "_w"
         self.block(node.prologue, allow_empty=True)
         if node.missing_helper:
@@ -297,8 +306,9 @@ class Emitter:
                 value = self.src(p.default) if p.default is not None else f"{missing}({p.name.name!r})"
                 self.line(f"{p.name.ident} = {value}")
                 self.indent -= 1
-        self.block(node.body, allow_empty=True)
-        self.line('return "".join(_out)')
+        self.block(node.body, allow_empty=not node.into)
+        if not node.into:
+            self.line('return "".join(_out)')
         self.indent -= 1
         self.writer = saved
         if not node.bind:
@@ -312,6 +322,7 @@ class Emitter:
     # ------------------------------------------------------------------ module
 
     def module(self, module: ir.Module, header: str, metadata: dict[str, Any]) -> str:
+        self.into = {n.ident for n in ir.walk(module.body) if isinstance(n, ir.FuncDef) and n.into}
         self.indent = 1
         self.line("_out = []")
         self.line("_w = _out.append")

@@ -333,6 +333,9 @@ class FuncDef(Stmt):
     missing_helper: str = ""
     prologue: Tuple[Stmt, ...] = ()  # runs before defaults are filled in
     bind: bool = True  # False when every use calls the raw function (``CallFunc``) directly
+    # True when every such call's result is output at once: the function then takes the
+    # caller's writer as its first argument and appends to it (no buffer of its own)
+    into: bool = False
     span: Span = _span()
 
 

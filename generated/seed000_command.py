@@ -105,9 +105,7 @@ def render(context: dict) -> str:
     _w(str(l_0_bos_token))
 
     # line 23: macro document_turn
-    def _f_l_0_document_turn(l_1_documents=MISSING) -> str:
-        _out = []
-        _w = _out.append
+    def _f_l_0_document_turn(_w, l_1_documents=MISSING) -> None:
         if l_1_documents is MISSING:
             l_1_documents = missing_param("documents")
         _w("<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>")
@@ -141,12 +139,9 @@ def render(context: dict) -> str:
         _w(
             '\n        },\n        "is_error": null\n    }\n]<|END_TOOL_RESULT|><|END_OF_TURN_TOKEN|>'
         )
-        return "".join(_out)
 
     # line 42: macro tool_call_id_to_int
-    def _f_l_0_tool_call_id_to_int(l_1_messages=MISSING, l_1_tool_call_id=MISSING) -> str:
-        _out = []
-        _w = _out.append
+    def _f_l_0_tool_call_id_to_int(_w, l_1_messages=MISSING, l_1_tool_call_id=MISSING) -> None:
         if l_1_messages is MISSING:
             l_1_messages = missing_param("messages")
         if l_1_tool_call_id is MISSING:
@@ -199,26 +194,22 @@ def render(context: dict) -> str:
                             ns_set(l_1_counter, "value", getattr_(l_1_counter, "value") + 1)
         else:
             _w(str(l_1_tool_call_id))
-        return "".join(_out)
 
     # line 61: macro format_tool_message
-    def _f_l_0_format_tool_message(l_1_messages=MISSING, l_1_tool_msg=MISSING) -> str:
-        _out = []
-        _w = _out.append
+    def _f_l_0_format_tool_message(_w, l_1_messages=MISSING, l_1_tool_msg=MISSING) -> None:
         if l_1_messages is MISSING:
             l_1_messages = missing_param("messages")
         if l_1_tool_msg is MISSING:
             l_1_tool_msg = missing_param("tool_msg")
         _w('{\n        "tool_call_id": "')
-        _w(
-            _f_l_0_tool_call_id_to_int(
-                l_1_messages,
-                (
-                    l_1_tool_msg["tool_call_id"]
-                    if type(l_1_tool_msg) is dict and "tool_call_id" in l_1_tool_msg
-                    else getattr_(l_1_tool_msg, "tool_call_id")
-                ),
-            )
+        _f_l_0_tool_call_id_to_int(
+            _w,
+            l_1_messages,
+            (
+                l_1_tool_msg["tool_call_id"]
+                if type(l_1_tool_msg) is dict and "tool_call_id" in l_1_tool_msg
+                else getattr_(l_1_tool_msg, "tool_call_id")
+            ),
         )
         _w('",\n        "results": {')
         # line 65: if
@@ -275,7 +266,6 @@ def render(context: dict) -> str:
                 if not l_2_loop.last:
                     _w(",")
         _w('\n        },\n        "is_error": null\n    }')
-        return "".join(_out)
 
     # line 84: macro print_tool_content
     def _f_l_0_print_tool_content(l_1_item=MISSING) -> str:
@@ -342,9 +332,7 @@ def render(context: dict) -> str:
     )
 
     # line 94: macro print_msg
-    def _f_l_0_print_msg(l_1_msg=MISSING) -> str:
-        _out = []
-        _w = _out.append
+    def _f_l_0_print_msg(_w, l_1_msg=MISSING) -> None:
         if l_1_msg is MISSING:
             l_1_msg = missing_param("msg")
         # line 95: if
@@ -441,12 +429,9 @@ def render(context: dict) -> str:
                         )
                     else:
                         _w("<|IMG_PATCH|>")
-        return "".join(_out)
 
     # line 127: macro print_thinking
-    def _f_l_0_print_thinking(l_1_msg=MISSING) -> str:
-        _out = []
-        _w = _out.append
+    def _f_l_0_print_thinking(_w, l_1_msg=MISSING) -> None:
         if l_1_msg is MISSING:
             l_1_msg = missing_param("msg")
         # line 128: if
@@ -498,7 +483,6 @@ def render(context: dict) -> str:
                     )
                 )
             )
-        return "".join(_out)
 
     # line 136: if
     if (
@@ -670,7 +654,7 @@ def render(context: dict) -> str:
     # line 213: if
     if l_0_render_developer_instruction:
         _w("<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|>")
-        _w(_f_l_0_print_msg(l_0_developer_instruction))
+        _f_l_0_print_msg(_w, l_0_developer_instruction)
         _w("<|END_OF_TURN_TOKEN|>")
     # line 216: for
     for _i1, l_1_message in enumerate(l_0_messages):
@@ -684,11 +668,11 @@ def render(context: dict) -> str:
             not (_i1 == 0 and l_0_initial_instruction_message)
         ):
             _w("<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|>")
-            _w(_f_l_0_print_msg(l_1_message))
+            _f_l_0_print_msg(_w, l_1_message)
             _w("<|END_OF_TURN_TOKEN|>")
         elif l_1_msg_role_downcased == "user":
             _w("<|START_OF_TURN_TOKEN|><|USER_TOKEN|>")
-            _w(_f_l_0_print_msg(l_1_message))
+            _f_l_0_print_msg(_w, l_1_message)
             _w("<|END_OF_TURN_TOKEN|>")
             # line 222: if
             if l_0_documents and (
@@ -703,7 +687,7 @@ def render(context: dict) -> str:
                 else:
                     ns_check(l_0_tool_idx)
                     ns_set(l_0_tool_idx, "value", getattr_(l_0_tool_idx, "value") + 1)
-                _w(_f_l_0_document_turn(l_0_documents))
+                _f_l_0_document_turn(_w, l_0_documents)
         elif l_1_msg_role_downcased == "assistant" or l_1_msg_role_downcased == "chatbot":
             _w("<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>")
             # line 225: if
@@ -761,7 +745,7 @@ def render(context: dict) -> str:
                         )
                     ):
                         _w("<|START_THINKING|>")
-                        _w(_f_l_0_print_thinking(l_1_message))
+                        _f_l_0_print_thinking(_w, l_1_message)
                         _w("<|END_THINKING|>")
                 _w("<|START_ACTION|>[")
                 # line 233: for
@@ -853,9 +837,9 @@ def render(context: dict) -> str:
                     )
                 ) and (not l_0_skip_thinking):
                     _w("<|START_THINKING|>")
-                    _w(_f_l_0_print_thinking(l_1_message))
+                    _f_l_0_print_thinking(_w, l_1_message)
                     _w("<|END_THINKING|>")
-                _w(_f_l_0_print_msg(l_1_message))
+                _f_l_0_print_msg(_w, l_1_message)
                 _w("<|END_OF_TURN_TOKEN|>")
         elif l_1_msg_role_downcased == "tool" and (
             l_1_message["tool_call_id"]
@@ -863,7 +847,7 @@ def render(context: dict) -> str:
             else getattr_(l_1_message, "tool_call_id")
         ) not in (_ns5_value if _ns5 else getattr_(l_0_tool_ids_seen, "value")):
             _w("<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|><|START_TOOL_RESULT|>[\n    ")
-            _w(_f_l_0_format_tool_message(l_0_messages, l_1_message))
+            _f_l_0_format_tool_message(_w, l_0_messages, l_1_message)
             # line 249: for
             for _i2, l_2_msg in enumerate(subscript(l_0_messages, slice(_i1 + 1, None, None))):
                 # line 251: if
@@ -876,7 +860,7 @@ def render(context: dict) -> str:
                     == "tool"
                 ):
                     _w(",\n    ")
-                    _w(_f_l_0_format_tool_message(l_0_messages, l_2_msg))
+                    _f_l_0_format_tool_message(_w, l_0_messages, l_2_msg)
                     if _ns5:
                         _ns5_value = _ns5_value + [
                             (

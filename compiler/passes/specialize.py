@@ -8,6 +8,9 @@ Each keeps output byte-identical; each rests on a fact the IR proves, never on a
   keyword arguments, calls the macro's function directly (``CallFunc``): jinja2's argument
   binding would pass exactly these arguments. A macro whose name is then never read is not
   wrapped into a ``Macro`` object at all.
+- ``direct_output``: a macro called only directly, each call's result output at once
+  (``{{ m(x) }}``), writes into its caller's buffer instead of joining its own (not in modules
+  with ``{% generation %}``, whose spans measure the top-level buffer while a macro runs).
 - ``dict_items``: ``x.key`` and ``x["key"]`` on a variable read ``x[key]`` inline when ``x``
   is exactly a ``dict`` holding ``key`` (chat data is dicts: ``message.role``), and go through
   the sandboxed lookup otherwise; only for keys that are not ``dict`` attributes (``items``,
@@ -136,6 +139,34 @@ def direct_calls(module: ir.Module) -> ir.Module:
         return node
 
     return dataclasses.replace(module, body=_map(body, unbind))
+
+
+def direct_output(module: ir.Module) -> ir.Module:
+    if module.dialect != "jinja" or any(n == ir.TOP_OUTPUT for n in ir.walk(module.body)):
+        return module
+    calls: dict = {}
+    outputs: dict = {}
+    for node in ir.walk(module.body):
+        if isinstance(node, ir.CallFunc):
+            calls[node.ident] = calls.get(node.ident, 0) + 1
+        elif isinstance(node, ir.Output):
+            expr = node.expr
+            if isinstance(expr, ir.Helper) and expr.name == "jinja.to_str" and len(expr.args) == 1:
+                expr = expr.args[0]  # dropped later: a macro returns a str (optimize.known_str)
+            if isinstance(expr, ir.CallFunc):
+                outputs[expr.ident] = outputs.get(expr.ident, 0) + 1
+
+    def into(node: Any) -> Any:
+        if (
+            isinstance(node, ir.FuncDef)
+            and node.wrap == "jinja.make_macro"
+            and not node.bind
+            and calls.get(node.ident, 0) == outputs.get(node.ident, 0)
+        ):
+            return dataclasses.replace(node, into=True)
+        return node
+
+    return dataclasses.replace(module, body=_map(module.body, into))
 
 
 # ----------------------------------------------------------------------------- dict items
@@ -566,4 +597,4 @@ def batch_top_resolve(module: ir.Module) -> ir.Module:
 
 
 def run(module: ir.Module) -> ir.Module:
-    return ns_scalars(loop_counters(dict_items(top_resolve(direct_calls(module)))))
+    return ns_scalars(loop_counters(dict_items(top_resolve(direct_output(direct_calls(module))))))

@@ -30,7 +30,34 @@ def test_macro_called_after_its_definition_is_called_directly_and_not_wrapped() 
     out = ir_of("{% macro m(a, b) %}{{ a }}{{ b }}{% endmacro %}{{ m(1) }}")
     assert "callfunc l_0_m(1)" in out
     source = py_of("{% macro m(a, b) %}{{ a }}{{ b }}{% endmacro %}{{ m(1) }}")
-    assert "make_macro" not in source and "_f_l_0_m(1)" in source
+    assert "make_macro" not in source and "_f_l_0_m(_w, 1)" in source  # appends to our buffer
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{% macro m(a) %}<{{ a }}>{% endmacro %}{{ m(1) }}{% set x %}[{{ m(2) }}]{% endset %}{{ x }}",
+        "{% macro m(a) %}<{{ a }}>{% endmacro %}{% filter upper %}{{ m('x') }}{% endfilter %}",
+        "{% macro m(a) %}{{ a.b }}{% endmacro %}{{ m({'b': 1}) }}{{ m(1) }}",
+        "{% macro m(n) %}{{ n }}{% if n > 0 %}{{ m(n - 1) }}{% endif %}{% endmacro %}{{ m(3) }}",
+    ],
+)
+def test_a_macro_whose_calls_are_all_output_appends_to_its_callers_buffer(source: str) -> None:
+    assert "-> None:" in py_of(source)
+    assert same_outcome(_ours(source, {}), ref_render(source, {}))
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{% macro m(a) %}<{{ a }}>{% endmacro %}{{ m(1) ~ '!' }}",  # used as a value
+        "{% macro m(a) %}<{{ a }}>{% endmacro %}{% set x = m(1) %}{{ x }}",
+        "{% macro m() %}{% generation %}g{% endgeneration %}{% endmacro %}{{ m() }}",  # spans
+    ],
+)
+def test_a_macro_whose_result_is_used_as_a_value_returns_it(source: str) -> None:
+    assert "-> None:" not in py_of(source)
+    assert same_outcome(_ours(source, {}), ref_render(source, {}))
 
 
 @pytest.mark.parametrize(
