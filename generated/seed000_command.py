@@ -14,13 +14,11 @@ from runtime.jinja import (
     getitem,
     is_namespace_class,
     loop_context,
-    make_macro,
     missing_param,
     ns_check,
     ns_set,
     resolve_many,
     subscript,
-    undefined,
 )
 from runtime.jinja_filters import do_d, do_lower, do_tojson, do_upper, test_mapping
 
@@ -74,7 +72,6 @@ def render(context: dict) -> str:
             "add_generation_prompt",
         ),
     )
-    l_0_print_tool_content = undefined("print_tool_content")
     # line 1: if
     if not l_0_platform_instruction_override:
         _c1 = []
@@ -261,16 +258,14 @@ def render(context: dict) -> str:
                 _w('\n            "')
                 _w(str(l_2_loop.index0))
                 _w('": ')
-                _w(str(call(l_0_print_tool_content, l_2_content)))
+                _f_l_0_print_tool_content(_w, l_2_content)
                 # line 76: if
                 if not l_2_loop.last:
                     _w(",")
         _w('\n        },\n        "is_error": null\n    }')
 
     # line 84: macro print_tool_content
-    def _f_l_0_print_tool_content(l_1_item=MISSING) -> str:
-        _out = []
-        _w = _out.append
+    def _f_l_0_print_tool_content(_w, l_1_item=MISSING) -> None:
         if l_1_item is MISSING:
             l_1_item = missing_param("item")
         # line 85: if
@@ -325,11 +320,6 @@ def render(context: dict) -> str:
             )
         else:
             _w(do_tojson(l_1_item))
-        return "".join(_out)
-
-    l_0_print_tool_content = make_macro(
-        _f_l_0_print_tool_content, "print_tool_content", ("item",), False, False, False
-    )
 
     # line 94: macro print_msg
     def _f_l_0_print_msg(_w, l_1_msg=MISSING) -> None:

@@ -4,7 +4,8 @@ Each keeps output byte-identical; each rests on a fact the IR proves, never on a
 
 - ``direct_calls``: a call ``m(a, b)`` of a macro whose binding can only be that macro when
   the call runs (the ``{% macro %}`` precedes the call in the same scope and nothing else
-  assigns the name), with no more positional arguments than the macro has parameters and no
+  assigns the name; or the call is in the body of a macro defined earlier that nothing uses
+  before ``m`` is defined), with no more positional arguments than the macro has parameters and no
   keyword arguments, calls the macro's function directly (``CallFunc``): jinja2's argument
   binding would pass exactly these arguments. A macro whose name is then never read is not
   wrapped into a ``Macro`` object at all.
@@ -92,6 +93,34 @@ def _is_block(value: Any) -> bool:
     return isinstance(value, tuple) and bool(value) and isinstance(value[0], ir.Stmt)
 
 
+def _referenced(node: Any) -> set:
+    """Idents a statement reads or calls (nested function bodies included)."""
+    return {n.ident for n in ir.walk(node) if isinstance(n, (ir.Name, ir.Local, ir.CallFunc))}
+
+
+def _later_macros(body: tuple, binds: dict) -> dict:
+    """For a function defined at index ``i`` of ``body``: the macros defined after it that its
+    body may call directly, because nothing before their definition can call it (every
+    statement before them, except its own definition, leaves it alone)."""
+    macros = []
+    for j, stmt in enumerate(body):
+        if isinstance(stmt, ir.FuncDef):
+            count = _callable_directly(stmt, binds.get(stmt.ident, []))
+            if count is not None:
+                macros.append((j, stmt.ident, count))
+    if not macros:
+        return {}
+    refs = [set() if _is_init(stmt) else _referenced(stmt) for stmt in body]  # start values: no use
+    later: dict = {}
+    for i, stmt in enumerate(body):
+        if not isinstance(stmt, ir.FuncDef):
+            continue
+        for j, ident, count in macros:
+            if j > i and not any(stmt.ident in refs[k] for k in range(j) if k != i):
+                later.setdefault(i, {})[ident] = count
+    return later
+
+
 def direct_calls(module: ir.Module) -> ir.Module:
     if module.dialect != "jinja":
         return module
@@ -99,13 +128,14 @@ def direct_calls(module: ir.Module) -> ir.Module:
 
     def block(body: tuple, known: dict) -> tuple:
         known = dict(known)
+        later = _later_macros(body, binds)
         out = []
-        for stmt in body:
+        for i, stmt in enumerate(body):
             if isinstance(stmt, ir.FuncDef):
                 count = _callable_directly(stmt, binds.get(stmt.ident, []))
                 if count is not None:
                     known[stmt.ident] = count  # from here on (its own body included) the name is it
-            out.append(rewrite(stmt, known))
+            out.append(rewrite(stmt, {**known, **later[i]} if i in later else known))
         return tuple(out)
 
     def rewrite(node: Any, known: dict) -> Any:

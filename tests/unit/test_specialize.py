@@ -82,10 +82,26 @@ def test_a_macro_read_as_a_value_keeps_its_macro_object() -> None:
     assert "make_macro" in source
 
 
-def test_a_macro_defined_later_is_called_through_its_binding_from_an_earlier_macro() -> None:
+def test_a_macro_defined_later_is_called_directly_from_an_earlier_macro_used_after_it() -> None:
     src = "{% macro a() %}{{ b() }}{% endmacro %}{% macro b() %}B{% endmacro %}{{ a() }}"
     out = ir_of(src)
-    assert "callfunc l_0_a()" in out and "callfunc l_0_b" not in out
+    assert "callfunc l_0_a()" in out and "callfunc l_0_b()" in out
+    assert same_outcome(_ours(src, {}), ref_render(src, {}))
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        # a() runs before b exists: jinja2 calls an undefined
+        "{% macro a() %}{{ b() }}{% endmacro %}{{ a() }}{% macro b() %}B{% endmacro %}{{ a() }}",
+        "{% macro a() %}{{ b() }}{% endmacro %}{% set x = a %}{% macro b() %}B{% endmacro %}{{ x() }}",
+        # c, defined before b, calls a: a may run before b exists
+        "{% macro a() %}{{ b() }}{% endmacro %}{% macro c() %}{{ a() }}{% endmacro %}{{ c() }}"
+        "{% macro b() %}B{% endmacro %}{{ c() }}",
+    ],
+)
+def test_a_macro_used_before_a_later_macro_exists_calls_it_through_its_binding(src: str) -> None:
+    assert "callfunc l_0_b()" not in ir_of(src)
     assert same_outcome(_ours(src, {}), ref_render(src, {}))
 
 
