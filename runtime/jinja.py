@@ -422,8 +422,14 @@ def subscript(obj: Any, key: Any) -> Any:
     return obj[key]
 
 
-def call(func: Any, *args: Any, **kwargs: Any) -> Any:
-    """Call a value from template code (sandbox: refuse callables marked unsafe)."""
+def call(func: Any, /, *args: Any, **kwargs: Any) -> Any:
+    """Call a value from template code (sandbox: refuse callables marked unsafe).
+
+    Like jinja2's ``Context.call``, drops the keywords ``_loop_vars`` and ``_block_vars`` (its
+    own, which a template can pass too)."""
+    if kwargs and ("_loop_vars" in kwargs or "_block_vars" in kwargs):
+        kwargs.pop("_loop_vars", None)
+        kwargs.pop("_block_vars", None)
     cls = type(func)
     if cls is Macro or cls is _BUILTIN_METHOD or id(func) in _SAFE_GLOBAL_IDS:
         # none of these can carry the sandbox's "unsafe" marks
@@ -431,6 +437,38 @@ def call(func: Any, *args: Any, **kwargs: Any) -> Any:
     if getattr(func, "unsafe_callable", False) or getattr(func, "alters_data", False):
         raise SecurityError(f"{func!r} is not safely callable")
     return func(*args, **kwargs)
+
+
+_HEAPTYPE = 1 << 9
+
+
+def _tp_name(value: Any) -> str:
+    """CPython's ``Py_TYPE(value)->tp_name``: how its own argument errors name a type."""
+    cls = type(value)
+    if cls.__flags__ & _HEAPTYPE or cls.__module__ == "builtins":
+        return cls.__name__
+    return f"{cls.__module__}.{cls.__name__}"
+
+
+def star_kwargs(value: Any, func: str, names: tuple) -> Any:
+    """The operand of ``**value`` in a call, checked as CPython checks it while it builds the
+    call's keywords, with the reference's messages: ``func`` is how CPython names the function
+    jinja2 calls there (``jinja2.sandbox.SandboxedEnvironment.call``, ``jinja2.filters.do_join``,
+    ...) and ``names`` the keywords the call already has."""
+    if type(value) is not dict:
+        try:
+            value = {key: value[key] for key in value.keys()}
+        except AttributeError:
+            raise TypeError(f"{func}() argument after ** must be a mapping, not {_tp_name(value)}") from None
+        except KeyError as e:
+            if len(e.args) != 1:
+                raise
+            raise TypeError(f"{func}() got multiple values for keyword argument '{e.args[0]}'") from None
+    if names:
+        for key in value:
+            if key in names:
+                raise TypeError(f"{func}() got multiple values for keyword argument '{key}'")
+    return value
 
 
 def concat(*values: Any) -> str:
@@ -851,13 +889,20 @@ GLOBALS: dict = {
 }
 
 
-def no_filter(name: str, *operands: Any, **kwoperands: Any) -> Any:
-    """An unknown filter inside an ``if``: jinja2 compiles it, and fails when it runs."""
+def no_filter(name: str, func: str, /, *operands: Any, **kwoperands: Any) -> Any:
+    """An unknown filter inside an ``if``: jinja2 compiles it, and fails when it runs.
+
+    jinja2 calls a stand-in ``def t_N(*unused)`` there (``func`` is its name), which refuses
+    keyword arguments before it can fail."""
+    if kwoperands:
+        raise TypeError(f"{func}() got an unexpected keyword argument '{next(iter(kwoperands))}'")
     raise TemplateRuntimeError(f"No filter named {name!r} found.")
 
 
-def no_test(name: str, *operands: Any, **kwoperands: Any) -> Any:
+def no_test(name: str, func: str, /, *operands: Any, **kwoperands: Any) -> Any:
     """An unknown test inside an ``if``: jinja2 compiles it, and fails when it runs."""
+    if kwoperands:
+        raise TypeError(f"{func}() got an unexpected keyword argument '{next(iter(kwoperands))}'")
     raise TemplateRuntimeError(f"No test named {name!r} found.")
 
 

@@ -4,8 +4,8 @@ Each keeps output byte-identical; each rests on a fact the IR proves, never on a
 
 - ``direct_calls``: a call ``m(a, b)`` of a macro whose binding can only be that macro when
   the call runs (the ``{% macro %}`` precedes the call in the same scope and nothing else
-  assigns the name), with no more positional arguments than the macro has parameters and no
-  keyword arguments, calls the macro's function directly (``CallFunc``): jinja2's argument
+  assigns the name), with no more positional arguments than the macro has parameters, no
+  ``*args`` and no keyword arguments, calls the macro's function directly (``CallFunc``): jinja2's argument
   binding would pass exactly these arguments. A macro whose name is then never read is not
   wrapped into a ``Macro`` object at all.
 - ``dict_items``: ``x.key`` and ``x["key"]`` on a variable read ``x[key]`` inline when ``x``
@@ -110,6 +110,7 @@ def direct_calls(module: ir.Module) -> ir.Module:
             isinstance(node, ir.Helper)
             and node.name == "jinja.call"
             and not node.kwargs
+            and not any(isinstance(a, ir.Starred) for a in node.args)
             and isinstance(node.args[0], ir.Name)
             and node.args[0].ident in known
             and len(node.args) - 1 <= known[node.args[0].ident]
