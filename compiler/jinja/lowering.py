@@ -71,6 +71,7 @@ class Lowering(Transformer):
         super().__init__()
         self.source = source
         self._ids = itertools.count(1)
+        self._noelse: dict = {}  # the last link of each "a if b if c" chain, by id
         self.filter_names: set = set()  # every filter and test the template names (jinja2 numbers
         self.test_names: set = set()  # its stand-ins for unknown ones by their sorted order)
 
@@ -295,14 +296,21 @@ class Lowering(Transformer):
         return ir.TupleLit(())
 
     def paren(self, expr: ir.Expr) -> ir.Expr:
+        self._noelse.pop(id(expr), None)  # "(a if b) if c": not a link of the same chain
         return expr
 
     def cond(self, body: ir.Expr, _if: Token, test: ir.Expr, _else: Token, orelse: ir.Expr) -> ir.Expr:
         return ir.CondExpr(test, body, orelse)
 
-    def cond_noelse(self, body: ir.Expr, tok: Token, test: ir.Expr) -> ir.Expr:
-        # jinja2 names the line the expression starts on; the 'if' is on it in practice.
-        return ir.CondExpr(test, body, H("jinja.cond_undefined", (ir.Const(tok.line or 0),)))
+    @v_args(meta=True, inline=True)
+    def cond_noelse(self, meta: Any, body: ir.Expr, tok: Token, test: ir.Expr) -> ir.Expr:
+        # The undefined names the line jinja2 gives the node: where the expression starts,
+        # and for each further link of a chain ("a if b if c") the line of its "if".
+        chained = self._noelse.pop(id(body), None) is body
+        line = (tok.line if chained else meta.line) or 0
+        node = ir.CondExpr(test, body, H("jinja.cond_undefined", (ir.Const(line),)))
+        self._noelse[id(node)] = node
+        return node
 
     def or_op(self, *items: Any) -> ir.Expr:
         values = _nodes(items)

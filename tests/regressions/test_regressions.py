@@ -32,7 +32,6 @@ import differential as D  # noqa: E402
 
 #: Case files that currently diverge (see the report of the property-test issue).
 KNOWN_DIVERGENCES: set[str] = {
-    "chained-conditional-expression.txt",
     # jinja2 builds a new Undefined at every read of an absent name; we build one per scope
     # (one per render at the top level), so two reads of it are ``sameas`` here only
     "undefined-read-identity.txt",
