@@ -906,6 +906,11 @@ def no_test(name: str, func: str, /, *operands: Any, **kwoperands: Any) -> Any:
     raise TemplateRuntimeError(f"No test named {name!r} found.")
 
 
+def no_caller() -> Undefined:
+    """``caller`` in a macro called without one (a ``{% generation %}`` body's caller)."""
+    return Undefined("No caller defined", name="caller")
+
+
 #: The environment's own callables (ids of module-lifetime objects): known safe, so calls
 #: skip the sandbox's attribute probes. Filled in once the globals are complete.
 _SAFE_GLOBAL_IDS: frozenset = frozenset()

@@ -269,11 +269,18 @@ class Lowering(Transformer):
         # jinja2 yields the filter's result as it is (no str()): a non-string fails the join.
         return ir.Output(value, span=_span(tag))
 
-    def generation_block(self, tag: Token, _end: Token, body: tuple, *_rest: Any) -> ir.Stmt:
-        # A call block in jinja2: its body is a function, so break/continue cannot cross it.
-        check_loop_controls(body, in_loop=False)
-        body_text = ir.Capture(body, span=_span(tag))
-        return ir.Output(H("jinja.generation", (body_text, ir.TOP_OUTPUT)), span=_span(tag))
+    def generation_block(self, tag: Token, _end: Token, body: tuple, *_rest: Any) -> list:
+        """transformers' extension parses the block into a call block whose caller macro is the
+        body, and calls it with no arguments: ``kwargs``, ``varargs`` and ``caller`` there are
+        the caller's own (``{}``, ``()``, "No caller defined"), names it sets stay inside, and
+        break/continue cannot cross it. Nothing reads the macro as a value, so its function is
+        called directly, with those values."""
+        ident = f"caller_{next(self._ids)}"
+        funcdef = dataclasses.replace(self._funcdef(ident, "caller", [], body, _span(tag)), bind=False)
+        special = {"caller": H("jinja.no_caller"), "kwargs": ir.DictLit(()), "varargs": ir.TupleLit(())}
+        args = tuple(special[p.name.name] for p in funcdef.params)
+        text = ir.CallFunc(ident, args, span=_span(tag))
+        return [funcdef, ir.Output(H("jinja.generation", (text, ir.TOP_OUTPUT)), span=_span(tag))]
 
     def break_stmt(self, tag: Token, _end: Token) -> ir.Stmt:
         return ir.Break(span=_span(tag))

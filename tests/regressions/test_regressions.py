@@ -35,9 +35,6 @@ KNOWN_DIVERGENCES: set[str] = {
     # jinja2 builds a new Undefined at every read of an absent name; we build one per scope
     # (one per render at the top level), so two reads of it are ``sameas`` here only
     "undefined-read-identity.txt",
-    # jinja2 runs a generation body as a call block's caller macro: kwargs/varargs are its own
-    # ({} and ()); ours is a captured block, where they are undefined names
-    "generation-body-is-a-caller-macro.txt",
 }
 
 
