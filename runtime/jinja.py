@@ -489,6 +489,25 @@ def resolve(context: dict, name: str) -> Any:
     return value
 
 
+def resolve_missing(context: dict, name: str) -> Any:
+    """jinja2's own start value of a name: its value, or MISSING (each read then builds its
+    own undefined, ``load_name``). For templates that can tell undefined values apart."""
+    value = context.get(name, MISSING)
+    if value is MISSING:
+        return GLOBALS.get(name, MISSING)
+    return value
+
+
+def unset() -> Any:
+    """The start value of a name first assigned in its scope (with ``resolve_missing``)."""
+    return MISSING
+
+
+def load_name(value: Any, name: str) -> Any:
+    """A read of a name that may hold MISSING: a new undefined then, as every read in jinja2."""
+    return Undefined(name=name) if value is MISSING else value
+
+
 _TOP_UNDEFINED: dict = {}
 
 

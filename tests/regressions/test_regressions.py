@@ -31,11 +31,7 @@ sys.path.insert(0, str(HERE.parent / "property"))
 import differential as D  # noqa: E402
 
 #: Case files that currently diverge (see the report of the property-test issue).
-KNOWN_DIVERGENCES: set[str] = {
-    # jinja2 builds a new Undefined at every read of an absent name; we build one per scope
-    # (one per render at the top level), so two reads of it are ``sameas`` here only
-    "undefined-read-identity.txt",
-}
+KNOWN_DIVERGENCES: set[str] = set()
 
 
 def load_case(path: Path) -> tuple:
