@@ -579,8 +579,10 @@ class Namespace:
 
 # Error messages name the value's type ("Object of type TemplateNamespace is not JSON
 # serializable"): use the reference's names.
-Namespace.__name__ = Namespace.__qualname__ = "TemplateNamespace"
+Namespace.__name__ = "TemplateNamespace"
 Namespace.__module__ = "transformers.utils.chat_template_utils"
+# transformers defines it inside a function: {{ namespace }} prints that qualified name
+Namespace.__qualname__ = "_cached_compile_jinja_template.<locals>.TemplateNamespace"
 
 
 def _ns_attrs(ns: Namespace) -> dict:
