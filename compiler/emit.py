@@ -288,9 +288,7 @@ class Emitter:
         if node.missing_helper:
             marker = self.helper_name(node.missing_helper.split(".")[0] + ".MISSING")
             missing = self.helper_name(node.missing_helper)
-            for p in node.params:
-                if p.default is None and p.name.name in ("caller", "kwargs", "varargs"):
-                    continue
+            for p in node.params[: len(node.params) - node.implicit]:
                 self.line(f"if {p.name.ident} is {marker}:")
                 self.indent += 1
                 value = self.src(p.default) if p.default is not None else f"{missing}({p.name.name!r})"

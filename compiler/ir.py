@@ -334,6 +334,7 @@ class FuncDef(Stmt):
     wrap_args: Tuple[Expr, ...] = ()
     missing_helper: str = ""
     prologue: Tuple[Stmt, ...] = ()  # runs before defaults are filled in
+    implicit: int = 0  # the last ``implicit`` params are always passed (never MISSING)
     bind: bool = True  # False when every use calls the raw function (``CallFunc``) directly
     span: Span = _span()
 

@@ -65,6 +65,58 @@ def uses_name(node: Any, name: str) -> bool:
     return any(isinstance(n, ir.Name) and n.name == name for n in _walk(node))
 
 
+def find_undeclared(body: tuple, names: tuple) -> set:
+    """jinja2's ``find_undeclared``: which of ``names`` the body reads before anything assigns
+    them, in jinja2's visiting order (a ``set``, a loop target or a macro parameter of that name
+    met first hides every later read, nested macros included)."""
+    hidden: set = set()
+    found: set = set()
+
+    def store(target: Any) -> None:
+        for n in _walk(target):
+            if isinstance(n, ir.Name):
+                hidden.add(n.name)
+
+    def visit(node: Any) -> None:
+        if isinstance(node, tuple):
+            items = list(node)
+            i = 0
+            while i < len(items):
+                item = items[i]
+                if isinstance(item, ir.FuncDef) and item.ident and i + 1 < len(items) and isinstance(items[i + 1], ir.Output):
+                    visit(items[i + 1])  # a call block: jinja2 visits the call before the caller's body
+                    visit(item)
+                    i += 2
+                    continue
+                visit(item)
+                i += 1
+            return
+        if not isinstance(node, ir.Node):
+            return
+        if isinstance(node, ir.Name):
+            if node.name in names and node.name not in hidden:
+                found.add(node.name)
+        elif isinstance(node, ir.Assign):
+            store(node.target)
+            visit(node.value)
+        elif isinstance(node, ir.For):
+            store(node.target)
+            visit((node.iter, node.body, node.else_, node.filter))
+        elif isinstance(node, ir.FuncDef):
+            declared = node.wrap_args[1].value if len(node.wrap_args) > 1 else ()  # type: ignore[attr-defined]
+            params = [p for p in node.params if p.name.name in declared]  # not the implicit ones
+            store(tuple(p.name for p in params))
+            visit((tuple(p.default for p in params), node.body))
+        elif isinstance(node, ir.Helper) and node.name in ("jinja.ns_set", "jinja.ns_check"):
+            visit(node.args[1:])  # jinja2's NSRef is no name read
+        else:
+            for f in node.__dataclass_fields__:  # type: ignore[attr-defined]
+                visit(getattr(node, f))
+
+    visit(body)
+    return found
+
+
 @v_args(inline=True)
 class Lowering(Transformer):
     def __init__(self, source: str) -> None:
@@ -195,8 +247,9 @@ class Lowering(Transformer):
         """A macro, or the caller macro of a call block (``ident`` set), which jinja2 leaves
         unnamed (``<Macro anonymous>``, "macro None takes ...")."""
         names = tuple(p.name.name for p in params)
-        flags = [uses_name(body, n) and n not in names for n in ("caller", "kwargs", "varargs")]
-        if "caller" in names and uses_name(body, "caller"):
+        undeclared = find_undeclared(body, ("caller", "kwargs", "varargs"))
+        flags = [n in undeclared and n not in names for n in ("caller", "kwargs", "varargs")]
+        if "caller" in names and "caller" in undeclared:
             if next(p for p in params if p.name.name == "caller").default is None:
                 raise CompileError(
                     "syntax",
@@ -220,6 +273,7 @@ class Lowering(Transformer):
             wrap="jinja.make_macro",
             wrap_args=wrap_args,
             missing_helper="jinja.missing_param",
+            implicit=len(extra),  # caller, kwargs, varargs: the Macro (or the caller) passes them
             span=span,
         )
 
@@ -530,7 +584,9 @@ class Lowering(Transformer):
 
 def check_unknown_names(body: tuple) -> None:
     """jinja2 rejects an unknown filter or test at compile time, except inside an ``if``
-    (statement or expression) of the same frame, where it fails only when evaluated."""
+    (statement or expression) of the same frame, where it fails only when evaluated. A loop's
+    iterable is in the enclosing frame; its body, ``else`` and filter, macros and blocks that
+    capture (and a set block's filters) are frames of their own."""
 
     def visit(node: Any, soft: bool) -> None:
         if isinstance(node, tuple):
@@ -546,12 +602,25 @@ def check_unknown_names(body: tuple) -> None:
                 raise CompileError(f"unknown-{kind}", f"No {kind} named {name!r}.", *node.span)
         if isinstance(node, (ir.If, ir.CondExpr)):
             soft = True
-        elif isinstance(node, (ir.For, ir.FuncDef, ir.Capture, ir.Scoped)):
+        elif isinstance(node, ir.For):
+            visit(node.iter, soft)
+            visit((node.target, node.body, node.else_, node.filter), False)
+            return
+        elif isinstance(node, ir.Assign) and _filters_capture(node.value):
+            soft = False
+        elif isinstance(node, (ir.FuncDef, ir.Capture, ir.Scoped)):
             soft = False
         for f in node.__dataclass_fields__:  # type: ignore[attr-defined]
             visit(getattr(node, f), soft)
 
     visit(body, False)
+
+
+def _filters_capture(node: Any) -> bool:
+    """Whether ``node`` is a set block's value: filters applied to a ``Capture``."""
+    while isinstance(node, ir.Helper) and node.args:
+        node = node.args[2] if node.name == "jinja.no_filter" and len(node.args) > 2 else node.args[0]
+    return isinstance(node, ir.Capture)
 
 
 def check_loop_controls(body: tuple, in_loop: bool) -> None:
