@@ -43,10 +43,6 @@ class TemplateError(Exception):
     def message(self) -> Optional[str]:
         return self.args[0] if self.args else None
 
-    def __str__(self) -> str:
-        # jinja2 prints an absent message as ''.
-        return "" if self.message is None else str(self.message)
-
 
 class TemplateRuntimeError(TemplateError):
     pass
@@ -825,6 +821,11 @@ def strftime_now(format: str) -> str:
 
 
 CLOCK: list = [_now]
+
+# transformers defines both inside a function: argument errors name them so
+for _f in (raise_exception, strftime_now):
+    _f.__module__ = "transformers.utils.chat_template_utils"
+    _f.__qualname__ = f"_cached_compile_jinja_template.<locals>.{_f.__name__}"
 
 
 class TemplateDict:
