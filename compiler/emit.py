@@ -80,12 +80,21 @@ class Emitter:
         return ast.Name(node.ident, ast.Load())
 
     def keywords(self, kwargs: tuple) -> list[ast.keyword]:
-        """Keyword arguments; when one is named like a Python keyword (``def=``), all of them
-        go in one ``**{...}`` dict, as jinja2 writes them (a repeated name is then no error)."""
-        if any(keyword.iskeyword(k) for k, _ in kwargs):
-            keys = [ast.Constant(k) for k, _ in kwargs]
-            return [ast.keyword(None, ast.Dict(keys, [self.expr(v) for _, v in kwargs]))]
-        return [ast.keyword(k, self.expr(v)) for k, v in kwargs]
+        """Keyword arguments, ``(None, mapping)`` last as ``**mapping``; when one is named like a
+        Python keyword (``def=``), all the named ones go in one ``**{...}`` dict, as jinja2 writes
+        them (a repeated name is then no error), merged with the mapping by ``dict(...)``."""
+        named = [(k, v) for k, v in kwargs if k is not None]
+        spread = [ast.keyword(None, self.expr(v)) for k, v in kwargs if k is None]
+        if any(keyword.iskeyword(k) for k, _ in named):
+            keys: list = [ast.Constant(k) for k, _ in named]
+            merged: ast.expr = ast.Dict(keys, [self.expr(v) for _, v in named])
+            if spread:
+                merged = ast.Call(ast.Name(self.helper_name("builtins.dict"), ast.Load()), [merged], spread)
+            return [ast.keyword(None, merged)]
+        return [ast.keyword(k, self.expr(v)) for k, v in named] + spread
+
+    def x_Starred(self, node: ir.Starred) -> ast.expr:
+        return ast.Starred(self.expr(node.value), ast.Load())
 
     def x_Helper(self, node: ir.Helper) -> ast.expr:
         func = ast.Name(self.helper_name(node.name), ast.Load())
@@ -298,9 +307,7 @@ class Emitter:
         if node.missing_helper:
             marker = self.helper_name(node.missing_helper.split(".")[0] + ".MISSING")
             missing = self.helper_name(node.missing_helper)
-            for p in node.params:
-                if p.default is None and p.name.name in ("caller", "kwargs", "varargs"):
-                    continue
+            for p in node.params[: len(node.params) - node.implicit]:
                 self.line(f"if {p.name.ident} is {marker}:")
                 self.indent += 1
                 value = self.src(p.default) if p.default is not None else f"{missing}({p.name.name!r})"

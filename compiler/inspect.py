@@ -146,7 +146,7 @@ def inspect_template(source: str, dialect: str = "jinja", name: Optional[str] = 
     label = name or "<template>"
     profile = profile or PROFILES.get(dialect, ("",))[0]
     try:
-        module = pipeline.run(parse(source, dialect, label), profile=profile, optimize=False)
+        module = pipeline.run(parse(source, dialect, label), profile=profile, optimize=False, exact_undefined=False)
     except CompileError as e:
         raise e.with_source(source, label) from None
     report = Report(label, dialect)

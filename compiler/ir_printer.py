@@ -16,13 +16,15 @@ def expr(node: Any) -> str:
         return f"{node.name}@{node.ident}" if node.ident else node.name
     if isinstance(node, ir.Local):
         return f"%{node.ident}"
+    if isinstance(node, ir.Starred):
+        return f"*{expr(node.value)}"
     if isinstance(node, ir.Helper):
-        parts = [expr(a) for a in node.args] + [f"{k}={expr(v)}" for k, v in node.kwargs]
+        parts = [expr(a) for a in node.args] + [f"{k}={expr(v)}" if k is not None else f"**{expr(v)}" for k, v in node.kwargs]
         return f"{node.name}({', '.join(parts)})"
     if isinstance(node, ir.Ref):
         return f"&{node.name}"
     if isinstance(node, ir.CallValue):
-        parts = [expr(a) for a in node.args] + [f"{k}={expr(v)}" for k, v in node.kwargs]
+        parts = [expr(a) for a in node.args] + [f"{k}={expr(v)}" if k is not None else f"**{expr(v)}" for k, v in node.kwargs]
         return f"call {expr(node.func)}({', '.join(parts)})"
     if isinstance(node, ir.CallFunc):
         return f"callfunc {node.ident}({', '.join(expr(a) for a in node.args)})"

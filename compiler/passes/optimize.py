@@ -248,7 +248,9 @@ def _walk_captures(node: Any) -> list:
 
 
 #: Start values a scope gives its names (see passes/scope.py): side-effect free lookups.
-INIT_HELPERS = frozenset({"jinja.undefined", "jinja.resolve", "jinja.resolve_top"})
+INIT_HELPERS = frozenset(
+    {"jinja.undefined", "jinja.resolve", "jinja.resolve_top", "jinja.resolve_missing", "jinja.unset"}
+)
 
 
 def _is_init(stmt: Any) -> bool:

@@ -5,9 +5,9 @@ Each keeps output byte-identical; each rests on a fact the IR proves, never on a
 - ``direct_calls``: a call ``m(a, b)`` of a macro whose binding can only be that macro when
   the call runs (the ``{% macro %}`` precedes the call in the same scope and nothing else
   assigns the name; or the call is in the body of a macro defined earlier that nothing uses
-  before ``m`` is defined), with no more positional arguments than the macro has parameters and no
-  keyword arguments, calls the macro's function directly (``CallFunc``): jinja2's argument
-  binding would pass exactly these arguments. A macro whose name is then never read is not
+  before ``m`` is defined), with no more positional arguments than the macro has parameters,
+  no ``*args`` and no keyword arguments, calls the macro's function directly (``CallFunc``):
+  jinja2's argument binding would pass exactly these arguments. A macro whose name is then never read is not
   wrapped into a ``Macro`` object at all.
 - ``direct_output``: a macro called only directly, each call's result output at once
   (``{{ m(x) }}``), writes into its caller's buffer instead of joining its own (not in modules
@@ -151,6 +151,7 @@ def direct_calls(module: ir.Module) -> ir.Module:
             isinstance(node, ir.Helper)
             and node.name == "jinja.call"
             and not node.kwargs
+            and not any(isinstance(a, ir.Starred) for a in node.args)
             and isinstance(node.args[0], ir.Name)
             and node.args[0].ident in known
             and len(node.args) - 1 <= known[node.args[0].ident]
@@ -352,6 +353,8 @@ def _ns_candidate(stmt: Any) -> Optional[tuple]:
     ):
         return None
     keys = tuple(k for k, _ in stmt.value.kwargs)
+    if any(type(k) is not str for k in keys):  # ``**mapping``
+        return None
     if len(set(keys)) != len(keys) or any(k[:1] == "_" or not k.isidentifier() for k in keys):
         return None
     return stmt.target.ident, keys

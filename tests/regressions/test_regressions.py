@@ -31,16 +31,7 @@ sys.path.insert(0, str(HERE.parent / "property"))
 import differential as D  # noqa: E402
 
 #: Case files that currently diverge (see the report of the property-test issue).
-KNOWN_DIVERGENCES: set[str] = {
-    "call-with-double-star-kwargs.txt",  # '*args' / '**kwargs' in calls: unsupported by design
-    "chained-conditional-expression.txt",
-    # jinja2 builds a new Undefined at every read of an absent name; we build one per scope
-    # (one per render at the top level), so two reads of it are ``sameas`` here only
-    "undefined-read-identity.txt",
-    # jinja2 runs a generation body as a call block's caller macro: kwargs/varargs are its own
-    # ({} and ()); ours is a captured block, where they are undefined names
-    "generation-body-is-a-caller-macro.txt",
-}
+KNOWN_DIVERGENCES: set[str] = set()
 
 
 def load_case(path: Path) -> tuple:
