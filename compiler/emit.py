@@ -89,7 +89,9 @@ class Emitter:
             keys: list = [ast.Constant(k) for k, _ in named]
             merged: ast.expr = ast.Dict(keys, [self.expr(v) for _, v in named])
             if spread:
-                merged = ast.Call(ast.Name(self.helper_name("builtins.dict"), ast.Load()), [merged], spread)
+                merged = ast.Call(
+                    ast.Name(self.helper_name("builtins.dict"), ast.Load()), [merged], spread
+                )
             return [ast.keyword(None, merged)]
         return [ast.keyword(k, self.expr(v)) for k, v in named] + spread
 
@@ -104,10 +106,14 @@ class Emitter:
         return ast.Name(self.helper_name(node.name), ast.Load())
 
     def x_CallValue(self, node: ir.CallValue) -> ast.expr:
-        return ast.Call(self.expr(node.func), [self.expr(a) for a in node.args], self.keywords(node.kwargs))
+        return ast.Call(
+            self.expr(node.func), [self.expr(a) for a in node.args], self.keywords(node.kwargs)
+        )
 
     def x_CallFunc(self, node: ir.CallFunc) -> ast.expr:
-        return ast.Call(ast.Name(func_name(node.ident), ast.Load()), [self.expr(a) for a in node.args], [])
+        return ast.Call(
+            ast.Name(func_name(node.ident), ast.Load()), [self.expr(a) for a in node.args], []
+        )
 
     def x_DictLookup(self, node: ir.DictLookup) -> ast.expr:
         obj, key = self.expr(node.obj), self.expr(node.key)
@@ -163,7 +169,9 @@ class Emitter:
         return ast.Tuple([self.expr(i) for i in node.items], ast.Load())
 
     def x_DictLit(self, node: ir.DictLit) -> ast.expr:
-        return ast.Dict([self.expr(k) for k, _ in node.items], [self.expr(v) for _, v in node.items])
+        return ast.Dict(
+            [self.expr(k) for k, _ in node.items], [self.expr(v) for _, v in node.items]
+        )
 
     def x_Capture(self, node: ir.Capture) -> ast.expr:
         """Render the body into a fresh buffer *before* the statement that uses it."""
@@ -310,7 +318,9 @@ class Emitter:
             for p in node.params[: len(node.params) - node.implicit]:
                 self.line(f"if {p.name.ident} is {marker}:")
                 self.indent += 1
-                value = self.src(p.default) if p.default is not None else f"{missing}({p.name.name!r})"
+                value = (
+                    self.src(p.default) if p.default is not None else f"{missing}({p.name.name!r})"
+                )
                 self.line(f"{p.name.ident} = {value}")
                 self.indent -= 1
         self.block(node.body, allow_empty=not node.into)

@@ -463,11 +463,15 @@ def star_kwargs(value: Any, func: str, names: tuple) -> Any:
         try:
             value = {key: value[key] for key in value.keys()}
         except AttributeError:
-            raise TypeError(f"{func}() argument after ** must be a mapping, not {_tp_name(value)}") from None
+            raise TypeError(
+                f"{func}() argument after ** must be a mapping, not {_tp_name(value)}"
+            ) from None
         except KeyError as e:
             if len(e.args) != 1:
                 raise
-            raise TypeError(f"{func}() got multiple values for keyword argument '{e.args[0]}'") from None
+            raise TypeError(
+                f"{func}() got multiple values for keyword argument '{e.args[0]}'"
+            ) from None
     if names:
         for key in value:
             if key in names:
@@ -864,8 +868,7 @@ def safe_range(*args: int) -> range:
     rng = range(*args)
     if len(rng) > MAX_RANGE:
         raise OverflowError(
-            "Range too big. The sandbox blocks ranges larger than"
-            f" MAX_RANGE ({MAX_RANGE})."
+            "Range too big. The sandbox blocks ranges larger than" f" MAX_RANGE ({MAX_RANGE})."
         )
     return rng
 

@@ -67,7 +67,10 @@ TEST_REFERENCE_NAMES: dict[str, str] = {
 
 def _by_helper() -> dict[str, str]:
     out: dict[str, str] = {}
-    for funcs, names in ((FILTER_FUNCS, FILTER_REFERENCE_NAMES), (TEST_FUNCS, TEST_REFERENCE_NAMES)):
+    for funcs, names in (
+        (FILTER_FUNCS, FILTER_REFERENCE_NAMES),
+        (TEST_FUNCS, TEST_REFERENCE_NAMES),
+    ):
         for name, helper in funcs.items():
             assert out.setdefault(helper, names[name]) == names[name], helper
     return out

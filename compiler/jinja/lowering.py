@@ -83,8 +83,15 @@ def find_undeclared(body: tuple, names: tuple) -> set:
             i = 0
             while i < len(items):
                 item = items[i]
-                if isinstance(item, ir.FuncDef) and item.ident and i + 1 < len(items) and isinstance(items[i + 1], ir.Output):
-                    visit(items[i + 1])  # a call block: jinja2 visits the call before the caller's body
+                if (
+                    isinstance(item, ir.FuncDef)
+                    and item.ident
+                    and i + 1 < len(items)
+                    and isinstance(items[i + 1], ir.Output)
+                ):
+                    visit(
+                        items[i + 1]
+                    )  # a call block: jinja2 visits the call before the caller's body
                     visit(item)
                     i += 2
                     continue
@@ -178,14 +185,24 @@ class Lowering(Transformer):
         else_ = parts.pop(0)[1] if parts else ()
         loop = "loop" if recursive or uses_name((iterable, test, body, else_), "loop") else ""
         return ir.For(
-            target, iterable, body, else_, test, loop, "jinja.loop_context", recursive,
-            else_counts_completed=True, span=_span(tag),
+            target,
+            iterable,
+            body,
+            else_,
+            test,
+            loop,
+            "jinja.loop_context",
+            recursive,
+            else_counts_completed=True,
+            span=_span(tag),
         )
 
     def for_target(self, *items: Any) -> Any:
         names = _nodes(items)
-        if len(names) == 1 and isinstance(names[0], ir.Name) and not any(
-            isinstance(t, Token) and t.value == "," for t in items
+        if (
+            len(names) == 1
+            and isinstance(names[0], ir.Name)
+            and not any(isinstance(t, Token) and t.value == "," for t in items)
         ):
             return names[0]
         if len(names) == 1 and isinstance(names[0], ir.Target):
@@ -243,7 +260,9 @@ class Lowering(Transformer):
         body = parts[0]
         return self._funcdef("", str(name), params, body, _span(tag))
 
-    def _funcdef(self, ident: str, name: str, params: list, body: tuple, span: ir.Span) -> ir.FuncDef:
+    def _funcdef(
+        self, ident: str, name: str, params: list, body: tuple, span: ir.Span
+    ) -> ir.FuncDef:
         """A macro, or the caller macro of a call block (``ident`` set), which jinja2 leaves
         unnamed (``<Macro anonymous>``, "macro None takes ...")."""
         names = tuple(p.name.name for p in params)
@@ -257,7 +276,9 @@ class Lowering(Transformer):
                     " omitted or be given a default.",
                     *span,
                 )
-        extra = tuple(ir.Param(ir.Name(n)) for n, used in zip(("caller", "kwargs", "varargs"), flags) if used)
+        extra = tuple(
+            ir.Param(ir.Name(n)) for n, used in zip(("caller", "kwargs", "varargs"), flags) if used
+        )
         wrap_args = (
             ir.Const(None if ident else name),
             ir.Const(names),
@@ -284,9 +305,15 @@ class Lowering(Transformer):
             if p.default is not None:
                 defaults = True
             elif defaults:  # jinja2's parser refuses it
-                raise CompileError("syntax", "non-default argument follows default argument", *p.name.span)
+                raise CompileError(
+                    "syntax", "non-default argument follows default argument", *p.name.span
+                )
             if p.name.name in seen:  # Python would refuse the function
-                raise CompileError("syntax", f"duplicate argument {p.name.name!r} in macro definition", *p.name.span)
+                raise CompileError(
+                    "syntax",
+                    f"duplicate argument {p.name.name!r} in macro definition",
+                    *p.name.span,
+                )
             seen.add(p.name.name)
         return list(params)
 
@@ -309,7 +336,12 @@ class Lowering(Transformer):
         spread = tuple(kw for kw in callee.kwargs if kw[0] is None)
         if any(k == "caller" for k, _ in named) and not any(keyword.iskeyword(k) for k, _ in named):
             raise CompileError("syntax", "keyword argument repeated: caller", *_span(tag))
-        call = H("jinja.call", callee.args, named + (("caller", ir.Local(ident)),) + spread, span=callee.span)
+        call = H(
+            "jinja.call",
+            callee.args,
+            named + (("caller", ir.Local(ident)),) + spread,
+            span=callee.span,
+        )
         return [funcdef, ir.Output(to_str(call), span=_span(tag))]
 
     def filter_block(self, tag: Token, *rest: Any) -> ir.Stmt:
@@ -330,8 +362,14 @@ class Lowering(Transformer):
         break/continue cannot cross it. Nothing reads the macro as a value, so its function is
         called directly, with those values."""
         ident = f"caller_{next(self._ids)}"
-        funcdef = dataclasses.replace(self._funcdef(ident, "caller", [], body, _span(tag)), bind=False)
-        special = {"caller": H("jinja.no_caller"), "kwargs": ir.DictLit(()), "varargs": ir.TupleLit(())}
+        funcdef = dataclasses.replace(
+            self._funcdef(ident, "caller", [], body, _span(tag)), bind=False
+        )
+        special = {
+            "caller": H("jinja.no_caller"),
+            "kwargs": ir.DictLit(()),
+            "varargs": ir.TupleLit(()),
+        }
         args = tuple(special[p.name.name] for p in funcdef.params)
         text = ir.CallFunc(ident, args, span=_span(tag))
         return [funcdef, ir.Output(H("jinja.generation", (text, ir.TOP_OUTPUT)), span=_span(tag))]
@@ -360,7 +398,9 @@ class Lowering(Transformer):
         self._noelse.pop(id(expr), None)  # "(a if b) if c": not a link of the same chain
         return expr
 
-    def cond(self, body: ir.Expr, _if: Token, test: ir.Expr, _else: Token, orelse: ir.Expr) -> ir.Expr:
+    def cond(
+        self, body: ir.Expr, _if: Token, test: ir.Expr, _else: Token, orelse: ir.Expr
+    ) -> ir.Expr:
         return ir.CondExpr(test, body, orelse)
 
     @v_args(meta=True, inline=True)
@@ -448,7 +488,12 @@ class Lowering(Transformer):
         func = TEST_FUNCS.get(name)
         node: ir.Expr
         if func is None:
-            node = H("jinja.no_test", (ir.Const(name), ir.Const(""), value, *args), kwargs, span=_span(_is))
+            node = H(
+                "jinja.no_test",
+                (ir.Const(name), ir.Const(""), value, *args),
+                kwargs,
+                span=_span(_is),
+            )
         else:
             node = H(func, (value, *args), kwargs, span=_span(_is))
         return ir.Not(node) if negated else node
@@ -494,7 +539,10 @@ class Lowering(Transformer):
         def ensure(ok: bool) -> None:
             if not ok:  # jinja2 names the line of the "(" only
                 raise CompileError(
-                    "syntax", "invalid syntax for function call expression", meta.line or 0, meta.column or 0
+                    "syntax",
+                    "invalid syntax for function call expression",
+                    meta.line or 0,
+                    meta.column or 0,
                 )
 
         for item in _nodes(items):
@@ -510,7 +558,9 @@ class Lowering(Transformer):
                 name, expr, token = value
                 if any(name == k for k, _ in kwargs) and not _keyword_named(items):
                     # Python refuses the call (jinja2 passes keyword-named ones as a dict)
-                    raise CompileError("syntax", f"keyword argument repeated: {name}", *_span(token))
+                    raise CompileError(
+                        "syntax", f"keyword argument repeated: {name}", *_span(token)
+                    )
                 kwargs.append((name, expr))
             else:
                 ensure(star is None and starstar is None and not kwargs)
@@ -540,7 +590,9 @@ class Lowering(Transformer):
         parts = []
         for tok in toks:
             try:
-                parts.append(str(tok)[1:-1].encode("ascii", "backslashreplace").decode("unicode-escape"))
+                parts.append(
+                    str(tok)[1:-1].encode("ascii", "backslashreplace").decode("unicode-escape")
+                )
             except Exception as e:  # jinja2 reports the codec's reason
                 raise CompileError("syntax", str(e).split(":")[-1].strip(), *_span(tok)) from None
         return ir.Const("".join(parts))
@@ -549,7 +601,9 @@ class Lowering(Transformer):
         try:
             return int(str(tok).replace("_", ""), 0)
         except ValueError:
-            raise CompileError("syntax", f"invalid integer literal {str(tok)!r}", *_span(tok)) from None
+            raise CompileError(
+                "syntax", f"invalid integer literal {str(tok)!r}", *_span(tok)
+            ) from None
 
     def int_lit(self, tok: Token) -> ir.Expr:
         return ir.Const(self._int(tok))
@@ -619,7 +673,9 @@ def check_unknown_names(body: tuple) -> None:
 def _filters_capture(node: Any) -> bool:
     """Whether ``node`` is a set block's value: filters applied to a ``Capture``."""
     while isinstance(node, ir.Helper) and node.args:
-        node = node.args[2] if node.name == "jinja.no_filter" and len(node.args) > 2 else node.args[0]
+        node = (
+            node.args[2] if node.name == "jinja.no_filter" and len(node.args) > 2 else node.args[0]
+        )
     return isinstance(node, ir.Capture)
 
 
@@ -680,7 +736,9 @@ def finish_calls(body: tuple, filter_names: set, test_names: set) -> tuple:
       one dict, where nothing is ever repeated.)
     """
     numbers = {("filter", n): i for i, n in enumerate(sorted(filter_names), 1)}
-    numbers.update({("test", n): i for i, n in enumerate(sorted(test_names), len(filter_names) + 1)})
+    numbers.update(
+        {("test", n): i for i, n in enumerate(sorted(test_names), len(filter_names) + 1)}
+    )
 
     def helper(node: ir.Helper, loop: bool) -> ir.Helper:
         from .library import REFERENCE_NAMES
@@ -700,7 +758,10 @@ def finish_calls(body: tuple, filter_names: set, test_names: set) -> tuple:
         if kwargs and kwargs[-1][0] is None:
             assert func, node.name
             names = () if as_dict else tuple(named) + (("_loop_vars",) if in_loop else ())
-            check = H("jinja.star_kwargs", (kwargs[-1][1], ir.Const("dict" if as_dict else func), ir.Const(names)))
+            check = H(
+                "jinja.star_kwargs",
+                (kwargs[-1][1], ir.Const("dict" if as_dict else func), ir.Const(names)),
+            )
             kwargs = kwargs[:-1] + ((None, check),)
         if args is node.args and kwargs is node.kwargs:
             return node

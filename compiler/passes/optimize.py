@@ -123,7 +123,11 @@ def merge_text(module: ir.Module) -> ir.Module:
     def merge_block(body: tuple) -> tuple:
         out: list = []
         for stmt in body:
-            if isinstance(stmt, ir.Output) and isinstance(stmt.expr, ir.Const) and type(stmt.expr.value) is str:
+            if (
+                isinstance(stmt, ir.Output)
+                and isinstance(stmt.expr, ir.Const)
+                and type(stmt.expr.value) is str
+            ):
                 stmt = ir.Text(stmt.expr.value, span=stmt.span)
             if isinstance(stmt, ir.Text):
                 if not stmt.text:
@@ -137,7 +141,11 @@ def merge_text(module: ir.Module) -> ir.Module:
     def fold(node: Any) -> Any:
         changes = {}
         for f in ("body", "orelse", "else_"):
-            if hasattr(node, f) and isinstance(getattr(node, f), tuple) and not isinstance(node, ir.Module):
+            if (
+                hasattr(node, f)
+                and isinstance(getattr(node, f), tuple)
+                and not isinstance(node, ir.Module)
+            ):
                 changes[f] = merge_block(getattr(node, f))
         return dataclasses.replace(node, **changes) if changes else node
 
@@ -249,7 +257,13 @@ def _walk_captures(node: Any) -> list:
 
 #: Start values a scope gives its names (see passes/scope.py): side-effect free lookups.
 INIT_HELPERS = frozenset(
-    {"jinja.undefined", "jinja.resolve", "jinja.resolve_top", "jinja.resolve_missing", "jinja.unset"}
+    {
+        "jinja.undefined",
+        "jinja.resolve",
+        "jinja.resolve_top",
+        "jinja.resolve_missing",
+        "jinja.unset",
+    }
 )
 
 

@@ -9,7 +9,9 @@ from . import optimize as optimize_passes
 from . import scope, specialize
 
 
-def run(module: ir.Module, profile: str, optimize: bool = True, exact_undefined: Optional[bool] = None) -> ir.Module:
+def run(
+    module: ir.Module, profile: str, optimize: bool = True, exact_undefined: Optional[bool] = None
+) -> ir.Module:
     """``exact_undefined``: give every read of an absent name its own undefined value, as
     jinja2 does (default: only in templates that can tell, ``scope.uses_identity``)."""
     if module.dialect == "jinja":

@@ -210,7 +210,11 @@ class _Resolver:
             elif kind == ALIAS:
                 value = ir.Name(name, src or "")
             elif kind == UNDEFINED:
-                value = ir.Helper("jinja.unset") if self.exact else ir.Helper("jinja.undefined", (ir.Const(name),))
+                value = (
+                    ir.Helper("jinja.unset")
+                    if self.exact
+                    else ir.Helper("jinja.undefined", (ir.Const(name),))
+                )
             else:
                 continue
             out.append(ir.Assign(target, value))
@@ -231,14 +235,18 @@ class _Resolver:
                 orelse=tuple(self.stmt(s, sym) for s in node.orelse),
             )
         if isinstance(node, ir.Assign):
-            return dataclasses.replace(node, target=self.target(node.target, sym), value=self.expr(node.value, sym))
+            return dataclasses.replace(
+                node, target=self.target(node.target, sym), value=self.expr(node.value, sym)
+            )
         if isinstance(node, (ir.Output, ir.ExprStmt)):
             return dataclasses.replace(node, expr=self.expr(node.expr, sym))
         return node
 
     def target(self, target: Any, sym: Symbols) -> Any:
         if isinstance(target, ir.Name):
-            return ir.Name(target.name, target.ident or sym.find_ref(target.name) or "", target.span)
+            return ir.Name(
+                target.name, target.ident or sym.find_ref(target.name) or "", target.span
+            )
         return ir.Target(tuple(self.target(t, sym) for t in target.names), target.span)
 
     def for_(self, node: ir.For, sym: Symbols) -> ir.For:
@@ -254,9 +262,13 @@ class _Resolver:
         body = self.scope(node.body, body_sym)
         target = self.target(node.target, body_sym)
         else_ = self.scope(node.else_, Symbols(sym)) if node.else_ else ()
-        return dataclasses.replace(node, target=target, iter=iterable, body=body, else_=else_, filter=test, loop=loop_ident)
+        return dataclasses.replace(
+            node, target=target, iter=iterable, body=body, else_=else_, filter=test, loop=loop_ident
+        )
 
-    def _filter_test(self, expr: ir.Expr, body_sym: Symbols, outer: Symbols, params: list[str]) -> ir.Expr:
+    def _filter_test(
+        self, expr: ir.Expr, body_sym: Symbols, outer: Symbols, params: list[str]
+    ) -> ir.Expr:
         """A loop's ``if`` filter runs before the body scope exists: targets are the loop's
         parameters, every other name is the enclosing scope's (or a context lookup)."""
 
@@ -309,7 +321,6 @@ class _Resolver:
             return dataclasses.replace(node, body=self.scope(node.body, Symbols(sym)))
         return ir.map_children(node, lambda n: self.expr(n, sym))
 
-
     def load(self, name: ir.Name, sym: Symbols) -> ir.Expr:
         """A read of a resolved name: as it is, or (``exact_undefined``) jinja2's load."""
         if self.exact and (sym.find_load(name.ident) or (PARAM,))[0] != PARAM:
@@ -334,7 +345,10 @@ def uses_identity(module: ir.Module) -> bool:
     from ..jinja.library import FILTER_FUNCS, TEST_FUNCS
 
     sameas = TEST_FUNCS["sameas"]
-    dynamic = {FILTER_FUNCS[f]: 2 if f.endswith("attr") else 1 for f in ("select", "reject", "selectattr", "rejectattr")}
+    dynamic = {
+        FILTER_FUNCS[f]: 2 if f.endswith("attr") else 1
+        for f in ("select", "reject", "selectattr", "rejectattr")
+    }
     for node in ir.walk(module.body):
         if not isinstance(node, ir.Helper):
             continue

@@ -161,11 +161,21 @@ def direct_calls(module: ir.Module) -> ir.Module:
 
     body = block(module.body, {})
     # Macros nobody reads as a value any more need no Macro object.
-    targets = {id(n) for node in ir.walk(body) if isinstance(node, ir.Assign) for n in ir.walk(node.target)}
-    read = {n.ident for n in ir.walk(body) if isinstance(n, (ir.Name, ir.Local)) and id(n) not in targets}
+    targets = {
+        id(n) for node in ir.walk(body) if isinstance(node, ir.Assign) for n in ir.walk(node.target)
+    }
+    read = {
+        n.ident
+        for n in ir.walk(body)
+        if isinstance(n, (ir.Name, ir.Local)) and id(n) not in targets
+    }
 
     def unbind(node: Any) -> Any:
-        if isinstance(node, ir.FuncDef) and node.wrap == "jinja.make_macro" and node.ident not in read:
+        if (
+            isinstance(node, ir.FuncDef)
+            and node.wrap == "jinja.make_macro"
+            and node.ident not in read
+        ):
             return dataclasses.replace(node, bind=False)
         return node
 
@@ -231,7 +241,11 @@ def dict_items(module: ir.Module) -> ir.Module:
     if module.dialect != "jinja":
         return module
     binds = _assignments(module)
-    loops = {i for i, why in binds.items() if why and all(isinstance(w, ir.For) and w.loop == i for w in why)}
+    loops = {
+        i
+        for i, why in binds.items()
+        if why and all(isinstance(w, ir.For) and w.loop == i for w in why)
+    }
 
     def walk(node: Any, truth: bool = False) -> Any:
         if isinstance(node, tuple):
@@ -257,12 +271,17 @@ def dict_items(module: ir.Module) -> ir.Module:
             if found is not None:
                 return ir.DictLookup(*found, "truth" if truth else "item", node, span=node.span)
         if isinstance(node, ir.If):
-            return dataclasses.replace(node, test=walk(node.test, True), body=walk(node.body), orelse=walk(node.orelse))
+            return dataclasses.replace(
+                node, test=walk(node.test, True), body=walk(node.body), orelse=walk(node.orelse)
+            )
         if isinstance(node, ir.Not):
             return dataclasses.replace(node, operand=walk(node.operand, True))
         if isinstance(node, ir.CondExpr):
             return dataclasses.replace(
-                node, test=walk(node.test, True), body=walk(node.body, truth), orelse=walk(node.orelse, truth)
+                node,
+                test=walk(node.test, True),
+                body=walk(node.body, truth),
+                orelse=walk(node.orelse, truth),
             )
         if isinstance(node, ir.BoolOp):
             return dataclasses.replace(node, values=tuple(walk(v, truth) for v in node.values))
@@ -299,7 +318,11 @@ def loop_counters(module: ir.Module) -> ir.Module:
             for n in node:
                 uses(n, ident, ok)
         elif isinstance(node, ir.Node):
-            if isinstance(node, ir.LoopAttr) and isinstance(node.loop, ir.Name) and node.loop.ident == ident:
+            if (
+                isinstance(node, ir.LoopAttr)
+                and isinstance(node.loop, ir.Name)
+                and node.loop.ident == ident
+            ):
                 if node.attr not in _COUNTER_ATTRS:
                     ok[0] = False
                 return
@@ -321,7 +344,11 @@ def loop_counters(module: ir.Module) -> ir.Module:
         i = ir.Local(counter)
 
         def attr(n: Any) -> Any:
-            if isinstance(n, ir.LoopAttr) and isinstance(n.loop, ir.Name) and n.loop.ident == node.loop:
+            if (
+                isinstance(n, ir.LoopAttr)
+                and isinstance(n.loop, ir.Name)
+                and n.loop.ident == node.loop
+            ):
                 if n.attr == "index0":
                     return i
                 if n.attr == "index":
@@ -329,7 +356,9 @@ def loop_counters(module: ir.Module) -> ir.Module:
                 return ir.Compare(i, (("==", ir.Const(0)),), span=n.span)
             return n
 
-        return dataclasses.replace(node, body=_map(node.body, attr), loop="", loop_helper="", counter=counter)
+        return dataclasses.replace(
+            node, body=_map(node.body, attr), loop="", loop_helper="", counter=counter
+        )
 
     return dataclasses.replace(module, body=_map(module.body, fold))
 
@@ -598,7 +627,9 @@ def top_resolve(module: ir.Module) -> ir.Module:
             and isinstance(stmt.value, ir.Helper)
             and stmt.value.name == "jinja.resolve"
         ):
-            return dataclasses.replace(stmt, value=dataclasses.replace(stmt.value, name="jinja.resolve_top"))
+            return dataclasses.replace(
+                stmt, value=dataclasses.replace(stmt.value, name="jinja.resolve_top")
+            )
         return stmt
 
     return dataclasses.replace(module, body=tuple(one(s) for s in module.body))

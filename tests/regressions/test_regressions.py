@@ -54,7 +54,9 @@ def _cases(folder: str) -> list:
 
 def test_known_divergences_exist() -> None:
     names = {p.name for p in (HERE / "jinja").glob("*.txt")}
-    assert KNOWN_DIVERGENCES <= names, f"stale names in KNOWN_DIVERGENCES: {KNOWN_DIVERGENCES - names}"
+    assert (
+        KNOWN_DIVERGENCES <= names
+    ), f"stale names in KNOWN_DIVERGENCES: {KNOWN_DIVERGENCES - names}"
 
 
 @pytest.mark.parametrize("path", _cases("jinja"))
