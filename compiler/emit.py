@@ -32,6 +32,7 @@ class Emitter:
         self.counter = 0
         self.writer = "_w"
         self.uses_top = False
+        self.into: set[str] = set()  # functions that append to the writer they are given
 
     # ------------------------------------------------------------------ helpers
 
@@ -79,22 +80,40 @@ class Emitter:
         return ast.Name(node.ident, ast.Load())
 
     def keywords(self, kwargs: tuple) -> list[ast.keyword]:
-        """Keyword arguments; when one is named like a Python keyword (``def=``), all of them
-        go in one ``**{...}`` dict, as jinja2 writes them (a repeated name is then no error)."""
-        if any(keyword.iskeyword(k) for k, _ in kwargs):
-            keys = [ast.Constant(k) for k, _ in kwargs]
-            return [ast.keyword(None, ast.Dict(keys, [self.expr(v) for _, v in kwargs]))]
-        return [ast.keyword(k, self.expr(v)) for k, v in kwargs]
+        """Keyword arguments, ``(None, mapping)`` last as ``**mapping``; when one is named like a
+        Python keyword (``def=``), all the named ones go in one ``**{...}`` dict, as jinja2 writes
+        them (a repeated name is then no error), merged with the mapping by ``dict(...)``."""
+        named = [(k, v) for k, v in kwargs if k is not None]
+        spread = [ast.keyword(None, self.expr(v)) for k, v in kwargs if k is None]
+        if any(keyword.iskeyword(k) for k, _ in named):
+            keys: list = [ast.Constant(k) for k, _ in named]
+            merged: ast.expr = ast.Dict(keys, [self.expr(v) for _, v in named])
+            if spread:
+                merged = ast.Call(
+                    ast.Name(self.helper_name("builtins.dict"), ast.Load()), [merged], spread
+                )
+            return [ast.keyword(None, merged)]
+        return [ast.keyword(k, self.expr(v)) for k, v in named] + spread
+
+    def x_Starred(self, node: ir.Starred) -> ast.expr:
+        return ast.Starred(self.expr(node.value), ast.Load())
 
     def x_Helper(self, node: ir.Helper) -> ast.expr:
         func = ast.Name(self.helper_name(node.name), ast.Load())
         return ast.Call(func, [self.expr(a) for a in node.args], self.keywords(node.kwargs))
 
+    def x_Ref(self, node: ir.Ref) -> ast.expr:
+        return ast.Name(self.helper_name(node.name), ast.Load())
+
     def x_CallValue(self, node: ir.CallValue) -> ast.expr:
-        return ast.Call(self.expr(node.func), [self.expr(a) for a in node.args], self.keywords(node.kwargs))
+        return ast.Call(
+            self.expr(node.func), [self.expr(a) for a in node.args], self.keywords(node.kwargs)
+        )
 
     def x_CallFunc(self, node: ir.CallFunc) -> ast.expr:
-        return ast.Call(ast.Name(func_name(node.ident), ast.Load()), [self.expr(a) for a in node.args], [])
+        return ast.Call(
+            ast.Name(func_name(node.ident), ast.Load()), [self.expr(a) for a in node.args], []
+        )
 
     def x_DictLookup(self, node: ir.DictLookup) -> ast.expr:
         obj, key = self.expr(node.obj), self.expr(node.key)
@@ -106,8 +125,14 @@ class Emitter:
         if node.mode == "item":
             test: ast.expr = ast.BoolOp(ast.And(), [is_dict, ast.Compare(key, [ast.In()], [obj])])
             fast: ast.expr = ast.Subscript(obj, key, ast.Load())
-        else:  # truth
+        elif node.mode == "truth":
             test, fast = is_dict, ast.Call(ast.Attribute(obj, "get", ast.Load()), [key], [])
+        else:  # defined
+            value = ast.Subscript(obj, key, ast.Load())
+            undefined = ast.Name(self.helper_name("jinja.Undefined"), ast.Load())
+            isinstance_ = ast.Name(self.helper_name("builtins.isinstance"), ast.Load())
+            held = ast.UnaryOp(ast.Not(), ast.Call(isinstance_, [value, undefined], []))
+            test, fast = is_dict, ast.BoolOp(ast.And(), [ast.Compare(key, [ast.In()], [obj]), held])
         return ast.IfExp(test, fast, self.expr(node.fallback))
 
     def x_LoopAttr(self, node: ir.LoopAttr) -> ast.expr:
@@ -144,7 +169,9 @@ class Emitter:
         return ast.Tuple([self.expr(i) for i in node.items], ast.Load())
 
     def x_DictLit(self, node: ir.DictLit) -> ast.expr:
-        return ast.Dict([self.expr(k) for k, _ in node.items], [self.expr(v) for _, v in node.items])
+        return ast.Dict(
+            [self.expr(k) for k, _ in node.items], [self.expr(v) for _, v in node.items]
+        )
 
     def x_Capture(self, node: ir.Capture) -> ast.expr:
         """Render the body into a fresh buffer *before* the statement that uses it."""
@@ -176,6 +203,10 @@ class Emitter:
         self.line(f"{self.writer}({ast.unparse(_const(node.text))})")
 
     def s_Output(self, node: ir.Output) -> None:
+        if isinstance(node.expr, ir.CallFunc) and node.expr.ident in self.into:
+            args = "".join(", " + self.src(a) for a in node.expr.args)
+            self.line(f"{func_name(node.expr.ident)}({self.writer}{args})")  # appends itself
+            return
         self.line(f"{self.writer}({self.src(node.expr)})")
 
     def s_ExprStmt(self, node: ir.ExprStmt) -> None:
@@ -211,7 +242,8 @@ class Emitter:
         target = _target(node.target)
         if node.filter is not None:
             item = self.fresh("item")
-            iterable = f"[{item} for {item} in ({iterable}) for {target} in ({item},) if ({self.src(node.filter)})]"
+            # a generator: jinja2 tests each item just before its iteration runs
+            iterable = f"({item} for {item} in ({iterable}) for {target} in ({item},) if ({self.src(node.filter)}))"
         if node.loop:
             args = iterable if recurse is None else f"{iterable}, {recurse[0]}, {recurse[1]}"
             self.line(f"{node.loop} = {self.helper_name(node.loop_helper)}({args})")
@@ -269,26 +301,31 @@ class Emitter:
         if node.missing_helper and node.params:  # absent parameters (direct calls pass fewer)
             marker = self.helper_name(node.missing_helper.split(".")[0] + ".MISSING")
             params = ", ".join(f"{p.name.ident}={marker}" for p in node.params)
-        self.line(f"def {func}({params}) -> str:")
-        self.indent += 1
         saved = self.writer
-        self.line("_out = []")
-        self.line("_w = _out.append")
+        if node.into:  # appends to the caller's writer
+            self.line(f"def {func}({', '.join(['_w'] + ([params] if params else []))}) -> None:")
+            self.indent += 1
+        else:
+            self.line(f"def {func}({params}) -> str:")
+            self.indent += 1
+            self.line("_out = []")
+            self.line("_w = _out.append")
         self.writer = "_w"
         self.block(node.prologue, allow_empty=True)
         if node.missing_helper:
             marker = self.helper_name(node.missing_helper.split(".")[0] + ".MISSING")
             missing = self.helper_name(node.missing_helper)
-            for p in node.params:
-                if p.default is None and p.name.name in ("caller", "kwargs", "varargs"):
-                    continue
+            for p in node.params[: len(node.params) - node.implicit]:
                 self.line(f"if {p.name.ident} is {marker}:")
                 self.indent += 1
-                value = self.src(p.default) if p.default is not None else f"{missing}({p.name.name!r})"
+                value = (
+                    self.src(p.default) if p.default is not None else f"{missing}({p.name.name!r})"
+                )
                 self.line(f"{p.name.ident} = {value}")
                 self.indent -= 1
-        self.block(node.body, allow_empty=True)
-        self.line('return "".join(_out)')
+        self.block(node.body, allow_empty=not node.into)
+        if not node.into:
+            self.line('return "".join(_out)')
         self.indent -= 1
         self.writer = saved
         if not node.bind:
@@ -302,6 +339,7 @@ class Emitter:
     # ------------------------------------------------------------------ module
 
     def module(self, module: ir.Module, header: str, metadata: dict[str, Any]) -> str:
+        self.into = {n.ident for n in ir.walk(module.body) if isinstance(n, ir.FuncDef) and n.into}
         self.indent = 1
         self.line("_out = []")
         self.line("_w = _out.append")
@@ -344,6 +382,8 @@ _CMPOPS = {
     ">=": ast.GtE,
     "in": ast.In,
     "not in": ast.NotIn,
+    "is": ast.Is,
+    "is not": ast.IsNot,
 }
 
 

@@ -46,7 +46,9 @@ JINJA_GLOBALS = frozenset(
 )
 
 #: Tests that, when true, imply the tested value is defined.
-_GUARD_TESTS = frozenset({"defined", "string", "mapping", "number", "integer", "float", "boolean", "true", "false"})
+_GUARD_TESTS = frozenset(
+    {"defined", "string", "mapping", "number", "integer", "float", "boolean", "true", "false"}
+)
 #: Filters and tests whose first operand may be undefined without consequence.
 _SAFE_OPERAND = frozenset({"test:defined", "test:undefined", "test:none", "filter:default"})
 #: Filters whose result is the operand's list (or the operand's value, for strings).
@@ -120,7 +122,8 @@ class Report:
             "template": self.name,
             "dialect": self.dialect,
             "variables": {
-                n: {"required": v.required, "lines": sorted(set(v.lines))} for n, v in sorted(self.variables.items())
+                n: {"required": v.required, "lines": sorted(set(v.lines))}
+                for n, v in sorted(self.variables.items())
             },
             "required": sorted(n for n, v in self.variables.items() if v.required),
             "optional": sorted(n for n, v in self.variables.items() if not v.required),
@@ -137,7 +140,9 @@ class Report:
 # ----------------------------------------------------------------------------- entry points
 
 
-def inspect_template(source: str, dialect: str = "jinja", name: Optional[str] = None, profile: Optional[str] = None) -> Report:
+def inspect_template(
+    source: str, dialect: str = "jinja", name: Optional[str] = None, profile: Optional[str] = None
+) -> Report:
     """Analyse a template (raises ``CompileError`` for a malformed one)."""
     from .api import PROFILES, parse
     from .errors import CompileError
@@ -146,7 +151,9 @@ def inspect_template(source: str, dialect: str = "jinja", name: Optional[str] = 
     label = name or "<template>"
     profile = profile or PROFILES.get(dialect, ("",))[0]
     try:
-        module = pipeline.run(parse(source, dialect, label), profile=profile, optimize=False)
+        module = pipeline.run(
+            parse(source, dialect, label), profile=profile, optimize=False, exact_undefined=False
+        )
     except CompileError as e:
         raise e.with_source(source, label) from None
     report = Report(label, dialect)
@@ -160,7 +167,10 @@ def inspect_template(source: str, dialect: str = "jinja", name: Optional[str] = 
 
 def format_text(report: Report) -> str:
     d = report.as_dict()
-    out = [f"template: {report.name} ({report.dialect}{', ' + report.mode + ' mode' if report.mode else ''})", ""]
+    out = [
+        f"template: {report.name} ({report.dialect}{', ' + report.mode + ' mode' if report.mode else ''})",
+        "",
+    ]
     out.append("variables:")
     width = max([len(n) for n in d["variables"]] + [8])
     for n, v in d["variables"].items():
@@ -184,7 +194,10 @@ def format_text(report: Report) -> str:
     out += ["", "can raise:"]
     for r in d["raises"]:
         where = f"line {r['line']}" if r["line"] else "line ?"
-        out.append(f"  {where}: {r['message']}" + ("" if r["kind"] == "raise_exception" else f"  [{r['kind']}]"))
+        out.append(
+            f"  {where}: {r['message']}"
+            + ("" if r["kind"] == "raise_exception" else f"  [{r['kind']}]")
+        )
     if not d["raises"]:
         out.append("  (nothing the template raises itself)")
     return "\n".join(out) + "\n"
@@ -259,7 +272,11 @@ class _JinjaReader:
 
     def var_of(self, node: Any) -> Optional[str]:
         """The context variable a bare read holds (None for locals and globals)."""
-        if isinstance(node, ir.Name) and node.ident in self.origin and node.ident not in self.assigned:
+        if (
+            isinstance(node, ir.Name)
+            and node.ident in self.origin
+            and node.ident not in self.assigned
+        ):
             var = self.origin[node.ident]
             return None if var in JINJA_GLOBALS else var
         if (
@@ -312,7 +329,11 @@ class _JinjaReader:
             if (test.op == "and") == positive:
                 return set().union(*parts)
             return set.intersection(*parts) if parts else set()
-        if isinstance(test, ir.Compare) and positive and all(op in ("==", "in") for op, _ in test.ops):
+        if (
+            isinstance(test, ir.Compare)
+            and positive
+            and all(op in ("==", "in") for op, _ in test.ops)
+        ):
             return {v for v in [self.var_of(test.left)] if v}
         return set()
 
@@ -363,7 +384,11 @@ class _JinjaReader:
                 self.origin.pop(target.ident, None)  # a scope's entry: a name first stored here
                 self.paths.pop(target.ident, None)
                 return
-            if isinstance(value, ir.Name) and value.name == target.name and value.ident != target.ident:
+            if (
+                isinstance(value, ir.Name)
+                and value.name == target.name
+                and value.ident != target.ident
+            ):
                 # a scope's entry alias of the enclosing scope's local
                 for table in (self.origin, self.paths):
                     if value.ident in table:
@@ -414,7 +439,11 @@ class _JinjaReader:
             self.read(var, safe)
             return (var,)
         if isinstance(node, ir.Name):
-            if node.ident in self.origin and self.origin[node.ident] in JINJA_GLOBALS and node.ident not in self.assigned:
+            if (
+                node.ident in self.origin
+                and self.origin[node.ident] in JINJA_GLOBALS
+                and node.ident not in self.assigned
+            ):
                 self.report.globals_used.add(self.origin[node.ident])
             return self.paths.get(node.ident)
         if isinstance(node, ir.Helper):
@@ -430,7 +459,9 @@ class _JinjaReader:
         if isinstance(node, ir.CondExpr):
             self.expr(node.test, safe=True)
             body = self.with_guards(self.guards_of(node.test, True), self.expr, node.body, safe)
-            orelse = self.with_guards(self.guards_of(node.test, False), self.expr, node.orelse, safe)
+            orelse = self.with_guards(
+                self.guards_of(node.test, False), self.expr, node.orelse, safe
+            )
             return body or orelse
         if isinstance(node, ir.Capture):
             self.stmts(node.body)
@@ -477,7 +508,11 @@ class _JinjaReader:
                 continue
             if _is_role_read(operand) or (paths[i] and paths[i][-1] == "role"):
                 self.report.roles.update(consts)
-            if paths[i] and _path_text(paths[i]).startswith("messages[].content[].") and paths[i][-1] == "type":
+            if (
+                paths[i]
+                and _path_text(paths[i]).startswith("messages[].content[].")
+                and paths[i][-1] == "type"
+            ):
                 self.report.capabilities.setdefault("_content_types", []).extend(consts)
 
     def helper(self, node: ir.Helper, safe: bool) -> Optional[tuple]:
@@ -489,7 +524,9 @@ class _JinjaReader:
         if name in ("jinja.no_filter", "jinja.no_test"):
             kind = "filter" if name == "jinja.no_filter" else "test"
             what = args[0].value if args and isinstance(args[0], ir.Const) else "?"
-            self.report.raises.append(Raise(self.line, f"No {kind} named {what!r} found.", f"unknown-{kind}"))
+            self.report.raises.append(
+                Raise(self.line, f"No {kind} named {what!r} found.", f"unknown-{kind}")
+            )
             return None
         if name == "jinja.generation":
             self.report.uses_generation = True
@@ -502,7 +539,11 @@ class _JinjaReader:
     def access(self, obj: Any, key: Any) -> Optional[tuple]:
         """``obj.key`` / ``obj[key]``: a field for a constant key, the same list for a slice."""
         base = self.expr(obj)
-        if isinstance(key, ir.Const) and isinstance(key.value, (str, int)) and not isinstance(key.value, bool):
+        if (
+            isinstance(key, ir.Const)
+            and isinstance(key.value, (str, int))
+            and not isinstance(key.value, bool)
+        ):
             return self.field(base, key.value)
         if isinstance(key, ir.Helper) and key.name == "builtins.slice":
             self.children(key.args)
@@ -518,7 +559,13 @@ class _JinjaReader:
             attr = _str_consts(args[1]) if len(args) > 1 else []
             element = self.field(base + ("[]",), attr[0]) if base is not None and attr else None
             test = _str_consts(args[2]) if len(args) > 2 else []
-            if element and element[-1] == "role" and len(args) > 3 and test and test[0] in _EQ_TESTS:
+            if (
+                element
+                and element[-1] == "role"
+                and len(args) > 3
+                and test
+                and test[0] in _EQ_TESTS
+            ):
                 self.report.roles.update(_str_consts(args[3]))
         if "filter:map" in kinds and base is not None:
             for key, value in node.kwargs:
@@ -533,7 +580,11 @@ class _JinjaReader:
     def call(self, node: ir.Helper) -> Optional[tuple]:
         func, args, kwargs = node.args[0], node.args[1:], node.kwargs
         target = self.origin.get(func.ident) if isinstance(func, ir.Name) else None
-        if target == "raise_exception" and isinstance(func, ir.Name) and func.ident not in self.assigned:
+        if (
+            target == "raise_exception"
+            and isinstance(func, ir.Name)
+            and func.ident not in self.assigned
+        ):
             self.report.globals_used.add("raise_exception")
             message = _message_text(args[0]) if args else ""
             self.report.raises.append(Raise(self.line, message))
@@ -548,7 +599,12 @@ class _JinjaReader:
         ):  # a method call: x.get('k'), x.items(), s.strip()
             base = self.expr(func.args[0])
             self.children(args, kwargs)
-            if func.args[1].value == "get" and args and isinstance(args[0], ir.Const) and isinstance(args[0].value, str):
+            if (
+                func.args[1].value == "get"
+                and args
+                and isinstance(args[0], ir.Const)
+                and isinstance(args[0].value, str)
+            ):
                 return self.field(base, args[0].value)
             return None
         self.expr(func)
@@ -562,7 +618,11 @@ def _message_text(node: Any) -> str:
         return node.value if isinstance(node.value, str) else str(node.value)
     if isinstance(node, ir.Helper) and node.name == "jinja.concat":
         return "".join(_message_text(a) for a in node.args)
-    if isinstance(node, ir.Helper) and node.name in ("jinja.to_str", "builtins.str") and len(node.args) == 1:
+    if (
+        isinstance(node, ir.Helper)
+        and node.name in ("jinja.to_str", "builtins.str")
+        and len(node.args) == 1
+    ):
         return _message_text(node.args[0])
     if isinstance(node, ir.BinOp) and node.op == "+":
         return _message_text(node.left) + _message_text(node.right)
@@ -615,7 +675,17 @@ def _capabilities(report: Report) -> None:
 # ----------------------------------------------------------------------------- Go (Ollama)
 
 #: Ollama's template data (template.Values / the legacy Prompt mode) and message fields.
-GO_TOP = ("System", "Prompt", "Response", "Suffix", "Messages", "Tools", "Think", "ThinkLevel", "IsThinkSet")
+GO_TOP = (
+    "System",
+    "Prompt",
+    "Response",
+    "Suffix",
+    "Messages",
+    "Tools",
+    "Think",
+    "ThinkLevel",
+    "IsThinkSet",
+)
 GO_MESSAGE = ("Role", "Content", "Thinking", "Images", "ToolCalls", "ToolName", "ToolCallID")
 #: Helpers reading a field chain: (receiver, name or names, ...).
 _GO_FIELD_HELPERS = frozenset(
@@ -683,4 +753,6 @@ def _is_go_role(node: Any) -> bool:
 
 
 def _go_snake(name: str) -> str:
-    return {"ToolCalls": "tool_calls", "ToolName": "tool_name", "ToolCallID": "tool_call_id"}.get(name, name.lower())
+    return {"ToolCalls": "tool_calls", "ToolName": "tool_name", "ToolCallID": "tool_call_id"}.get(
+        name, name.lower()
+    )

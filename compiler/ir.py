@@ -68,12 +68,33 @@ TOP_OUTPUT = Local("_top")
 
 
 @dataclass(frozen=True, slots=True)
+class Starred(Expr):
+    """``*value`` as the last positional argument of a call (``Helper``, ``CallValue``): its
+    items are passed as further positional arguments. Only ever an argument, never a value."""
+
+    value: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
 class Helper(Expr):
-    """A call of a runtime primitive, ``runtime.<module>.<function>``, named ``module.function``."""
+    """A call of a runtime primitive, ``runtime.<module>.<function>``, named ``module.function``.
+
+    ``args`` may end with a ``Starred``; ``kwargs`` may end with ``(None, mapping)``, which
+    passes the mapping's items as further keyword arguments (Python's ``**mapping``)."""
 
     name: str
     args: Tuple[Expr, ...] = ()
-    kwargs: Tuple[Tuple[str, Expr], ...] = ()
+    kwargs: Tuple[Tuple[Optional[str], Expr], ...] = ()
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Ref(Expr):
+    """A runtime value itself, named like a ``Helper`` but not called (a class for
+    ``isinstance``)."""
+
+    name: str
     span: Span = _span()
 
 
@@ -98,7 +119,7 @@ class UnaryOp(Expr):
 
 @dataclass(frozen=True, slots=True)
 class Compare(Expr):
-    """A (chained) Python comparison: ``==, !=, <, <=, >, >=, in, not in``."""
+    """A (chained) Python comparison: ``==, !=, <, <=, >, >=, in, not in, is, is not``."""
 
     left: Expr
     ops: Tuple[Tuple[str, Expr], ...]
@@ -150,11 +171,12 @@ class DictLit(Expr):
 
 @dataclass(frozen=True, slots=True)
 class CallValue(Expr):
-    """Call a compiled function value (macro or closure) directly: ``func(*args, **kwargs)``."""
+    """Call a compiled function value (macro or closure) directly: ``func(*args, **kwargs)``
+    (``Starred`` / ``(None, mapping)`` arguments as in ``Helper``)."""
 
     func: Expr
     args: Tuple[Expr, ...] = ()
-    kwargs: Tuple[Tuple[str, Expr], ...] = ()
+    kwargs: Tuple[Tuple[Optional[str], Expr], ...] = ()
     span: Span = _span()
 
 
@@ -175,7 +197,9 @@ class DictLookup(Expr):
     evaluated more than once, so it must be a plain variable read. ``mode``:
 
     - ``item``: the value, ``obj[key] if type(obj) is dict and key in obj else fallback``;
-    - ``truth``: only the value's truth is used, ``obj.get(key) if ... else fallback``.
+    - ``truth``: only the value's truth is used, ``obj.get(key) if ... else fallback``;
+    - ``defined``: whether the value is defined (``fallback`` is that test on the general
+      lookup), ``key in obj and not isinstance(obj[key], Undefined) if ... else fallback``.
     """
 
     obj: Expr
@@ -321,7 +345,11 @@ class FuncDef(Stmt):
     wrap_args: Tuple[Expr, ...] = ()
     missing_helper: str = ""
     prologue: Tuple[Stmt, ...] = ()  # runs before defaults are filled in
+    implicit: int = 0  # the last ``implicit`` params are always passed (never MISSING)
     bind: bool = True  # False when every use calls the raw function (``CallFunc``) directly
+    # True when every such call's result is output at once: the function then takes the
+    # caller's writer as its first argument and appends to it (no buffer of its own)
+    into: bool = False
     span: Span = _span()
 
 

@@ -16,11 +16,19 @@ def expr(node: Any) -> str:
         return f"{node.name}@{node.ident}" if node.ident else node.name
     if isinstance(node, ir.Local):
         return f"%{node.ident}"
+    if isinstance(node, ir.Starred):
+        return f"*{expr(node.value)}"
     if isinstance(node, ir.Helper):
-        parts = [expr(a) for a in node.args] + [f"{k}={expr(v)}" for k, v in node.kwargs]
+        parts = [expr(a) for a in node.args] + [
+            f"{k}={expr(v)}" if k is not None else f"**{expr(v)}" for k, v in node.kwargs
+        ]
         return f"{node.name}({', '.join(parts)})"
+    if isinstance(node, ir.Ref):
+        return f"&{node.name}"
     if isinstance(node, ir.CallValue):
-        parts = [expr(a) for a in node.args] + [f"{k}={expr(v)}" for k, v in node.kwargs]
+        parts = [expr(a) for a in node.args] + [
+            f"{k}={expr(v)}" if k is not None else f"**{expr(v)}" for k, v in node.kwargs
+        ]
         return f"call {expr(node.func)}({', '.join(parts)})"
     if isinstance(node, ir.CallFunc):
         return f"callfunc {node.ident}({', '.join(expr(a) for a in node.args)})"
@@ -77,13 +85,18 @@ def dump(body: Any, indent: int = 0) -> str:
         elif isinstance(node, ir.For):
             extra = f" if {expr(node.filter)}" if node.filter is not None else ""
             loop = f" loop={node.loop}" if node.loop else ""
-            out.append(f"{pad}for {expr(node.target)} in {expr(node.iter)}{extra}{loop}{' recursive' if node.recursive else ''}")
+            out.append(
+                f"{pad}for {expr(node.target)} in {expr(node.iter)}{extra}{loop}{' recursive' if node.recursive else ''}"
+            )
             out.append(dump(node.body, indent + 1))
             if node.else_:
                 out.append(f"{pad}else")
                 out.append(dump(node.else_, indent + 1))
         elif isinstance(node, ir.FuncDef):
-            params = ", ".join(expr(p.name) + (f"={expr(p.default)}" if p.default is not None else "") for p in node.params)
+            params = ", ".join(
+                expr(p.name) + (f"={expr(p.default)}" if p.default is not None else "")
+                for p in node.params
+            )
             out.append(f"{pad}def {node.name}@{node.ident}({params})")
             out.append(dump(node.body, indent + 1))
         elif isinstance(node, ir.Scoped):

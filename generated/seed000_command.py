@@ -7,29 +7,20 @@
 
 from runtime.jinja import (
     MISSING,
+    Undefined,
     call,
     cond_undefined,
     getattr_,
     getitem,
+    is_namespace_class,
     loop_context,
-    make_macro,
     missing_param,
     ns_check,
     ns_set,
     resolve_many,
     subscript,
-    undefined,
 )
-from runtime.jinja_filters import (
-    do_d,
-    do_lower,
-    do_tojson,
-    do_upper,
-    test_defined,
-    test_mapping,
-    test_string,
-    test_undefined,
-)
+from runtime.jinja_filters import do_d, do_lower, do_tojson, do_upper, test_mapping
 
 TEMPLATE_NAME = "examples/seed000_command.jinja"
 SOURCE_SHA256 = "ada8528d3b8c43cebba4c056f67a8c40243ba723c53cb14c8b34531ab7edc0eb"
@@ -81,7 +72,6 @@ def render(context: dict) -> str:
             "add_generation_prompt",
         ),
     )
-    l_0_print_tool_content = undefined("print_tool_content")
     # line 1: if
     if not l_0_platform_instruction_override:
         _c1 = []
@@ -91,11 +81,12 @@ def render(context: dict) -> str:
         l_0_platform_instruction_override = "".join(_c1)
     l_0_reasoning = (
         l_0_reasoning
-        if not test_undefined(l_0_reasoning)
+        if not isinstance(l_0_reasoning, Undefined)
         else (
             False
-            if test_defined(l_0_reasoning_effort) and do_lower(l_0_reasoning_effort) == "none"
-            else l_0_enable_thinking if test_defined(l_0_enable_thinking) else True
+            if not isinstance(l_0_reasoning_effort, Undefined)
+            and do_lower(l_0_reasoning_effort) == "none"
+            else l_0_enable_thinking if not isinstance(l_0_enable_thinking, Undefined) else True
         )
     )
     l_0_grounding = do_upper(do_d(l_0_grounding, "disabled"))
@@ -111,9 +102,7 @@ def render(context: dict) -> str:
     _w(str(l_0_bos_token))
 
     # line 23: macro document_turn
-    def _f_l_0_document_turn(l_1_documents=MISSING) -> str:
-        _out = []
-        _w = _out.append
+    def _f_l_0_document_turn(_w, l_1_documents=MISSING) -> None:
         if l_1_documents is MISSING:
             l_1_documents = missing_param("documents")
         _w("<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>")
@@ -147,20 +136,27 @@ def render(context: dict) -> str:
         _w(
             '\n        },\n        "is_error": null\n    }\n]<|END_TOOL_RESULT|><|END_OF_TURN_TOKEN|>'
         )
-        return "".join(_out)
 
     # line 42: macro tool_call_id_to_int
-    def _f_l_0_tool_call_id_to_int(l_1_messages=MISSING, l_1_tool_call_id=MISSING) -> str:
-        _out = []
-        _w = _out.append
+    def _f_l_0_tool_call_id_to_int(_w, l_1_messages=MISSING, l_1_tool_call_id=MISSING) -> None:
         if l_1_messages is MISSING:
             l_1_messages = missing_param("messages")
         if l_1_tool_call_id is MISSING:
             l_1_tool_call_id = missing_param("tool_call_id")
         # line 43: if
         if l_0_regen_tool_call_ids:
-            l_1_counter = call(l_0_namespace, value=0)
-            l_1_tool_call_id_seen = call(l_0_namespace, value=False)
+            _ns1 = is_namespace_class(l_0_namespace)
+            if _ns1:
+                _ns1_value = 0
+                l_1_counter = None
+            else:
+                l_1_counter = call(l_0_namespace, value=0)
+            _ns2 = is_namespace_class(l_0_namespace)
+            if _ns2:
+                _ns2_value = False
+                l_1_tool_call_id_seen = None
+            else:
+                l_1_tool_call_id_seen = call(l_0_namespace, value=False)
             # line 46: for
             for l_2_msg in l_1_messages:
                 # line 47: if
@@ -181,53 +177,36 @@ def render(context: dict) -> str:
                             if type(l_3_tool_call) is dict and "id" in l_3_tool_call
                             else getattr_(l_3_tool_call, "id")
                         ) == l_1_tool_call_id and (
-                            not (
-                                l_1_tool_call_id_seen.get("value")
-                                if type(l_1_tool_call_id_seen) is dict
-                                else getattr_(l_1_tool_call_id_seen, "value")
-                            )
+                            not (_ns2_value if _ns2 else getattr_(l_1_tool_call_id_seen, "value"))
                         ):
-                            _w(
-                                str(
-                                    l_1_counter["value"]
-                                    if type(l_1_counter) is dict and "value" in l_1_counter
-                                    else getattr_(l_1_counter, "value")
-                                )
-                            )
-                            ns_set(l_1_tool_call_id_seen, "value", True)
-                        ns_check(l_1_counter)
-                        ns_set(
-                            l_1_counter,
-                            "value",
-                            (
-                                l_1_counter["value"]
-                                if type(l_1_counter) is dict and "value" in l_1_counter
-                                else getattr_(l_1_counter, "value")
-                            )
-                            + 1,
-                        )
+                            _w(str(_ns1_value if _ns1 else getattr_(l_1_counter, "value")))
+                            if _ns2:
+                                _ns2_value = True
+                            else:
+                                ns_set(l_1_tool_call_id_seen, "value", True)
+                        if _ns1:
+                            _ns1_value = _ns1_value + 1
+                        else:
+                            ns_check(l_1_counter)
+                            ns_set(l_1_counter, "value", getattr_(l_1_counter, "value") + 1)
         else:
             _w(str(l_1_tool_call_id))
-        return "".join(_out)
 
     # line 61: macro format_tool_message
-    def _f_l_0_format_tool_message(l_1_messages=MISSING, l_1_tool_msg=MISSING) -> str:
-        _out = []
-        _w = _out.append
+    def _f_l_0_format_tool_message(_w, l_1_messages=MISSING, l_1_tool_msg=MISSING) -> None:
         if l_1_messages is MISSING:
             l_1_messages = missing_param("messages")
         if l_1_tool_msg is MISSING:
             l_1_tool_msg = missing_param("tool_msg")
         _w('{\n        "tool_call_id": "')
-        _w(
-            _f_l_0_tool_call_id_to_int(
-                l_1_messages,
-                (
-                    l_1_tool_msg["tool_call_id"]
-                    if type(l_1_tool_msg) is dict and "tool_call_id" in l_1_tool_msg
-                    else getattr_(l_1_tool_msg, "tool_call_id")
-                ),
-            )
+        _f_l_0_tool_call_id_to_int(
+            _w,
+            l_1_messages,
+            (
+                l_1_tool_msg["tool_call_id"]
+                if type(l_1_tool_msg) is dict and "tool_call_id" in l_1_tool_msg
+                else getattr_(l_1_tool_msg, "tool_call_id")
+            ),
         )
         _w('",\n        "results": {')
         # line 65: if
@@ -235,17 +214,23 @@ def render(context: dict) -> str:
             l_1_tool_msg["content"]
             if type(l_1_tool_msg) is dict and "content" in l_1_tool_msg
             else getattr_(l_1_tool_msg, "content")
-        ) or test_string(
-            l_1_tool_msg["content"]
-            if type(l_1_tool_msg) is dict and "content" in l_1_tool_msg
-            else getattr_(l_1_tool_msg, "content")
-        ):
-            _w("\n")
-            # line 67: if
-            if test_string(
+        ) or isinstance(
+            (
                 l_1_tool_msg["content"]
                 if type(l_1_tool_msg) is dict and "content" in l_1_tool_msg
                 else getattr_(l_1_tool_msg, "content")
+            ),
+            str,
+        ):
+            _w("\n")
+            # line 67: if
+            if isinstance(
+                (
+                    l_1_tool_msg["content"]
+                    if type(l_1_tool_msg) is dict and "content" in l_1_tool_msg
+                    else getattr_(l_1_tool_msg, "content")
+                ),
+                str,
             ):
                 l_1_text_wrapper = {
                     "content": (
@@ -273,17 +258,14 @@ def render(context: dict) -> str:
                 _w('\n            "')
                 _w(str(l_2_loop.index0))
                 _w('": ')
-                _w(str(call(l_0_print_tool_content, l_2_content)))
+                _f_l_0_print_tool_content(_w, l_2_content)
                 # line 76: if
                 if not l_2_loop.last:
                     _w(",")
         _w('\n        },\n        "is_error": null\n    }')
-        return "".join(_out)
 
     # line 84: macro print_tool_content
-    def _f_l_0_print_tool_content(l_1_item=MISSING) -> str:
-        _out = []
-        _w = _out.append
+    def _f_l_0_print_tool_content(_w, l_1_item=MISSING) -> None:
         if l_1_item is MISSING:
             l_1_item = missing_param("item")
         # line 85: if
@@ -338,27 +320,23 @@ def render(context: dict) -> str:
             )
         else:
             _w(do_tojson(l_1_item))
-        return "".join(_out)
-
-    l_0_print_tool_content = make_macro(
-        _f_l_0_print_tool_content, "print_tool_content", ("item",), False, False, False
-    )
 
     # line 94: macro print_msg
-    def _f_l_0_print_msg(l_1_msg=MISSING) -> str:
-        _out = []
-        _w = _out.append
+    def _f_l_0_print_msg(_w, l_1_msg=MISSING) -> None:
         if l_1_msg is MISSING:
             l_1_msg = missing_param("msg")
         # line 95: if
-        if test_string(l_1_msg):
+        if isinstance(l_1_msg, str):
             _w("<|START_TEXT|>")
             _w(str(l_1_msg))
             _w("<|END_TEXT|>")
-        elif test_string(
-            l_1_msg["content"]
-            if type(l_1_msg) is dict and "content" in l_1_msg
-            else getattr_(l_1_msg, "content")
+        elif isinstance(
+            (
+                l_1_msg["content"]
+                if type(l_1_msg) is dict and "content" in l_1_msg
+                else getattr_(l_1_msg, "content")
+            ),
+            str,
         ):
             _w("<|START_TEXT|>")
             _w(
@@ -370,7 +348,12 @@ def render(context: dict) -> str:
             )
             _w("<|END_TEXT|>")
         else:
-            l_1_last_was_text = call(l_0_namespace, value=False)
+            _ns3 = is_namespace_class(l_0_namespace)
+            if _ns3:
+                _ns3_value = False
+                l_1_last_was_text = None
+            else:
+                l_1_last_was_text = call(l_0_namespace, value=False)
             # line 101: for
             l_2_loop = loop_context(
                 l_1_msg["content"]
@@ -388,11 +371,7 @@ def render(context: dict) -> str:
                     == "text"
                 ):
                     # line 103: if
-                    if not (
-                        l_1_last_was_text.get("value")
-                        if type(l_1_last_was_text) is dict
-                        else getattr_(l_1_last_was_text, "value")
-                    ):
+                    if not (_ns3_value if _ns3 else getattr_(l_1_last_was_text, "value")):
                         _w("<|START_TEXT|>")
                     _w(
                         str(
@@ -404,16 +383,18 @@ def render(context: dict) -> str:
                     # line 107: if
                     if l_2_loop.last:
                         _w("<|END_TEXT|>")
-                    ns_set(l_1_last_was_text, "value", True)
+                    if _ns3:
+                        _ns3_value = True
+                    else:
+                        ns_set(l_1_last_was_text, "value", True)
                 else:
                     # line 112: if
-                    if (
-                        l_1_last_was_text.get("value")
-                        if type(l_1_last_was_text) is dict
-                        else getattr_(l_1_last_was_text, "value")
-                    ):
+                    if _ns3_value if _ns3 else getattr_(l_1_last_was_text, "value"):
                         _w("<|END_TEXT|>")
-                    ns_set(l_1_last_was_text, "value", False)
+                    if _ns3:
+                        _ns3_value = False
+                    else:
+                        ns_set(l_1_last_was_text, "value", False)
                 # line 117: if
                 if (
                     do_lower(
@@ -438,12 +419,9 @@ def render(context: dict) -> str:
                         )
                     else:
                         _w("<|IMG_PATCH|>")
-        return "".join(_out)
 
     # line 127: macro print_thinking
-    def _f_l_0_print_thinking(l_1_msg=MISSING) -> str:
-        _out = []
-        _w = _out.append
+    def _f_l_0_print_thinking(_w, l_1_msg=MISSING) -> None:
         if l_1_msg is MISSING:
             l_1_msg = missing_param("msg")
         # line 128: if
@@ -495,7 +473,6 @@ def render(context: dict) -> str:
                     )
                 )
             )
-        return "".join(_out)
 
     # line 136: if
     if (
@@ -533,10 +510,25 @@ def render(context: dict) -> str:
         else cond_undefined(138)
     )
     l_0_json_mode = l_0_json_object or l_0_json_schema
-    l_0_tool_idx = call(l_0_namespace, value=0)
-    l_0_tool_ids_seen = call(l_0_namespace, value=[])
+    _ns4 = is_namespace_class(l_0_namespace)
+    if _ns4:
+        _ns4_value = 0
+        l_0_tool_idx = None
+    else:
+        l_0_tool_idx = call(l_0_namespace, value=0)
+    _ns5 = is_namespace_class(l_0_namespace)
+    if _ns5:
+        _ns5_value = []
+        l_0_tool_ids_seen = None
+    else:
+        l_0_tool_ids_seen = call(l_0_namespace, value=[])
     l_0_regen_tool_call_ids = do_d(l_0_regen_tool_call_ids, True)
-    l_0_sent_documents = call(l_0_namespace, value=False)
+    _ns6 = is_namespace_class(l_0_namespace)
+    if _ns6:
+        _ns6_value = False
+        l_0_sent_documents = None
+    else:
+        l_0_sent_documents = call(l_0_namespace, value=False)
     # line 145: if
     if (
         l_0_render_tools_section
@@ -652,7 +644,7 @@ def render(context: dict) -> str:
     # line 213: if
     if l_0_render_developer_instruction:
         _w("<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|>")
-        _w(_f_l_0_print_msg(l_0_developer_instruction))
+        _f_l_0_print_msg(_w, l_0_developer_instruction)
         _w("<|END_OF_TURN_TOKEN|>")
     # line 216: for
     for _i1, l_1_message in enumerate(l_0_messages):
@@ -666,33 +658,26 @@ def render(context: dict) -> str:
             not (_i1 == 0 and l_0_initial_instruction_message)
         ):
             _w("<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|>")
-            _w(_f_l_0_print_msg(l_1_message))
+            _f_l_0_print_msg(_w, l_1_message)
             _w("<|END_OF_TURN_TOKEN|>")
         elif l_1_msg_role_downcased == "user":
             _w("<|START_OF_TURN_TOKEN|><|USER_TOKEN|>")
-            _w(_f_l_0_print_msg(l_1_message))
+            _f_l_0_print_msg(_w, l_1_message)
             _w("<|END_OF_TURN_TOKEN|>")
             # line 222: if
             if l_0_documents and (
-                not (
-                    l_0_sent_documents.get("value")
-                    if type(l_0_sent_documents) is dict
-                    else getattr_(l_0_sent_documents, "value")
-                )
+                not (_ns6_value if _ns6 else getattr_(l_0_sent_documents, "value"))
             ):
-                ns_set(l_0_sent_documents, "value", True)
-                ns_check(l_0_tool_idx)
-                ns_set(
-                    l_0_tool_idx,
-                    "value",
-                    (
-                        l_0_tool_idx["value"]
-                        if type(l_0_tool_idx) is dict and "value" in l_0_tool_idx
-                        else getattr_(l_0_tool_idx, "value")
-                    )
-                    + 1,
-                )
-                _w(_f_l_0_document_turn(l_0_documents))
+                if _ns6:
+                    _ns6_value = True
+                else:
+                    ns_set(l_0_sent_documents, "value", True)
+                if _ns4:
+                    _ns4_value = _ns4_value + 1
+                else:
+                    ns_check(l_0_tool_idx)
+                    ns_set(l_0_tool_idx, "value", getattr_(l_0_tool_idx, "value") + 1)
+                _f_l_0_document_turn(_w, l_0_documents)
         elif l_1_msg_role_downcased == "assistant" or l_1_msg_role_downcased == "chatbot":
             _w("<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>")
             # line 225: if
@@ -750,7 +735,7 @@ def render(context: dict) -> str:
                         )
                     ):
                         _w("<|START_THINKING|>")
-                        _w(_f_l_0_print_thinking(l_1_message))
+                        _f_l_0_print_thinking(_w, l_1_message)
                         _w("<|END_THINKING|>")
                 _w("<|START_ACTION|>[")
                 # line 233: for
@@ -763,13 +748,7 @@ def render(context: dict) -> str:
                     _w('\n    {"tool_call_id": "')
                     # line 235: if
                     if l_0_regen_tool_call_ids:
-                        _w(
-                            str(
-                                l_0_tool_idx["value"]
-                                if type(l_0_tool_idx) is dict and "value" in l_0_tool_idx
-                                else getattr_(l_0_tool_idx, "value")
-                            )
-                        )
+                        _w(str(_ns4_value if _ns4 else getattr_(l_0_tool_idx, "value")))
                     else:
                         _w(
                             str(
@@ -808,17 +787,11 @@ def render(context: dict) -> str:
                     # line 235: if
                     if not l_2_loop.last:
                         _w(",")
-                    ns_check(l_0_tool_idx)
-                    ns_set(
-                        l_0_tool_idx,
-                        "value",
-                        (
-                            l_0_tool_idx["value"]
-                            if type(l_0_tool_idx) is dict and "value" in l_0_tool_idx
-                            else getattr_(l_0_tool_idx, "value")
-                        )
-                        + 1,
-                    )
+                    if _ns4:
+                        _ns4_value = _ns4_value + 1
+                    else:
+                        ns_check(l_0_tool_idx)
+                        ns_set(l_0_tool_idx, "value", getattr_(l_0_tool_idx, "value") + 1)
                 _w("\n]<|END_ACTION|><|END_OF_TURN_TOKEN|>")
             else:
                 # line 241: if
@@ -854,21 +827,17 @@ def render(context: dict) -> str:
                     )
                 ) and (not l_0_skip_thinking):
                     _w("<|START_THINKING|>")
-                    _w(_f_l_0_print_thinking(l_1_message))
+                    _f_l_0_print_thinking(_w, l_1_message)
                     _w("<|END_THINKING|>")
-                _w(_f_l_0_print_msg(l_1_message))
+                _f_l_0_print_msg(_w, l_1_message)
                 _w("<|END_OF_TURN_TOKEN|>")
         elif l_1_msg_role_downcased == "tool" and (
             l_1_message["tool_call_id"]
             if type(l_1_message) is dict and "tool_call_id" in l_1_message
             else getattr_(l_1_message, "tool_call_id")
-        ) not in (
-            l_0_tool_ids_seen["value"]
-            if type(l_0_tool_ids_seen) is dict and "value" in l_0_tool_ids_seen
-            else getattr_(l_0_tool_ids_seen, "value")
-        ):
+        ) not in (_ns5_value if _ns5 else getattr_(l_0_tool_ids_seen, "value")):
             _w("<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|><|START_TOOL_RESULT|>[\n    ")
-            _w(_f_l_0_format_tool_message(l_0_messages, l_1_message))
+            _f_l_0_format_tool_message(_w, l_0_messages, l_1_message)
             # line 249: for
             for _i2, l_2_msg in enumerate(subscript(l_0_messages, slice(_i1 + 1, None, None))):
                 # line 251: if
@@ -881,24 +850,29 @@ def render(context: dict) -> str:
                     == "tool"
                 ):
                     _w(",\n    ")
-                    _w(_f_l_0_format_tool_message(l_0_messages, l_2_msg))
-                    ns_check(l_0_tool_ids_seen)
-                    ns_set(
-                        l_0_tool_ids_seen,
-                        "value",
-                        (
-                            l_0_tool_ids_seen["value"]
-                            if type(l_0_tool_ids_seen) is dict and "value" in l_0_tool_ids_seen
-                            else getattr_(l_0_tool_ids_seen, "value")
-                        )
-                        + [
+                    _f_l_0_format_tool_message(_w, l_0_messages, l_2_msg)
+                    if _ns5:
+                        _ns5_value = _ns5_value + [
                             (
                                 l_2_msg["tool_call_id"]
                                 if type(l_2_msg) is dict and "tool_call_id" in l_2_msg
                                 else getattr_(l_2_msg, "tool_call_id")
                             )
-                        ],
-                    )
+                        ]
+                    else:
+                        ns_check(l_0_tool_ids_seen)
+                        ns_set(
+                            l_0_tool_ids_seen,
+                            "value",
+                            getattr_(l_0_tool_ids_seen, "value")
+                            + [
+                                (
+                                    l_2_msg["tool_call_id"]
+                                    if type(l_2_msg) is dict and "tool_call_id" in l_2_msg
+                                    else getattr_(l_2_msg, "tool_call_id")
+                                )
+                            ],
+                        )
                 else:
                     break
             _w("\n]<|END_TOOL_RESULT|><|END_OF_TURN_TOKEN|>")

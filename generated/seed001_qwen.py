@@ -5,8 +5,8 @@
 
 """Compiled chat template: call ``render(context)``."""
 
-from runtime.jinja import getattr_, getitem, resolve_many
-from runtime.jinja_filters import do_tojson, test_defined
+from runtime.jinja import Undefined, getattr_, getitem, resolve_many
+from runtime.jinja_filters import do_tojson
 
 TEMPLATE_NAME = "examples/seed001_qwen.jinja"
 SOURCE_SHA256 = "85fd0223b6eeca23c4fe88554bcfb50979697ef3eb6a30b88c73eee4d9737491"
@@ -57,10 +57,11 @@ def render(context: dict) -> str:
                 )
                 == "assistant"
                 and (
-                    not test_defined(
-                        l_1_message["tool_calls"]
-                        if type(l_1_message) is dict and "tool_calls" in l_1_message
-                        else getattr_(l_1_message, "tool_calls")
+                    not (
+                        "tool_calls" in l_1_message
+                        and (not isinstance(l_1_message["tool_calls"], Undefined))
+                        if type(l_1_message) is dict
+                        else not isinstance(getattr_(l_1_message, "tool_calls"), Undefined)
                     )
                 )
             )
@@ -133,10 +134,10 @@ def render(context: dict) -> str:
             l_1_message["role"]
             if type(l_1_message) is dict and "role" in l_1_message
             else getattr_(l_1_message, "role")
-        ) == "assistant" and test_defined(
-            l_1_message["tool_calls"]
-            if type(l_1_message) is dict and "tool_calls" in l_1_message
-            else getattr_(l_1_message, "tool_calls")
+        ) == "assistant" and (
+            "tool_calls" in l_1_message and (not isinstance(l_1_message["tool_calls"], Undefined))
+            if type(l_1_message) is dict
+            else not isinstance(getattr_(l_1_message, "tool_calls"), Undefined)
         ):
             _w("<|im_start|>assistant\n")
             # line 32: if
@@ -160,10 +161,11 @@ def render(context: dict) -> str:
                 else getattr_(l_1_message, "tool_calls")
             ):
                 # line 36: if
-                if test_defined(
-                    l_2_tool_call["function"]
-                    if type(l_2_tool_call) is dict and "function" in l_2_tool_call
-                    else getattr_(l_2_tool_call, "function")
+                if (
+                    "function" in l_2_tool_call
+                    and (not isinstance(l_2_tool_call["function"], Undefined))
+                    if type(l_2_tool_call) is dict
+                    else not isinstance(getattr_(l_2_tool_call, "function"), Undefined)
                 ):
                     _w(
                         '<tool_call>\n{"name": "'

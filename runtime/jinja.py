@@ -43,10 +43,6 @@ class TemplateError(Exception):
     def message(self) -> Optional[str]:
         return self.args[0] if self.args else None
 
-    def __str__(self) -> str:
-        # jinja2 prints an absent message as ''.
-        return "" if self.message is None else str(self.message)
-
 
 class TemplateRuntimeError(TemplateError):
     pass
@@ -362,6 +358,11 @@ _LOOP_ATTRS = frozenset(
 )
 
 
+#: Types whose instances have no ``__getattr__`` and reject every string subscript: an
+#: attribute they do not have is undefined (the sandbox's two failed lookups, no exceptions).
+_PLAIN_ATTRS = {t: frozenset(dir(t)) for t in (str, list, tuple, int, float, bool, type(None))}
+
+
 def getattr_(obj: Any, attribute: str) -> Any:
     """``obj.attribute`` under the sandbox: attribute first, then item, else undefined."""
     cls = type(obj)
@@ -372,6 +373,9 @@ def getattr_(obj: Any, attribute: str) -> Any:
         return Undefined(obj=obj, name=attribute) if value is MISSING else value
     if cls is LoopContext and attribute in _LOOP_ATTRS:
         return getattr(obj, attribute)
+    names = _PLAIN_ATTRS.get(cls)
+    if names is not None and attribute not in names:
+        return Undefined(obj=obj, name=attribute)
     if cls is Namespace and attribute[:1] != "_":
         try:
             value = _ns_attrs(obj)[attribute]
@@ -422,8 +426,14 @@ def subscript(obj: Any, key: Any) -> Any:
     return obj[key]
 
 
-def call(func: Any, *args: Any, **kwargs: Any) -> Any:
-    """Call a value from template code (sandbox: refuse callables marked unsafe)."""
+def call(func: Any, /, *args: Any, **kwargs: Any) -> Any:
+    """Call a value from template code (sandbox: refuse callables marked unsafe).
+
+    Like jinja2's ``Context.call``, drops the keywords ``_loop_vars`` and ``_block_vars`` (its
+    own, which a template can pass too)."""
+    if kwargs and ("_loop_vars" in kwargs or "_block_vars" in kwargs):
+        kwargs.pop("_loop_vars", None)
+        kwargs.pop("_block_vars", None)
     cls = type(func)
     if cls is Macro or cls is _BUILTIN_METHOD or id(func) in _SAFE_GLOBAL_IDS:
         # none of these can carry the sandbox's "unsafe" marks
@@ -431,6 +441,42 @@ def call(func: Any, *args: Any, **kwargs: Any) -> Any:
     if getattr(func, "unsafe_callable", False) or getattr(func, "alters_data", False):
         raise SecurityError(f"{func!r} is not safely callable")
     return func(*args, **kwargs)
+
+
+_HEAPTYPE = 1 << 9
+
+
+def _tp_name(value: Any) -> str:
+    """CPython's ``Py_TYPE(value)->tp_name``: how its own argument errors name a type."""
+    cls = type(value)
+    if cls.__flags__ & _HEAPTYPE or cls.__module__ == "builtins":
+        return cls.__name__
+    return f"{cls.__module__}.{cls.__name__}"
+
+
+def star_kwargs(value: Any, func: str, names: tuple) -> Any:
+    """The operand of ``**value`` in a call, checked as CPython checks it while it builds the
+    call's keywords, with the reference's messages: ``func`` is how CPython names the function
+    jinja2 calls there (``jinja2.sandbox.SandboxedEnvironment.call``, ``jinja2.filters.do_join``,
+    ...) and ``names`` the keywords the call already has."""
+    if type(value) is not dict:
+        try:
+            value = {key: value[key] for key in value.keys()}
+        except AttributeError:
+            raise TypeError(
+                f"{func}() argument after ** must be a mapping, not {_tp_name(value)}"
+            ) from None
+        except KeyError as e:
+            if len(e.args) != 1:
+                raise
+            raise TypeError(
+                f"{func}() got multiple values for keyword argument '{e.args[0]}'"
+            ) from None
+    if names:
+        for key in value:
+            if key in names:
+                raise TypeError(f"{func}() got multiple values for keyword argument '{key}'")
+    return value
 
 
 def concat(*values: Any) -> str:
@@ -449,6 +495,25 @@ def resolve(context: dict, name: str) -> Any:
         if value is MISSING:
             return Undefined(name=name)
     return value
+
+
+def resolve_missing(context: dict, name: str) -> Any:
+    """jinja2's own start value of a name: its value, or MISSING (each read then builds its
+    own undefined, ``load_name``). For templates that can tell undefined values apart."""
+    value = context.get(name, MISSING)
+    if value is MISSING:
+        return GLOBALS.get(name, MISSING)
+    return value
+
+
+def unset() -> Any:
+    """The start value of a name first assigned in its scope (with ``resolve_missing``)."""
+    return MISSING
+
+
+def load_name(value: Any, name: str) -> Any:
+    """A read of a name that may hold MISSING: a new undefined then, as every read in jinja2."""
+    return Undefined(name=name) if value is MISSING else value
 
 
 _TOP_UNDEFINED: dict = {}
@@ -522,12 +587,19 @@ class Namespace:
 
 # Error messages name the value's type ("Object of type TemplateNamespace is not JSON
 # serializable"): use the reference's names.
-Namespace.__name__ = Namespace.__qualname__ = "TemplateNamespace"
+Namespace.__name__ = "TemplateNamespace"
 Namespace.__module__ = "transformers.utils.chat_template_utils"
+# transformers defines it inside a function: {{ namespace }} prints that qualified name
+Namespace.__qualname__ = "_cached_compile_jinja_template.<locals>.TemplateNamespace"
 
 
 def _ns_attrs(ns: Namespace) -> dict:
     return object.__getattribute__(ns, "_Namespace__attrs")
+
+
+def is_namespace_class(value: Any) -> bool:
+    """Whether a call of ``value`` builds a namespace (the name ``namespace`` was not rebound)."""
+    return value is Namespace
 
 
 def ns_check(ns: Any) -> None:
@@ -767,6 +839,11 @@ def strftime_now(format: str) -> str:
 
 CLOCK: list = [_now]
 
+# transformers defines both inside a function: argument errors name them so
+for _f in (raise_exception, strftime_now):
+    _f.__module__ = "transformers.utils.chat_template_utils"
+    _f.__qualname__ = f"_cached_compile_jinja_template.<locals>.{_f.__name__}"
+
 
 class TemplateDict:
     """transformers' ``dict`` global: calling it makes a plain dict; the type is never exposed."""
@@ -791,8 +868,7 @@ def safe_range(*args: int) -> range:
     rng = range(*args)
     if len(rng) > MAX_RANGE:
         raise OverflowError(
-            "Range too big. The sandbox blocks ranges larger than"
-            f" MAX_RANGE ({MAX_RANGE})."
+            "Range too big. The sandbox blocks ranges larger than" f" MAX_RANGE ({MAX_RANGE})."
         )
     return rng
 
@@ -851,14 +927,26 @@ GLOBALS: dict = {
 }
 
 
-def no_filter(name: str, *operands: Any, **kwoperands: Any) -> Any:
-    """An unknown filter inside an ``if``: jinja2 compiles it, and fails when it runs."""
+def no_filter(name: str, func: str, /, *operands: Any, **kwoperands: Any) -> Any:
+    """An unknown filter inside an ``if``: jinja2 compiles it, and fails when it runs.
+
+    jinja2 calls a stand-in ``def t_N(*unused)`` there (``func`` is its name), which refuses
+    keyword arguments before it can fail."""
+    if kwoperands:
+        raise TypeError(f"{func}() got an unexpected keyword argument '{next(iter(kwoperands))}'")
     raise TemplateRuntimeError(f"No filter named {name!r} found.")
 
 
-def no_test(name: str, *operands: Any, **kwoperands: Any) -> Any:
+def no_test(name: str, func: str, /, *operands: Any, **kwoperands: Any) -> Any:
     """An unknown test inside an ``if``: jinja2 compiles it, and fails when it runs."""
+    if kwoperands:
+        raise TypeError(f"{func}() got an unexpected keyword argument '{next(iter(kwoperands))}'")
     raise TemplateRuntimeError(f"No test named {name!r} found.")
+
+
+def no_caller() -> Undefined:
+    """``caller`` in a macro called without one (a ``{% generation %}`` body's caller)."""
+    return Undefined("No caller defined", name="caller")
 
 
 #: The environment's own callables (ids of module-lifetime objects): known safe, so calls

@@ -406,11 +406,11 @@ def _call_named(table: dict, kind: str, name: Any, value: Any, args: tuple, kwar
 
 
 def do_upper(s: Any) -> str:
-    return soft_str(s).upper()
+    return s.upper() if type(s) is str else soft_str(s).upper()
 
 
 def do_lower(s: Any) -> str:
-    return soft_str(s).lower()
+    return s.lower() if type(s) is str else soft_str(s).lower()
 
 
 def do_capitalize(s: Any) -> str:

@@ -90,6 +90,13 @@ GENERATION_TEMPLATES = {
         "{% generation %}{% set x = 1 %}{{ x }}{% endgeneration %}[{{ x }}]"
         "{% set ns = namespace(n=0) %}{% generation %}{% set ns.n = 5 %}{% endgeneration %}{{ ns.n }}"
     ),
+    # the body is a call block's caller macro: its own kwargs/varargs, macros defined in it
+    "caller-macro-body": (
+        "{% macro turn(m) %}{% generation %}{{ m.content }}{{ kwargs }}{{ varargs|length }}"
+        "{% endgeneration %}{% endmacro %}{% for m in messages %}{{ turn(m, 1, k=2) }};"
+        "{% generation %}{% macro inner() %}<{{ kwargs }}>{% endmacro %}{{ inner(z=loop.index) }}"
+        "{% endgeneration %}{% endfor %}"
+    ),
     "error-after-generation": (
         "{% generation %}ok{% endgeneration %}{{ raise_exception('stop: ' ~ messages|length) }}"
     ),

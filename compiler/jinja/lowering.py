@@ -9,6 +9,7 @@ tests become calls of their runtime functions. Names stay unresolved (``ident=""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import itertools
 import keyword
 from typing import Any, Iterable
@@ -40,7 +41,8 @@ def apply_filter(value: ir.Expr, call: tuple, span: ir.Span) -> ir.Expr:
     name, args, kwargs, span = call
     func = FILTER_FUNCS.get(name)
     if func is None:  # jinja2 evaluates the operands, then fails on the missing filter
-        return H("jinja.no_filter", (ir.Const(name), value, *args), kwargs, span=span)
+        # the second operand, jinja2's name for its stand-in function, is filled in by finish_calls
+        return H("jinja.no_filter", (ir.Const(name), ir.Const(""), value, *args), kwargs, span=span)
     return H(func, (value, *args), kwargs, span=span)
 
 
@@ -63,17 +65,79 @@ def uses_name(node: Any, name: str) -> bool:
     return any(isinstance(n, ir.Name) and n.name == name for n in _walk(node))
 
 
+def find_undeclared(body: tuple, names: tuple) -> set:
+    """jinja2's ``find_undeclared``: which of ``names`` the body reads before anything assigns
+    them, in jinja2's visiting order (a ``set``, a loop target or a macro parameter of that name
+    met first hides every later read, nested macros included)."""
+    hidden: set = set()
+    found: set = set()
+
+    def store(target: Any) -> None:
+        for n in _walk(target):
+            if isinstance(n, ir.Name):
+                hidden.add(n.name)
+
+    def visit(node: Any) -> None:
+        if isinstance(node, tuple):
+            items = list(node)
+            i = 0
+            while i < len(items):
+                item = items[i]
+                if (
+                    isinstance(item, ir.FuncDef)
+                    and item.ident
+                    and i + 1 < len(items)
+                    and isinstance(items[i + 1], ir.Output)
+                ):
+                    visit(
+                        items[i + 1]
+                    )  # a call block: jinja2 visits the call before the caller's body
+                    visit(item)
+                    i += 2
+                    continue
+                visit(item)
+                i += 1
+            return
+        if not isinstance(node, ir.Node):
+            return
+        if isinstance(node, ir.Name):
+            if node.name in names and node.name not in hidden:
+                found.add(node.name)
+        elif isinstance(node, ir.Assign):
+            store(node.target)
+            visit(node.value)
+        elif isinstance(node, ir.For):
+            store(node.target)
+            visit((node.iter, node.body, node.else_, node.filter))
+        elif isinstance(node, ir.FuncDef):
+            declared = node.wrap_args[1].value if len(node.wrap_args) > 1 else ()  # type: ignore[attr-defined]
+            params = [p for p in node.params if p.name.name in declared]  # not the implicit ones
+            store(tuple(p.name for p in params))
+            visit((tuple(p.default for p in params), node.body))
+        elif isinstance(node, ir.Helper) and node.name in ("jinja.ns_set", "jinja.ns_check"):
+            visit(node.args[1:])  # jinja2's NSRef is no name read
+        else:
+            for f in node.__dataclass_fields__:  # type: ignore[attr-defined]
+                visit(getattr(node, f))
+
+    visit(body)
+    return found
+
+
 @v_args(inline=True)
 class Lowering(Transformer):
     def __init__(self, source: str) -> None:
         super().__init__()
         self.source = source
         self._ids = itertools.count(1)
+        self._noelse: dict = {}  # the last link of each "a if b if c" chain, by id
+        self.filter_names: set = set()  # every filter and test the template names (jinja2 numbers
+        self.test_names: set = set()  # its stand-ins for unknown ones by their sorted order)
 
     # ------------------------------------------------------------------ template level
 
     def start(self, body: tuple) -> tuple:
-        return body
+        return finish_calls(body, self.filter_names, self.test_names)
 
     def body(self, *items: Any) -> tuple:
         out: list = []
@@ -121,14 +185,24 @@ class Lowering(Transformer):
         else_ = parts.pop(0)[1] if parts else ()
         loop = "loop" if recursive or uses_name((iterable, test, body, else_), "loop") else ""
         return ir.For(
-            target, iterable, body, else_, test, loop, "jinja.loop_context", recursive,
-            else_counts_completed=True, span=_span(tag),
+            target,
+            iterable,
+            body,
+            else_,
+            test,
+            loop,
+            "jinja.loop_context",
+            recursive,
+            else_counts_completed=True,
+            span=_span(tag),
         )
 
     def for_target(self, *items: Any) -> Any:
         names = _nodes(items)
-        if len(names) == 1 and isinstance(names[0], ir.Name) and not any(
-            isinstance(t, Token) and t.value == "," for t in items
+        if (
+            len(names) == 1
+            and isinstance(names[0], ir.Name)
+            and not any(isinstance(t, Token) and t.value == "," for t in items)
         ):
             return names[0]
         if len(names) == 1 and isinstance(names[0], ir.Target):
@@ -186,12 +260,27 @@ class Lowering(Transformer):
         body = parts[0]
         return self._funcdef("", str(name), params, body, _span(tag))
 
-    def _funcdef(self, ident: str, name: str, params: list, body: tuple, span: ir.Span) -> ir.FuncDef:
+    def _funcdef(
+        self, ident: str, name: str, params: list, body: tuple, span: ir.Span
+    ) -> ir.FuncDef:
+        """A macro, or the caller macro of a call block (``ident`` set), which jinja2 leaves
+        unnamed (``<Macro anonymous>``, "macro None takes ...")."""
         names = tuple(p.name.name for p in params)
-        flags = [uses_name(body, n) and n not in names for n in ("caller", "kwargs", "varargs")]
-        extra = tuple(ir.Param(ir.Name(n)) for n, used in zip(("caller", "kwargs", "varargs"), flags) if used)
+        undeclared = find_undeclared(body, ("caller", "kwargs", "varargs"))
+        flags = [n in undeclared and n not in names for n in ("caller", "kwargs", "varargs")]
+        if "caller" in names and "caller" in undeclared:
+            if next(p for p in params if p.name.name == "caller").default is None:
+                raise CompileError(
+                    "syntax",
+                    'When defining macros or call blocks the special "caller" argument must be'
+                    " omitted or be given a default.",
+                    *span,
+                )
+        extra = tuple(
+            ir.Param(ir.Name(n)) for n, used in zip(("caller", "kwargs", "varargs"), flags) if used
+        )
         wrap_args = (
-            ir.Const(name),
+            ir.Const(None if ident else name),
             ir.Const(names),
             ir.Const(flags[1]),
             ir.Const(flags[2]),
@@ -205,6 +294,7 @@ class Lowering(Transformer):
             wrap="jinja.make_macro",
             wrap_args=wrap_args,
             missing_helper="jinja.missing_param",
+            implicit=len(extra),  # caller, kwargs, varargs: the Macro (or the caller) passes them
             span=span,
         )
 
@@ -215,9 +305,15 @@ class Lowering(Transformer):
             if p.default is not None:
                 defaults = True
             elif defaults:  # jinja2's parser refuses it
-                raise CompileError("syntax", "non-default argument follows default argument", *p.name.span)
+                raise CompileError(
+                    "syntax", "non-default argument follows default argument", *p.name.span
+                )
             if p.name.name in seen:  # Python would refuse the function
-                raise CompileError("syntax", f"duplicate argument {p.name.name!r} in macro definition", *p.name.span)
+                raise CompileError(
+                    "syntax",
+                    f"duplicate argument {p.name.name!r} in macro definition",
+                    *p.name.span,
+                )
             seen.add(p.name.name)
         return list(params)
 
@@ -235,7 +331,17 @@ class Lowering(Transformer):
             raise CompileError("syntax", "expected call", *_span(tag))
         ident = f"caller_{next(self._ids)}"
         funcdef = self._funcdef(ident, "caller", params, body, _span(tag))
-        call = H("jinja.call", callee.args, callee.kwargs + (("caller", ir.Local(ident)),))
+        # jinja2 passes ``caller=caller`` after the call's own keywords, before ``**mapping``
+        named = tuple(kw for kw in callee.kwargs if kw[0] is not None)
+        spread = tuple(kw for kw in callee.kwargs if kw[0] is None)
+        if any(k == "caller" for k, _ in named) and not any(keyword.iskeyword(k) for k, _ in named):
+            raise CompileError("syntax", "keyword argument repeated: caller", *_span(tag))
+        call = H(
+            "jinja.call",
+            callee.args,
+            named + (("caller", ir.Local(ident)),) + spread,
+            span=callee.span,
+        )
         return [funcdef, ir.Output(to_str(call), span=_span(tag))]
 
     def filter_block(self, tag: Token, *rest: Any) -> ir.Stmt:
@@ -249,11 +355,24 @@ class Lowering(Transformer):
         # jinja2 yields the filter's result as it is (no str()): a non-string fails the join.
         return ir.Output(value, span=_span(tag))
 
-    def generation_block(self, tag: Token, _end: Token, body: tuple, *_rest: Any) -> ir.Stmt:
-        # A call block in jinja2: its body is a function, so break/continue cannot cross it.
-        check_loop_controls(body, in_loop=False)
-        body_text = ir.Capture(body, span=_span(tag))
-        return ir.Output(H("jinja.generation", (body_text, ir.TOP_OUTPUT)), span=_span(tag))
+    def generation_block(self, tag: Token, _end: Token, body: tuple, *_rest: Any) -> list:
+        """transformers' extension parses the block into a call block whose caller macro is the
+        body, and calls it with no arguments: ``kwargs``, ``varargs`` and ``caller`` there are
+        the caller's own (``{}``, ``()``, "No caller defined"), names it sets stay inside, and
+        break/continue cannot cross it. Nothing reads the macro as a value, so its function is
+        called directly, with those values."""
+        ident = f"caller_{next(self._ids)}"
+        funcdef = dataclasses.replace(
+            self._funcdef(ident, "caller", [], body, _span(tag)), bind=False
+        )
+        special = {
+            "caller": H("jinja.no_caller"),
+            "kwargs": ir.DictLit(()),
+            "varargs": ir.TupleLit(()),
+        }
+        args = tuple(special[p.name.name] for p in funcdef.params)
+        text = ir.CallFunc(ident, args, span=_span(tag))
+        return [funcdef, ir.Output(H("jinja.generation", (text, ir.TOP_OUTPUT)), span=_span(tag))]
 
     def break_stmt(self, tag: Token, _end: Token) -> ir.Stmt:
         return ir.Break(span=_span(tag))
@@ -276,14 +395,23 @@ class Lowering(Transformer):
         return ir.TupleLit(())
 
     def paren(self, expr: ir.Expr) -> ir.Expr:
+        self._noelse.pop(id(expr), None)  # "(a if b) if c": not a link of the same chain
         return expr
 
-    def cond(self, body: ir.Expr, _if: Token, test: ir.Expr, _else: Token, orelse: ir.Expr) -> ir.Expr:
+    def cond(
+        self, body: ir.Expr, _if: Token, test: ir.Expr, _else: Token, orelse: ir.Expr
+    ) -> ir.Expr:
         return ir.CondExpr(test, body, orelse)
 
-    def cond_noelse(self, body: ir.Expr, tok: Token, test: ir.Expr) -> ir.Expr:
-        # jinja2 names the line the expression starts on; the 'if' is on it in practice.
-        return ir.CondExpr(test, body, H("jinja.cond_undefined", (ir.Const(tok.line or 0),)))
+    @v_args(meta=True, inline=True)
+    def cond_noelse(self, meta: Any, body: ir.Expr, tok: Token, test: ir.Expr) -> ir.Expr:
+        # The undefined names the line jinja2 gives the node: where the expression starts,
+        # and for each further link of a chain ("a if b if c") the line of its "if".
+        chained = self._noelse.pop(id(body), None) is body
+        line = (tok.line if chained else meta.line) or 0
+        node = ir.CondExpr(test, body, H("jinja.cond_undefined", (ir.Const(line),)))
+        self._noelse[id(node)] = node
+        return node
 
     def or_op(self, *items: Any) -> ir.Expr:
         values = _nodes(items)
@@ -333,6 +461,7 @@ class Lowering(Transformer):
         return apply_filter(value, call, ir.NOSPAN)
 
     def filter_call(self, name: tuple, args: Any = None) -> tuple:
+        self.filter_names.add(name[0])
         if args is None:
             return (name[0], (), (), name[1])
         return (name[0], args[0], args[1], name[1])
@@ -347,6 +476,7 @@ class Lowering(Transformer):
         negated = bool(rest) and isinstance(rest[0], Token) and rest[0].type == "NOT"
         parts = [r for r in rest if not (isinstance(r, Token) and r.type == "NOT")]
         name = parts[0]  # "x is False" names a test "False", which jinja2 does not have
+        self.test_names.add(name)
         args: tuple = ()
         kwargs: tuple = ()
         if len(parts) > 1:
@@ -358,7 +488,12 @@ class Lowering(Transformer):
         func = TEST_FUNCS.get(name)
         node: ir.Expr
         if func is None:
-            node = H("jinja.no_test", (ir.Const(name), value, *args), kwargs, span=_span(_is))
+            node = H(
+                "jinja.no_test",
+                (ir.Const(name), ir.Const(""), value, *args),
+                kwargs,
+                span=_span(_is),
+            )
         else:
             node = H(func, (value, *args), kwargs, span=_span(_is))
         return ir.Not(node) if negated else node
@@ -388,28 +523,52 @@ class Lowering(Transformer):
                 parts[idx] = item
         return H("builtins.slice", tuple(p if p is not None else ir.Const(None) for p in parts))
 
-    def call(self, func: ir.Expr, args: tuple) -> ir.Expr:
-        return H("jinja.call", (func, *args[0]), args[1])
+    @v_args(meta=True, inline=True)
+    def call(self, meta: Any, func: ir.Expr, args: tuple) -> ir.Expr:
+        return H("jinja.call", (func, *args[0]), args[1], span=(meta.line or 0, meta.column or 0))
 
-    def call_args(self, *items: Any) -> tuple:
+    @v_args(meta=True, inline=True)
+    def call_args(self, meta: Any, *items: Any) -> tuple:
+        """``(args, kwargs)`` in jinja2's order checks (parser.py ``parse_call_args``): ``*x`` as a
+        final ``Starred`` argument, ``**x`` as a final ``(None, x)`` keyword."""
         args: list = []
         kwargs: list = []
+        star: Any = None
+        starstar: Any = None
+
+        def ensure(ok: bool) -> None:
+            if not ok:  # jinja2 names the line of the "(" only
+                raise CompileError(
+                    "syntax",
+                    "invalid syntax for function call expression",
+                    meta.line or 0,
+                    meta.column or 0,
+                )
+
         for item in _nodes(items):
             kind, value = item
-            if kind == "pos":
-                if kwargs:
-                    raise CompileError("syntax", "invalid syntax for function call expression", 0, 0)
-                args.append(value)
+            if kind == "star":
+                ensure(star is None and starstar is None)
+                star = value
+            elif kind == "starstar":
+                ensure(starstar is None)
+                starstar = value
             elif kind == "kw":
+                ensure(starstar is None)
                 name, expr, token = value
                 if any(name == k for k, _ in kwargs) and not _keyword_named(items):
                     # Python refuses the call (jinja2 passes keyword-named ones as a dict)
-                    raise CompileError("syntax", f"keyword argument repeated: {name}", *_span(token))
+                    raise CompileError(
+                        "syntax", f"keyword argument repeated: {name}", *_span(token)
+                    )
                 kwargs.append((name, expr))
             else:
-                raise CompileError(
-                    "unsupported", "'*args' and '**kwargs' in calls are not supported", 0, 0
-                )
+                ensure(star is None and starstar is None and not kwargs)
+                args.append(value)
+        if star is not None:
+            args.append(ir.Starred(star))
+        if starstar is not None:
+            kwargs.append((None, starstar))
         return (tuple(args), tuple(kwargs))
 
     def pos_arg(self, expr: ir.Expr) -> tuple:
@@ -431,7 +590,9 @@ class Lowering(Transformer):
         parts = []
         for tok in toks:
             try:
-                parts.append(str(tok)[1:-1].encode("ascii", "backslashreplace").decode("unicode-escape"))
+                parts.append(
+                    str(tok)[1:-1].encode("ascii", "backslashreplace").decode("unicode-escape")
+                )
             except Exception as e:  # jinja2 reports the codec's reason
                 raise CompileError("syntax", str(e).split(":")[-1].strip(), *_span(tok)) from None
         return ir.Const("".join(parts))
@@ -440,7 +601,9 @@ class Lowering(Transformer):
         try:
             return int(str(tok).replace("_", ""), 0)
         except ValueError:
-            raise CompileError("syntax", f"invalid integer literal {str(tok)!r}", *_span(tok)) from None
+            raise CompileError(
+                "syntax", f"invalid integer literal {str(tok)!r}", *_span(tok)
+            ) from None
 
     def int_lit(self, tok: Token) -> ir.Expr:
         return ir.Const(self._int(tok))
@@ -475,7 +638,9 @@ class Lowering(Transformer):
 
 def check_unknown_names(body: tuple) -> None:
     """jinja2 rejects an unknown filter or test at compile time, except inside an ``if``
-    (statement or expression) of the same frame, where it fails only when evaluated."""
+    (statement or expression) of the same frame, where it fails only when evaluated. A loop's
+    iterable is in the enclosing frame; its body, ``else`` and filter, macros and blocks that
+    capture (and a set block's filters) are frames of their own."""
 
     def visit(node: Any, soft: bool) -> None:
         if isinstance(node, tuple):
@@ -491,12 +656,27 @@ def check_unknown_names(body: tuple) -> None:
                 raise CompileError(f"unknown-{kind}", f"No {kind} named {name!r}.", *node.span)
         if isinstance(node, (ir.If, ir.CondExpr)):
             soft = True
-        elif isinstance(node, (ir.For, ir.FuncDef, ir.Capture, ir.Scoped)):
+        elif isinstance(node, ir.For):
+            visit(node.iter, soft)
+            visit((node.target, node.body, node.else_, node.filter), False)
+            return
+        elif isinstance(node, ir.Assign) and _filters_capture(node.value):
+            soft = False
+        elif isinstance(node, (ir.FuncDef, ir.Capture, ir.Scoped)):
             soft = False
         for f in node.__dataclass_fields__:  # type: ignore[attr-defined]
             visit(getattr(node, f), soft)
 
     visit(body, False)
+
+
+def _filters_capture(node: Any) -> bool:
+    """Whether ``node`` is a set block's value: filters applied to a ``Capture``."""
+    while isinstance(node, ir.Helper) and node.args:
+        node = (
+            node.args[2] if node.name == "jinja.no_filter" and len(node.args) > 2 else node.args[0]
+        )
+    return isinstance(node, ir.Capture)
 
 
 def check_loop_controls(body: tuple, in_loop: bool) -> None:
@@ -536,3 +716,75 @@ def _direct_captures(node: Any) -> list:
 def _keyword_named(items: tuple) -> bool:
     """Whether a call has a keyword argument named like a Python keyword (``f(def=1)``)."""
     return any(k[0] == "kw" and keyword.iskeyword(k[1][0]) for k in _nodes(items))
+
+
+#: How CPython names ``SandboxedEnvironment.call``, through which jinja2 makes every call.
+SANDBOX_CALL = "jinja2.sandbox.SandboxedEnvironment.call"
+
+
+def finish_calls(body: tuple, filter_names: set, test_names: set) -> tuple:
+    """What jinja2's code generator adds to calls (compiler.py ``signature``, ``visit_Call``):
+
+    - an unknown filter or test gets the name of jinja2's stand-in function, ``t_N`` numbered
+      by the sorted names of all the template's filters, then its tests (``pull_dependencies``);
+    - the operand of ``**mapping`` is checked (``jinja.star_kwargs``) against the keywords the
+      call already has, with CPython's messages naming the function jinja2 calls there;
+    - a call in a loop body (jinja2's loop frame, through ``if`` but not into macros, blocks of
+      their own, a loop's ``else`` or filter) also passes ``_loop_vars``: a template keyword
+      of that name is repeated (a ``SyntaxError`` in jinja2's compile), a mapping's is a
+      ``TypeError``. (When a keyword is named like a Python keyword, jinja2 passes them all as
+      one dict, where nothing is ever repeated.)
+    """
+    numbers = {("filter", n): i for i, n in enumerate(sorted(filter_names), 1)}
+    numbers.update(
+        {("test", n): i for i, n in enumerate(sorted(test_names), len(filter_names) + 1)}
+    )
+
+    def helper(node: ir.Helper, loop: bool) -> ir.Helper:
+        from .library import REFERENCE_NAMES
+
+        args = node.args
+        func = SANDBOX_CALL if node.name == "jinja.call" else REFERENCE_NAMES.get(node.name, "")
+        if node.name in ("jinja.no_filter", "jinja.no_test"):
+            kind = "filter" if node.name == "jinja.no_filter" else "test"
+            func = f"root.<locals>.t_{numbers[(kind, args[0].value)]}"  # type: ignore[attr-defined]
+            args = (args[0], ir.Const(func)) + args[2:]
+        named = [k for k, _ in node.kwargs if k is not None]
+        as_dict = any(keyword.iskeyword(k) for k in named)
+        in_loop = loop and node.name == "jinja.call" and not as_dict
+        if in_loop and "_loop_vars" in named:
+            raise CompileError("syntax", "keyword argument repeated: _loop_vars", *node.span)
+        kwargs = node.kwargs
+        if kwargs and kwargs[-1][0] is None:
+            assert func, node.name
+            names = () if as_dict else tuple(named) + (("_loop_vars",) if in_loop else ())
+            check = H(
+                "jinja.star_kwargs",
+                (kwargs[-1][1], ir.Const("dict" if as_dict else func), ir.Const(names)),
+            )
+            kwargs = kwargs[:-1] + ((None, check),)
+        if args is node.args and kwargs is node.kwargs:
+            return node
+        return ir.Helper(node.name, args, kwargs, span=node.span)
+
+    def walk(node: Any, loop: bool) -> Any:
+        if isinstance(node, tuple):
+            return tuple(walk(n, loop) for n in node)
+        if not isinstance(node, ir.Node):
+            return node
+        if isinstance(node, ir.For):
+            return dataclasses.replace(
+                node,
+                iter=walk(node.iter, loop),
+                filter=walk(node.filter, False),
+                body=walk(node.body, True),
+                else_=walk(node.else_, False),
+            )
+        if isinstance(node, (ir.FuncDef, ir.Capture)):
+            loop = False
+        node = ir.map_children(node, lambda n: walk(n, loop))
+        if isinstance(node, ir.Helper):
+            return helper(node, loop)
+        return node
+
+    return walk(body, False)

@@ -3,6 +3,9 @@
 - ``known_str``: type knowledge. ``to_str(e)`` is dropped where ``e`` is known to be a
   ``str`` already (string constants, ``~`` concatenation, ``+`` of two known strings,
   helpers whose result is always a ``str``). Nothing that could raise is removed.
+- ``inline_tests``: the type tests (``is string``, ``is defined``, ``is none``, ...) as the
+  Python expressions their runtime functions evaluate (``isinstance(x, str)``), without the
+  call.
 - ``merge_text``: adjacent ``Text`` nodes (and ``Output`` of a string constant) become one
   ``Text``, so the generated code appends each literal run once.
 """
@@ -73,13 +76,58 @@ def known_str(module: ir.Module) -> ir.Module:
     return dataclasses.replace(module, body=_map(module.body, fold))
 
 
+def _isinstance(value: Any, cls: str) -> ir.Expr:
+    return ir.Helper("builtins.isinstance", (value, ir.Ref(cls)))
+
+
+#: test helper -> the expression its body is, for its one argument
+def _is_bool(expr: Any) -> bool:
+    return (isinstance(expr, ir.Helper) and expr.name == "builtins.isinstance") or (
+        isinstance(expr, ir.Compare) and all(op in ("is", "is not") for op, _ in expr.ops)
+    )
+
+
+INLINE_TESTS = {
+    "jinja_filters.test_string": lambda x: _isinstance(x, "builtins.str"),
+    "jinja_filters.test_defined": lambda x: ir.Not(_isinstance(x, "jinja.Undefined")),
+    "jinja_filters.test_undefined": lambda x: _isinstance(x, "jinja.Undefined"),
+    "jinja_filters.test_none": lambda x: ir.Compare(x, (("is", ir.Const(None)),)),
+    "jinja_filters.test_true": lambda x: ir.Compare(x, (("is", ir.Const(True)),)),
+    "jinja_filters.test_false": lambda x: ir.Compare(x, (("is", ir.Const(False)),)),
+}
+
+
+def inline_tests(module: ir.Module) -> ir.Module:
+    """Invariant: no call of a test helper whose body is one Python expression."""
+
+    def fold(node: Any) -> Any:
+        if (
+            isinstance(node, ir.Helper)
+            and node.name in INLINE_TESTS
+            and len(node.args) == 1
+            and not node.kwargs
+            # ``1 is None`` would make Python warn about ``is`` with a literal
+            and not isinstance(node.args[0], (ir.Const, ir.ListLit, ir.TupleLit, ir.DictLit))
+        ):
+            return dataclasses.replace(INLINE_TESTS[node.name](node.args[0]), span=node.span)
+        if isinstance(node, ir.Not) and isinstance(node.operand, ir.Not) and _is_bool(node.operand.operand):
+            return node.operand.operand  # ``not not b`` is ``b`` for a bool
+        return node
+
+    return dataclasses.replace(module, body=_map(module.body, fold))
+
+
 def merge_text(module: ir.Module) -> ir.Module:
     """Invariant: no two adjacent statements of a block are both literal text."""
 
     def merge_block(body: tuple) -> tuple:
         out: list = []
         for stmt in body:
-            if isinstance(stmt, ir.Output) and isinstance(stmt.expr, ir.Const) and type(stmt.expr.value) is str:
+            if (
+                isinstance(stmt, ir.Output)
+                and isinstance(stmt.expr, ir.Const)
+                and type(stmt.expr.value) is str
+            ):
                 stmt = ir.Text(stmt.expr.value, span=stmt.span)
             if isinstance(stmt, ir.Text):
                 if not stmt.text:
@@ -93,7 +141,11 @@ def merge_text(module: ir.Module) -> ir.Module:
     def fold(node: Any) -> Any:
         changes = {}
         for f in ("body", "orelse", "else_"):
-            if hasattr(node, f) and isinstance(getattr(node, f), tuple) and not isinstance(node, ir.Module):
+            if (
+                hasattr(node, f)
+                and isinstance(getattr(node, f), tuple)
+                and not isinstance(node, ir.Module)
+            ):
                 changes[f] = merge_block(getattr(node, f))
         return dataclasses.replace(node, **changes) if changes else node
 
@@ -204,7 +256,15 @@ def _walk_captures(node: Any) -> list:
 
 
 #: Start values a scope gives its names (see passes/scope.py): side-effect free lookups.
-INIT_HELPERS = frozenset({"jinja.undefined", "jinja.resolve", "jinja.resolve_top"})
+INIT_HELPERS = frozenset(
+    {
+        "jinja.undefined",
+        "jinja.resolve",
+        "jinja.resolve_top",
+        "jinja.resolve_missing",
+        "jinja.unset",
+    }
+)
 
 
 def _is_init(stmt: Any) -> bool:
@@ -254,4 +314,4 @@ def drop_dead_inits(module: ir.Module) -> ir.Module:
 
 
 def run(module: ir.Module) -> ir.Module:
-    return merge_text(known_str(drop_dead_inits(module)))
+    return merge_text(known_str(inline_tests(drop_dead_inits(module))))

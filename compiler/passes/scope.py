@@ -14,6 +14,17 @@ starts with the assignments that give its names their initial values:
 Locals are named ``l_<level>_<name>`` like jinja2's, so a loop body's ``set`` never
 touches the enclosing scope's variable. Only Jinja modules go through this pass; the Go
 frontend resolves its own ``$variables``.
+
+A macro parameter's default that reads a parameter not filled in yet (itself or a later one)
+reads it as jinja2 does: undefined while it is absent (``jinja.load_name``).
+
+Undefined values: jinja2 starts an absent name as ``missing`` and builds a new ``Undefined`` at
+every read of it, which only the ``sameas`` test can tell apart from one shared undefined.
+By default a scope starts such a name as one undefined value (cheap reads). With
+``exact_undefined`` (templates that use ``sameas`` on two values, see ``uses_identity``) it
+does what jinja2 does: start values are ``MISSING`` (``jinja.resolve_missing``,
+``jinja.unset``) and every read of a name that is not a parameter goes through
+``jinja.load_name``.
 """
 
 from __future__ import annotations
@@ -178,6 +189,9 @@ def _param_names(target: Any) -> list[str]:
 
 
 class _Resolver:
+    def __init__(self, exact_undefined: bool = False) -> None:
+        self.exact = exact_undefined
+
     def scope(self, body: tuple, symbols: Symbols) -> tuple:
         """Analyse ``body`` as one scope, rewrite it, and prepend its entry loads."""
         _Analyzer(symbols).stmts(body)
@@ -191,11 +205,16 @@ class _Resolver:
             name = names.get(ident, ident)
             target = ir.Name(name, ident)
             if kind == RESOLVE:
-                value: ir.Expr = ir.Helper("jinja.resolve", (ir.Local("context"), ir.Const(src)))
+                resolve = "jinja.resolve_missing" if self.exact else "jinja.resolve"
+                value: ir.Expr = ir.Helper(resolve, (ir.Local("context"), ir.Const(src)))
             elif kind == ALIAS:
                 value = ir.Name(name, src or "")
             elif kind == UNDEFINED:
-                value = ir.Helper("jinja.undefined", (ir.Const(name),))
+                value = (
+                    ir.Helper("jinja.unset")
+                    if self.exact
+                    else ir.Helper("jinja.undefined", (ir.Const(name),))
+                )
             else:
                 continue
             out.append(ir.Assign(target, value))
@@ -216,14 +235,18 @@ class _Resolver:
                 orelse=tuple(self.stmt(s, sym) for s in node.orelse),
             )
         if isinstance(node, ir.Assign):
-            return dataclasses.replace(node, target=self.target(node.target, sym), value=self.expr(node.value, sym))
+            return dataclasses.replace(
+                node, target=self.target(node.target, sym), value=self.expr(node.value, sym)
+            )
         if isinstance(node, (ir.Output, ir.ExprStmt)):
             return dataclasses.replace(node, expr=self.expr(node.expr, sym))
         return node
 
     def target(self, target: Any, sym: Symbols) -> Any:
         if isinstance(target, ir.Name):
-            return ir.Name(target.name, target.ident or sym.find_ref(target.name) or "", target.span)
+            return ir.Name(
+                target.name, target.ident or sym.find_ref(target.name) or "", target.span
+            )
         return ir.Target(tuple(self.target(t, sym) for t in target.names), target.span)
 
     def for_(self, node: ir.For, sym: Symbols) -> ir.For:
@@ -239,9 +262,13 @@ class _Resolver:
         body = self.scope(node.body, body_sym)
         target = self.target(node.target, body_sym)
         else_ = self.scope(node.else_, Symbols(sym)) if node.else_ else ()
-        return dataclasses.replace(node, target=target, iter=iterable, body=body, else_=else_, filter=test, loop=loop_ident)
+        return dataclasses.replace(
+            node, target=target, iter=iterable, body=body, else_=else_, filter=test, loop=loop_ident
+        )
 
-    def _filter_test(self, expr: ir.Expr, body_sym: Symbols, outer: Symbols, params: list[str]) -> ir.Expr:
+    def _filter_test(
+        self, expr: ir.Expr, body_sym: Symbols, outer: Symbols, params: list[str]
+    ) -> ir.Expr:
         """A loop's ``if`` filter runs before the body scope exists: targets are the loop's
         parameters, every other name is the enclosing scope's (or a context lookup)."""
 
@@ -251,7 +278,7 @@ class _Resolver:
                     return ir.Name(node.name, body_sym.refs[node.name], node.span)
                 ref = outer.find_ref(node.name)
                 if ref is not None:
-                    return ir.Name(node.name, ref, node.span)
+                    return self.load(ir.Name(node.name, ref, node.span), outer)
                 return ir.Helper("jinja.resolve", (ir.Local("context"), ir.Const(node.name)))
             return ir.map_children(node, fix)
 
@@ -264,9 +291,13 @@ class _Resolver:
         for p in node.params:
             inner.declare_parameter(p.name.name)
         _Analyzer(inner).expr(tuple(p.default for p in node.params if p.default is not None))
-        for p in node.params:
-            default = self.expr(p.default, inner) if p.default is not None else None
-            params.append(ir.Param(ir.Name(p.name.name, inner.refs[p.name.name], p.name.span), default))
+        idents = [inner.refs[p.name.name] for p in node.params]
+        for i, p in enumerate(node.params):
+            default = None
+            if p.default is not None:
+                # jinja2 fills the defaults in order: a parameter not filled in yet is undefined
+                default = _load_params(self.expr(p.default, inner), set(idents[i:]))
+            params.append(ir.Param(ir.Name(p.name.name, idents[i], p.name.span), default))
         body = self.scope(node.body, inner)
         # jinja2 assigns the frame's names before it fills in defaults (which may read them)
         prologue_len = len(self.prologue(inner))
@@ -285,13 +316,55 @@ class _Resolver:
                 return node
             ref = sym.find_ref(node.name)
             assert ref is not None, node.name
-            return ir.Name(node.name, ref, node.span)
+            return self.load(ir.Name(node.name, ref, node.span), sym)
         if isinstance(node, ir.Capture):
             return dataclasses.replace(node, body=self.scope(node.body, Symbols(sym)))
         return ir.map_children(node, lambda n: self.expr(n, sym))
 
+    def load(self, name: ir.Name, sym: Symbols) -> ir.Expr:
+        """A read of a resolved name: as it is, or (``exact_undefined``) jinja2's load."""
+        if self.exact and (sym.find_load(name.ident) or (PARAM,))[0] != PARAM:
+            return ir.Helper("jinja.load_name", (name, ir.Const(name.name)))
+        return name
 
-def resolve(module: ir.Module) -> ir.Module:
+
+def _load_params(expr: Any, idents: set) -> Any:
+    """``expr`` with each read of one of ``idents`` (parameters that may still be absent) as
+    ``jinja.load_name``."""
+    if isinstance(expr, ir.Name) and expr.ident in idents:
+        return ir.Helper("jinja.load_name", (expr, ir.Const(expr.name)))
+    if isinstance(expr, ir.Helper) and expr.name == "jinja.load_name":
+        return expr
+    return ir.map_children(expr, lambda n: _load_params(n, idents))
+
+
+def uses_identity(module: ir.Module) -> bool:
+    """Whether the template can tell two undefined values apart: a ``sameas`` test of two
+    operands neither of which is a constant (an undefined is never ``None``, ``true``, ...),
+    or a ``select``/``reject``/``selectattr``/``rejectattr`` whose test may be ``sameas``."""
+    from ..jinja.library import FILTER_FUNCS, TEST_FUNCS
+
+    sameas = TEST_FUNCS["sameas"]
+    dynamic = {
+        FILTER_FUNCS[f]: 2 if f.endswith("attr") else 1
+        for f in ("select", "reject", "selectattr", "rejectattr")
+    }
+    for node in ir.walk(module.body):
+        if not isinstance(node, ir.Helper):
+            continue
+        if node.name == sameas and not any(isinstance(a, ir.Const) for a in node.args[:2]):
+            return True
+        if node.name in dynamic:
+            i = dynamic[node.name]
+            test = node.args[i] if len(node.args) > i else None
+            if node.kwargs or any(isinstance(a, ir.Starred) for a in node.args[: i + 1]):
+                return True
+            if test is not None and not (isinstance(test, ir.Const) and test.value != "sameas"):
+                return True
+    return False
+
+
+def resolve(module: ir.Module, exact_undefined: bool = False) -> ir.Module:
     """Resolve every name of a Jinja module (see the module docstring)."""
-    body = _Resolver().scope(module.body, Symbols())
+    body = _Resolver(exact_undefined).scope(module.body, Symbols())
     return dataclasses.replace(module, body=body)

@@ -4,20 +4,32 @@ Each keeps output byte-identical; each rests on a fact the IR proves, never on a
 
 - ``direct_calls``: a call ``m(a, b)`` of a macro whose binding can only be that macro when
   the call runs (the ``{% macro %}`` precedes the call in the same scope and nothing else
-  assigns the name), with no more positional arguments than the macro has parameters and no
-  keyword arguments, calls the macro's function directly (``CallFunc``): jinja2's argument
-  binding would pass exactly these arguments. A macro whose name is then never read is not
+  assigns the name; or the call is in the body of a macro defined earlier that nothing uses
+  before ``m`` is defined), with no more positional arguments than the macro has parameters,
+  no ``*args`` and no keyword arguments, calls the macro's function directly (``CallFunc``):
+  jinja2's argument binding would pass exactly these arguments. A macro whose name is then never read is not
   wrapped into a ``Macro`` object at all.
+- ``direct_output``: a macro called only directly, each call's result output at once
+  (``{{ m(x) }}``), writes into its caller's buffer instead of joining its own (not in modules
+  with ``{% generation %}``, whose spans measure the top-level buffer while a macro runs).
 - ``dict_items``: ``x.key`` and ``x["key"]`` on a variable read ``x[key]`` inline when ``x``
   is exactly a ``dict`` holding ``key`` (chat data is dicts: ``message.role``), and go through
   the sandboxed lookup otherwise; only for keys that are not ``dict`` attributes (``items``,
   ``get``, ...), which jinja2 would find when the key is absent. Where only the value's truth
   is used (``{% if m.tool_calls %}``) an absent key reads as ``None`` (no undefined is built).
-  (``m.x is defined`` is not a key test: a dict may hold an undefined value.) ``loop.last`` on
+  ``m.x is defined`` tests the key and then the value (a dict may hold an undefined value),
+  again without building an undefined for an absent key. ``loop.last`` on
   the loop object a ``for`` made (and
   nothing else binds) is a plain attribute read.
 - ``loop_counters``: a loop that only reads ``loop.index``/``index0``/``first`` uses
   ``enumerate`` and no loop object.
+- ``ns_scalars``: a ``namespace(a=..., b=...)`` bound once to a variable that is only ever
+  used as ``ns.a`` reads and ``{% set ns.a = ... %}`` stores of its own attributes, all later in
+  the same function, keeps each attribute in a local (no object, no lookups, no stores through
+  the runtime) when the call really reaches jinja2's ``namespace`` (a render context may bind
+  another value to that name: then the general path runs). Only for attributes whose stored
+  values are built from literals, operators and the namespace's own attributes: those can never
+  be the bound ``str.format`` the sandbox wraps on every read.
 - ``top_resolve``: the template's own start values use ``resolve_top``, which gives every
   absent name one shared undefined value instead of building one per render. Only at the top
   level: there each name is looked up once per render, so no template can tell the values
@@ -81,6 +93,34 @@ def _is_block(value: Any) -> bool:
     return isinstance(value, tuple) and bool(value) and isinstance(value[0], ir.Stmt)
 
 
+def _referenced(node: Any) -> set:
+    """Idents a statement reads or calls (nested function bodies included)."""
+    return {n.ident for n in ir.walk(node) if isinstance(n, (ir.Name, ir.Local, ir.CallFunc))}
+
+
+def _later_macros(body: tuple, binds: dict) -> dict:
+    """For a function defined at index ``i`` of ``body``: the macros defined after it that its
+    body may call directly, because nothing before their definition can call it (every
+    statement before them, except its own definition, leaves it alone)."""
+    macros = []
+    for j, stmt in enumerate(body):
+        if isinstance(stmt, ir.FuncDef):
+            count = _callable_directly(stmt, binds.get(stmt.ident, []))
+            if count is not None:
+                macros.append((j, stmt.ident, count))
+    if not macros:
+        return {}
+    refs = [set() if _is_init(stmt) else _referenced(stmt) for stmt in body]  # start values: no use
+    later: dict = {}
+    for i, stmt in enumerate(body):
+        if not isinstance(stmt, ir.FuncDef):
+            continue
+        for j, ident, count in macros:
+            if j > i and not any(stmt.ident in refs[k] for k in range(j) if k != i):
+                later.setdefault(i, {})[ident] = count
+    return later
+
+
 def direct_calls(module: ir.Module) -> ir.Module:
     if module.dialect != "jinja":
         return module
@@ -88,13 +128,14 @@ def direct_calls(module: ir.Module) -> ir.Module:
 
     def block(body: tuple, known: dict) -> tuple:
         known = dict(known)
+        later = _later_macros(body, binds)
         out = []
-        for stmt in body:
+        for i, stmt in enumerate(body):
             if isinstance(stmt, ir.FuncDef):
                 count = _callable_directly(stmt, binds.get(stmt.ident, []))
                 if count is not None:
                     known[stmt.ident] = count  # from here on (its own body included) the name is it
-            out.append(rewrite(stmt, known))
+            out.append(rewrite(stmt, {**known, **later[i]} if i in later else known))
         return tuple(out)
 
     def rewrite(node: Any, known: dict) -> Any:
@@ -110,6 +151,7 @@ def direct_calls(module: ir.Module) -> ir.Module:
             isinstance(node, ir.Helper)
             and node.name == "jinja.call"
             and not node.kwargs
+            and not any(isinstance(a, ir.Starred) for a in node.args)
             and isinstance(node.args[0], ir.Name)
             and node.args[0].ident in known
             and len(node.args) - 1 <= known[node.args[0].ident]
@@ -119,15 +161,53 @@ def direct_calls(module: ir.Module) -> ir.Module:
 
     body = block(module.body, {})
     # Macros nobody reads as a value any more need no Macro object.
-    targets = {id(n) for node in ir.walk(body) if isinstance(node, ir.Assign) for n in ir.walk(node.target)}
-    read = {n.ident for n in ir.walk(body) if isinstance(n, (ir.Name, ir.Local)) and id(n) not in targets}
+    targets = {
+        id(n) for node in ir.walk(body) if isinstance(node, ir.Assign) for n in ir.walk(node.target)
+    }
+    read = {
+        n.ident
+        for n in ir.walk(body)
+        if isinstance(n, (ir.Name, ir.Local)) and id(n) not in targets
+    }
 
     def unbind(node: Any) -> Any:
-        if isinstance(node, ir.FuncDef) and node.wrap == "jinja.make_macro" and node.ident not in read:
+        if (
+            isinstance(node, ir.FuncDef)
+            and node.wrap == "jinja.make_macro"
+            and node.ident not in read
+        ):
             return dataclasses.replace(node, bind=False)
         return node
 
     return dataclasses.replace(module, body=_map(body, unbind))
+
+
+def direct_output(module: ir.Module) -> ir.Module:
+    if module.dialect != "jinja" or any(n == ir.TOP_OUTPUT for n in ir.walk(module.body)):
+        return module
+    calls: dict = {}
+    outputs: dict = {}
+    for node in ir.walk(module.body):
+        if isinstance(node, ir.CallFunc):
+            calls[node.ident] = calls.get(node.ident, 0) + 1
+        elif isinstance(node, ir.Output):
+            expr = node.expr
+            if isinstance(expr, ir.Helper) and expr.name == "jinja.to_str" and len(expr.args) == 1:
+                expr = expr.args[0]  # dropped later: a macro returns a str (optimize.known_str)
+            if isinstance(expr, ir.CallFunc):
+                outputs[expr.ident] = outputs.get(expr.ident, 0) + 1
+
+    def into(node: Any) -> Any:
+        if (
+            isinstance(node, ir.FuncDef)
+            and node.wrap == "jinja.make_macro"
+            and not node.bind
+            and calls.get(node.ident, 0) == outputs.get(node.ident, 0)
+        ):
+            return dataclasses.replace(node, into=True)
+        return node
+
+    return dataclasses.replace(module, body=_map(module.body, into))
 
 
 # ----------------------------------------------------------------------------- dict items
@@ -154,11 +234,18 @@ def _dict_key(node: Any) -> Optional[tuple]:
     return None
 
 
+_DEFINED_TESTS = ("jinja_filters.test_defined", "jinja_filters.test_undefined")
+
+
 def dict_items(module: ir.Module) -> ir.Module:
     if module.dialect != "jinja":
         return module
     binds = _assignments(module)
-    loops = {i for i, why in binds.items() if why and all(isinstance(w, ir.For) and w.loop == i for w in why)}
+    loops = {
+        i
+        for i, why in binds.items()
+        if why and all(isinstance(w, ir.For) and w.loop == i for w in why)
+    }
 
     def walk(node: Any, truth: bool = False) -> Any:
         if isinstance(node, tuple):
@@ -166,6 +253,12 @@ def dict_items(module: ir.Module) -> ir.Module:
         if not isinstance(node, ir.Node):
             return node
         if isinstance(node, ir.Helper):
+            if node.name in _DEFINED_TESTS and len(node.args) == 1 and not node.kwargs:
+                found = _dict_key(node.args[0])
+                if found is not None:
+                    defined = dataclasses.replace(node, name="jinja_filters.test_defined")
+                    lookup = ir.DictLookup(*found, "defined", defined, span=node.span)
+                    return lookup if node.name == "jinja_filters.test_defined" else ir.Not(lookup, span=node.span)
             if (
                 node.name == "jinja.getattr_"
                 and isinstance(node.args[0], ir.Name)
@@ -178,12 +271,17 @@ def dict_items(module: ir.Module) -> ir.Module:
             if found is not None:
                 return ir.DictLookup(*found, "truth" if truth else "item", node, span=node.span)
         if isinstance(node, ir.If):
-            return dataclasses.replace(node, test=walk(node.test, True), body=walk(node.body), orelse=walk(node.orelse))
+            return dataclasses.replace(
+                node, test=walk(node.test, True), body=walk(node.body), orelse=walk(node.orelse)
+            )
         if isinstance(node, ir.Not):
             return dataclasses.replace(node, operand=walk(node.operand, True))
         if isinstance(node, ir.CondExpr):
             return dataclasses.replace(
-                node, test=walk(node.test, True), body=walk(node.body, truth), orelse=walk(node.orelse, truth)
+                node,
+                test=walk(node.test, True),
+                body=walk(node.body, truth),
+                orelse=walk(node.orelse, truth),
             )
         if isinstance(node, ir.BoolOp):
             return dataclasses.replace(node, values=tuple(walk(v, truth) for v in node.values))
@@ -220,7 +318,11 @@ def loop_counters(module: ir.Module) -> ir.Module:
             for n in node:
                 uses(n, ident, ok)
         elif isinstance(node, ir.Node):
-            if isinstance(node, ir.LoopAttr) and isinstance(node.loop, ir.Name) and node.loop.ident == ident:
+            if (
+                isinstance(node, ir.LoopAttr)
+                and isinstance(node.loop, ir.Name)
+                and node.loop.ident == ident
+            ):
                 if node.attr not in _COUNTER_ATTRS:
                     ok[0] = False
                 return
@@ -242,7 +344,11 @@ def loop_counters(module: ir.Module) -> ir.Module:
         i = ir.Local(counter)
 
         def attr(n: Any) -> Any:
-            if isinstance(n, ir.LoopAttr) and isinstance(n.loop, ir.Name) and n.loop.ident == node.loop:
+            if (
+                isinstance(n, ir.LoopAttr)
+                and isinstance(n.loop, ir.Name)
+                and n.loop.ident == node.loop
+            ):
                 if n.attr == "index0":
                     return i
                 if n.attr == "index":
@@ -250,10 +356,263 @@ def loop_counters(module: ir.Module) -> ir.Module:
                 return ir.Compare(i, (("==", ir.Const(0)),), span=n.span)
             return n
 
-        return dataclasses.replace(node, body=_map(node.body, attr), loop="", loop_helper="", counter=counter)
+        return dataclasses.replace(
+            node, body=_map(node.body, attr), loop="", loop_helper="", counter=counter
+        )
 
     return dataclasses.replace(module, body=_map(module.body, fold))
 
+
+# ----------------------------------------------------------------------------- namespace scalars
+
+_NS_READS = ("jinja.getattr_", "jinja.getitem")
+
+
+def _ns_candidate(stmt: Any) -> Optional[tuple]:
+    """(ident, keyword names) when ``stmt`` is ``{% set v = namespace(k=..., ...) %}``."""
+    if not (
+        isinstance(stmt, ir.Assign)
+        and isinstance(stmt.target, ir.Name)
+        and isinstance(stmt.value, ir.Helper)
+        and stmt.value.name == "jinja.call"
+        and len(stmt.value.args) == 1
+        and isinstance(stmt.value.args[0], ir.Name)
+        and stmt.value.args[0].name == "namespace"
+        and stmt.value.kwargs
+    ):
+        return None
+    keys = tuple(k for k, _ in stmt.value.kwargs)
+    if any(type(k) is not str for k in keys):  # ``**mapping``
+        return None
+    if len(set(keys)) != len(keys) or any(k[:1] == "_" or not k.isidentifier() for k in keys):
+        return None
+    return stmt.target.ident, keys
+
+
+def _ns_read_key(node: Any, ident: str) -> Optional[str]:
+    """The attribute when ``node`` reads ``ident.attr`` (inline dict lookup or sandboxed)."""
+    if isinstance(node, ir.DictLookup):
+        node = node.fallback
+    if (
+        isinstance(node, ir.Helper)
+        and node.name in _NS_READS
+        and len(node.args) == 2
+        and not node.kwargs
+        and isinstance(node.args[0], ir.Name)
+        and node.args[0].ident == ident
+        and isinstance(node.args[1], ir.Const)
+        and type(node.args[1].value) is str
+    ):
+        return node.args[1].value
+    return None
+
+
+def _ns_store(stmt: Any, ident: str, helper: str) -> Optional[ir.Helper]:
+    if (
+        isinstance(stmt, ir.ExprStmt)
+        and isinstance(stmt.expr, ir.Helper)
+        and stmt.expr.name == helper
+        and isinstance(stmt.expr.args[0], ir.Name)
+        and stmt.expr.args[0].ident == ident
+    ):
+        return stmt.expr
+    return None
+
+
+def _names_of(node: Any, ident: str) -> int:
+    return sum(1 for n in ir.walk(node) if isinstance(n, ir.Name) and n.ident == ident)
+
+
+def _plain(expr: Any, ident: str, keys: tuple) -> bool:
+    """``expr`` is built from literals, operators and ``ident``'s own attributes only, so its
+    value has a builtin type (induction over the stores): never a bound method."""
+    if isinstance(expr, (ir.Const, ir.ListLit, ir.TupleLit, ir.DictLit, ir.Not)):
+        return True
+    if _ns_read_key(expr, ident) in keys:
+        return True
+    if isinstance(expr, ir.BinOp):
+        return _plain(expr.left, ident, keys) and _plain(expr.right, ident, keys)
+    if isinstance(expr, ir.UnaryOp):
+        return _plain(expr.operand, ident, keys)
+    if isinstance(expr, ir.BoolOp):
+        return all(_plain(v, ident, keys) for v in expr.values)
+    if isinstance(expr, ir.Compare):
+        return _plain(expr.left, ident, keys) and all(_plain(e, ident, keys) for _, e in expr.ops)
+    return False
+
+
+def _ns_region_ok(region: tuple, ident: str, keys: tuple) -> bool:
+    """Every use of ``ident`` in ``region`` is a read or store of one of ``keys`` that runs in
+    this function (not in a macro, call block, recursive loop or loop filter), and every stored
+    value is plain; returns False otherwise (also when ``ident`` appears in a place it skips)."""
+    seen = [0]
+    ok = [True]
+
+    def visit(node: Any) -> None:
+        if not ok[0]:
+            return
+        if isinstance(node, tuple):
+            for n in node:
+                visit(n)
+            return
+        if not isinstance(node, ir.Node) or isinstance(node, ir.FuncDef):
+            return
+        if isinstance(node, ir.For):
+            if node.recursive:
+                return
+            visit((node.target, node.iter, node.body, node.else_))
+            return
+        key = _ns_read_key(node, ident)
+        if key is not None:
+            if key not in keys:
+                ok[0] = False
+            seen[0] += _names_of(node, ident)
+            return
+        for helper in ("jinja.ns_set", "jinja.ns_check"):
+            call = _ns_store(node, ident, helper)
+            if call is not None:
+                seen[0] += 1
+                if helper == "jinja.ns_set":
+                    attr = call.args[1]
+                    if not (isinstance(attr, ir.Const) and attr.value in keys and _plain(call.args[2], ident, keys)):
+                        ok[0] = False
+                    visit(call.args[2])
+                return
+        for _f, value in ir.children(node):
+            visit(value)
+
+    visit(region)
+    return ok[0] and seen[0] == _names_of(region, ident)
+
+
+def ns_scalars(module: ir.Module) -> ir.Module:
+    if module.dialect != "jinja":
+        return module
+    count = 0
+    while True:  # one namespace at a time: each proof looks at the module as it is now
+        changed = _ns_scalar_once(module, f"_ns{count + 1}")
+        if changed is None:
+            return module
+        module, count = changed, count + 1
+
+
+def _ns_scalar_once(module: ir.Module, mode: str) -> Optional[ir.Module]:
+    binds = _assignments(module)
+    total = {}
+
+    def scalarise(stmt: ir.Assign, region: tuple) -> Optional[tuple]:
+        found = _ns_candidate(stmt)
+        if found is None:
+            return None
+        ident, keys = found
+        if [w for w in binds.get(ident, []) if w is not stmt and not _is_init(w)]:
+            return None
+        if not all(_plain(v, ident, keys) for _, v in stmt.value.kwargs):  # type: ignore[attr-defined]
+            return None
+        if ident not in total:  # every read (the binding statements' targets are not reads)
+            total[ident] = _names_of(module.body, ident) - len(binds[ident])
+        if total[ident] != _names_of(region, ident) or not _ns_region_ok(region, ident, keys):
+            return None
+        on = ir.Name(mode, mode)
+        slot = {k: ir.Name(f"{mode}_{k}", f"{mode}_{k}") for k in keys}
+
+        def rewrite(node: Any, known: Optional[bool] = None) -> Any:
+            """``node`` with the namespace's uses replaced; ``known``: the mode, where a branch
+            on it has decided it."""
+            if isinstance(node, tuple):
+                if _is_block(node):
+                    return stores(node, known)
+                return tuple(rewrite(n, known) for n in node)
+            if not isinstance(node, ir.Node) or isinstance(node, ir.FuncDef):
+                return node
+            if isinstance(node, ir.For) and node.recursive:
+                return node
+            key = _ns_read_key(node, ident)
+            if key is not None:
+                general = node.fallback if isinstance(node, ir.DictLookup) else node
+                if known is not None:
+                    return slot[key] if known else general
+                return ir.CondExpr(on, slot[key], general, span=node.span)
+            if isinstance(node, ir.For):
+                return dataclasses.replace(
+                    node,
+                    target=rewrite(node.target, known),
+                    iter=rewrite(node.iter, known),
+                    body=rewrite(node.body, known),
+                    else_=rewrite(node.else_, known),
+                )
+            return ir.map_children(node, lambda n: rewrite(n, known))
+
+        def stores(body: tuple, known: Optional[bool]) -> tuple:
+            """A block with ``{% set ns.k = v %}`` (a check, then the store) as one branch on
+            the mode: the local on one side, the general store on the other."""
+            out: list = []
+            for stmt in body:
+                if _ns_store(stmt, ident, "jinja.ns_check") is not None:
+                    if known is None:
+                        out.append(ir.If(ir.Not(on), (stmt,)))
+                    elif known is False:
+                        out.append(stmt)
+                    continue
+                call = _ns_store(stmt, ident, "jinja.ns_set")
+                if call is None:
+                    out.append(rewrite(stmt, known))
+                    continue
+                check = ()
+                if out and isinstance(out[-1], ir.If) and out[-1].orelse == () and out[-1].test == ir.Not(on):
+                    check = out.pop().body  # the check belongs to the general store
+                value = call.args[2]
+                local = ir.Assign(slot[call.args[1].value], rewrite(value, True), span=stmt.span)  # type: ignore[attr-defined]
+                general = check + (
+                    ir.ExprStmt(
+                        dataclasses.replace(call, args=call.args[:2] + (rewrite(value, False),)), span=stmt.span
+                    ),
+                )
+                if known is None:
+                    out.append(ir.If(on, (local,), general))
+                else:
+                    out.extend((local,) if known else general)
+            return tuple(out)
+
+        create = stmt.value  # type: ignore[attr-defined]
+        scalar = tuple(ir.Assign(slot[k], v, span=stmt.span) for k, v in create.kwargs)
+        # the object is never read on this path; binding it keeps the flow analysis exact
+        scalar += (ir.Assign(stmt.target, ir.Const(None), span=stmt.span),)
+        head = (
+            ir.Assign(on, ir.Helper("jinja.is_namespace_class", (create.args[0],)), span=stmt.span),
+            ir.If(on, scalar, (stmt,)),
+        )
+        return head + rewrite(region)
+
+    done = [False]
+
+    def block(body: tuple) -> tuple:
+        for i, stmt in enumerate(body):
+            if done[0]:
+                return body
+            if isinstance(stmt, ir.Assign):
+                new = scalarise(stmt, body[i + 1 :])
+                if new is not None:
+                    done[0] = True
+                    return body[:i] + new
+            changed = descend(stmt)
+            if done[0]:
+                return body[:i] + (changed,) + body[i + 1 :]
+        return body
+
+    def descend(node: Any) -> Any:
+        if done[0]:
+            return node
+        if isinstance(node, tuple):
+            if _is_block(node):
+                return block(node)
+            return ir.map_children(node, descend)
+        if not isinstance(node, ir.Node):
+            return node
+        return ir.map_children(node, descend)
+
+    body = block(module.body)
+    return dataclasses.replace(module, body=body) if done[0] else None
 
 # ----------------------------------------------------------------------------- top-level lookups
 
@@ -268,7 +627,9 @@ def top_resolve(module: ir.Module) -> ir.Module:
             and isinstance(stmt.value, ir.Helper)
             and stmt.value.name == "jinja.resolve"
         ):
-            return dataclasses.replace(stmt, value=dataclasses.replace(stmt.value, name="jinja.resolve_top"))
+            return dataclasses.replace(
+                stmt, value=dataclasses.replace(stmt.value, name="jinja.resolve_top")
+            )
         return stmt
 
     return dataclasses.replace(module, body=tuple(one(s) for s in module.body))
@@ -300,4 +661,4 @@ def batch_top_resolve(module: ir.Module) -> ir.Module:
 
 
 def run(module: ir.Module) -> ir.Module:
-    return loop_counters(dict_items(top_resolve(direct_calls(module))))
+    return ns_scalars(loop_counters(dict_items(top_resolve(direct_output(direct_calls(module))))))

@@ -31,16 +31,7 @@ sys.path.insert(0, str(HERE.parent / "property"))
 import differential as D  # noqa: E402
 
 #: Case files that currently diverge (see the report of the property-test issue).
-KNOWN_DIVERGENCES: set[str] = {
-    "call-with-double-star-kwargs.txt",  # '*args' / '**kwargs' in calls: unsupported by design
-    "chained-conditional-expression.txt",
-    # jinja2 builds a new Undefined at every read of an absent name; we build one per scope
-    # (one per render at the top level), so two reads of it are ``sameas`` here only
-    "undefined-read-identity.txt",
-    # jinja2 runs a generation body as a call block's caller macro: kwargs/varargs are its own
-    # ({} and ()); ours is a captured block, where they are undefined names
-    "generation-body-is-a-caller-macro.txt",
-}
+KNOWN_DIVERGENCES: set[str] = set()
 
 
 def load_case(path: Path) -> tuple:
@@ -63,7 +54,9 @@ def _cases(folder: str) -> list:
 
 def test_known_divergences_exist() -> None:
     names = {p.name for p in (HERE / "jinja").glob("*.txt")}
-    assert KNOWN_DIVERGENCES <= names, f"stale names in KNOWN_DIVERGENCES: {KNOWN_DIVERGENCES - names}"
+    assert (
+        KNOWN_DIVERGENCES <= names
+    ), f"stale names in KNOWN_DIVERGENCES: {KNOWN_DIVERGENCES - names}"
 
 
 @pytest.mark.parametrize("path", _cases("jinja"))

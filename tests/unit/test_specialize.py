@@ -30,7 +30,34 @@ def test_macro_called_after_its_definition_is_called_directly_and_not_wrapped() 
     out = ir_of("{% macro m(a, b) %}{{ a }}{{ b }}{% endmacro %}{{ m(1) }}")
     assert "callfunc l_0_m(1)" in out
     source = py_of("{% macro m(a, b) %}{{ a }}{{ b }}{% endmacro %}{{ m(1) }}")
-    assert "make_macro" not in source and "_f_l_0_m(1)" in source
+    assert "make_macro" not in source and "_f_l_0_m(_w, 1)" in source  # appends to our buffer
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{% macro m(a) %}<{{ a }}>{% endmacro %}{{ m(1) }}{% set x %}[{{ m(2) }}]{% endset %}{{ x }}",
+        "{% macro m(a) %}<{{ a }}>{% endmacro %}{% filter upper %}{{ m('x') }}{% endfilter %}",
+        "{% macro m(a) %}{{ a.b }}{% endmacro %}{{ m({'b': 1}) }}{{ m(1) }}",
+        "{% macro m(n) %}{{ n }}{% if n > 0 %}{{ m(n - 1) }}{% endif %}{% endmacro %}{{ m(3) }}",
+    ],
+)
+def test_a_macro_whose_calls_are_all_output_appends_to_its_callers_buffer(source: str) -> None:
+    assert "-> None:" in py_of(source)
+    assert same_outcome(_ours(source, {}), ref_render(source, {}))
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{% macro m(a) %}<{{ a }}>{% endmacro %}{{ m(1) ~ '!' }}",  # used as a value
+        "{% macro m(a) %}<{{ a }}>{% endmacro %}{% set x = m(1) %}{{ x }}",
+        "{% macro m() %}{% generation %}g{% endgeneration %}{% endmacro %}{{ m() }}",  # spans
+    ],
+)
+def test_a_macro_whose_result_is_used_as_a_value_returns_it(source: str) -> None:
+    assert "-> None:" not in py_of(source)
+    assert same_outcome(_ours(source, {}), ref_render(source, {}))
 
 
 @pytest.mark.parametrize(
@@ -55,10 +82,26 @@ def test_a_macro_read_as_a_value_keeps_its_macro_object() -> None:
     assert "make_macro" in source
 
 
-def test_a_macro_defined_later_is_called_through_its_binding_from_an_earlier_macro() -> None:
+def test_a_macro_defined_later_is_called_directly_from_an_earlier_macro_used_after_it() -> None:
     src = "{% macro a() %}{{ b() }}{% endmacro %}{% macro b() %}B{% endmacro %}{{ a() }}"
     out = ir_of(src)
-    assert "callfunc l_0_a()" in out and "callfunc l_0_b" not in out
+    assert "callfunc l_0_a()" in out and "callfunc l_0_b()" in out
+    assert same_outcome(_ours(src, {}), ref_render(src, {}))
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        # a() runs before b exists: jinja2 calls an undefined
+        "{% macro a() %}{{ b() }}{% endmacro %}{{ a() }}{% macro b() %}B{% endmacro %}{{ a() }}",
+        "{% macro a() %}{{ b() }}{% endmacro %}{% set x = a %}{% macro b() %}B{% endmacro %}{{ x() }}",
+        # c, defined before b, calls a: a may run before b exists
+        "{% macro a() %}{{ b() }}{% endmacro %}{% macro c() %}{{ a() }}{% endmacro %}{{ c() }}"
+        "{% macro b() %}B{% endmacro %}{{ c() }}",
+    ],
+)
+def test_a_macro_used_before_a_later_macro_exists_calls_it_through_its_binding(src: str) -> None:
+    assert "callfunc l_0_b()" not in ir_of(src)
     assert same_outcome(_ours(src, {}), ref_render(src, {}))
 
 
@@ -145,3 +188,83 @@ def _ours(source: str, context: dict) -> tuple[str, str]:
     from reference import ours_render
 
     return ours_render(source, context)
+
+
+# ----------------------------------------------------------------------------- namespace scalars
+
+COUNTER = (
+    "{% macro pos(xs, t) %}{% set c = namespace(value=0, seen=false) %}"
+    "{% for x in xs %}{% if x.id == t and not c.seen %}{{ c.value }}{% set c.seen = true %}{% endif %}"
+    "{% set c.value = c.value + 1 %}{% endfor %}{% endmacro %}"
+    "{% for x in xs %}[{{ pos(xs, x.id) }}]{% endfor %}"
+)
+
+
+def test_a_namespace_used_only_through_its_attributes_lives_in_locals() -> None:
+    source = py_of(COUNTER)
+    assert "_ns1_value = _ns1_value + 1" in source and "_ns1_seen = True" in source
+    # the general path stays for a context that binds ``namespace`` to something else
+    assert "ns_set(l_1_c" in source and "is_namespace_class(" in source
+
+
+NS_TEMPLATES = [
+    COUNTER,
+    # created in a loop body: a fresh namespace per iteration
+    "{% for x in xs %}{% set n = namespace(k=[]) %}{% set n.k = n.k + [x.id] %}{{ n.k }}{% endfor %}",
+    # stores of every plain kind; the top level
+    "{% set n = namespace(a=1, b='s', c=none) %}{% set n.a = n.a * 2 - 1 %}{% set n.b = n.b ~ 'x' %}"
+    "{% set n.c = not n.c %}{% set n.a = n.a > 0 and n.b %}{{ n.a }}|{{ n.b }}|{{ n.c }}",
+    # refused: the namespace escapes, is read before its binding, gets a new attribute, stores
+    # a value from data (maybe a bound method the sandbox wraps), is read by a macro
+    "{% set n = namespace(v=0) %}{{ n }}{{ n.v }}",
+    "{% for x in xs %}{% if not loop.first %}{{ n.v }}{% endif %}{% set n = namespace(v=x.id) %}{% endfor %}",
+    "{% set n = namespace(v=0) %}{% set n.w = 1 %}{{ n.w }}{{ n.v }}",
+    "{% set n = namespace(v=0) %}{% set n.v = f %}{{ n.v('x') }}",
+    "{% set n = namespace(v=0) %}{% macro m() %}{{ n.v }}{% endmacro %}{% set n.v = 2 %}{{ m() }}",
+    "{% set n = namespace(v=0) %}{% for x in xs if n.v == 0 %}{% set n.v = n.v + 1 %}{% endfor %}{{ n.v }}",
+    "{% set n = namespace(v=0) %}{% set n.v = n.v + 1 %}{% set n = namespace(v=5) %}{{ n.v }}",
+    "{% set n = namespace(_v=0) %}{{ n._v }}",
+    "{% set n = namespace(v=0) %}{% call m() %}{{ n.v }}{% endcall %}",
+]
+NS_REFUSED = NS_TEMPLATES[3:]
+NS_TEMPLATES.append("{% set n = namespace(v=0) %}{{ n.v.__class__ }}{{ n['v'] }}")  # item reads too
+
+
+@pytest.mark.parametrize("source", NS_TEMPLATES)
+def test_namespaces_match_the_sandbox(source: str) -> None:
+    xs = [{"id": 1}, {"id": 2}, {"id": 1}]
+    contexts = [
+        {"xs": xs, "f": "{}!".format},
+        {"xs": [], "f": 1},
+        # another ``namespace``: the general path (errors included)
+        {"xs": xs, "namespace": dict, "f": 1},
+        {"xs": xs, "namespace": lambda **kw: kw, "f": 1},
+    ]
+    for ctx in contexts:
+        assert same_outcome(_ours(source, ctx), ref_render(source, ctx)), (source, ctx)
+
+
+@pytest.mark.parametrize("source", NS_REFUSED)
+def test_namespaces_whose_uses_are_not_proved_keep_the_object(source: str) -> None:
+    assert "_ns1" not in py_of(source)
+
+
+def test_type_tests_are_inlined() -> None:
+    source = py_of("{{ x is string }}{{ x is defined }}{{ x is not defined }}{{ x is none }}{{ 1 is none }}")
+    assert "isinstance(l_0_x, str)" in source and "isinstance(l_0_x, Undefined)" in source
+    assert "l_0_x is None" in source and "test_none(1)" in source  # no ``is`` with a literal
+    assert "not not" not in source and "test_string" not in source
+    for ctx in ({}, {"x": "s"}, {"x": None}, {"x": 1}):
+        src = "{{ x is string }}{{ x is defined }}{{ x is not defined }}{{ x is none }}{{ x is true }}"
+        assert same_outcome(_ours(src, ctx), ref_render(src, ctx))
+
+
+def test_is_defined_on_a_dict_key_tests_the_key_then_the_value() -> None:
+    src = "{{ m.role is defined }}|{{ m.role is undefined }}|{% if m.x is not defined %}N{% endif %}"
+    source = py_of(src)
+    assert '"role" in l_0_m and (not isinstance(l_0_m["role"], Undefined))' in source
+    assert "getattr_(l_0_m" in source  # the general path for every other value
+    held = "{% set d = {'role': nope} %}{{ d.role is defined }}|{{ d.role is undefined }}"
+    for ctx in ({"m": {"role": "u"}}, {"m": {}}, {"m": {"items": 1}}, {"m": "s"}, {"m": None}, {}):
+        for s in (src, held, "{{ m.items is defined }}"):
+            assert same_outcome(_ours(s, ctx), ref_render(s, ctx)), (s, ctx)
