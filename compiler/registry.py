@@ -15,7 +15,9 @@ from types import ModuleType
 RUNTIME_MODULES = ("jinja", "jinja_filters", "gotmpl", "ollama")
 
 #: Builtins generated code may call directly.
-BUILTINS = frozenset({"slice", "str", "len", "isinstance", "list", "dict", "tuple", "type", "enumerate"})
+BUILTINS = frozenset(
+    {"slice", "str", "len", "isinstance", "list", "dict", "tuple", "type", "enumerate"}
+)
 
 
 class UnknownHelper(KeyError):

@@ -41,7 +41,15 @@ from typing import Any, Optional
 EXTENSIONS = {".jinja": "jinja", ".j2": "jinja", ".jinja2": "jinja", ".gotmpl": "go", ".tmpl": "go"}
 
 #: transformers' ``SPECIAL_TOKENS_ATTRIBUTES``: passed to every chat template render.
-SPECIAL_TOKENS = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
+SPECIAL_TOKENS = (
+    "bos_token",
+    "eos_token",
+    "unk_token",
+    "sep_token",
+    "pad_token",
+    "cls_token",
+    "mask_token",
+)
 
 #: GGUF token-id keys (llama.cpp spelling, ``seperator`` included) -> the template variable.
 _GGUF_TOKEN_IDS = {
@@ -160,7 +168,11 @@ def _looks_like_modelfile(text: str) -> bool:
         if not stripped or stripped.startswith("#"):
             continue
         word = stripped.split(None, 1)[0].lower()
-        return word in _MODELFILE_COMMANDS and len(stripped) > len(word) and stripped[len(word)] in " \t"
+        return (
+            word in _MODELFILE_COMMANDS
+            and len(stripped) > len(word)
+            and stripped[len(word)] in " \t"
+        )
     return False
 
 
@@ -189,7 +201,9 @@ def load(path: Any, dialect: Optional[str] = None) -> list[TemplateSource]:
     if not p.exists():
         raise SourceError(p, "no such file", "missing")
     if p.is_dir():
-        raise SourceError(p, "is a folder (compile accepts folders: every template file inside)", "unknown-kind")
+        raise SourceError(
+            p, "is a folder (compile accepts folders: every template file inside)", "unknown-kind"
+        )
     try:
         with open(p, "rb") as f:
             head = f.read(512)
@@ -206,7 +220,9 @@ def load(path: Any, dialect: Optional[str] = None) -> list[TemplateSource]:
     chosen = dialect or EXTENSIONS.get(p.suffix.lower()) or sniff_dialect(text)
     if chosen is None:
         raise SourceError(
-            p, "cannot tell the dialect from the extension or the content; pass --dialect jinja|go", "unknown-kind"
+            p,
+            "cannot tell the dialect from the extension or the content; pass --dialect jinja|go",
+            "unknown-kind",
         )
     return [TemplateSource("default", text, chosen, str(p), path=str(p), kind="template")]
 
@@ -226,7 +242,9 @@ def _load_json(path: Path) -> list[TemplateSource]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
-        raise SourceError(path, f"malformed JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
+        raise SourceError(
+            path, f"malformed JSON at line {e.lineno} column {e.colno}: {e.msg}"
+        ) from None
     if not isinstance(data, dict):
         raise SourceError(path, f"expected a JSON object, found {type(data).__name__}")
     kind = "processor" if path.name.lower() == "chat_template.json" else "tokenizer_config"
@@ -237,7 +255,15 @@ def _load_json(path: Path) -> list[TemplateSource]:
     special = _special_tokens(data)
     named = _named_templates(path, data["chat_template"], "chat_template")
     return [
-        TemplateSource(name, tmpl, "jinja", f"{path}:{key}", path=str(path), kind=kind, special_tokens=dict(special))
+        TemplateSource(
+            name,
+            tmpl,
+            "jinja",
+            f"{path}:{key}",
+            path=str(path),
+            kind=kind,
+            special_tokens=dict(special),
+        )
         for name, tmpl, key in named
     ]
 
@@ -252,12 +278,15 @@ def _named_templates(path: Path, value: Any, key: str) -> list[tuple[str, str, s
         items = []
         for i, entry in enumerate(value):
             if not isinstance(entry, dict) or "name" not in entry or "template" not in entry:
-                raise SourceError(path, f"'{key}[{i}]' is not a {{\"name\", \"template\"}} object")
+                raise SourceError(path, f'\'{key}[{i}]\' is not a {{"name", "template"}} object')
             items.append((entry["name"], entry["template"]))
     elif isinstance(value, dict):
         items = list(value.items())
     else:
-        raise SourceError(path, f"'{key}' must be a string or a list of named templates, not {type(value).__name__}")
+        raise SourceError(
+            path,
+            f"'{key}' must be a string or a list of named templates, not {type(value).__name__}",
+        )
     out: dict[str, str] = {}
     for name, tmpl in items:
         if not isinstance(name, str) or not name or not isinstance(tmpl, str):
@@ -288,7 +317,9 @@ def _load_gguf(path: Path) -> list[TemplateSource]:
         import gguf  # an optional extra: pip install 'tmpl2py[gguf]'
     except ImportError:
         raise SourceError(
-            path, "reading GGUF files needs the optional 'gguf' package: pip install 'tmpl2py[gguf]'", "needs-gguf"
+            path,
+            "reading GGUF files needs the optional 'gguf' package: pip install 'tmpl2py[gguf]'",
+            "needs-gguf",
         ) from None
     try:
         # GGUFReader memory-maps the file and parses the header and metadata; tensor data
@@ -304,7 +335,7 @@ def _load_gguf(path: Path) -> list[TemplateSource]:
             if key.startswith(prefix) and key != "tokenizer.chat_templates":
                 value = _gguf_string(fields[key])
                 if value is not None:
-                    templates.append((key[len(prefix):], value, key))
+                    templates.append((key[len(prefix) :], value, key))
         special = _gguf_special_tokens(fields)
     except SourceError:
         raise
@@ -313,7 +344,15 @@ def _load_gguf(path: Path) -> list[TemplateSource]:
     if not templates:
         raise SourceError(path, "no 'tokenizer.chat_template' metadata", "no-template")
     return [
-        TemplateSource(name, text, "jinja", f"{path}:{key}", path=str(path), kind="gguf", special_tokens=dict(special))
+        TemplateSource(
+            name,
+            text,
+            "jinja",
+            f"{path}:{key}",
+            path=str(path),
+            kind="gguf",
+            special_tokens=dict(special),
+        )
         for name, text, key in templates
     ]
 
@@ -386,7 +425,9 @@ class _ModelfileParser:
         if state == "name":
             word = value.lower()
             if word not in _MODELFILE_COMMANDS:
-                raise SourceError(self.path, f"line {self.line}: unknown Modelfile command {value!r}")
+                raise SourceError(
+                    self.path, f"line {self.line}: unknown Modelfile command {value!r}"
+                )
             if word in ("parameter", "message"):
                 nxt = word
             self.name = "model" if word == "from" else word
@@ -395,7 +436,8 @@ class _ModelfileParser:
         elif state == "message":
             if value not in ("system", "user", "assistant"):
                 raise SourceError(
-                    self.path, f'line {self.line}: message role must be one of "system", "user", or "assistant"'
+                    self.path,
+                    f'line {self.line}: message role must be one of "system", "user", or "assistant"',
                 )
             self.role = value
         elif state == "value":
@@ -437,11 +479,15 @@ def _modelfile_step(ch: str, state: str, path: Any, line: int) -> tuple[str, Opt
     if state == "value":
         return ("nil", ch) if (newline or space) else ("value", ch)
     if state in ("parameter", "message"):
-        if ch.isascii() and (ch.isalpha() or (state == "parameter" and (ch.isdigit() or ch == "_"))):
+        if ch.isascii() and (
+            ch.isalpha() or (state == "parameter" and (ch.isdigit() or ch == "_"))
+        ):
             return state, ch
         if space:
             return "value", None
-        raise SourceError(path, f"line {line}: unexpected character {ch!r} in a {state.upper()} line")
+        raise SourceError(
+            path, f"line {line}: unexpected character {ch!r} in a {state.upper()} line"
+        )
     return ("nil", None) if newline else ("comment", None)
 
 
@@ -457,9 +503,19 @@ def _load_modelfile(path: Path) -> TemplateSource:
     commands = parse_modelfile(_read_text(path), path)
     templates = [arg for cmd, arg in commands if cmd == "template"]
     if not templates:
-        raise SourceError(path, "no TEMPLATE command (the template then comes from the FROM model)", "no-template")
+        raise SourceError(
+            path, "no TEMPLATE command (the template then comes from the FROM model)", "no-template"
+        )
     stop = [arg for cmd, arg in commands if cmd == "stop"]
-    return TemplateSource("default", templates[-1], "go", f"{path}:TEMPLATE", stop=stop, path=str(path), kind="modelfile")
+    return TemplateSource(
+        "default",
+        templates[-1],
+        "go",
+        f"{path}:TEMPLATE",
+        stop=stop,
+        path=str(path),
+        kind="modelfile",
+    )
 
 
 # ----------------------------------------------------------------------------- naming
@@ -518,7 +574,11 @@ def display_name(source: TemplateSource) -> str:
         shown = p.name
     if source.kind == "template":
         return shown
-    key = source.origin[len(source.path) + 1:] if source.origin.startswith(source.path + ":") else source.origin
+    key = (
+        source.origin[len(source.path) + 1 :]
+        if source.origin.startswith(source.path + ":")
+        else source.origin
+    )
     return f"{shown}:{key}"
 
 
@@ -576,7 +636,9 @@ def combine_modules(names: Sequence[str], texts: Sequence[str], label: str = "<t
     return _assemble(label, names, funcs, imports, bodies, metadata)
 
 
-def _parse_generated(text: str, imports: dict[str, tuple[str, str]]) -> tuple[dict, ast.FunctionDef, list[str], dict]:
+def _parse_generated(
+    text: str, imports: dict[str, tuple[str, str]]
+) -> tuple[dict, ast.FunctionDef, list[str], dict]:
     """A generated module's metadata, render function and lines; its imports are merged
     into ``imports`` (returning the renames that keep them apart)."""
     tree = ast.parse(text)
@@ -595,7 +657,11 @@ def _parse_generated(text: str, imports: dict[str, tuple[str, str]]) -> tuple[di
                     renames[local] = new
                     local = new
                 imports.setdefault(local, target)
-        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        elif (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+        ):
             meta[node.targets[0].id] = ast.literal_eval(node.value)
         elif isinstance(node, ast.FunctionDef) and node.name == "render":
             func = node
@@ -610,7 +676,9 @@ def _same_object(a: tuple[str, str], b: tuple[str, str]) -> bool:
     import importlib
 
     try:
-        return getattr(importlib.import_module(a[0]), a[1]) is getattr(importlib.import_module(b[0]), b[1])
+        return getattr(importlib.import_module(a[0]), a[1]) is getattr(
+            importlib.import_module(b[0]), b[1]
+        )
     except (ImportError, AttributeError):
         return False
 
@@ -621,7 +689,11 @@ def _rename_reads(lines: list[str], func: ast.FunctionDef, renames: dict[str, st
         return list(lines)
     first = func.lineno
     hits = sorted(
-        ((n.lineno, n.col_offset, n.id) for n in ast.walk(func) if isinstance(n, ast.Name) and n.id in renames),
+        (
+            (n.lineno, n.col_offset, n.id)
+            for n in ast.walk(func)
+            if isinstance(n, ast.Name) and n.id in renames
+        ),
         reverse=True,
     )
     out = [line.encode("utf-8") for line in lines]
@@ -677,7 +749,9 @@ def _assemble(label, names, funcs, imports, bodies, metadata) -> str:  # type: i
     out.append(f"DEFAULT_TEMPLATE = {names[default]!r}")
     for key, value in first.items():
         out.append(f"{key} = {_literal(value)}")
-    out.append("METADATA = {" + ", ".join(f"{n!r}: {_literal(m)}" for n, m in zip(names, metadata)) + "}")
+    out.append(
+        "METADATA = {" + ", ".join(f"{n!r}: {_literal(m)}" for n, m in zip(names, metadata)) + "}"
+    )
     for body in bodies:
         out += ["", "", body]
     out += ["", "", "TEMPLATES = {" + ", ".join(f"{n!r}: {f}" for n, f in zip(names, funcs)) + "}"]

@@ -46,7 +46,9 @@ def runtime_dir() -> Path:
 # ----------------------------------------------------------------------------- import analysis
 
 
-def _runtime_target(node: ast.stmt, package: str = "runtime") -> Optional[list[tuple[str, str, Optional[str]]]]:
+def _runtime_target(
+    node: ast.stmt, package: str = "runtime"
+) -> Optional[list[tuple[str, str, Optional[str]]]]:
     """For a runtime import: [(module, attribute or None, local or None)], else None.
 
     ``from runtime.m import a as b`` -> [("m", "a", "b")]; ``from runtime import m`` and
@@ -69,11 +71,15 @@ def _runtime_target(node: ast.stmt, package: str = "runtime") -> Optional[list[t
         if not hits:
             return None
         if len(hits) != len(node.names):
-            raise StandaloneError(f"line {node.lineno}: mixed runtime and other imports in one statement")
+            raise StandaloneError(
+                f"line {node.lineno}: mixed runtime and other imports in one statement"
+            )
         out: list[tuple[str, str, Optional[str]]] = []
         for a in hits:
             if a.name == package:
-                raise StandaloneError(f"line {node.lineno}: 'import {package}' (a whole package) cannot be inlined")
+                raise StandaloneError(
+                    f"line {node.lineno}: 'import {package}' (a whole package) cannot be inlined"
+                )
             out.append((a.name[len(package) + 1 :], None, a.asname))  # type: ignore[arg-type]
         return out
     return None
@@ -107,14 +113,18 @@ def rewrite_runtime_source(name: str, text: str) -> tuple[str, list[str]]:
         if targets is None:
             continue
         if id(node) not in top:
-            raise StandaloneError(f"runtime/{name}.py:{node.lineno}: a runtime import inside a block cannot be inlined")
+            raise StandaloneError(
+                f"runtime/{name}.py:{node.lineno}: a runtime import inside a block cannot be inlined"
+            )
         deps += [t[0] for t in targets if t[0] not in deps]
         edits.append((node.lineno, node.end_lineno or node.lineno, _replacement(targets)))
     for ident in (n.id for n in ast.walk(tree) if isinstance(n, ast.Name)):
         if ident == LOADER:
             raise StandaloneError(f"runtime/{name}.py uses the reserved name {LOADER!r}")
         if ident == "runtime":
-            raise StandaloneError(f"runtime/{name}.py reads the name 'runtime' (bound by a package import)")
+            raise StandaloneError(
+                f"runtime/{name}.py reads the name 'runtime' (bound by a package import)"
+            )
     for start, end, new in sorted(edits, reverse=True):
         ending = "\n" if lines[end - 1].endswith("\n") else ""
         lines[start - 1 : end] = [new + ending] + ["\n"] * (end - start)
@@ -284,10 +294,18 @@ class _TemplatePart:
             elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
                 self.own.add(node.name)
             elif isinstance(node, ast.Assign):
-                self.own.update(n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name))
+                self.own.update(
+                    n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)
+                )
         for node in ast.walk(tree):
-            if isinstance(node, (ast.Import, ast.ImportFrom)) and node not in tree.body and _runtime_target(node):
-                raise StandaloneError(f"line {node.lineno}: a runtime import inside a block cannot be inlined")
+            if (
+                isinstance(node, (ast.Import, ast.ImportFrom))
+                and node not in tree.body
+                and _runtime_target(node)
+            ):
+                raise StandaloneError(
+                    f"line {node.lineno}: a runtime import inside a block cannot be inlined"
+                )
         clash = {n for n in self.own if n in _RESERVED or n.startswith(SOURCE_PREFIX)}
         if clash:
             raise StandaloneError(f"the module defines reserved names: {', '.join(sorted(clash))}")
@@ -321,11 +339,18 @@ def _runtime_section(modules: list[tuple[str, str]], bindings: list[str]) -> lis
 
 def _conversation_profile(tree: ast.Module, own: set, template_source: Optional[str]) -> str:
     """``hf`` / ``ollama`` when the module gets ``render_conversation``, else ``""``."""
-    if "render" not in own or "TEMPLATES" in own or "render_conversation" in own or "TEMPLATE_SOURCE" in own:
+    if (
+        "render" not in own
+        or "TEMPLATES" in own
+        or "render_conversation" in own
+        or "TEMPLATE_SOURCE" in own
+    ):
         return ""
     profile = ""
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "PROFILE" for t in node.targets):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "PROFILE" for t in node.targets
+        ):
             profile = ast.literal_eval(node.value)
     if profile == "ollama" or (profile == "hf" and template_source is not None):
         return profile
@@ -336,7 +361,11 @@ def _docstring_end(lines: list[str]) -> int:
     """The index just after the module docstring (or the header comments)."""
     tree = ast.parse("\n".join(lines))
     first = tree.body[0] if tree.body else None
-    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+    if (
+        isinstance(first, ast.Expr)
+        and isinstance(first.value, ast.Constant)
+        and isinstance(first.value.value, str)
+    ):
         return first.end_lineno or 0
     i = 0
     while i < len(lines) and lines[i].startswith("#"):
@@ -372,6 +401,8 @@ def _imports(tree: ast.AST) -> set[str]:
 
 
 def check_stdlib_only(text: str) -> None:
-    bad = sorted(m for m in imported_modules(text) if m.split(".")[0] not in sys.stdlib_module_names)
+    bad = sorted(
+        m for m in imported_modules(text) if m.split(".")[0] not in sys.stdlib_module_names
+    )
     if bad:
         raise StandaloneError(f"the standalone module would import {', '.join(bad)}")

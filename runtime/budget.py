@@ -21,7 +21,9 @@ class RenderBudgetExceeded(Exception):
 
 
 def _raise_in(thread_id: int, exc_type: type) -> None:
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(exc_type))
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(
+        ctypes.c_ulong(thread_id), ctypes.py_object(exc_type)
+    )
 
 
 def _cancel(thread_id: int) -> None:
@@ -35,7 +37,9 @@ def time_budget(seconds: Optional[float]) -> Iterator[None]:
         yield
         return
     if seconds <= 0:
-        raise RenderBudgetExceeded(f"render budget of {seconds} s exhausted before the render started")
+        raise RenderBudgetExceeded(
+            f"render budget of {seconds} s exhausted before the render started"
+        )
     target = threading.get_ident()
     lock = threading.Lock()
     state = {"done": False, "fired": False}

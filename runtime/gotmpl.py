@@ -213,7 +213,9 @@ def field(recv: Any, name: str) -> Any:
         return recv.get(name)
     if recv is None:
         return None
-    if name in getattr(recv, "go_field_types", ()):  # a struct field (Go forbids a method of that name)
+    if name in getattr(
+        recv, "go_field_types", ()
+    ):  # a struct field (Go forbids a method of that name)
         return getattr(recv, name)
     return _lookup(recv, name, None, False)[0]
 

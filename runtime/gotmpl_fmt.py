@@ -976,7 +976,11 @@ def marshal(v: Any) -> str:
     if t is str:
         return '"' + v.translate(_JSON_ESCAPES) + '"'
     if t is dict:
-        return "{" + ",".join(_json_string(str(k)) + ":" + marshal(v[k]) for k in _sorted_keys(v)) + "}"
+        return (
+            "{"
+            + ",".join(_json_string(str(k)) + ":" + marshal(v[k]) for k in _sorted_keys(v))
+            + "}"
+        )
     if t is list:
         return "[" + ",".join([marshal(e) for e in v]) + "]"
     if t is int:

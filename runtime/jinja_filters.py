@@ -81,7 +81,6 @@ def _named(qualname: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return decorate
 
 
-
 class _LazyRe:
     """A regular expression compiled on first use (compiling them all at import costs ms)."""
 
@@ -479,7 +478,11 @@ def do_indent(s: Any, width: Any = 4, first: bool = False, blank: bool = False) 
 
 @_passes_env
 def do_truncate(
-    s: Any, length: int = 255, killwords: bool = False, end: str = "...", leeway: Optional[int] = None
+    s: Any,
+    length: int = 255,
+    killwords: bool = False,
+    end: str = "...",
+    leeway: Optional[int] = None,
 ) -> str:
     if leeway is None:
         leeway = 5  # policies["truncate.leeway"]
@@ -732,7 +735,11 @@ def do_urlize(
 
 @_named("_cached_compile_jinja_template.<locals>.tojson")
 def do_tojson(
-    x: Any, ensure_ascii: bool = False, indent: Any = None, separators: Any = None, sort_keys: bool = False
+    x: Any,
+    ensure_ascii: bool = False,
+    indent: Any = None,
+    separators: Any = None,
+    sort_keys: bool = False,
 ) -> str:
     """transformers' override: plain ``json.dumps`` (no HTML escaping)."""
     return json.dumps(
@@ -880,7 +887,9 @@ def do_items(value: Any) -> Iterator[tuple]:
     yield from value.items()
 
 
-def do_dictsort(value: Any, case_sensitive: bool = False, by: str = "key", reverse: bool = False) -> list:
+def do_dictsort(
+    value: Any, case_sensitive: bool = False, by: str = "key", reverse: bool = False
+) -> list:
     if by == "key":
         pos = 0
     elif by == "value":
@@ -896,7 +905,9 @@ def do_dictsort(value: Any, case_sensitive: bool = False, by: str = "key", rever
 
 
 @_passes_env
-def do_sort(value: Any, reverse: bool = False, case_sensitive: bool = False, attribute: Any = None) -> list:
+def do_sort(
+    value: Any, reverse: bool = False, case_sensitive: bool = False, attribute: Any = None
+) -> list:
     key_func = make_multi_attrgetter(attribute, None if case_sensitive else ignore_case)
     return sorted(value, key=key_func, reverse=reverse)
 
@@ -981,7 +992,9 @@ _GroupTuple.__module__ = "jinja2.filters"
 
 @_passes_env
 @_named("sync_do_groupby")
-def do_groupby(value: Any, attribute: Any, default: Any = None, case_sensitive: bool = False) -> list:
+def do_groupby(
+    value: Any, attribute: Any, default: Any = None, case_sensitive: bool = False
+) -> list:
     expr = make_attrgetter(attribute, None if case_sensitive else ignore_case, default)
     out = [_GroupTuple(key, list(values)) for key, values in groupby(sorted(value, key=expr), expr)]
     if not case_sensitive:

@@ -549,7 +549,6 @@ class _Lowerer:
             return ir.Const(None)
         return self.constant(node)
 
-
     def slot_arg(self, node: Any, use: str) -> ir.Expr:
         """An argument whose static type shows in Go's error: ``use`` is "length" (len),
         "string_arg" (a string parameter) or "index" (an index of slice).
@@ -637,7 +636,11 @@ def _assigns_dollar(node: Any) -> bool:
     if isinstance(node, (n.Action, n.TemplateCall)):
         return node.pipe is not None and _assigns_dollar(node.pipe)
     if isinstance(node, n.Branch):
-        return _assigns_dollar(node.pipe) or _assigns_dollar(node.body) or _assigns_dollar(node.else_body)
+        return (
+            _assigns_dollar(node.pipe)
+            or _assigns_dollar(node.body)
+            or _assigns_dollar(node.else_body)
+        )
     if isinstance(node, n.Pipe):
         return node.is_assign and any(d.idents[0] == "$" for d in node.decls)
     return False

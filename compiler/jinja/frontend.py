@@ -13,7 +13,13 @@ import re
 from typing import Any, Iterator, Optional
 
 from lark import Lark, Token, Transformer, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+from lark.exceptions import (
+    UnexpectedCharacters,
+    UnexpectedEOF,
+    UnexpectedInput,
+    UnexpectedToken,
+    VisitError,
+)
 
 from .. import ir
 from ..errors import CompileError
@@ -147,7 +153,12 @@ class _WhitespaceControl:
                 tok = Token.new_borrow_pos("NAME", tok.value, tok)
                 kind = "NAME"
             elif test_state == 2 and kind == "IS":
-                raise CompileError("syntax", "You cannot chain multiple tests with is", tok.line or 0, tok.column or 0)
+                raise CompileError(
+                    "syntax",
+                    "You cannot chain multiple tests with is",
+                    tok.line or 0,
+                    tok.column or 0,
+                )
             test_state = _next_test_state(test_state, kind)
             line_starting = tok.value.endswith("\n")
             yield tok
@@ -283,7 +294,9 @@ def _syntax_error(e: UnexpectedInput, text: str) -> CompileError:
         if tok.type == "TEXT":  # lexed by the fallback lexer: name the character, as jinja2 does
             stripped = tok.value.lstrip()
             column = (tok.column or 0) + len(tok.value) - len(stripped)
-            return CompileError("syntax", f"unexpected char {stripped[:1]!r}", tok.line or line, column)
+            return CompileError(
+                "syntax", f"unexpected char {stripped[:1]!r}", tok.line or line, column
+            )
         if tok.type == "$END":
             return CompileError("syntax", "unexpected end of template", line, column)
         expected = sorted(HUMAN_NAMES.get(t, _describe_terminal(t)) for t in e.expected)

@@ -110,7 +110,11 @@ def inline_tests(module: ir.Module) -> ir.Module:
             and not isinstance(node.args[0], (ir.Const, ir.ListLit, ir.TupleLit, ir.DictLit))
         ):
             return dataclasses.replace(INLINE_TESTS[node.name](node.args[0]), span=node.span)
-        if isinstance(node, ir.Not) and isinstance(node.operand, ir.Not) and _is_bool(node.operand.operand):
+        if (
+            isinstance(node, ir.Not)
+            and isinstance(node.operand, ir.Not)
+            and _is_bool(node.operand.operand)
+        ):
             return node.operand.operand  # ``not not b`` is ``b`` for a bool
         return node
 

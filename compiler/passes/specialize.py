@@ -258,7 +258,11 @@ def dict_items(module: ir.Module) -> ir.Module:
                 if found is not None:
                     defined = dataclasses.replace(node, name="jinja_filters.test_defined")
                     lookup = ir.DictLookup(*found, "defined", defined, span=node.span)
-                    return lookup if node.name == "jinja_filters.test_defined" else ir.Not(lookup, span=node.span)
+                    return (
+                        lookup
+                        if node.name == "jinja_filters.test_defined"
+                        else ir.Not(lookup, span=node.span)
+                    )
             if (
                 node.name == "jinja.getattr_"
                 and isinstance(node.args[0], ir.Name)
@@ -474,7 +478,11 @@ def _ns_region_ok(region: tuple, ident: str, keys: tuple) -> bool:
                 seen[0] += 1
                 if helper == "jinja.ns_set":
                     attr = call.args[1]
-                    if not (isinstance(attr, ir.Const) and attr.value in keys and _plain(call.args[2], ident, keys)):
+                    if not (
+                        isinstance(attr, ir.Const)
+                        and attr.value in keys
+                        and _plain(call.args[2], ident, keys)
+                    ):
                         ok[0] = False
                     visit(call.args[2])
                 return
@@ -559,13 +567,19 @@ def _ns_scalar_once(module: ir.Module, mode: str) -> Optional[ir.Module]:
                     out.append(rewrite(stmt, known))
                     continue
                 check = ()
-                if out and isinstance(out[-1], ir.If) and out[-1].orelse == () and out[-1].test == ir.Not(on):
+                if (
+                    out
+                    and isinstance(out[-1], ir.If)
+                    and out[-1].orelse == ()
+                    and out[-1].test == ir.Not(on)
+                ):
                     check = out.pop().body  # the check belongs to the general store
                 value = call.args[2]
                 local = ir.Assign(slot[call.args[1].value], rewrite(value, True), span=stmt.span)  # type: ignore[attr-defined]
                 general = check + (
                     ir.ExprStmt(
-                        dataclasses.replace(call, args=call.args[:2] + (rewrite(value, False),)), span=stmt.span
+                        dataclasses.replace(call, args=call.args[:2] + (rewrite(value, False),)),
+                        span=stmt.span,
                     ),
                 )
                 if known is None:
@@ -613,6 +627,7 @@ def _ns_scalar_once(module: ir.Module, mode: str) -> Optional[ir.Module]:
 
     body = block(module.body)
     return dataclasses.replace(module, body=body) if done[0] else None
+
 
 # ----------------------------------------------------------------------------- top-level lookups
 
