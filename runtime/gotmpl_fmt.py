@@ -714,6 +714,8 @@ def _format(v: Any, verb: str, f: _Flags, depth: int) -> str:
         out = _fmt_string(v, verb, f)
         return out if out is not None else _bad_verb(verb, v, f)
     if isinstance(v, GoNil):
+        if verb == "v" and f.sharp_v:  # fmtPointer: the type, then nil
+            return f"({v.go_type})(nil)"
         if verb == "v":
             return _pad("<nil>", f)
         if verb == "p":

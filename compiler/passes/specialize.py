@@ -42,7 +42,7 @@ import dataclasses
 from typing import Any, Optional
 
 from .. import ir
-from .optimize import _is_init, _map
+from .optimize import _is_init, _map, is_str
 
 _DICT_ATTRS = frozenset(dir(dict))
 
@@ -182,6 +182,22 @@ def direct_calls(module: ir.Module) -> ir.Module:
     return dataclasses.replace(module, body=_map(body, unbind))
 
 
+def _outputs_str(body: tuple) -> bool:
+    """Every value ``body`` outputs is a ``str``: a filter block's result may not be, and
+    jinja2 fails joining the macro's own output then (before its caller goes on)."""
+
+    def visit(node: Any) -> bool:
+        if isinstance(node, tuple):
+            return all(visit(n) for n in node)
+        if not isinstance(node, ir.Node) or isinstance(node, ir.FuncDef):
+            return True
+        if isinstance(node, ir.Output) and not (is_str(node.expr) or isinstance(node.expr, ir.CallFunc)):
+            return False
+        return all(visit(value) for _f, value in ir.children(node))
+
+    return visit(body)
+
+
 def direct_output(module: ir.Module) -> ir.Module:
     if module.dialect != "jinja" or any(n == ir.TOP_OUTPUT for n in ir.walk(module.body)):
         return module
@@ -203,6 +219,7 @@ def direct_output(module: ir.Module) -> ir.Module:
             and node.wrap == "jinja.make_macro"
             and not node.bind
             and calls.get(node.ident, 0) == outputs.get(node.ident, 0)
+            and _outputs_str(node.body)
         ):
             return dataclasses.replace(node, into=True)
         return node
