@@ -109,7 +109,8 @@ def _main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
-_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+# repr of a generator/function: " at 0x7f...", also after |upper or |title (" AT 0X7F...")
+_ADDRESS = re.compile(r" at 0x[0-9a-f]+", re.IGNORECASE)
 
 
 def mask(text: str) -> str:
