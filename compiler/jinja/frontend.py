@@ -103,7 +103,11 @@ class _WhitespaceControl:
             kind = tok.type
             last_pos = (tok.end_line or tok.line or 1, tok.end_column or tok.column or 1)
             if kind == "TEXT":
-                pending, pending_line_start = tok, line_starting
+                if pending is not None:  # the "}" a split "}}" left over, then this text
+                    tok = Token.new_borrow_pos("TEXT", pending.value + tok.value, pending)
+                else:
+                    pending_line_start = line_starting
+                pending = tok
                 line_starting = tok.value.endswith("\n")
                 continue
             if kind in ("VAR_START", "COMMENT", "RAW") or kind.startswith("TAG_"):
@@ -136,6 +140,14 @@ class _WhitespaceControl:
                 stack.pop()  # "{% set x = ... %}" is not a block
             elif kind == "BLOCK_END" and stack and stack[-1][2]:
                 stack[-1][2] = False
+            elif kind == "VAR_END" and half_end and tok.value == "}}":
+                # "{{ {'a': 1}}}}": the first "}}" closed the dict and began the end; this
+                # one ends the print with its first "}" and leaves the second as text
+                half_end = False
+                line_starting = False
+                yield Token.new_borrow_pos("VAR_END", "}}", tok)
+                pending, pending_line_start = Token.new_borrow_pos("TEXT", "}", tok), False
+                continue
             elif kind == "VAR_END" and braces > 0 and tok.value.startswith("}}"):
                 # The LALR lexer state after an operand accepts both "}" and "}}": like
                 # jinja2's balancing stack, a "}}" inside open braces closes a dict first.
