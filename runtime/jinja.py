@@ -350,10 +350,12 @@ def _wrap_str_format(value: Any) -> Optional[Callable[..., str]]:
     return wrapper
 
 
-_DICT_ATTRS = frozenset(dir(dict))
+#: Names a dict has as attributes (the sandbox finds them before keys); shared with the
+#: compiler, which reads other keys of a dict inline.
+DICT_ATTRS = _DICT_ATTRS = frozenset(dir(dict))
 _METHOD_TYPES = (types.MethodType, types.BuiltinMethodType)
 _BUILTIN_METHOD = types.BuiltinMethodType
-_LOOP_ATTRS = frozenset(
+LOOP_ATTRS = _LOOP_ATTRS = frozenset(
     "index index0 revindex revindex0 first last length previtem nextitem depth depth0 cycle changed".split()
 )
 

@@ -41,11 +41,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Optional
 
+from runtime.jinja import DICT_ATTRS as _DICT_ATTRS
+from runtime.jinja import LOOP_ATTRS as _LOOP_ATTRS
+
 from .. import ir
 from .optimize import _is_init, _map, is_str
-
-_DICT_ATTRS = frozenset(dir(dict))
-
 
 # ----------------------------------------------------------------------------- direct calls
 
@@ -191,7 +191,9 @@ def _outputs_str(body: tuple) -> bool:
             return all(visit(n) for n in node)
         if not isinstance(node, ir.Node) or isinstance(node, ir.FuncDef):
             return True
-        if isinstance(node, ir.Output) and not (is_str(node.expr) or isinstance(node.expr, ir.CallFunc)):
+        if isinstance(node, ir.Output) and not (
+            is_str(node.expr) or isinstance(node.expr, ir.CallFunc)
+        ):
             return False
         return all(visit(value) for _f, value in ir.children(node))
 
@@ -228,10 +230,6 @@ def direct_output(module: ir.Module) -> ir.Module:
 
 
 # ----------------------------------------------------------------------------- dict items
-
-_LOOP_ATTRS = frozenset(
-    "index index0 revindex revindex0 first last length previtem nextitem depth depth0 cycle changed".split()
-)
 
 
 def _dict_key(node: Any) -> Optional[tuple]:
@@ -462,6 +460,17 @@ def _plain(expr: Any, ident: str, keys: tuple) -> bool:
     return False
 
 
+def _local_fields(node: ir.Node) -> tuple:
+    """The fields of ``node`` that run in the current Python function: none of a function
+    definition or a recursive loop (their own functions), and not a loop's filter (a generator
+    expression)."""
+    if isinstance(node, ir.FuncDef) or (isinstance(node, ir.For) and node.recursive):
+        return ()
+    return tuple(
+        f for f, _v in ir.children(node) if not (isinstance(node, ir.For) and f == "filter")
+    )
+
+
 def _ns_region_ok(region: tuple, ident: str, keys: tuple) -> bool:
     """Every use of ``ident`` in ``region`` is a read or store of one of ``keys`` that runs in
     this function (not in a macro, call block, recursive loop or loop filter), and every stored
@@ -476,12 +485,7 @@ def _ns_region_ok(region: tuple, ident: str, keys: tuple) -> bool:
             for n in node:
                 visit(n)
             return
-        if not isinstance(node, ir.Node) or isinstance(node, ir.FuncDef):
-            return
-        if isinstance(node, ir.For):
-            if node.recursive:
-                return
-            visit((node.target, node.iter, node.body, node.else_))
+        if not isinstance(node, ir.Node):
             return
         key = _ns_read_key(node, ident)
         if key is not None:
@@ -503,8 +507,8 @@ def _ns_region_ok(region: tuple, ident: str, keys: tuple) -> bool:
                         ok[0] = False
                     visit(call.args[2])
                 return
-        for _f, value in ir.children(node):
-            visit(value)
+        for f in _local_fields(node):
+            visit(getattr(node, f))
 
     visit(region)
     return ok[0] and seen[0] == _names_of(region, ident)
@@ -548,9 +552,7 @@ def _ns_scalar_once(module: ir.Module, mode: str) -> Optional[ir.Module]:
                 if _is_block(node):
                     return stores(node, known)
                 return tuple(rewrite(n, known) for n in node)
-            if not isinstance(node, ir.Node) or isinstance(node, ir.FuncDef):
-                return node
-            if isinstance(node, ir.For) and node.recursive:
+            if not isinstance(node, ir.Node):
                 return node
             key = _ns_read_key(node, ident)
             if key is not None:
@@ -558,15 +560,10 @@ def _ns_scalar_once(module: ir.Module, mode: str) -> Optional[ir.Module]:
                 if known is not None:
                     return slot[key] if known else general
                 return ir.CondExpr(on, slot[key], general, span=node.span)
-            if isinstance(node, ir.For):
-                return dataclasses.replace(
-                    node,
-                    target=rewrite(node.target, known),
-                    iter=rewrite(node.iter, known),
-                    body=rewrite(node.body, known),
-                    else_=rewrite(node.else_, known),
-                )
-            return ir.map_children(node, lambda n: rewrite(n, known))
+            fields = _local_fields(node)
+            return dataclasses.replace(
+                node, **{f: rewrite(getattr(node, f), known) for f in fields}
+            )
 
         def stores(body: tuple, known: Optional[bool]) -> tuple:
             """A block with ``{% set ns.k = v %}`` (a check, then the store) as one branch on
