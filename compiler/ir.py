@@ -380,13 +380,22 @@ class Module(Node):
 # ----------------------------------------------------------------------------- traversal
 
 
+_CHILD_FIELDS: dict = {}
+
+
+def _child_fields(cls: type) -> Tuple[str, ...]:
+    fields = _CHILD_FIELDS.get(cls)
+    if fields is None:
+        fields = _CHILD_FIELDS[cls] = tuple(f for f in cls.__dataclass_fields__ if f != "span")
+    return fields
+
+
 def children(node: Any) -> Iterator[Tuple[str, Any]]:
     """(field, value) of each child field of ``node`` (sub-nodes and tuples; spans excluded)."""
-    for f in node.__dataclass_fields__:
-        if f != "span":
-            value = getattr(node, f)
-            if isinstance(value, (Node, tuple)):
-                yield f, value
+    for f in _child_fields(type(node)):
+        value = getattr(node, f)
+        if isinstance(value, (Node, tuple)):
+            yield f, value
 
 
 def map_children(node: Any, fn: Callable[[Any], Any]) -> Any:
@@ -405,11 +414,17 @@ def map_children(node: Any, fn: Callable[[Any], Any]) -> Any:
 
 
 def walk(node: Any) -> Iterator[Any]:
-    """Every node under ``node`` (itself included), parents before children."""
-    if isinstance(node, tuple):
-        for n in node:
-            yield from walk(n)
-    elif isinstance(node, Node):
-        yield node
-        for _f, value in children(node):
-            yield from walk(value)
+    """Every node under ``node`` (itself included), parents before children, children in
+    field order (an explicit stack: templates nest deeper than generators like to)."""
+    stack = [node]
+    pop, push = stack.pop, stack.append
+    while stack:
+        n = pop()
+        if isinstance(n, tuple):
+            stack.extend(reversed(n))
+        elif isinstance(n, Node):
+            yield n
+            for f in reversed(_child_fields(type(n))):
+                value = getattr(n, f)
+                if isinstance(value, (Node, tuple)):
+                    push(value)

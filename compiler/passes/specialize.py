@@ -50,8 +50,21 @@ from .optimize import _is_init, _map, is_str
 # ----------------------------------------------------------------------------- direct calls
 
 
-def _assignments(module: ir.Module) -> dict[str, list]:
-    """Every statement or construct that binds each ident, anywhere in the module."""
+def _assignments(module: ir.Module, memo: Optional[dict] = None) -> dict[str, list]:
+    """Every statement or construct that binds each ident, anywhere in the module (in walk
+    order). ``memo`` keeps each statement's own table across calls (see ``_names_of``)."""
+    out: dict[str, list] = {}
+    memo = {} if memo is None else memo
+    for stmt in module.body:
+        for ident, whys in _binds_under(stmt, memo).items():
+            out.setdefault(ident, []).extend(whys)
+    return out
+
+
+def _binds_under(stmt: ir.Stmt, memo: dict) -> dict[str, list]:
+    hit = memo.get(("binds", id(stmt)))
+    if hit is not None:
+        return hit[1]
     out: dict[str, list] = {}
 
     def bind(target: Any, why: Any) -> None:
@@ -61,17 +74,29 @@ def _assignments(module: ir.Module) -> dict[str, list]:
             for t in target.names:
                 bind(t, why)
 
-    for node in ir.walk(module.body):
-        if isinstance(node, ir.Assign):
-            bind(node.target, node)
-        elif isinstance(node, ir.For):
-            bind(node.target, node)
-            if node.loop:
-                out.setdefault(node.loop, []).append(node)
-        elif isinstance(node, ir.FuncDef):
-            out.setdefault(node.ident, []).append(node)
-            for p in node.params:
-                bind(p.name, p)
+    def visit(node: Any) -> None:
+        if isinstance(node, tuple):
+            for n in node:
+                visit(n)
+        elif isinstance(node, ir.Stmt) and node is not stmt:
+            for ident, whys in _binds_under(node, memo).items():
+                out.setdefault(ident, []).extend(whys)
+        elif isinstance(node, ir.Node):
+            if isinstance(node, ir.Assign):
+                bind(node.target, node)
+            elif isinstance(node, ir.For):
+                bind(node.target, node)
+                if node.loop:
+                    out.setdefault(node.loop, []).append(node)
+            elif isinstance(node, ir.FuncDef):
+                out.setdefault(node.ident, []).append(node)
+                for p in node.params:
+                    bind(p.name, p)
+            for _f, value in ir.children(node):
+                visit(value)
+
+    visit(stmt)
+    memo[("binds", id(stmt))] = (stmt, out)
     return out
 
 
@@ -438,8 +463,51 @@ def _ns_store(stmt: Any, ident: str, helper: str) -> Optional[ir.Helper]:
     return None
 
 
-def _names_of(node: Any, ident: str) -> int:
-    return sum(1 for n in ir.walk(node) if isinstance(n, ir.Name) and n.ident == ident)
+def _names_of(node: Any, ident: str, memo: Optional[dict] = None) -> int:
+    """How many ``Name`` nodes for ``ident`` there are under ``node``. With ``memo``, each
+    statement's counts of every ident are kept (by identity: IR nodes are immutable, and the
+    memo holds the node so its id stays its own): asking again for every suffix of a block, in
+    every round of ``ns_scalars``, stays cheap."""
+    if memo is None:
+        return sum(1 for n in ir.walk(node) if isinstance(n, ir.Name) and n.ident == ident)
+    if isinstance(node, tuple):
+        return sum(_names_of(n, ident, memo) for n in node)
+    if not isinstance(node, ir.Stmt):
+        return _names_of(node, ident)
+    return _name_counts(node, memo).get(ident, 0)
+
+
+def _name_counts(stmt: ir.Stmt, memo: dict) -> dict:
+    hit = memo.get(("names", id(stmt)))
+    if hit is None:
+        counts: dict = {}
+        todo = [v for _f, v in ir.children(stmt)]
+        while todo:
+            item = todo.pop()
+            if isinstance(item, tuple):
+                todo.extend(item)
+            elif isinstance(item, ir.Stmt):
+                for k, n in _name_counts(item, memo).items():
+                    counts[k] = counts.get(k, 0) + n
+            elif isinstance(item, ir.Name):
+                counts[item.ident] = counts.get(item.ident, 0) + 1
+                todo.extend(v for _f, v in ir.children(item))
+            elif isinstance(item, ir.Node):
+                todo.extend(v for _f, v in ir.children(item))
+        hit = memo[("names", id(stmt))] = (stmt, counts)
+    return hit[1]
+
+
+def _has_capture(node: Any, memo: dict) -> bool:
+    """``node`` is a statement or has a ``Capture`` (a block inside an expression) under it;
+    memoised per expression node as ``_names_of`` is."""
+    if not isinstance(node, ir.Expr):
+        return True
+    hit = memo.get(("capture", id(node)))
+    if hit is None:
+        found = any(isinstance(n, ir.Capture) for n in ir.walk(node))
+        hit = memo[("capture", id(node))] = (node, found)
+    return hit[1]
 
 
 def _plain(expr: Any, ident: str, keys: tuple) -> bool:
@@ -471,7 +539,7 @@ def _local_fields(node: ir.Node) -> tuple:
     )
 
 
-def _ns_region_ok(region: tuple, ident: str, keys: tuple) -> bool:
+def _ns_region_ok(region: tuple, ident: str, keys: tuple, memo: dict) -> bool:
     """Every use of ``ident`` in ``region`` is a read or store of one of ``keys`` that runs in
     this function (not in a macro, call block, recursive loop or loop filter), and every stored
     value is plain; returns False otherwise (also when ``ident`` appears in a place it skips)."""
@@ -511,22 +579,23 @@ def _ns_region_ok(region: tuple, ident: str, keys: tuple) -> bool:
             visit(getattr(node, f))
 
     visit(region)
-    return ok[0] and seen[0] == _names_of(region, ident)
+    return ok[0] and seen[0] == _names_of(region, ident, memo)
 
 
 def ns_scalars(module: ir.Module) -> ir.Module:
     if module.dialect != "jinja":
         return module
     count = 0
+    memo: dict = {}  # name counts per statement, kept across rounds (untouched nodes stay)
     while True:  # one namespace at a time: each proof looks at the module as it is now
-        changed = _ns_scalar_once(module, f"_ns{count + 1}")
+        changed = _ns_scalar_once(module, f"_ns{count + 1}", memo)
         if changed is None:
             return module
         module, count = changed, count + 1
 
 
-def _ns_scalar_once(module: ir.Module, mode: str) -> Optional[ir.Module]:
-    binds = _assignments(module)
+def _ns_scalar_once(module: ir.Module, mode: str, memo: dict) -> Optional[ir.Module]:
+    binds = _assignments(module, memo)
     total = {}
 
     def scalarise(stmt: ir.Assign, region: tuple) -> Optional[tuple]:
@@ -539,8 +608,10 @@ def _ns_scalar_once(module: ir.Module, mode: str) -> Optional[ir.Module]:
         if not all(_plain(v, ident, keys) for _, v in stmt.value.kwargs):  # type: ignore[attr-defined]
             return None
         if ident not in total:  # every read (the binding statements' targets are not reads)
-            total[ident] = _names_of(module.body, ident) - len(binds[ident])
-        if total[ident] != _names_of(region, ident) or not _ns_region_ok(region, ident, keys):
+            total[ident] = _names_of(module.body, ident, memo) - len(binds[ident])
+        if total[ident] != _names_of(region, ident, memo) or not _ns_region_ok(
+            region, ident, keys, memo
+        ):
             return None
         on = ir.Name(mode, mode)
         slot = {k: ir.Name(f"{mode}_{k}", f"{mode}_{k}") for k in keys}
@@ -550,9 +621,18 @@ def _ns_scalar_once(module: ir.Module, mode: str) -> Optional[ir.Module]:
             on it has decided it."""
             if isinstance(node, tuple):
                 if _is_block(node):
-                    return stores(node, known)
-                return tuple(rewrite(n, known) for n in node)
-            if not isinstance(node, ir.Node):
+                    new = stores(node, known)
+                else:
+                    new = tuple(rewrite(n, known) for n in node)
+                # the same object when nothing changed: memoised counts stay valid
+                return (
+                    node
+                    if all(a is b for a, b in zip(new, node)) and len(new) == len(node)
+                    else new
+                )
+            if not isinstance(node, ir.Node) or (
+                isinstance(node, ir.Stmt) and not _names_of(node, ident, memo)
+            ):
                 return node
             key = _ns_read_key(node, ident)
             if key is not None:
@@ -560,10 +640,13 @@ def _ns_scalar_once(module: ir.Module, mode: str) -> Optional[ir.Module]:
                 if known is not None:
                     return slot[key] if known else general
                 return ir.CondExpr(on, slot[key], general, span=node.span)
-            fields = _local_fields(node)
-            return dataclasses.replace(
-                node, **{f: rewrite(getattr(node, f), known) for f in fields}
-            )
+            changes = {}
+            for f in _local_fields(node):
+                old = getattr(node, f)
+                new = rewrite(old, known)
+                if new is not old:
+                    changes[f] = new
+            return dataclasses.replace(node, **changes) if changes else node
 
         def stores(body: tuple, known: Optional[bool]) -> tuple:
             """A block with ``{% set ns.k = v %}`` (a check, then the store) as one branch on
@@ -635,8 +718,8 @@ def _ns_scalar_once(module: ir.Module, mode: str) -> Optional[ir.Module]:
             if _is_block(node):
                 return block(node)
             return ir.map_children(node, descend)
-        if not isinstance(node, ir.Node):
-            return node
+        if not isinstance(node, ir.Node) or not _has_capture(node, memo):
+            return node  # an expression without a block in it has no assignment to look at
         return ir.map_children(node, descend)
 
     body = block(module.body)
