@@ -27,8 +27,10 @@ import types
 from collections import abc, deque
 from contextlib import contextmanager
 from contextvars import ContextVar
-from string import Formatter
-from typing import Any, Callable, Iterable, Iterator, Optional
+
+TYPE_CHECKING = False  # typing is for annotations only: not imported when a server imports us
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable, Iterator, Optional
 
 # ----------------------------------------------------------------------------- errors
 
@@ -290,20 +292,29 @@ def _unsafe_undefined(obj: Any, attribute: str) -> Undefined:
     )
 
 
-class _SandboxedFormatter(Formatter):
-    """str.format under the sandbox: fields are looked up with :func:`getattr_`."""
+_FORMATTER: Any = None
 
-    def get_field(self, field_name: str, args: Any, kwargs: Any) -> Any:
-        from string import _string  # type: ignore[attr-defined]
 
-        first, rest = _string.formatter_field_name_split(field_name)
-        obj = self.get_value(first, args, kwargs)
-        for is_attr, i in rest:
-            if is_attr:
-                obj = getattr_(obj, i)
-            else:
-                obj = getitem(obj, i)
-        return obj, first
+def _sandboxed_formatter_class() -> type:
+    """str.format under the sandbox: fields are looked up with :func:`getattr_`. Made on
+    first use (string imports re); a race makes two equal classes, which is harmless."""
+    global _FORMATTER
+    if _FORMATTER is None:
+        from string import Formatter, _string  # type: ignore[attr-defined]
+
+        class _SandboxedFormatter(Formatter):
+            def get_field(self, field_name: str, args: Any, kwargs: Any) -> Any:
+                first, rest = _string.formatter_field_name_split(field_name)
+                obj = self.get_value(first, args, kwargs)
+                for is_attr, i in rest:
+                    if is_attr:
+                        obj = getattr_(obj, i)
+                    else:
+                        obj = getitem(obj, i)
+                return obj, first
+
+        _FORMATTER = _SandboxedFormatter
+    return _FORMATTER
 
 
 def _wrap_str_format(value: Any) -> Optional[Callable[..., str]]:
@@ -317,7 +328,8 @@ def _wrap_str_format(value: Any) -> Optional[Callable[..., str]]:
         return None
     str_type = type(f_self)
     is_format_map = value.__name__ == "format_map"
-    formatter = _SandboxedFormatter()
+    formatter_class = _sandboxed_formatter_class()
+    formatter = formatter_class()
     escape = getattr(f_self, "escape", None)
     if escape is not None and hasattr(f_self, "__html__"):  # Markup: arguments are escaped
 
@@ -327,7 +339,7 @@ def _wrap_str_format(value: Any) -> Optional[Callable[..., str]]:
             elif hasattr(value, "__html__"):
                 rv = value.__html__()
             else:
-                rv = Formatter.format_field(formatter, value, str(format_spec))
+                rv = formatter_class.format_field(formatter, value, str(format_spec))
             return str(escape(rv))
 
         formatter.format_field = format_field  # type: ignore[method-assign]

@@ -51,18 +51,18 @@ What a filter does to an undefined value ``x`` and to ``None`` (checked against 
 from __future__ import annotations
 
 import functools
-import json
-import math
 import operator
-import re
-import string
-from collections import abc
+from collections import abc, namedtuple
 from itertools import chain, groupby
-from numbers import Number
-from typing import Any, Callable, Iterable, Iterator, List, NamedTuple, Optional
 
 from runtime import jinja as _jinja
 from runtime.jinja import TemplateRuntimeError, Undefined, getattr_, getitem
+
+# Imported where used, not here: json, re, string and numbers serve a few filters, and a
+# server importing a generated module should not pay for them (nor typing: annotations only).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable, Iterator, List, Optional
 
 # ----------------------------------------------------------------------------- errors
 
@@ -92,6 +92,8 @@ class _LazyRe:
 
     def __getattr__(self, name: str) -> Any:
         if self._compiled is None:
+            import re
+
             self._compiled = re.compile(*self._args, **self._kwargs)
         return getattr(self._compiled, name)
 
@@ -257,10 +259,10 @@ class Markup(str):
         return tuple(self.__class__(v) for v in super().rpartition(sep))
 
     def format(self, *args: Any, **kwargs: Any) -> "Markup":
-        return self.__class__(_EscapeFormatter(self.escape).vformat(self, args, kwargs))
+        return self.__class__(_escape_formatter()(self.escape).vformat(self, args, kwargs))
 
     def format_map(self, mapping: Any, /) -> "Markup":
-        return self.__class__(_EscapeFormatter(self.escape).vformat(self, (), mapping))
+        return self.__class__(_escape_formatter()(self.escape).vformat(self, (), mapping))
 
     def __html_format__(self, format_spec: str, /) -> "Markup":
         if format_spec:
@@ -287,25 +289,32 @@ for _name in (
 del _name
 
 
-class _EscapeFormatter(string.Formatter):
-    def __init__(self, escape: Callable[[Any], Markup]) -> None:
-        self.escape = escape
-        super().__init__()
+@functools.cache
+def _escape_formatter() -> type:
+    """Markup.format's formatter class (made on first use: string imports re)."""
+    import string
 
-    def format_field(self, value: Any, format_spec: str) -> str:
-        if hasattr(value, "__html_format__"):
-            rv = value.__html_format__(format_spec)
-        elif hasattr(value, "__html__"):
-            if format_spec:
-                raise ValueError(
-                    f"Format specifier {format_spec} given, but {type(value)} does not"
-                    " define __html_format__. A class that defines __html__ must define"
-                    " __html_format__ to work with format specifiers."
-                )
-            rv = value.__html__()
-        else:
-            rv = super().format_field(value, str(format_spec))
-        return str(self.escape(rv))
+    class _EscapeFormatter(string.Formatter):
+        def __init__(self, escape: Callable[[Any], Markup]) -> None:
+            self.escape = escape
+            super().__init__()
+
+        def format_field(self, value: Any, format_spec: str) -> str:
+            if hasattr(value, "__html_format__"):
+                rv = value.__html_format__(format_spec)
+            elif hasattr(value, "__html__"):
+                if format_spec:
+                    raise ValueError(
+                        f"Format specifier {format_spec} given, but {type(value)} does not"
+                        " define __html_format__. A class that defines __html__ must define"
+                        " __html_format__ to work with format specifiers."
+                    )
+                rv = value.__html__()
+            else:
+                rv = super().format_field(value, str(format_spec))
+            return str(self.escape(rv))
+
+    return _EscapeFormatter
 
 
 class _MarkupEscapeHelper:
@@ -575,7 +584,7 @@ def do_striptags(value: Any) -> str:
     return Markup(str(value)).striptags()
 
 
-_attr_key_re = _LazyRe(r"[\s/>=]", flags=re.ASCII)
+_attr_key_re = _LazyRe(r"(?a)[\s/>=]")  # re.ASCII
 
 
 @_passes_env
@@ -641,7 +650,7 @@ _http_re = _LazyRe(
     (?:[/?#]\S*)?  # path, query, and fragment
     $
     """,
-    re.IGNORECASE | re.VERBOSE,
+    2 | 64,  # re.IGNORECASE | re.VERBOSE
 )
 _email_re = _LazyRe(r"^\S+@\w[\w.-]*\.\w+$")
 _uri_scheme_re = _LazyRe(r"^([\w.+-]{2,}:(/){0,2})$")
@@ -649,6 +658,8 @@ _uri_scheme_re = _LazyRe(r"^([\w.+-]{2,}:(/){0,2})$")
 
 def _split_punctuation(word: str) -> tuple:
     """urlize: (leading punctuation, the candidate link, trailing punctuation)."""
+    import re
+
     head, middle, tail = "", word, ""
     match = re.match(r"^([(<]|&lt;)+", middle)
     if match:
@@ -684,6 +695,8 @@ def _urlize(
         if trim_url_limit is not None and len(x) > trim_url_limit:
             return f"{x[:trim_url_limit]}..."
         return x
+
+    import re
 
     words = re.split(r"(\s+)", str(escape(text)))
     rel_attr = f' rel="{escape(rel)}"' if rel else ""
@@ -741,10 +754,26 @@ def do_tojson(
     separators: Any = None,
     sort_keys: bool = False,
 ) -> str:
-    """transformers' override: plain ``json.dumps`` (no HTML escaping)."""
+    """transformers' override: plain ``json.dumps`` (no HTML escaping). The usual call (no
+    options) goes to one encoder made once, as json.dumps would make it."""
+    if ensure_ascii is False and indent is None and separators is None and sort_keys is False:
+        return (_PLAIN_JSON or _plain_json())(x)
+    import json
+
     return json.dumps(
         x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
     )
+
+
+_PLAIN_JSON: Any = None
+
+
+def _plain_json() -> Callable[[Any], str]:
+    global _PLAIN_JSON
+    import json
+
+    _PLAIN_JSON = json.JSONEncoder(ensure_ascii=False).encode
+    return _PLAIN_JSON
 
 
 # ----------------------------------------------------------------------------- numbers
@@ -778,6 +807,8 @@ def do_round(value: Any, precision: int = 0, method: str = "common") -> float:
         raise FilterArgumentError("method must be common, ceil or floor")
     if method == "common":
         return round(value, precision)
+    import math
+
     func = getattr(math, method)
     return func(value * (10**precision)) / (10**precision)
 
@@ -975,19 +1006,16 @@ def do_batch(value: Any, linecount: int, fill_with: Any = None) -> Iterator[list
         yield tmp
 
 
-class _GroupTuple(NamedTuple):
-    grouper: Any
-    list: List[Any]
-
-    # Print like a plain tuple, as jinja2's does.
-    def __repr__(self) -> str:
-        return tuple.__repr__(self)
-
-    def __str__(self) -> str:
-        return tuple.__str__(self)
+def _tuple_repr(self: tuple) -> str:
+    # A function of its own, as jinja2's: pprint lays out a type whose __repr__ *is*
+    # tuple.__repr__ as a tuple, and prints this one with repr().
+    return tuple.__repr__(self)
 
 
-_GroupTuple.__module__ = "jinja2.filters"
+# jinja2's is a typing.NamedTuple (which makes this same class) that prints like a plain tuple.
+_GroupTuple = namedtuple("_GroupTuple", ("grouper", "list"), module="jinja2.filters")
+_GroupTuple.__repr__ = _tuple_repr  # type: ignore[method-assign,assignment]
+_GroupTuple.__str__ = _tuple_repr  # type: ignore[method-assign,assignment]
 
 
 @_passes_env
@@ -1223,6 +1251,8 @@ def test_mapping(value: Any) -> bool:
 
 
 def test_number(value: Any) -> bool:
+    from numbers import Number
+
     return isinstance(value, Number)
 
 
