@@ -117,23 +117,52 @@ class Emitter:
 
     def x_DictLookup(self, node: ir.DictLookup) -> ast.expr:
         obj, key = self.expr(node.obj), self.expr(node.key)
-        is_dict = ast.Compare(
+        if node.again:  # a value kept by an earlier read
+            value: ast.expr = ast.Name(node.cache, ast.Load())
+            if node.mode == "defined":
+                value = self._defined(value)
+            return ast.IfExp(ast.Name(node.flag, ast.Load()), value, self.expr(node.fallback))
+        is_dict: ast.expr = ast.Compare(
             ast.Call(ast.Name(self.helper_name("builtins.type"), ast.Load()), [obj], []),
             [ast.Is()],
             [ast.Name(self.helper_name("builtins.dict"), ast.Load())],
         )
+        if node.sets_flag:
+            is_dict = ast.NamedExpr(ast.Name(node.flag, ast.Store()), is_dict)
+        elif node.flag:
+            is_dict = ast.Name(node.flag, ast.Load())
+        has_key = ast.Compare(key, [ast.In()], [obj])
+        if node.cache and node.mode == "truth":
+            return ast.IfExp(
+                is_dict,
+                ast.NamedExpr(
+                    ast.Name(node.cache, ast.Store()),
+                    ast.Call(ast.Attribute(obj, "get", ast.Load()), [key], []),
+                ),
+                ast.NamedExpr(ast.Name(node.cache, ast.Store()), self.expr(node.fallback)),
+            )
+        if node.cache:
+            return ast.IfExp(
+                ast.BoolOp(ast.And(), [is_dict, has_key]),
+                ast.NamedExpr(
+                    ast.Name(node.cache, ast.Store()), ast.Subscript(obj, key, ast.Load())
+                ),
+                ast.NamedExpr(ast.Name(node.cache, ast.Store()), self.expr(node.fallback)),
+            )
         if node.mode == "item":
-            test: ast.expr = ast.BoolOp(ast.And(), [is_dict, ast.Compare(key, [ast.In()], [obj])])
+            test: ast.expr = ast.BoolOp(ast.And(), [is_dict, has_key])
             fast: ast.expr = ast.Subscript(obj, key, ast.Load())
         elif node.mode == "truth":
             test, fast = is_dict, ast.Call(ast.Attribute(obj, "get", ast.Load()), [key], [])
         else:  # defined
-            value = ast.Subscript(obj, key, ast.Load())
-            undefined = ast.Name(self.helper_name("jinja.Undefined"), ast.Load())
-            isinstance_ = ast.Name(self.helper_name("builtins.isinstance"), ast.Load())
-            held = ast.UnaryOp(ast.Not(), ast.Call(isinstance_, [value, undefined], []))
-            test, fast = is_dict, ast.BoolOp(ast.And(), [ast.Compare(key, [ast.In()], [obj]), held])
+            held = self._defined(ast.Subscript(obj, key, ast.Load()))
+            test, fast = is_dict, ast.BoolOp(ast.And(), [has_key, held])
         return ast.IfExp(test, fast, self.expr(node.fallback))
+
+    def _defined(self, value: ast.expr) -> ast.expr:
+        undefined = ast.Name(self.helper_name("jinja.Undefined"), ast.Load())
+        isinstance_ = ast.Name(self.helper_name("builtins.isinstance"), ast.Load())
+        return ast.UnaryOp(ast.Not(), ast.Call(isinstance_, [value, undefined], []))
 
     def x_LoopAttr(self, node: ir.LoopAttr) -> ast.expr:
         return ast.Attribute(self.expr(node.loop), node.attr, ast.Load())

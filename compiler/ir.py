@@ -200,6 +200,14 @@ class DictLookup(Expr):
     - ``truth``: only the value's truth is used, ``obj.get(key) if ... else fallback``;
     - ``defined``: whether the value is defined (``fallback`` is that test on the general
       lookup), ``key in obj and not isinstance(obj[key], Undefined) if ... else fallback``.
+
+    Kept values (the ``cse`` pass): ``flag`` names a local keeping ``type(obj) is dict``,
+    which this read sets (``sets_flag``, a number naming the read) or reads in place of the
+    test; ``cache`` names a local keeping the value, set by this read (``(cache := obj[key])
+    if <dict test> and key in obj else (cache := fallback)``; in ``truth`` mode ``(cache :=
+    obj.get(key)) if <dict test> else (cache := fallback)``; not in ``defined`` mode) or,
+    when ``again``, read: ``cache if flag else fallback`` (``defined``: whether ``cache`` is
+    defined).
     """
 
     obj: Expr
@@ -207,6 +215,10 @@ class DictLookup(Expr):
     mode: str
     fallback: Expr
     span: Span = _span()
+    cache: str = ""
+    flag: str = ""
+    sets_flag: int = 0
+    again: bool = False
 
 
 @dataclass(frozen=True, slots=True)

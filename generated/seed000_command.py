@@ -118,12 +118,12 @@ def render(context: dict) -> str:
         l_2_loop = loop_context(l_1_documents)
         for l_2_doc in l_2_loop:
             l_2_doc_val = (
-                (
-                    l_2_doc["data"]
-                    if type(l_2_doc) is dict and "data" in l_2_doc
+                (l_2_doc["data"] if _dict1 and "data" in l_2_doc else getattr_(l_2_doc, "data"))
+                if (
+                    l_2_doc.get("data")
+                    if (_dict1 := (type(l_2_doc) is dict))
                     else getattr_(l_2_doc, "data")
                 )
-                if (l_2_doc.get("data") if type(l_2_doc) is dict else getattr_(l_2_doc, "data"))
                 else l_2_doc
             )
             _w('\n            "')
@@ -162,13 +162,13 @@ def render(context: dict) -> str:
                 # line 47: if
                 if (
                     l_2_msg.get("tool_calls")
-                    if type(l_2_msg) is dict
+                    if (_dict2 := (type(l_2_msg) is dict))
                     else getattr_(l_2_msg, "tool_calls")
                 ):
                     # line 48: for
                     for l_3_tool_call in (
                         l_2_msg["tool_calls"]
-                        if type(l_2_msg) is dict and "tool_calls" in l_2_msg
+                        if _dict2 and "tool_calls" in l_2_msg
                         else getattr_(l_2_msg, "tool_calls")
                     ):
                         # line 49: if
@@ -211,49 +211,21 @@ def render(context: dict) -> str:
         _w('",\n        "results": {')
         # line 65: if
         if test_mapping(
-            l_1_tool_msg["content"]
-            if type(l_1_tool_msg) is dict and "content" in l_1_tool_msg
-            else getattr_(l_1_tool_msg, "content")
-        ) or isinstance(
-            (
-                l_1_tool_msg["content"]
-                if type(l_1_tool_msg) is dict and "content" in l_1_tool_msg
-                else getattr_(l_1_tool_msg, "content")
-            ),
-            str,
-        ):
+            (_v7 := l_1_tool_msg["content"])
+            if (_dict4 := (type(l_1_tool_msg) is dict)) and "content" in l_1_tool_msg
+            else (_v7 := getattr_(l_1_tool_msg, "content"))
+        ) or isinstance(_v7 if _dict4 else getattr_(l_1_tool_msg, "content"), str):
             _w("\n")
             # line 67: if
-            if isinstance(
-                (
-                    l_1_tool_msg["content"]
-                    if type(l_1_tool_msg) is dict and "content" in l_1_tool_msg
-                    else getattr_(l_1_tool_msg, "content")
-                ),
-                str,
-            ):
-                l_1_text_wrapper = {
-                    "content": (
-                        l_1_tool_msg["content"]
-                        if type(l_1_tool_msg) is dict and "content" in l_1_tool_msg
-                        else getattr_(l_1_tool_msg, "content")
-                    )
-                }
+            if isinstance(_v7 if _dict4 else getattr_(l_1_tool_msg, "content"), str):
+                l_1_text_wrapper = {"content": _v7 if _dict4 else getattr_(l_1_tool_msg, "content")}
             else:
-                l_1_text_wrapper = (
-                    l_1_tool_msg["content"]
-                    if type(l_1_tool_msg) is dict and "content" in l_1_tool_msg
-                    else getattr_(l_1_tool_msg, "content")
-                )
+                l_1_text_wrapper = _v7 if _dict4 else getattr_(l_1_tool_msg, "content")
             _w('            "0": ')
             _w(do_tojson(l_1_text_wrapper))
         else:
             # line 74: for
-            l_2_loop = loop_context(
-                l_1_tool_msg["content"]
-                if type(l_1_tool_msg) is dict and "content" in l_1_tool_msg
-                else getattr_(l_1_tool_msg, "content")
-            )
+            l_2_loop = loop_context(_v7 if _dict4 else getattr_(l_1_tool_msg, "content"))
             for l_2_content in l_2_loop:
                 _w('\n            "')
                 _w(str(l_2_loop.index0))
@@ -271,37 +243,28 @@ def render(context: dict) -> str:
         # line 85: if
         if (
             do_lower(
-                l_1_item["type"]
-                if type(l_1_item) is dict and "type" in l_1_item
-                else getattr_(l_1_item, "type")
+                (_v8 := l_1_item["type"])
+                if (_dict5 := (type(l_1_item) is dict)) and "type" in l_1_item
+                else (_v8 := getattr_(l_1_item, "type"))
             )
             == "text"
         ):
             l_1_text_wrapper = {
                 "content": (
                     l_1_item["text"]
-                    if type(l_1_item) is dict and "text" in l_1_item
+                    if _dict5 and "text" in l_1_item
                     else getattr_(l_1_item, "text")
                 )
             }
             _w(do_tojson(l_1_text_wrapper))
         elif (
-            do_lower(
-                l_1_item["type"]
-                if type(l_1_item) is dict and "type" in l_1_item
-                else getattr_(l_1_item, "type")
-            )
-            == "document"
-            and (
-                l_1_item.get("document")
-                if type(l_1_item) is dict
-                else getattr_(l_1_item, "document")
-            )
+            do_lower(_v8 if _dict5 else getattr_(l_1_item, "type")) == "document"
+            and (l_1_item.get("document") if _dict5 else getattr_(l_1_item, "document"))
             and (
                 "data"
                 in (
                     l_1_item["document"]
-                    if type(l_1_item) is dict and "document" in l_1_item
+                    if _dict5 and "document" in l_1_item
                     else getattr_(l_1_item, "document")
                 )
             )
@@ -311,7 +274,7 @@ def render(context: dict) -> str:
                     getattr_(
                         (
                             l_1_item["document"]
-                            if type(l_1_item) is dict and "document" in l_1_item
+                            if _dict5 and "document" in l_1_item
                             else getattr_(l_1_item, "document")
                         ),
                         "data",
@@ -332,20 +295,14 @@ def render(context: dict) -> str:
             _w("<|END_TEXT|>")
         elif isinstance(
             (
-                l_1_msg["content"]
-                if type(l_1_msg) is dict and "content" in l_1_msg
-                else getattr_(l_1_msg, "content")
+                (_v13 := l_1_msg["content"])
+                if (_dict6 := (type(l_1_msg) is dict)) and "content" in l_1_msg
+                else (_v13 := getattr_(l_1_msg, "content"))
             ),
             str,
         ):
             _w("<|START_TEXT|>")
-            _w(
-                str(
-                    l_1_msg["content"]
-                    if type(l_1_msg) is dict and "content" in l_1_msg
-                    else getattr_(l_1_msg, "content")
-                )
-            )
+            _w(str(_v13 if _dict6 else getattr_(l_1_msg, "content")))
             _w("<|END_TEXT|>")
         else:
             _ns3 = is_namespace_class(l_0_namespace)
@@ -364,9 +321,9 @@ def render(context: dict) -> str:
                 # line 102: if
                 if (
                     do_lower(
-                        l_2_content["type"]
-                        if type(l_2_content) is dict and "type" in l_2_content
-                        else getattr_(l_2_content, "type")
+                        (_v15 := l_2_content["type"])
+                        if (_dict7 := (type(l_2_content) is dict)) and "type" in l_2_content
+                        else (_v15 := getattr_(l_2_content, "type"))
                     )
                     == "text"
                 ):
@@ -376,7 +333,7 @@ def render(context: dict) -> str:
                     _w(
                         str(
                             l_2_content["text"]
-                            if type(l_2_content) is dict and "text" in l_2_content
+                            if _dict7 and "text" in l_2_content
                             else getattr_(l_2_content, "text")
                         )
                     )
@@ -396,24 +353,13 @@ def render(context: dict) -> str:
                     else:
                         ns_set(l_1_last_was_text, "value", False)
                 # line 117: if
-                if (
-                    do_lower(
-                        l_2_content["type"]
-                        if type(l_2_content) is dict and "type" in l_2_content
-                        else getattr_(l_2_content, "type")
-                    )
-                    == "image"
-                ):
+                if do_lower(_v15 if _dict7 else getattr_(l_2_content, "type")) == "image":
                     # line 118: if
-                    if (
-                        l_2_content.get("data")
-                        if type(l_2_content) is dict
-                        else getattr_(l_2_content, "data")
-                    ):
+                    if l_2_content.get("data") if _dict7 else getattr_(l_2_content, "data"):
                         _w(
                             str(
                                 l_2_content["data"]
-                                if type(l_2_content) is dict and "data" in l_2_content
+                                if _dict7 and "data" in l_2_content
                                 else getattr_(l_2_content, "data")
                             )
                         )
@@ -425,33 +371,31 @@ def render(context: dict) -> str:
         if l_1_msg is MISSING:
             l_1_msg = missing_param("msg")
         # line 128: if
-        if l_1_msg.get("thinking") if type(l_1_msg) is dict else getattr_(l_1_msg, "thinking"):
-            _w(
-                str(
-                    l_1_msg["thinking"]
-                    if type(l_1_msg) is dict and "thinking" in l_1_msg
-                    else getattr_(l_1_msg, "thinking")
-                )
-            )
-        elif (
-            l_1_msg.get("reasoning_content")
-            if type(l_1_msg) is dict
-            else getattr_(l_1_msg, "reasoning_content")
+        if (
+            l_1_msg.get("thinking")
+            if (_dict6 := (type(l_1_msg) is dict))
+            else getattr_(l_1_msg, "thinking")
         ):
             _w(
                 str(
+                    l_1_msg["thinking"]
+                    if _dict6 and "thinking" in l_1_msg
+                    else getattr_(l_1_msg, "thinking")
+                )
+            )
+        elif l_1_msg.get("reasoning_content") if _dict6 else getattr_(l_1_msg, "reasoning_content"):
+            _w(
+                str(
                     l_1_msg["reasoning_content"]
-                    if type(l_1_msg) is dict and "reasoning_content" in l_1_msg
+                    if _dict6 and "reasoning_content" in l_1_msg
                     else getattr_(l_1_msg, "reasoning_content")
                 )
             )
-        elif (
-            l_1_msg.get("content") if type(l_1_msg) is dict else getattr_(l_1_msg, "content")
-        ) and getattr_(
+        elif (l_1_msg.get("content") if _dict6 else getattr_(l_1_msg, "content")) and getattr_(
             getitem(
                 (
                     l_1_msg["content"]
-                    if type(l_1_msg) is dict and "content" in l_1_msg
+                    if _dict6 and "content" in l_1_msg
                     else getattr_(l_1_msg, "content")
                 ),
                 0,
@@ -464,7 +408,7 @@ def render(context: dict) -> str:
                         getitem(
                             (
                                 l_1_msg["content"]
-                                if type(l_1_msg) is dict and "content" in l_1_msg
+                                if _dict6 and "content" in l_1_msg
                                 else getattr_(l_1_msg, "content")
                             ),
                             0,
@@ -498,12 +442,13 @@ def render(context: dict) -> str:
     l_0_json_schema = (
         (
             l_0_response_format["json_schema"]
-            if type(l_0_response_format) is dict and "json_schema" in l_0_response_format
+            if (_dict8 := (type(l_0_response_format) is dict))
+            and "json_schema" in l_0_response_format
             else getattr_(l_0_response_format, "json_schema")
         )
         or (
             l_0_response_format["schema"]
-            if type(l_0_response_format) is dict and "schema" in l_0_response_format
+            if _dict8 and "schema" in l_0_response_format
             else getattr_(l_0_response_format, "schema")
         )
         if l_0_response_format
@@ -580,38 +525,20 @@ def render(context: dict) -> str:
                     str(
                         getitem(
                             (
-                                l_1_tool["function"]
-                                if type(l_1_tool) is dict and "function" in l_1_tool
-                                else getitem(l_1_tool, "function")
+                                (_v29 := l_1_tool["function"])
+                                if (_dict9 := (type(l_1_tool) is dict)) and "function" in l_1_tool
+                                else (_v29 := getitem(l_1_tool, "function"))
                             ),
                             "name",
                         )
                     )
                 )
                 _w('", "description": "')
-                _w(
-                    str(
-                        getitem(
-                            (
-                                l_1_tool["function"]
-                                if type(l_1_tool) is dict and "function" in l_1_tool
-                                else getitem(l_1_tool, "function")
-                            ),
-                            "description",
-                        )
-                    )
-                )
+                _w(str(getitem(_v29 if _dict9 else getitem(l_1_tool, "function"), "description")))
                 _w('", "parameters": ')
                 _w(
                     do_tojson(
-                        getitem(
-                            (
-                                l_1_tool["function"]
-                                if type(l_1_tool) is dict and "function" in l_1_tool
-                                else getitem(l_1_tool, "function")
-                            ),
-                            "parameters",
-                        )
+                        getitem(_v29 if _dict9 else getitem(l_1_tool, "function"), "parameters")
                     )
                 )
                 _w(', "responses": null}')
@@ -683,7 +610,7 @@ def render(context: dict) -> str:
             # line 225: if
             if (
                 l_1_message.get("tool_calls")
-                if type(l_1_message) is dict
+                if (_dict10 := (type(l_1_message) is dict))
                 else getattr_(l_1_message, "tool_calls")
             ):
                 # line 226: if
@@ -691,14 +618,14 @@ def render(context: dict) -> str:
                     # line 227: if
                     if (
                         l_1_message.get("tool_plan")
-                        if type(l_1_message) is dict
+                        if _dict10
                         else getattr_(l_1_message, "tool_plan")
                     ):
                         _w("<|START_THINKING|>")
                         _w(
                             str(
                                 l_1_message["tool_plan"]
-                                if type(l_1_message) is dict and "tool_plan" in l_1_message
+                                if _dict10 and "tool_plan" in l_1_message
                                 else getattr_(l_1_message, "tool_plan")
                             )
                         )
@@ -706,25 +633,25 @@ def render(context: dict) -> str:
                     elif (
                         (
                             l_1_message.get("thinking")
-                            if type(l_1_message) is dict
+                            if _dict10
                             else getattr_(l_1_message, "thinking")
                         )
                         or (
                             l_1_message.get("reasoning_content")
-                            if type(l_1_message) is dict
+                            if _dict10
                             else getattr_(l_1_message, "reasoning_content")
                         )
                         or (
                             (
                                 l_1_message.get("content")
-                                if type(l_1_message) is dict
+                                if _dict10
                                 else getattr_(l_1_message, "content")
                             )
                             and getattr_(
                                 getitem(
                                     (
                                         l_1_message["content"]
-                                        if type(l_1_message) is dict and "content" in l_1_message
+                                        if _dict10 and "content" in l_1_message
                                         else getattr_(l_1_message, "content")
                                     ),
                                     0,
@@ -762,9 +689,9 @@ def render(context: dict) -> str:
                         str(
                             getitem(
                                 (
-                                    l_2_tc["function"]
-                                    if type(l_2_tc) is dict and "function" in l_2_tc
-                                    else getitem(l_2_tc, "function")
+                                    (_v40 := l_2_tc["function"])
+                                    if (_dict11 := (type(l_2_tc) is dict)) and "function" in l_2_tc
+                                    else (_v40 := getitem(l_2_tc, "function"))
                                 ),
                                 "name",
                             )
@@ -773,14 +700,7 @@ def render(context: dict) -> str:
                     _w('", "parameters": ')
                     _w(
                         do_tojson(
-                            getitem(
-                                (
-                                    l_2_tc["function"]
-                                    if type(l_2_tc) is dict and "function" in l_2_tc
-                                    else getitem(l_2_tc, "function")
-                                ),
-                                "arguments",
-                            )
+                            getitem(_v40 if _dict11 else getitem(l_2_tc, "function"), "arguments")
                         )
                     )
                     _w("}")
@@ -798,25 +718,25 @@ def render(context: dict) -> str:
                 if (
                     (
                         l_1_message.get("thinking")
-                        if type(l_1_message) is dict
+                        if (_dict10 := (type(l_1_message) is dict))
                         else getattr_(l_1_message, "thinking")
                     )
                     or (
                         l_1_message.get("reasoning_content")
-                        if type(l_1_message) is dict
+                        if _dict10
                         else getattr_(l_1_message, "reasoning_content")
                     )
                     or (
                         (
                             l_1_message.get("content")
-                            if type(l_1_message) is dict
+                            if _dict10
                             else getattr_(l_1_message, "content")
                         )
                         and getattr_(
                             getitem(
                                 (
                                     l_1_message["content"]
-                                    if type(l_1_message) is dict and "content" in l_1_message
+                                    if _dict10 and "content" in l_1_message
                                     else getattr_(l_1_message, "content")
                                 ),
                                 0,

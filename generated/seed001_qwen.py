@@ -44,50 +44,33 @@ def render(context: dict) -> str:
         # line 18: if
         if (
             (
-                l_1_message["role"]
-                if type(l_1_message) is dict and "role" in l_1_message
-                else getattr_(l_1_message, "role")
+                (_v1 := l_1_message["role"])
+                if (_dict1 := (type(l_1_message) is dict)) and "role" in l_1_message
+                else (_v1 := getattr_(l_1_message, "role"))
             )
             == "user"
             or (
-                (
-                    l_1_message["role"]
-                    if type(l_1_message) is dict and "role" in l_1_message
-                    else getattr_(l_1_message, "role")
-                )
-                == "assistant"
+                (_v1 if _dict1 else getattr_(l_1_message, "role")) == "assistant"
                 and (
                     not (
                         "tool_calls" in l_1_message
                         and (not isinstance(l_1_message["tool_calls"], Undefined))
-                        if type(l_1_message) is dict
+                        if _dict1
                         else not isinstance(getattr_(l_1_message, "tool_calls"), Undefined)
                     )
                 )
             )
-            or (
-                (
-                    l_1_message["role"]
-                    if type(l_1_message) is dict and "role" in l_1_message
-                    else getattr_(l_1_message, "role")
-                )
-                == "tool"
-                and _i1 + 1 > 1
-            )
+            or ((_v1 if _dict1 else getattr_(l_1_message, "role")) == "tool" and _i1 + 1 > 1)
         ):
             # line 19: if
-            if (
-                l_1_message["role"]
-                if type(l_1_message) is dict and "role" in l_1_message
-                else getattr_(l_1_message, "role")
-            ) == "user":
+            if (_v1 if _dict1 else getattr_(l_1_message, "role")) == "user":
                 # line 20: if
                 if l_0_tools and (not _i1 == 0):
                     _w(
                         "<|im_start|>user\n"
                         + (
                             l_1_message["content"]
-                            if type(l_1_message) is dict and "content" in l_1_message
+                            if _dict1 and "content" in l_1_message
                             else getattr_(l_1_message, "content")
                         )
                         + "<|im_end|>\n"
@@ -97,59 +80,43 @@ def render(context: dict) -> str:
                         "<|im_start|>user\n"
                         + (
                             l_1_message["content"]
-                            if type(l_1_message) is dict and "content" in l_1_message
+                            if _dict1 and "content" in l_1_message
                             else getattr_(l_1_message, "content")
                         )
                         + "<|im_end|>\n"
                     )
-            elif (
-                l_1_message["role"]
-                if type(l_1_message) is dict and "role" in l_1_message
-                else getattr_(l_1_message, "role")
-            ) == "assistant":
+            elif (_v1 if _dict1 else getattr_(l_1_message, "role")) == "assistant":
                 _w(
                     "<|im_start|>assistant\n"
                     + (
                         l_1_message["content"]
-                        if type(l_1_message) is dict and "content" in l_1_message
+                        if _dict1 and "content" in l_1_message
                         else getattr_(l_1_message, "content")
                     )
                     + "<|im_end|>\n"
                 )
-            elif (
-                l_1_message["role"]
-                if type(l_1_message) is dict and "role" in l_1_message
-                else getattr_(l_1_message, "role")
-            ) == "tool":
+            elif (_v1 if _dict1 else getattr_(l_1_message, "role")) == "tool":
                 _w(
                     "<|im_start|>user\n<tool_response>\n"
                     + (
                         l_1_message["content"]
-                        if type(l_1_message) is dict and "content" in l_1_message
+                        if _dict1 and "content" in l_1_message
                         else getattr_(l_1_message, "content")
                     )
                     + "\n</tool_response><|im_end|>\n"
                 )
-        elif (
-            l_1_message["role"]
-            if type(l_1_message) is dict and "role" in l_1_message
-            else getattr_(l_1_message, "role")
-        ) == "assistant" and (
+        elif (_v1 if _dict1 else getattr_(l_1_message, "role")) == "assistant" and (
             "tool_calls" in l_1_message and (not isinstance(l_1_message["tool_calls"], Undefined))
-            if type(l_1_message) is dict
+            if _dict1
             else not isinstance(getattr_(l_1_message, "tool_calls"), Undefined)
         ):
             _w("<|im_start|>assistant\n")
             # line 32: if
-            if (
-                l_1_message.get("content")
-                if type(l_1_message) is dict
-                else getattr_(l_1_message, "content")
-            ):
+            if l_1_message.get("content") if _dict1 else getattr_(l_1_message, "content"):
                 _w(
                     (
                         l_1_message["content"]
-                        if type(l_1_message) is dict and "content" in l_1_message
+                        if _dict1 and "content" in l_1_message
                         else getattr_(l_1_message, "content")
                     )
                     + "\n\n"
@@ -157,34 +124,29 @@ def render(context: dict) -> str:
             # line 35: for
             for l_2_tool_call in (
                 l_1_message["tool_calls"]
-                if type(l_1_message) is dict and "tool_calls" in l_1_message
+                if _dict1 and "tool_calls" in l_1_message
                 else getattr_(l_1_message, "tool_calls")
             ):
                 # line 36: if
                 if (
                     "function" in l_2_tool_call
                     and (not isinstance(l_2_tool_call["function"], Undefined))
-                    if type(l_2_tool_call) is dict
+                    if (_dict2 := (type(l_2_tool_call) is dict))
                     else not isinstance(getattr_(l_2_tool_call, "function"), Undefined)
                 ):
                     _w(
                         '<tool_call>\n{"name": "'
                         + getattr_(
                             (
-                                l_2_tool_call["function"]
-                                if type(l_2_tool_call) is dict and "function" in l_2_tool_call
-                                else getattr_(l_2_tool_call, "function")
+                                (_v12 := l_2_tool_call["function"])
+                                if _dict2 and "function" in l_2_tool_call
+                                else (_v12 := getattr_(l_2_tool_call, "function"))
                             ),
                             "name",
                         )
                         + '", "arguments": '
                         + getattr_(
-                            (
-                                l_2_tool_call["function"]
-                                if type(l_2_tool_call) is dict and "function" in l_2_tool_call
-                                else getattr_(l_2_tool_call, "function")
-                            ),
-                            "arguments",
+                            _v12 if _dict2 else getattr_(l_2_tool_call, "function"), "arguments"
                         )
                         + "}\n</tool_call>"
                     )

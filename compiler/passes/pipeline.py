@@ -6,7 +6,7 @@ from typing import Optional
 
 from .. import ir
 from . import optimize as optimize_passes
-from . import scope, specialize
+from . import cse, scope, specialize
 
 
 def run(
@@ -23,5 +23,8 @@ def run(
             exact_undefined = scope.uses_identity(module)
         module = scope.resolve(module, exact_undefined)
     if optimize:
-        module = specialize.batch_top_resolve(optimize_passes.run(specialize.run(module)))
+        module = optimize_passes.run(specialize.run(module))
+        if not exact_undefined:  # a kept lookup shares an absent key's undefined: see cse
+            module = cse.run(module)
+        module = specialize.batch_top_resolve(module)
     return module

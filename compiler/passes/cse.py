@@ -1,0 +1,243 @@
+"""Common lookups: a dict key read again reads the value its first read kept.
+
+Chat templates read the same keys of the same message over and over (``message.role`` six
+times in one iteration of seed 001's loop). After ``dict_items`` each such read is a
+``DictLookup``; this pass finds the reads that an earlier read of the same key of the same
+variable *dominates* (it ran on every path to them, in the same Python function) with nothing
+in between that could change the answer:
+
+- the variable is not bound again (an assignment, a loop target);
+- no call of template-supplied code runs (a macro, a ``caller``, ``x()`` of a value): dicts
+  are immutable under the sandbox, so only foreign code could change one.
+
+The first read keeps its value and whether the object is a dict (``(v := obj[key]) if (d :=
+type(obj) is dict) and key in obj else (v := <general lookup>)``); a later read is ``v if d
+else <general lookup>``: a dict answers with the kept value, anything else is looked up again
+exactly as before. The one difference a template could see is identity: a dict without the
+key answers each read with one undefined value instead of a new one each time. So the pass runs
+only where the template cannot tell (``scope.uses_identity`` is false; ``pipeline`` decides).
+
+Dominance is read off the IR's structure: statements of a block run in order; a branch's
+test runs before its branches; the first operand of ``and``/``or``, the test of a conditional
+expression and the first comparison of a chain run whenever their expression does. A loop
+body starts from what is known before the loop, less what the loop itself may change (each
+iteration runs the same body). Bodies Python runs elsewhere start from nothing: a macro (its
+own function), a recursive loop (a nested function), a loop filter (a generator) and a
+``Capture`` (emitted before the statement that holds it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Optional
+
+from .. import ir
+
+_CALLS = (ir.CallValue, ir.CallFunc)
+
+
+def _calls_foreign(node: ir.Node) -> bool:
+    """``node`` runs code the template does not show (a macro, a value called)."""
+    return isinstance(node, _CALLS) or (isinstance(node, ir.Helper) and node.name == "jinja.call")
+
+
+def _bound(target: Any) -> set:
+    if isinstance(target, ir.Name):
+        return {target.ident}
+    if isinstance(target, ir.Target):
+        return {n.ident for n in target.names if isinstance(n, ir.Name)}
+    return set()
+
+
+class _Known:
+    """What is kept on every path to here: ``values``, (ident, key) -> (the local keeping that
+    lookup's value, ``item`` or ``truth``: the value or only its truth); ``flags``, ident -> (the local keeping whether it is a dict, the read that
+    set it). A region made for a branch starts as a copy of its parent's; forgetting (a call,
+    a rebinding) also forgets in every enclosing region, since the branch may have run."""
+
+    __slots__ = ("parent", "values", "flags")
+
+    def __init__(self, parent: Optional["_Known"] = None, copy: bool = False):
+        self.parent = parent
+        self.values: dict = dict(parent.values) if copy and parent else {}
+        self.flags: dict = dict(parent.flags) if copy and parent else {}
+
+    def branch(self) -> "_Known":
+        return _Known(self, copy=True)
+
+    def forget(self, idents: Optional[set] = None) -> None:
+        region: Optional[_Known] = self
+        while region is not None:
+            if idents is None:
+                region.values.clear()
+                region.flags.clear()
+            else:
+                for k in [k for k in region.values if k[0] in idents]:
+                    del region.values[k]
+                for i in idents:
+                    region.flags.pop(i, None)
+            region = region.parent
+
+
+class _Pass:
+    def __init__(self) -> None:
+        self.count = 0
+        self.flag_names: dict[str, str] = {}
+        self.reused: set[str] = set()  # kept values read again
+        self.flag_used: set[int] = set()  # reads whose flag another read relies on
+
+    # ------------------------------------------------------------------ expressions
+
+    def lookup(self, node: ir.DictLookup, known: _Known, first_ok: bool) -> ir.Expr:
+        if not (
+            isinstance(node.obj, ir.Name)
+            and isinstance(node.key, ir.Const)
+            and type(node.key.value) is str
+        ):
+            return node
+        ident = node.obj.ident
+        flag = known.flags.get(ident)
+        if flag is not None:
+            self.flag_used.add(flag[1])
+        kept = known.values.get((ident, node.key.value))
+        # dominated by a read of the same key, so by its flag too; a ``truth`` read keeps
+        # only the truth (``obj.get(key)``: an absent key costs no undefined value)
+        if kept is not None and (kept[1] == "item" or node.mode == "truth"):
+            self.reused.add(kept[0])
+            return dataclasses.replace(node, cache=kept[0], flag=flag[0], again=True)
+        if not first_ok:  # a place where ``:=`` may not stand: only a known flag
+            return node if flag is None else dataclasses.replace(node, flag=flag[0])
+        self.count += 1
+        value = ""
+        if node.mode != "defined":  # a ``defined`` test does not compute the value
+            value = f"_v{self.count}"  # no template text in identifiers
+            known.values[(ident, node.key.value)] = (value, node.mode)
+        if flag is None:
+            name = self.flag_names.setdefault(ident, f"_dict{len(self.flag_names) + 1}")
+            known.flags[ident] = (name, self.count)
+            return dataclasses.replace(node, cache=value, flag=name, sets_flag=self.count)
+        return dataclasses.replace(node, cache=value, flag=flag[0])
+
+    def expr(self, node: Any, known: _Known, first_ok: bool = True) -> Any:
+        """``node`` rewritten, in Python's evaluation order; ``known`` grows with the reads
+        that run whenever ``node`` does."""
+        if isinstance(node, tuple):
+            return tuple(self.expr(n, known, first_ok) for n in node)
+        if not isinstance(node, ir.Node):
+            return node
+        if isinstance(node, ir.DictLookup):
+            return self.lookup(node, known, first_ok)
+        if isinstance(node, ir.BoolOp):
+            values = [self.expr(node.values[0], known, first_ok)]
+            region = known
+            for v in node.values[1:]:  # each runs only after the ones before it
+                region = region.branch()
+                values.append(self.expr(v, region, first_ok))
+            return dataclasses.replace(node, values=tuple(values))
+        if isinstance(node, ir.CondExpr):
+            test = self.expr(node.test, known, first_ok)
+            body = self.expr(node.body, known.branch(), first_ok)
+            orelse = self.expr(node.orelse, known.branch(), first_ok)
+            return dataclasses.replace(node, test=test, body=body, orelse=orelse)
+        if isinstance(node, ir.Compare):
+            left = self.expr(node.left, known, first_ok)
+            ops, region = [], known
+            for i, (op, e) in enumerate(node.ops):
+                if i:
+                    region = region.branch()  # a chain stops at the first false comparison
+                ops.append((op, self.expr(e, region, first_ok)))
+            return dataclasses.replace(node, left=left, ops=tuple(ops))
+        if isinstance(node, ir.Capture):
+            # emitted before the statement that holds it: nothing kept is known there yet
+            return dataclasses.replace(node, body=self.block(node.body, _Known(known)))
+        changed = ir.map_children(node, lambda child: self.expr(child, known, first_ok))
+        if _calls_foreign(node):
+            known.forget()  # after its arguments ran
+        return changed
+
+    # ------------------------------------------------------------------ statements
+
+    def block(self, body: tuple, known: _Known) -> tuple:
+        return tuple(self.stmt(s, known) for s in body)
+
+    def stmt(self, node: Any, known: _Known) -> Any:
+        if isinstance(node, (ir.Output, ir.ExprStmt)):
+            return dataclasses.replace(node, expr=self.expr(node.expr, known))
+        if isinstance(node, ir.Return):
+            return dataclasses.replace(node, value=self.expr(node.value, known))
+        if isinstance(node, ir.Assign):
+            value = self.expr(node.value, known)
+            known.forget(_bound(node.target))
+            return dataclasses.replace(node, value=value)
+        if isinstance(node, ir.If):
+            test = self.expr(node.test, known)
+            body = self.block(node.body, known.branch())
+            orelse = self.block(node.orelse, known.branch())
+            return dataclasses.replace(node, test=test, body=body, orelse=orelse)
+        if isinstance(node, ir.Scoped):
+            return dataclasses.replace(node, body=self.block(node.body, known.branch()))
+        if isinstance(node, ir.For):
+            return self.for_(node, known)
+        if isinstance(node, ir.FuncDef):
+            # its own Python function: starts from nothing, and runs only when called
+            return dataclasses.replace(
+                node,
+                prologue=self.block(node.prologue, _Known()),
+                body=self.block(node.body, _Known()),
+            )
+        return node  # Text, Break, Continue
+
+    def for_(self, node: ir.For, known: _Known) -> ir.For:
+        nested = node.recursive or node.filter is not None
+        # a filtered loop's iterable sits in a generator expression, where ``:=`` may not
+        it = self.expr(node.iter, known, first_ok=not nested)
+        changes = _changes(node)
+        inner = _Known(known)  # a nested function or generator: nothing kept is known
+        if not nested and changes is not None:
+            inner.values = {k: v for k, v in known.values.items() if k[0] not in changes}
+            inner.flags = {k: v for k, v in known.flags.items() if k not in changes}
+        if node.filter is not None and any(_calls_foreign(n) for n in ir.walk(node.filter)):
+            known.forget()
+        body = self.block(node.body, inner)
+        else_ = self.block(node.else_, known.branch())
+        known.forget(_bound(node.target) | ({node.loop} if node.loop else set()))
+        return dataclasses.replace(node, iter=it, body=body, else_=else_)
+
+
+def _changes(node: ir.Node) -> Optional[set]:
+    """The idents a statement may bind, or None when it may call foreign code."""
+    out: set = set()
+    for n in ir.walk(node):
+        if _calls_foreign(n):
+            return None
+        if isinstance(n, ir.Assign):
+            out |= _bound(n.target)
+        elif isinstance(n, ir.For):
+            out |= _bound(n.target)
+        elif isinstance(n, ir.FuncDef):
+            out.add(n.ident)
+    return out
+
+
+def _unkept(node: Any, p: _Pass) -> Any:
+    """Kept values and flags nothing read again: not kept."""
+    if isinstance(node, tuple):
+        return tuple(_unkept(n, p) for n in node)
+    if not isinstance(node, ir.Node):
+        return node
+    if isinstance(node, ir.DictLookup) and not node.again:
+        cache = node.cache if node.cache in p.reused else ""
+        sets_flag = node.sets_flag if node.sets_flag in p.flag_used else 0
+        flag = node.flag if sets_flag or not node.sets_flag else ""
+        if (cache, flag, sets_flag) != (node.cache, node.flag, node.sets_flag):
+            return dataclasses.replace(node, cache=cache, flag=flag, sets_flag=sets_flag)
+        return node
+    return ir.map_children(node, lambda child: _unkept(child, p))
+
+
+def run(module: ir.Module) -> ir.Module:
+    if module.dialect != "jinja":
+        return module
+    p = _Pass()
+    body = p.block(module.body, _Known())
+    return dataclasses.replace(module, body=_unkept(body, p))
