@@ -33,6 +33,7 @@ class Emitter:
         self.writer = "_w"
         self.uses_top = False
         self.into: set[str] = set()  # functions that append to the writer they are given
+        self.start_values: dict[str, str] = {}  # ContextGet name -> its module-level default
 
     # ------------------------------------------------------------------ helpers
 
@@ -101,6 +102,15 @@ class Emitter:
     def x_Helper(self, node: ir.Helper) -> ast.expr:
         func = ast.Name(self.helper_name(node.name), ast.Load())
         return ast.Call(func, [self.expr(a) for a in node.args], self.keywords(node.kwargs))
+
+    def x_ContextGet(self, node: ir.ContextGet) -> ast.expr:
+        if node.name not in self.start_values:
+            self.start_values[node.name] = f"_start{len(self.start_values) + 1}"
+        return ast.Call(
+            ast.Name("_get", ast.Load()),
+            [ast.Constant(node.name), ast.Name(self.start_values[node.name], ast.Load())],
+            [],
+        )
 
     def x_Ref(self, node: ir.Ref) -> ast.expr:
         return ast.Name(self.helper_name(node.name), ast.Load())
@@ -376,6 +386,9 @@ class Emitter:
         self.block(module.body, allow_empty=True)
         if self.uses_top:  # only modules that read it name the top-level output list
             self.lines.insert(prologue_end, f"    {ir.TOP_OUTPUT.ident} = _out")
+        if self.start_values:
+            self.lines.insert(prologue_end, "    _get = context.get")
+            start = self.helper_name("jinja.start_values")
         self.line('return "".join(_out)')
         body = self.lines
         out = [header, '"""Compiled chat template: call ``render(context)``."""', ""]
@@ -386,6 +399,12 @@ class Emitter:
         for key, value in metadata.items():
             out.append(f"{key} = {ast.unparse(_const(value))}")
         out.append("")
+        if self.start_values:  # the defaults of the context's names, made once
+            targets = ", ".join(self.start_values.values())
+            names = ast.unparse(_const(tuple(self.start_values)))
+            targets = f"({targets},)" if len(self.start_values) == 1 else targets
+            out.append(f"{targets} = {start}({names})")
+            out.append("")
         out.append("")
         out.append("def render(context: dict) -> str:")
         out.extend(body)

@@ -90,6 +90,16 @@ class Helper(Expr):
 
 
 @dataclass(frozen=True, slots=True)
+class ContextGet(Expr):
+    """A template's start value read from the render's context (``context.get(name,
+    default)``): the context's item, else the environment's global of that name, else one
+    undefined value that every render shares for it (``jinja.resolve_top``'s answer)."""
+
+    name: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
 class Ref(Expr):
     """A runtime value itself, named like a ``Helper`` but not called (a class for
     ``isinstance``)."""

@@ -25,6 +25,8 @@ def expr(node: Any) -> str:
         return f"{node.name}({', '.join(parts)})"
     if isinstance(node, ir.Ref):
         return f"&{node.name}"
+    if isinstance(node, ir.ContextGet):
+        return f"context[{node.name!r}]"
     if isinstance(node, ir.CallValue):
         parts = [expr(a) for a in node.args] + [
             f"{k}={expr(v)}" if k is not None else f"**{expr(v)}" for k, v in node.kwargs
@@ -33,7 +35,10 @@ def expr(node: Any) -> str:
     if isinstance(node, ir.CallFunc):
         return f"callfunc {node.ident}({', '.join(expr(a) for a in node.args)})"
     if isinstance(node, ir.DictLookup):
-        return f"dict-{node.mode}({expr(node.obj)}, {expr(node.key)}, {expr(node.fallback)})"
+        kept = ""
+        if node.cache or node.flag:
+            kept = f" [{'again ' if node.again else ''}{node.cache or '-'} {node.flag or '-'}]"
+        return f"dict-{node.mode}({expr(node.obj)}, {expr(node.key)}, {expr(node.fallback)}){kept}"
     if isinstance(node, ir.LoopAttr):
         return f"{expr(node.loop)}.{node.attr}"
     if isinstance(node, ir.BinOp):

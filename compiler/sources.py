@@ -627,10 +627,22 @@ def combine_modules(names: Sequence[str], texts: Sequence[str], label: str = "<t
     imports: dict[str, tuple[str, str]] = {}
     bodies: list[str] = []
     metadata: list[dict[str, Any]] = []
-    for fname, text in zip(funcs, texts):
-        meta, func, lines, renames = _parse_generated(text, imports)
+    taken: set[str] = set()
+    for k, (fname, text) in enumerate(zip(funcs, texts)):
+        meta, func, lines, renames, statics = _parse_generated(text, imports)
+        for stmt in statics:  # names the module computes at import (start values)
+            for n in ast.walk(stmt.targets[0]):
+                if isinstance(n, ast.Name):
+                    if n.id in taken:
+                        renames[n.id] = f"{n.id}_{k}"
+                    taken.add(renames.get(n.id, n.id))
         body = _rename_reads(lines[func.lineno - 1 : func.end_lineno], func, renames)
         body[0] = body[0].replace("def render(", f"def {fname}(", 1)
+        for stmt in statics:
+            for n in ast.walk(stmt):
+                if isinstance(n, ast.Name) and n.id in renames:
+                    n.id = renames[n.id]
+            body.insert(0, ast.unparse(stmt) + "\n\n")
         bodies.append("\n".join(body))
         metadata.append(meta)
     return _assemble(label, names, funcs, imports, bodies, metadata)
@@ -638,12 +650,14 @@ def combine_modules(names: Sequence[str], texts: Sequence[str], label: str = "<t
 
 def _parse_generated(
     text: str, imports: dict[str, tuple[str, str]]
-) -> tuple[dict, ast.FunctionDef, list[str], dict]:
-    """A generated module's metadata, render function and lines; its imports are merged
-    into ``imports`` (returning the renames that keep them apart)."""
+) -> tuple[dict, ast.FunctionDef, list[str], dict, list[ast.Assign]]:
+    """A generated module's metadata, render function, lines and the assignments it runs at
+    import (calls of the runtime); its imports are merged into ``imports`` (returning the
+    renames that keep them apart)."""
     tree = ast.parse(text)
     meta: dict[str, Any] = {}
     renames: dict[str, str] = {}
+    statics: list[ast.Assign] = []
     func: Optional[ast.FunctionDef] = None
     for node in tree.body:
         if isinstance(node, ast.ImportFrom):
@@ -657,6 +671,8 @@ def _parse_generated(
                     renames[local] = new
                     local = new
                 imports.setdefault(local, target)
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            statics.append(node)
         elif (
             isinstance(node, ast.Assign)
             and len(node.targets) == 1
@@ -667,7 +683,7 @@ def _parse_generated(
             func = node
     if func is None:
         raise ValueError("a generated module without a render function")
-    return meta, func, text.splitlines(), renames
+    return meta, func, text.splitlines(), renames, statics
 
 
 def _same_object(a: tuple[str, str], b: tuple[str, str]) -> bool:

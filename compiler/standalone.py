@@ -265,7 +265,7 @@ def make_standalone(module_text: str, template_source: Optional[str] = None) -> 
     for start, end in sorted(part.drop, reverse=True):
         del lines[start - 1 : end]
     out = _with_header_note(lines, modules)
-    out += _runtime_section(modules, part.bindings)
+    out += _runtime_section(modules, part.bindings) + part.late
     if conversation == "hf":
         out += ["", f"TEMPLATE_SOURCE = {_triple_quoted(template_source or '')}"]
     if conversation:
@@ -284,6 +284,8 @@ class _TemplatePart:
         self.roots: list[str] = []
         self.drop: list[tuple[int, int]] = []
         self.own: set[str] = set()
+        self.late: list[str] = []  # module-level statements that must run after the bindings
+        imported: set[str] = set()
         for node in tree.body:
             targets = _runtime_target(node)
             if targets is not None:
@@ -291,12 +293,21 @@ class _TemplatePart:
                 self.roots += [t[0] for t in targets if t[0] not in self.roots]
                 self.bindings.append(_replacement(targets))
                 self.own.update(t[2] for t in targets if t[2])
+                imported.update(t[2] for t in targets if t[2])
             elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
                 self.own.add(node.name)
             elif isinstance(node, ast.Assign):
                 self.own.update(
                     n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)
                 )
+                if any(
+                    isinstance(n, ast.Call)
+                    and isinstance(n.func, ast.Name)
+                    and n.func.id in imported
+                    for n in ast.walk(node.value)
+                ):  # calls the runtime at import (start values): moved after its bindings
+                    self.drop.append((node.lineno, node.end_lineno or node.lineno))
+                    self.late.append(ast.unparse(node))
         for node in ast.walk(tree):
             if (
                 isinstance(node, (ast.Import, ast.ImportFrom))

@@ -17,7 +17,7 @@ from runtime.jinja import (
     missing_param,
     ns_check,
     ns_set,
-    resolve_many,
+    start_values,
     subscript,
 )
 from runtime.jinja_filters import do_d, do_lower, do_tojson, do_upper, test_mapping
@@ -28,50 +28,68 @@ DIALECT = "jinja"
 PROFILE = "hf"
 COMPILER_VERSION = "0.1.0"
 
+(
+    _start1,
+    _start2,
+    _start3,
+    _start4,
+    _start5,
+    _start6,
+    _start7,
+    _start8,
+    _start9,
+    _start10,
+    _start11,
+    _start12,
+    _start13,
+    _start14,
+    _start15,
+    _start16,
+    _start17,
+) = start_values(
+    (
+        "platform_instruction_override",
+        "reasoning",
+        "reasoning_effort",
+        "enable_thinking",
+        "grounding",
+        "tools",
+        "documents",
+        "developer_instruction",
+        "convert_first_system_msg",
+        "skip_thinking",
+        "bos_token",
+        "messages",
+        "initial_instruction_message",
+        "response_format",
+        "namespace",
+        "regen_tool_call_ids",
+        "add_generation_prompt",
+    )
+)
+
 
 def render(context: dict) -> str:
     _out = []
     _w = _out.append
-    (
-        l_0_platform_instruction_override,
-        l_0_reasoning,
-        l_0_reasoning_effort,
-        l_0_enable_thinking,
-        l_0_grounding,
-        l_0_tools,
-        l_0_documents,
-        l_0_developer_instruction,
-        l_0_convert_first_system_msg,
-        l_0_skip_thinking,
-        l_0_bos_token,
-        l_0_messages,
-        l_0_initial_instruction_message,
-        l_0_response_format,
-        l_0_namespace,
-        l_0_regen_tool_call_ids,
-        l_0_add_generation_prompt,
-    ) = resolve_many(
-        context,
-        (
-            "platform_instruction_override",
-            "reasoning",
-            "reasoning_effort",
-            "enable_thinking",
-            "grounding",
-            "tools",
-            "documents",
-            "developer_instruction",
-            "convert_first_system_msg",
-            "skip_thinking",
-            "bos_token",
-            "messages",
-            "initial_instruction_message",
-            "response_format",
-            "namespace",
-            "regen_tool_call_ids",
-            "add_generation_prompt",
-        ),
-    )
+    _get = context.get
+    l_0_platform_instruction_override = _get("platform_instruction_override", _start1)
+    l_0_reasoning = _get("reasoning", _start2)
+    l_0_reasoning_effort = _get("reasoning_effort", _start3)
+    l_0_enable_thinking = _get("enable_thinking", _start4)
+    l_0_grounding = _get("grounding", _start5)
+    l_0_tools = _get("tools", _start6)
+    l_0_documents = _get("documents", _start7)
+    l_0_developer_instruction = _get("developer_instruction", _start8)
+    l_0_convert_first_system_msg = _get("convert_first_system_msg", _start9)
+    l_0_skip_thinking = _get("skip_thinking", _start10)
+    l_0_bos_token = _get("bos_token", _start11)
+    l_0_messages = _get("messages", _start12)
+    l_0_initial_instruction_message = _get("initial_instruction_message", _start13)
+    l_0_response_format = _get("response_format", _start14)
+    l_0_namespace = _get("namespace", _start15)
+    l_0_regen_tool_call_ids = _get("regen_tool_call_ids", _start16)
+    l_0_add_generation_prompt = _get("add_generation_prompt", _start17)
     # line 1: if
     if not l_0_platform_instruction_override:
         _c1 = []

@@ -5,7 +5,7 @@
 
 """Compiled chat template: call ``render(context)``."""
 
-from runtime.jinja import Undefined, getattr_, getitem, resolve_many
+from runtime.jinja import Undefined, getattr_, getitem, start_values
 from runtime.jinja_filters import do_tojson
 
 TEMPLATE_NAME = "examples/seed001_qwen.jinja"
@@ -14,13 +14,16 @@ DIALECT = "jinja"
 PROFILE = "hf"
 COMPILER_VERSION = "0.1.0"
 
+_start1, _start2, _start3 = start_values(("tools", "messages", "add_generation_prompt"))
+
 
 def render(context: dict) -> str:
     _out = []
     _w = _out.append
-    l_0_tools, l_0_messages, l_0_add_generation_prompt = resolve_many(
-        context, ("tools", "messages", "add_generation_prompt")
-    )
+    _get = context.get
+    l_0_tools = _get("tools", _start1)
+    l_0_messages = _get("messages", _start2)
+    l_0_add_generation_prompt = _get("add_generation_prompt", _start3)
     # line 1: if
     if l_0_tools:
         _w("<|im_start|>system\n")

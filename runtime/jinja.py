@@ -546,16 +546,10 @@ def resolve_top(context: dict, name: str) -> Any:
     return value
 
 
-_MANY_DEFAULTS: dict = {}
-
-
-def resolve_many(context: dict, names: tuple) -> list:
-    """``resolve_top`` for several names at once: the template's start values in one call."""
-    defaults = _MANY_DEFAULTS.get(names)
-    if defaults is None:
-        defaults = _MANY_DEFAULTS.setdefault(names, tuple(resolve_top({}, n) for n in names))
-    get = context.get
-    return [get(n, d) for n, d in zip(names, defaults)]
+def start_values(names: tuple) -> tuple:
+    """What ``resolve_top`` answers for each name when the context lacks it: the defaults a
+    compiled module computes once, at import, for its ``context.get(name, default)`` reads."""
+    return tuple(resolve_top({}, n) for n in names)
 
 
 # ----------------------------------------------------------------------------- namespace

@@ -26,5 +26,5 @@ def run(
         module = optimize_passes.run(specialize.run(module))
         if not exact_undefined:  # a kept lookup shares an absent key's undefined: see cse
             module = cse.run(module)
-        module = specialize.batch_top_resolve(module)
+        module = specialize.context_gets(module)
     return module

@@ -747,29 +747,25 @@ def top_resolve(module: ir.Module) -> ir.Module:
     return dataclasses.replace(module, body=tuple(one(s) for s in module.body))
 
 
-def batch_top_resolve(module: ir.Module) -> ir.Module:
-    """The template's context lookups (``resolve_top``) as one ``resolve_many`` call: one
-    assignment of a tuple instead of a call per name. Runs after dead start values are gone."""
+def context_gets(module: ir.Module) -> ir.Module:
+    """The template's start values (``resolve_top``) as ``ContextGet``: a ``dict.get`` each,
+    with the defaults computed once, when the module is imported. Runs last (the other passes
+    know ``resolve_top`` as a start value)."""
     if module.dialect != "jinja":
         return module
-    found = [
-        s
-        for s in module.body
-        if isinstance(s, ir.Assign)
-        and isinstance(s.target, ir.Name)
-        and isinstance(s.value, ir.Helper)
-        and s.value.name == "jinja.resolve_top"
-    ]
-    if len(found) < 3:
-        return module
-    names = tuple(s.value.args[1].value for s in found)  # type: ignore[attr-defined]
-    batch = ir.Assign(
-        ir.Target(tuple(s.target for s in found)),
-        ir.Helper("jinja.resolve_many", (ir.Local("context"), ir.Const(names))),
-    )
-    first = module.body.index(found[0])
-    rest = tuple(s for s in module.body if not any(s is f for f in found))
-    return dataclasses.replace(module, body=rest[:first] + (batch,) + rest[first:])
+
+    def one(stmt: Any) -> Any:
+        if (
+            isinstance(stmt, ir.Assign)
+            and isinstance(stmt.value, ir.Helper)
+            and stmt.value.name == "jinja.resolve_top"
+            and stmt.value.args[0] == ir.Local("context")
+            and isinstance(stmt.value.args[1], ir.Const)
+        ):
+            return dataclasses.replace(stmt, value=ir.ContextGet(stmt.value.args[1].value))
+        return stmt
+
+    return dataclasses.replace(module, body=tuple(one(s) for s in module.body))
 
 
 def run(module: ir.Module) -> ir.Module:
