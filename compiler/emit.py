@@ -34,6 +34,7 @@ class Emitter:
         self.uses_top = False
         self.into: set[str] = set()  # functions that append to the writer they are given
         self.start_values: dict[str, str] = {}  # ContextGet name -> its module-level default
+        self.hoisted: dict[str, str] = {}  # Hoisted value's source -> its module-level name
 
     # ------------------------------------------------------------------ helpers
 
@@ -111,6 +112,12 @@ class Emitter:
             [ast.Constant(node.name), ast.Name(self.start_values[node.name], ast.Load())],
             [],
         )
+
+    def x_Hoisted(self, node: ir.Hoisted) -> ast.expr:
+        value = self.src(node.value)
+        if value not in self.hoisted:
+            self.hoisted[value] = f"_once{len(self.hoisted) + 1}"
+        return ast.Name(self.hoisted[value], ast.Load())
 
     def x_Ref(self, node: ir.Ref) -> ast.expr:
         return ast.Name(self.helper_name(node.name), ast.Load())
@@ -404,6 +411,10 @@ class Emitter:
             names = ast.unparse(_const(tuple(self.start_values)))
             targets = f"({targets},)" if len(self.start_values) == 1 else targets
             out.append(f"{targets} = {start}({names})")
+            out.append("")
+        for value, name in self.hoisted.items():  # values made once, at import
+            out.append(f"{name} = {value}")
+        if self.hoisted:
             out.append("")
         out.append("")
         out.append("def render(context: dict) -> str:")

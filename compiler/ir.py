@@ -100,6 +100,15 @@ class ContextGet(Expr):
 
 
 @dataclass(frozen=True, slots=True)
+class Hoisted(Expr):
+    """``value`` (a helper call with constant arguments) evaluated once, when the module is
+    imported: every evaluation shares that one value (only where nobody can tell)."""
+
+    value: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
 class Ref(Expr):
     """A runtime value itself, named like a ``Helper`` but not called (a class for
     ``isinstance``)."""

@@ -25,6 +25,8 @@ def expr(node: Any) -> str:
         return f"{node.name}({', '.join(parts)})"
     if isinstance(node, ir.Ref):
         return f"&{node.name}"
+    if isinstance(node, ir.Hoisted):
+        return f"once({expr(node.value)})"
     if isinstance(node, ir.ContextGet):
         return f"context[{node.name!r}]"
     if isinstance(node, ir.CallValue):

@@ -7,12 +7,12 @@
 
 from runtime.jinja import (
     MISSING,
+    Namespace,
     Undefined,
     call,
     cond_undefined,
     getattr_,
     getitem,
-    is_namespace_class,
     loop_context,
     missing_param,
     ns_check,
@@ -67,6 +67,8 @@ COMPILER_VERSION = "0.1.0"
         "add_generation_prompt",
     )
 )
+
+_once1 = cond_undefined(138)
 
 
 def render(context: dict) -> str:
@@ -163,13 +165,13 @@ def render(context: dict) -> str:
             l_1_tool_call_id = missing_param("tool_call_id")
         # line 43: if
         if l_0_regen_tool_call_ids:
-            _ns1 = is_namespace_class(l_0_namespace)
+            _ns1 = l_0_namespace is Namespace
             if _ns1:
                 _ns1_value = 0
                 l_1_counter = None
             else:
                 l_1_counter = call(l_0_namespace, value=0)
-            _ns2 = is_namespace_class(l_0_namespace)
+            _ns2 = l_0_namespace is Namespace
             if _ns2:
                 _ns2_value = False
                 l_1_tool_call_id_seen = None
@@ -323,7 +325,7 @@ def render(context: dict) -> str:
             _w(str(_v13 if _dict6 else getattr_(l_1_msg, "content")))
             _w("<|END_TEXT|>")
         else:
-            _ns3 = is_namespace_class(l_0_namespace)
+            _ns3 = l_0_namespace is Namespace
             if _ns3:
                 _ns3_value = False
                 l_1_last_was_text = None
@@ -470,23 +472,23 @@ def render(context: dict) -> str:
             else getattr_(l_0_response_format, "schema")
         )
         if l_0_response_format
-        else cond_undefined(138)
+        else _once1
     )
     l_0_json_mode = l_0_json_object or l_0_json_schema
-    _ns4 = is_namespace_class(l_0_namespace)
+    _ns4 = l_0_namespace is Namespace
     if _ns4:
         _ns4_value = 0
         l_0_tool_idx = None
     else:
         l_0_tool_idx = call(l_0_namespace, value=0)
-    _ns5 = is_namespace_class(l_0_namespace)
+    _ns5 = l_0_namespace is Namespace
     if _ns5:
         _ns5_value = []
         l_0_tool_ids_seen = None
     else:
         l_0_tool_ids_seen = call(l_0_namespace, value=[])
     l_0_regen_tool_call_ids = do_d(l_0_regen_tool_call_ids, True)
-    _ns6 = is_namespace_class(l_0_namespace)
+    _ns6 = l_0_namespace is Namespace
     if _ns6:
         _ns6_value = False
         l_0_sent_documents = None

@@ -16,6 +16,8 @@ else <general lookup>``: a dict answers with the kept value, anything else is lo
 exactly as before. The one difference a template could see is identity: a dict without the
 key answers each read with one undefined value instead of a new one each time. So the pass runs
 only where the template cannot tell (``scope.uses_identity`` is false; ``pipeline`` decides).
+Under the same condition, an undefined value that depends only on constants (``a if b``
+without ``else``) is made once, at import (``Hoisted``).
 
 Dominance is read off the IR's structure: statements of a block run in order; a branch's
 test runs before its branches; the first operand of ``and``/``or``, the test of a conditional
@@ -240,4 +242,24 @@ def run(module: ir.Module) -> ir.Module:
         return module
     p = _Pass()
     body = p.block(module.body, _Known())
-    return dataclasses.replace(module, body=_unkept(body, p))
+    return dataclasses.replace(module, body=_shared(_unkept(body, p)))
+
+
+#: Undefined values that depend only on constant arguments: one for every render (the
+#: same condition as kept lookups: the template cannot compare identities).
+_SHAREABLE = frozenset({"jinja.cond_undefined"})
+
+
+def _shared(node: Any) -> Any:
+    if isinstance(node, tuple):
+        return tuple(_shared(n) for n in node)
+    if not isinstance(node, ir.Node):
+        return node
+    if (
+        isinstance(node, ir.Helper)
+        and node.name in _SHAREABLE
+        and not node.kwargs
+        and all(isinstance(a, ir.Const) for a in node.args)
+    ):
+        return ir.Hoisted(node, span=node.span)
+    return ir.map_children(node, _shared)

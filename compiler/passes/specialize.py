@@ -690,7 +690,9 @@ def _ns_scalar_once(module: ir.Module, mode: str, memo: dict) -> Optional[ir.Mod
         # the object is never read on this path; binding it keeps the flow analysis exact
         scalar += (ir.Assign(stmt.target, ir.Const(None), span=stmt.span),)
         head = (
-            ir.Assign(on, ir.Helper("jinja.is_namespace_class", (create.args[0],)), span=stmt.span),
+            ir.Assign(
+                on, ir.Compare(create.args[0], (("is", ir.Ref("jinja.Namespace")),)), span=stmt.span
+            ),
             ir.If(on, scalar, (stmt,)),
         )
         return head + rewrite(region)

@@ -121,3 +121,21 @@ def test_templates_that_compare_identities_keep_each_read() -> None:
     assert ":=" not in py_of(source)
     same(source, {"m": {}})
     same(source, {"m": {"x": [1]}})
+
+
+def test_an_undefined_made_of_constants_is_made_once_unless_identity_can_be_compared() -> None:
+    source = "{% set a = 1 if x %}{{ a }}|{{ a is defined }}|{{ (a ~ 'b') }}|{{ a|default('d') }}"
+    assert "_once1 = cond_undefined(1)" in py_of(source)
+    for x in (True, False):
+        same(source, {"x": x})
+    exact = "{% set a = 1 if x %}{% set b = 1 if x %}{{ a is sameas b }}"
+    assert "_once" not in py_of(exact)
+    same(exact, {"x": False})
+
+
+def test_undefined_values_of_absent_keys_are_built_as_the_sandbox_builds_them() -> None:
+    source = "{{ m.nope }}|{{ m.nope is defined }}|{{ m.nope|default('d') }}|{{ (m.nope ~ 'x') }}|{{ m.nope.deeper }}"
+    for m in ({}, "text", [1], 3, None):
+        same(source, {"m": m})
+    same("{{ m.nope + 1 }}", {"m": {}})  # the error names the object's type and the key
+    same("{{ s[0].type }}", {"s": "abc"})

@@ -207,7 +207,7 @@ def test_a_namespace_used_only_through_its_attributes_lives_in_locals() -> None:
     source = py_of(COUNTER)
     assert "_ns1_value = _ns1_value + 1" in source and "_ns1_seen = True" in source
     # the general path stays for a context that binds ``namespace`` to something else
-    assert "ns_set(l_1_c" in source and "is_namespace_class(" in source
+    assert "ns_set(l_1_c" in source and "l_1_namespace is Namespace" in source
 
 
 NS_TEMPLATES = [
