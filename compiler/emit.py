@@ -139,8 +139,11 @@ class Emitter:
             if node.mode == "defined":
                 value = self._defined(value)
             return ast.IfExp(ast.Name(node.flag, ast.Load()), value, self.expr(node.fallback))
+        first = obj  # the object's first evaluation: a temp bound to the expression
+        if node.bind is not None:
+            first = ast.NamedExpr(ast.Name(node.obj.ident, ast.Store()), self.expr(node.bind))
         is_dict: ast.expr = ast.Compare(
-            ast.Call(ast.Name(self.helper_name("builtins.type"), ast.Load()), [obj], []),
+            ast.Call(ast.Name(self.helper_name("builtins.type"), ast.Load()), [first], []),
             [ast.Is()],
             [ast.Name(self.helper_name("builtins.dict"), ast.Load())],
         )

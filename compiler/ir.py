@@ -227,6 +227,10 @@ class DictLookup(Expr):
     obj.get(key)) if <dict test> else (cache := fallback)``; not in ``defined`` mode) or,
     when ``again``, read: ``cache if flag else fallback`` (``defined``: whether ``cache`` is
     defined).
+
+    ``bind``: for a lookup on an expression (``tool.function.name``), the expression; ``obj``
+    is then a compiler ``Local`` that the dict test binds to it (``type(obj := bind) is
+    dict``), so it is evaluated once; ``fallback`` reads the same local.
     """
 
     obj: Expr
@@ -238,6 +242,7 @@ class DictLookup(Expr):
     flag: str = ""
     sets_flag: int = 0
     again: bool = False
+    bind: Optional[Expr] = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -291,14 +291,19 @@ def render(context: dict) -> str:
         ):
             _w(
                 do_tojson(
-                    getattr_(
+                    _t1["data"]
+                    if type(
                         (
-                            l_1_item["document"]
-                            if _dict5 and "document" in l_1_item
-                            else getattr_(l_1_item, "document")
-                        ),
-                        "data",
+                            _t1 := (
+                                l_1_item["document"]
+                                if _dict5 and "document" in l_1_item
+                                else getattr_(l_1_item, "document")
+                            )
+                        )
                     )
+                    is dict
+                    and "data" in _t1
+                    else getattr_(_t1, "data")
                 )
             )
         else:
@@ -411,37 +416,53 @@ def render(context: dict) -> str:
                     else getattr_(l_1_msg, "reasoning_content")
                 )
             )
-        elif (l_1_msg.get("content") if _dict6 else getattr_(l_1_msg, "content")) and getattr_(
-            getitem(
+        elif (l_1_msg.get("content") if _dict6 else getattr_(l_1_msg, "content")) and (
+            _t2.get("thinking")
+            if type(
                 (
-                    l_1_msg["content"]
-                    if _dict6 and "content" in l_1_msg
-                    else getattr_(l_1_msg, "content")
-                ),
-                0,
-            ),
-            "thinking",
+                    _t2 := getitem(
+                        (
+                            l_1_msg["content"]
+                            if _dict6 and "content" in l_1_msg
+                            else getattr_(l_1_msg, "content")
+                        ),
+                        0,
+                    )
+                )
+            )
+            is dict
+            else getattr_(_t2, "thinking")
         ):
             _w(
                 str(
-                    getattr_(
-                        getitem(
-                            (
-                                l_1_msg["content"]
-                                if _dict6 and "content" in l_1_msg
-                                else getattr_(l_1_msg, "content")
-                            ),
-                            0,
-                        ),
-                        "thinking",
+                    _t3["thinking"]
+                    if type(
+                        (
+                            _t3 := getitem(
+                                (
+                                    l_1_msg["content"]
+                                    if _dict6 and "content" in l_1_msg
+                                    else getattr_(l_1_msg, "content")
+                                ),
+                                0,
+                            )
+                        )
                     )
+                    is dict
+                    and "thinking" in _t3
+                    else getattr_(_t3, "thinking")
                 )
             )
 
     # line 136: if
     if (
         l_0_messages
-        and do_lower(getitem(getitem(l_0_messages, 0), "role")) == "system"
+        and do_lower(
+            _t4["role"]
+            if type((_t4 := getitem(l_0_messages, 0))) is dict and "role" in _t4
+            else getitem(_t4, "role")
+        )
+        == "system"
         and (not l_0_has_developer_instruction)
         and l_0_convert_first_system_msg
     ):
@@ -543,22 +564,40 @@ def render(context: dict) -> str:
                 _w('    {"name": "')
                 _w(
                     str(
-                        getitem(
+                        _t5["name"]
+                        if type(
                             (
-                                (_v29 := l_1_tool["function"])
-                                if (_dict9 := (type(l_1_tool) is dict)) and "function" in l_1_tool
-                                else (_v29 := getitem(l_1_tool, "function"))
-                            ),
-                            "name",
+                                _t5 := (
+                                    (_v29 := l_1_tool["function"])
+                                    if (_dict9 := (type(l_1_tool) is dict))
+                                    and "function" in l_1_tool
+                                    else (_v29 := getitem(l_1_tool, "function"))
+                                )
+                            )
                         )
+                        is dict
+                        and "name" in _t5
+                        else getitem(_t5, "name")
                     )
                 )
                 _w('", "description": "')
-                _w(str(getitem(_v29 if _dict9 else getitem(l_1_tool, "function"), "description")))
+                _w(
+                    str(
+                        _t6["description"]
+                        if type((_t6 := (_v29 if _dict9 else getitem(l_1_tool, "function"))))
+                        is dict
+                        and "description" in _t6
+                        else getitem(_t6, "description")
+                    )
+                )
                 _w('", "parameters": ')
                 _w(
                     do_tojson(
-                        getitem(_v29 if _dict9 else getitem(l_1_tool, "function"), "parameters")
+                        _t7["parameters"]
+                        if type((_t7 := (_v29 if _dict9 else getitem(l_1_tool, "function"))))
+                        is dict
+                        and "parameters" in _t7
+                        else getitem(_t7, "parameters")
                     )
                 )
                 _w(', "responses": null}')
@@ -667,16 +706,23 @@ def render(context: dict) -> str:
                                 if _dict10
                                 else getattr_(l_1_message, "content")
                             )
-                            and getattr_(
-                                getitem(
+                            and (
+                                _t8["type"]
+                                if type(
                                     (
-                                        l_1_message["content"]
-                                        if _dict10 and "content" in l_1_message
-                                        else getattr_(l_1_message, "content")
-                                    ),
-                                    0,
-                                ),
-                                "type",
+                                        _t8 := getitem(
+                                            (
+                                                l_1_message["content"]
+                                                if _dict10 and "content" in l_1_message
+                                                else getattr_(l_1_message, "content")
+                                            ),
+                                            0,
+                                        )
+                                    )
+                                )
+                                is dict
+                                and "type" in _t8
+                                else getattr_(_t8, "type")
                             )
                             == "thinking"
                         )
@@ -707,20 +753,30 @@ def render(context: dict) -> str:
                     _w('", "tool_name": "')
                     _w(
                         str(
-                            getitem(
+                            _t9["name"]
+                            if type(
                                 (
-                                    (_v40 := l_2_tc["function"])
-                                    if (_dict11 := (type(l_2_tc) is dict)) and "function" in l_2_tc
-                                    else (_v40 := getitem(l_2_tc, "function"))
-                                ),
-                                "name",
+                                    _t9 := (
+                                        (_v40 := l_2_tc["function"])
+                                        if (_dict11 := (type(l_2_tc) is dict))
+                                        and "function" in l_2_tc
+                                        else (_v40 := getitem(l_2_tc, "function"))
+                                    )
+                                )
                             )
+                            is dict
+                            and "name" in _t9
+                            else getitem(_t9, "name")
                         )
                     )
                     _w('", "parameters": ')
                     _w(
                         do_tojson(
-                            getitem(_v40 if _dict11 else getitem(l_2_tc, "function"), "arguments")
+                            _t10["arguments"]
+                            if type((_t10 := (_v40 if _dict11 else getitem(l_2_tc, "function"))))
+                            is dict
+                            and "arguments" in _t10
+                            else getitem(_t10, "arguments")
                         )
                     )
                     _w("}")
@@ -752,16 +808,23 @@ def render(context: dict) -> str:
                             if _dict10
                             else getattr_(l_1_message, "content")
                         )
-                        and getattr_(
-                            getitem(
+                        and (
+                            _t11["type"]
+                            if type(
                                 (
-                                    l_1_message["content"]
-                                    if _dict10 and "content" in l_1_message
-                                    else getattr_(l_1_message, "content")
-                                ),
-                                0,
-                            ),
-                            "type",
+                                    _t11 := getitem(
+                                        (
+                                            l_1_message["content"]
+                                            if _dict10 and "content" in l_1_message
+                                            else getattr_(l_1_message, "content")
+                                        ),
+                                        0,
+                                    )
+                                )
+                            )
+                            is dict
+                            and "type" in _t11
+                            else getattr_(_t11, "type")
                         )
                         == "thinking"
                     )

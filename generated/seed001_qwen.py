@@ -28,8 +28,19 @@ def render(context: dict) -> str:
     if l_0_tools:
         _w("<|im_start|>system\n")
         # line 3: if
-        if getattr_(getitem(l_0_messages, 0), "role") == "system":
-            _w(getattr_(getitem(l_0_messages, 0), "content") + "\n\n")
+        if (
+            _t1["role"]
+            if type((_t1 := getitem(l_0_messages, 0))) is dict and "role" in _t1
+            else getattr_(_t1, "role")
+        ) == "system":
+            _w(
+                (
+                    _t2["content"]
+                    if type((_t2 := getitem(l_0_messages, 0))) is dict and "content" in _t2
+                    else getattr_(_t2, "content")
+                )
+                + "\n\n"
+            )
         _w(
             "# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>"
         )
@@ -40,8 +51,20 @@ def render(context: dict) -> str:
         _w(
             '\n</tools>\n\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call><|im_end|>\n'
         )
-    elif getattr_(getitem(l_0_messages, 0), "role") == "system":
-        _w("<|im_start|>system\n" + getattr_(getitem(l_0_messages, 0), "content") + "<|im_end|>\n")
+    elif (
+        _t3["role"]
+        if type((_t3 := getitem(l_0_messages, 0))) is dict and "role" in _t3
+        else getattr_(_t3, "role")
+    ) == "system":
+        _w(
+            "<|im_start|>system\n"
+            + (
+                _t4["content"]
+                if type((_t4 := getitem(l_0_messages, 0))) is dict and "content" in _t4
+                else getattr_(_t4, "content")
+            )
+            + "<|im_end|>\n"
+        )
     # line 17: for
     for _i1, l_1_message in enumerate(l_0_messages):
         # line 18: if
@@ -139,17 +162,30 @@ def render(context: dict) -> str:
                 ):
                     _w(
                         '<tool_call>\n{"name": "'
-                        + getattr_(
-                            (
-                                (_v12 := l_2_tool_call["function"])
-                                if _dict2 and "function" in l_2_tool_call
-                                else (_v12 := getattr_(l_2_tool_call, "function"))
-                            ),
-                            "name",
+                        + (
+                            _t5["name"]
+                            if type(
+                                (
+                                    _t5 := (
+                                        (_v12 := l_2_tool_call["function"])
+                                        if _dict2 and "function" in l_2_tool_call
+                                        else (_v12 := getattr_(l_2_tool_call, "function"))
+                                    )
+                                )
+                            )
+                            is dict
+                            and "name" in _t5
+                            else getattr_(_t5, "name")
                         )
                         + '", "arguments": '
-                        + getattr_(
-                            _v12 if _dict2 else getattr_(l_2_tool_call, "function"), "arguments"
+                        + (
+                            _t6["arguments"]
+                            if type(
+                                (_t6 := (_v12 if _dict2 else getattr_(l_2_tool_call, "function")))
+                            )
+                            is dict
+                            and "arguments" in _t6
+                            else getattr_(_t6, "arguments")
                         )
                         + "}\n</tool_call>"
                     )

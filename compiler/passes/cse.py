@@ -128,6 +128,8 @@ class _Pass:
         if not isinstance(node, ir.Node):
             return node
         if isinstance(node, ir.DictLookup):
+            if node.bind is not None:  # a lookup on an expression: the expression runs first
+                return dataclasses.replace(node, bind=self.expr(node.bind, known, first_ok))
             return self.lookup(node, known, first_ok)
         if isinstance(node, ir.BoolOp):
             values = [self.expr(node.values[0], known, first_ok)]
@@ -227,6 +229,8 @@ def _unkept(node: Any, p: _Pass) -> Any:
         return tuple(_unkept(n, p) for n in node)
     if not isinstance(node, ir.Node):
         return node
+    if isinstance(node, ir.DictLookup) and node.bind is not None:
+        return dataclasses.replace(node, bind=_unkept(node.bind, p))
     if isinstance(node, ir.DictLookup) and not node.again:
         cache = node.cache if node.cache in p.reused else ""
         sets_flag = node.sets_flag if node.sets_flag in p.flag_used else 0

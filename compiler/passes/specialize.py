@@ -274,6 +274,19 @@ def _dict_key(node: Any) -> Optional[tuple]:
     return None
 
 
+def _on_a_temp(node: Any) -> Any:
+    """``node`` (a sandboxed lookup) as if its object were a plain variable, when it is an
+    expression instead (so ``_dict_key`` can judge the key)."""
+    if (
+        isinstance(node, ir.Helper)
+        and node.name in ("jinja.getattr_", "jinja.getitem")
+        and len(node.args) == 2
+        and not isinstance(node.args[0], (ir.Name, ir.Local, ir.Starred, ir.Const))
+    ):
+        return dataclasses.replace(node, args=(ir.Local("_t"), node.args[1]))
+    return None
+
+
 _DEFINED_TESTS = ("jinja_filters.test_defined", "jinja_filters.test_undefined")
 
 
@@ -287,11 +300,22 @@ def dict_items(module: ir.Module) -> ir.Module:
         if why and all(isinstance(w, ir.For) and w.loop == i for w in why)
     }
 
+    temps = [0]
+    no_temps = [0]  # inside a filtered loop's iterable (a generator's: no ``:=`` there)
+
     def walk(node: Any, truth: bool = False) -> Any:
         if isinstance(node, tuple):
             return tuple(walk(n) for n in node)
         if not isinstance(node, ir.Node):
             return node
+        if isinstance(node, ir.For) and node.filter is not None:
+            no_temps[0] += 1
+            it = walk(node.iter)
+            no_temps[0] -= 1
+            node = dataclasses.replace(node, iter=it, filter=walk(node.filter, True))
+            return dataclasses.replace(
+                node, body=walk(node.body), else_=walk(node.else_), target=walk(node.target)
+            )
         if isinstance(node, ir.Helper):
             if node.name in _DEFINED_TESTS and len(node.args) == 1 and not node.kwargs:
                 found = _dict_key(node.args[0])
@@ -314,6 +338,19 @@ def dict_items(module: ir.Module) -> ir.Module:
             found = _dict_key(node)
             if found is not None:
                 return ir.DictLookup(*found, "truth" if truth else "item", node, span=node.span)
+            if not no_temps[0] and _dict_key(_on_a_temp(node)) is not None:
+                # a lookup on an expression: the expression once, into a compiler local
+                temps[0] += 1
+                temp = ir.Local(f"_t{temps[0]}")
+                fallback = dataclasses.replace(node, args=(temp, node.args[1]))
+                return ir.DictLookup(
+                    temp,
+                    node.args[1],
+                    "truth" if truth else "item",
+                    fallback,
+                    span=node.span,
+                    bind=walk(node.args[0]),
+                )
         if isinstance(node, ir.If):
             return dataclasses.replace(
                 node, test=walk(node.test, True), body=walk(node.body), orelse=walk(node.orelse)
@@ -329,8 +366,6 @@ def dict_items(module: ir.Module) -> ir.Module:
             )
         if isinstance(node, ir.BoolOp):
             return dataclasses.replace(node, values=tuple(walk(v, truth) for v in node.values))
-        if isinstance(node, ir.For) and node.filter is not None:
-            node = dataclasses.replace(node, filter=walk(node.filter, True))
         changes = {}
         for f in node.__dataclass_fields__:  # type: ignore[attr-defined]
             if f == "span" or (isinstance(node, ir.For) and f == "filter"):
