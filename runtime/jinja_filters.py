@@ -769,11 +769,29 @@ _PLAIN_JSON: Any = None
 
 
 def _plain_json() -> Callable[[Any], str]:
+    """``json.dumps(x, ensure_ascii=False)``: the C encoder that json.dumps makes on every
+    call, made once. It checks no cycles (that needs a fresh table per call); a cycle ends in
+    RecursionError, and then json.dumps itself runs, to fail as it fails."""
     global _PLAIN_JSON
     import json
+    from json.encoder import c_make_encoder, encode_basestring
 
-    _PLAIN_JSON = json.JSONEncoder(ensure_ascii=False).encode
-    return _PLAIN_JSON
+    dumps = json.JSONEncoder(ensure_ascii=False).encode
+    if c_make_encoder is None:  # a Python without the _json accelerator
+        _PLAIN_JSON = dumps
+        return dumps
+    chunks = c_make_encoder(
+        None, dumps.__self__.default, encode_basestring, None, ": ", ", ", False, False, True
+    )
+
+    def encode(x: Any) -> str:
+        try:
+            return "".join(chunks(x, 0))
+        except RecursionError:
+            return dumps(x)
+
+    _PLAIN_JSON = encode
+    return encode
 
 
 # ----------------------------------------------------------------------------- numbers
