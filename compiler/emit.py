@@ -293,7 +293,12 @@ class Emitter:
             item = self.fresh("item")
             # a generator: jinja2 tests each item just before its iteration runs
             iterable = f"({item} for {item} in ({iterable}) for {target} in ({item},) if ({self.src(node.filter)}))"
-        if node.loop:
+        if node.loop and node.last:
+            self.line(
+                f"{node.last}, {node.loop} = {self.helper_name('jinja.loop_last')}({iterable})"
+            )
+            iterable = node.loop
+        elif node.loop:
             args = iterable if recurse is None else f"{iterable}, {recurse[0]}, {recurse[1]}"
             self.line(f"{node.loop} = {self.helper_name(node.loop_helper)}({args})")
             iterable = node.loop

@@ -343,6 +343,9 @@ class For(Stmt):
     # a local that counts iterations from 0 (``enumerate``), when the body only needs that
     # and not the loop object
     counter: str = ""
+    # with ``counter`` and ``loop``: a local holding the last index when the iterable is a
+    # list or tuple (``loop.last`` is then a comparison), else None (the loop object answers)
+    last: str = ""
     span: Span = _span()
 
 

@@ -14,6 +14,7 @@ from runtime.jinja import (
     getattr_,
     getitem,
     loop_context,
+    loop_last,
     missing_param,
     ns_check,
     ns_set,
@@ -135,8 +136,8 @@ def render(context: dict) -> str:
             '<|START_ACTION|>[\n    {"tool_call_id": "0", "tool_name": "direct-injected-document", "parameters": {}}\n]<|END_ACTION|><|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|><|START_TOOL_RESULT|>[\n    {\n        "tool_call_id": "0",\n        "results": {'
         )
         # line 31: for
-        l_2_loop = loop_context(l_1_documents)
-        for l_2_doc in l_2_loop:
+        _n2, l_2_loop = loop_last(l_1_documents)
+        for _i2, l_2_doc in enumerate(l_2_loop):
             l_2_doc_val = (
                 (l_2_doc["data"] if _dict1 and "data" in l_2_doc else getattr_(l_2_doc, "data"))
                 if (
@@ -147,11 +148,11 @@ def render(context: dict) -> str:
                 else l_2_doc
             )
             _w('\n            "')
-            _w(str(l_2_loop.index0))
+            _w(str(_i2))
             _w('": ')
             _w(do_tojson(l_2_doc_val))
             # line 34: if
-            if not l_2_loop.last:
+            if not (_i2 == _n2 if _n2 is not None else l_2_loop.last):
                 _w(",")
         _w(
             '\n        },\n        "is_error": null\n    }\n]<|END_TOOL_RESULT|><|END_OF_TURN_TOKEN|>'
@@ -337,12 +338,12 @@ def render(context: dict) -> str:
             else:
                 l_1_last_was_text = call(l_0_namespace, value=False)
             # line 101: for
-            l_2_loop = loop_context(
+            _n2, l_2_loop = loop_last(
                 l_1_msg["content"]
                 if type(l_1_msg) is dict and "content" in l_1_msg
                 else getattr_(l_1_msg, "content")
             )
-            for l_2_content in l_2_loop:
+            for _i2, l_2_content in enumerate(l_2_loop):
                 # line 102: if
                 if (
                     do_lower(
@@ -363,7 +364,7 @@ def render(context: dict) -> str:
                         )
                     )
                     # line 107: if
-                    if l_2_loop.last:
+                    if _i2 == _n2 if _n2 is not None else l_2_loop.last:
                         _w("<|END_TEXT|>")
                     if _ns3:
                         _ns3_value = True
@@ -559,8 +560,8 @@ def render(context: dict) -> str:
                 else:
                     _w("\n")
             # line 182: for
-            l_1_loop = loop_context(l_0_tools)
-            for l_1_tool in l_1_loop:
+            _n1, l_1_loop = loop_last(l_0_tools)
+            for _i1, l_1_tool in enumerate(l_1_loop):
                 _w('    {"name": "')
                 _w(
                     str(
@@ -602,7 +603,7 @@ def render(context: dict) -> str:
                 )
                 _w(', "responses": null}')
                 # line 184: if
-                if not l_1_loop.last:
+                if not (_i1 == _n1 if _n1 is not None else l_1_loop.last):
                     _w(",")
                 _w("\n")
         else:
@@ -732,12 +733,12 @@ def render(context: dict) -> str:
                         _w("<|END_THINKING|>")
                 _w("<|START_ACTION|>[")
                 # line 233: for
-                l_2_loop = loop_context(
+                _n2, l_2_loop = loop_last(
                     l_1_message["tool_calls"]
                     if type(l_1_message) is dict and "tool_calls" in l_1_message
                     else getattr_(l_1_message, "tool_calls")
                 )
-                for l_2_tc in l_2_loop:
+                for _i2, l_2_tc in enumerate(l_2_loop):
                     _w('\n    {"tool_call_id": "')
                     # line 235: if
                     if l_0_regen_tool_call_ids:
@@ -781,7 +782,7 @@ def render(context: dict) -> str:
                     )
                     _w("}")
                     # line 235: if
-                    if not l_2_loop.last:
+                    if not (_i2 == _n2 if _n2 is not None else l_2_loop.last):
                         _w(",")
                     if _ns4:
                         _ns4_value = _ns4_value + 1

@@ -750,6 +750,14 @@ def loop_context(iterable: Iterable[Any], recurse: Any = None, depth0: int = 0) 
     return LoopContext(iterable, recurse, depth0)
 
 
+def loop_last(iterable: Any) -> tuple:
+    """For a loop that reads only ``loop.last`` and counters: ``(last index, the list)`` for a
+    list or tuple (nothing to look ahead for), else ``(None, its loop object)``."""
+    if type(iterable) is list or type(iterable) is tuple:
+        return len(iterable) - 1, iterable
+    return None, LoopContext(iterable)
+
+
 # ----------------------------------------------------------------------------- macros
 
 

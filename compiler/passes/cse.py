@@ -35,12 +35,7 @@ from typing import Any, Optional
 
 from .. import ir
 
-_CALLS = (ir.CallValue, ir.CallFunc)
-
-
-def _calls_foreign(node: ir.Node) -> bool:
-    """``node`` runs code the template does not show (a macro, a value called)."""
-    return isinstance(node, _CALLS) or (isinstance(node, ir.Helper) and node.name == "jinja.call")
+from .specialize import _foreign_call as _calls_foreign
 
 
 def _bound(target: Any) -> set:

@@ -385,10 +385,20 @@ def dict_items(module: ir.Module) -> ir.Module:
 _COUNTER_ATTRS = frozenset({"index", "index0", "first"})
 
 
+def _foreign_call(node: Any) -> bool:
+    """A call of code the template does not show (a macro, a value called)."""
+    return isinstance(node, (ir.CallValue, ir.CallFunc)) or (
+        isinstance(node, ir.Helper) and node.name == "jinja.call"
+    )
+
+
 def loop_counters(module: ir.Module) -> ir.Module:
     """A loop whose body only reads ``loop.index``, ``loop.index0`` or ``loop.first`` counts
     with ``enumerate`` instead of building a loop object (those need no look-ahead, so the
-    iterable is consumed exactly as before)."""
+    iterable is consumed exactly as before). One that also reads ``loop.last`` counts too,
+    and over a list or tuple compares the counter with the last index (``jinja.loop_last``);
+    any other iterable still gets its loop object for ``last``. Not when the body may call
+    foreign code (which could change the list while it is iterated)."""
     if module.dialect != "jinja":
         return module
 
@@ -402,7 +412,9 @@ def loop_counters(module: ir.Module) -> ir.Module:
                 and isinstance(node.loop, ir.Name)
                 and node.loop.ident == ident
             ):
-                if node.attr not in _COUNTER_ATTRS:
+                if node.attr == "last":
+                    ok[1] = True
+                elif node.attr not in _COUNTER_ATTRS:
                     ok[0] = False
                 return
             if isinstance(node, (ir.Name, ir.Local)) and node.ident == ident:
@@ -415,12 +427,13 @@ def loop_counters(module: ir.Module) -> ir.Module:
     def fold(node: Any) -> Any:
         if not (isinstance(node, ir.For) and node.loop and not node.recursive):
             return node
-        ok = [True]
+        ok = [True, False]  # only counters and ``last``; ``last`` read
         uses((node.body, node.filter), node.loop, ok)
-        if not ok[0]:
+        if not ok[0] or (ok[1] and any(_foreign_call(n) for n in ir.walk(node.body))):
             return node
         counter = "_i" + node.loop.split("_")[1]
         i = ir.Local(counter)
+        last = ir.Local("_n" + node.loop.split("_")[1]) if ok[1] else None
 
         def attr(n: Any) -> Any:
             if (
@@ -432,9 +445,20 @@ def loop_counters(module: ir.Module) -> ir.Module:
                     return i
                 if n.attr == "index":
                     return ir.BinOp("+", i, ir.Const(1), span=n.span)
+                if n.attr == "last" and last is not None:
+                    return ir.CondExpr(
+                        ir.Compare(last, (("is not", ir.Const(None)),)),
+                        ir.Compare(i, (("==", last),)),
+                        n,
+                        span=n.span,
+                    )
                 return ir.Compare(i, (("==", ir.Const(0)),), span=n.span)
             return n
 
+        if last is not None:
+            return dataclasses.replace(
+                node, body=_map(node.body, attr), counter=counter, last=last.ident
+            )
         return dataclasses.replace(
             node, body=_map(node.body, attr), loop="", loop_helper="", counter=counter
         )

@@ -170,8 +170,39 @@ def test_loops_match_the_sandbox(source: str) -> None:
 def test_a_loop_that_only_counts_uses_enumerate_and_no_loop_object() -> None:
     source = py_of("{% for x in xs %}{{ loop.index }}{% endfor %}")
     assert "enumerate(" in source and "loop_context" not in source
-    source = py_of("{% for x in xs %}{{ loop.last }}{% endfor %}")
+    source = py_of("{% for x in xs %}{{ loop.length }}{% endfor %}")
     assert "loop_context" in source and "enumerate(" not in source
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{% for x in xs %}{{ x }}{% if not loop.last %},{% endif %}{% endfor %}",
+        "{% for x in xs %}{{ loop.index }}{{ loop.first }}{{ loop.last }}{% else %}none{% endfor %}",
+        "{% for x in xs %}{% if loop.last %}{% break %}{% endif %}{{ x }}{% endfor %}",
+        "{% for x in xs %}{% for y in xs %}{{ loop.last }}{% endfor %}{{ loop.last }}{% endfor %}",
+        "{% for x in xs if x %}{{ x }}{{ loop.last }}{% endfor %}",
+        "{% for x in xs|map('upper') %}{{ x }}{{ loop.last }}{% endfor %}",
+        "{% for x in xs|reverse %}{{ x }}{{ loop.last }}{% endfor %}",
+    ],
+)
+def test_a_loop_that_reads_last_compares_its_counter_on_lists(source: str) -> None:
+    text = py_of(source)
+    assert "loop_last(" in text and "loop_context(" not in text
+    for xs in (["a", "b", "c"], ("a", "b"), [], ["a"], "abc", {"k": 1, "j": 2}, range(3)):
+        assert same_outcome(_ours(source, {"xs": xs}), ref_render(source, {"xs": xs})), (source, xs)
+
+
+def test_loop_last_keeps_the_loop_object_where_a_call_could_change_the_list() -> None:
+    def grow(xs: list) -> str:
+        xs.append("z") if len(xs) < 5 else None
+        return ""
+
+    source = "{% for x in xs %}{{ x }}{{ f(xs) }}{{ loop.last }}{% endfor %}"
+    assert "loop_last(" not in py_of(source)
+    assert same_outcome(
+        _ours(source, {"xs": ["a"], "f": grow}), ref_render(source, {"xs": ["a"], "f": grow})
+    )
 
 
 # ----------------------------------------------------------------------------- start values
