@@ -35,7 +35,7 @@ from typing import Any, Optional
 
 from .. import ir
 
-from .specialize import _foreign_call as _calls_foreign
+from .specialize import calls_foreign_code
 
 
 def _bound(target: Any) -> set:
@@ -150,7 +150,7 @@ class _Pass:
             # emitted before the statement that holds it: nothing kept is known there yet
             return dataclasses.replace(node, body=self.block(node.body, _Known(known)))
         changed = ir.map_children(node, lambda child: self.expr(child, known, first_ok))
-        if _calls_foreign(node):
+        if calls_foreign_code(node):
             known.forget()  # after its arguments ran
         return changed
 
@@ -195,7 +195,7 @@ class _Pass:
         if not nested and changes is not None:
             inner.values = {k: v for k, v in known.values.items() if k[0] not in changes}
             inner.flags = {k: v for k, v in known.flags.items() if k not in changes}
-        if node.filter is not None and any(_calls_foreign(n) for n in ir.walk(node.filter)):
+        if node.filter is not None and any(calls_foreign_code(n) for n in ir.walk(node.filter)):
             known.forget()
         body = self.block(node.body, inner)
         else_ = self.block(node.else_, known.branch())
@@ -207,7 +207,7 @@ def _changes(node: ir.Node) -> Optional[set]:
     """The idents a statement may bind, or None when it may call foreign code."""
     out: set = set()
     for n in ir.walk(node):
-        if _calls_foreign(n):
+        if calls_foreign_code(n):
             return None
         if isinstance(n, ir.Assign):
             out |= _bound(n.target)

@@ -385,7 +385,7 @@ def dict_items(module: ir.Module) -> ir.Module:
 _COUNTER_ATTRS = frozenset({"index", "index0", "first"})
 
 
-def _foreign_call(node: Any) -> bool:
+def calls_foreign_code(node: Any) -> bool:
     """A call of code the template does not show (a macro, a value called)."""
     return isinstance(node, (ir.CallValue, ir.CallFunc)) or (
         isinstance(node, ir.Helper) and node.name == "jinja.call"
@@ -429,7 +429,7 @@ def loop_counters(module: ir.Module) -> ir.Module:
             return node
         ok = [True, False]  # only counters and ``last``; ``last`` read
         uses((node.body, node.filter), node.loop, ok)
-        if not ok[0] or (ok[1] and any(_foreign_call(n) for n in ir.walk(node.body))):
+        if not ok[0] or (ok[1] and any(calls_foreign_code(n) for n in ir.walk(node.body))):
             return node
         counter = "_i" + node.loop.split("_")[1]
         i = ir.Local(counter)
