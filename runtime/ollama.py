@@ -366,6 +366,16 @@ def _tool_call(raw: Any) -> Any:
 
 
 def _message(raw: Any) -> Any:
+    if type(raw) is dict and len(raw) == 2:  # the usual message: string role and content only
+        role, content = raw.get("role"), raw.get("content")
+        if type(role) is str and type(content) is str:
+            m = _new_message(TemplateMessage)
+            m.Role = role.lower() if role.isascii() else to_lower(role)
+            m.Content = content
+            m.Thinking = m.ToolName = m.ToolCallID = ""
+            m.Images = _NIL_IMAGES
+            m.ToolCalls = _NIL_TOOL_CALLS
+            return m
     if not isinstance(raw, dict):
         raise RequestError("json: cannot unmarshal into Go value of type api.Message")
     get = raw.get
@@ -373,20 +383,16 @@ def _message(raw: Any) -> Any:
     images, calls = get("images"), get("tool_calls")
     name, call_id = get("tool_name"), get("tool_call_id")
     # Fields are checked in the order Go's JSON binding reports them; plain strings and absent
-    # lists (the usual message) take the short paths.
+    # lists take the short paths.
     m = _new_message(TemplateMessage)
     m.Role = to_lower(role if type(role) is str else _str(role, "Message.role"))
     m.Content = content if type(content) is str else _str(content, "Message.content")
     m.Thinking = thinking if type(thinking) is str else _str(thinking, "Message.thinking")
-    m.Images = (
-        _slice([_image(i) for i in images], "[]main.ImageData")
-        if images
-        else _slice((), "[]main.ImageData", nil=True)
-    )
+    m.Images = _slice([_image(i) for i in images], "[]main.ImageData") if images else _NIL_IMAGES
     m.ToolCalls = (
         _slice([_tool_call(c) for c in calls], "[]main.templateToolCall")
         if calls
-        else _slice((), "[]main.templateToolCall", nil=True)
+        else _NIL_TOOL_CALLS
     )
     m.ToolName = name if type(name) is str else _str(name, "Message.tool_name")
     m.ToolCallID = call_id if type(call_id) is str else _str(call_id, "Message.tool_call_id")
@@ -394,6 +400,8 @@ def _message(raw: Any) -> Any:
 
 
 _new_message = object.__new__
+_NIL_IMAGES = _slice((), "[]main.ImageData", nil=True)
+_NIL_TOOL_CALLS = _slice((), "[]main.templateToolCall", nil=True)
 
 
 def _image(raw: Any) -> Any:
