@@ -25,7 +25,9 @@ method is a ``fmt.Stringer``; one with ``MarshalJSON`` marshals itself.
 from __future__ import annotations
 
 import bisect
+import json
 import math
+import re
 import struct
 import unicodedata
 from decimal import Decimal
@@ -973,18 +975,153 @@ def _json_string(s: str) -> str:
 
 
 def marshal(v: Any) -> str:
-    """encoding/json.Marshal. Raises JSONError for values Go cannot encode."""
+    """encoding/json.Marshal. Raises JSONError for values Go cannot encode.
+
+    The fast way: the value as plain Python data that the C json encoder writes as Go
+    would (structs as dicts in field order, maps with sorted keys, floats as Go prints
+    them), then Go's HTML escaping of the result. Anything else (an error, a float Python
+    writes otherwise, keys that are not strings or are not valid UTF-8) goes the exact way.
+    """
+    if type(v) is str:
+        return '"' + v.translate(_JSON_ESCAPES) + '"'
+    try:
+        text = _JSON_ENCODE(_json_plain(v))
+    except (_Unusual, TypeError, RecursionError):
+        return _marshal_exact(v)
+    if text.isascii():
+        if "<" in text or ">" in text or "&" in text:
+            text = text.translate(_JSON_HTML_ESCAPES)
+        return text
+    if _SURROGATE.search(text):  # invalid UTF-8: Go writes \ufffd (and sorts keys by bytes)
+        return _marshal_exact(v)
+    return text.translate(_JSON_HTML_ESCAPES)
+
+
+class _Unusual(Exception):
+    """A value the fast JSON path leaves to the exact one."""
+
+
+#: The C encoder: only " \\ and control characters escaped, as Go does (Go's \b \f \n \r
+#: \t short forms, \u00xx in lower case for the rest); Go's HTML escapes come after.
+_JSON_ENCODE = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), check_circular=False, allow_nan=False
+).encode
+_JSON_HTML_ESCAPES = {o: f"\\u{o:04x}" for o in (ord("<"), ord(">"), ord("&"), 0x2028, 0x2029)}
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _json_plain(v: Any) -> Any:
+    """``v`` as data the C json encoder writes as encoding/json writes ``v`` (before the
+    HTML escaping); raises _Unusual (or TypeError) for what it does not cover."""
+    t = type(v)
+    if t is str or v is None or t is bool or t is int:
+        return v
+    if t is dict:
+        return _json_map(v)
+    if t is list:
+        return [_json_plain(e) for e in v]
+    if t is float:
+        return _json_float(v)
+    conv = _JSON_CONVERTERS.get(t)
+    if conv is None:
+        conv = _JSON_CONVERTERS[t] = _json_converter(t)
+    return conv(v)
+
+
+json_plain = _json_plain
+
+
+def _json_float(f: float) -> Any:
+    """A float64 as a value Python writes as Go does: integral ones below 2**53 as ints,
+    others not below 1e-4 (repr's fixed notation) as they are; the rest the exact way."""
+    a = abs(f)
+    if a < 9007199254740992.0:
+        if f == int(f):
+            if f == 0 and math.copysign(1.0, f) < 0:
+                raise _Unusual  # -0
+            return int(f)
+        if a >= 1e-4:
+            return f
+    raise _Unusual
+
+
+def _json_map(d: dict) -> Any:
+    if getattr(d, "nil", False):
+        return None
+    keys = sorted(d)  # strings sort by code point: their UTF-8 order (surrogates excluded)
+    if keys and not isinstance(keys[0], str):  # sorted: then no key is a string
+        raise _Unusual
+    return {k: _json_plain(d[k]) for k in keys}
+
+
+def _json_list(s: Any) -> Any:
+    if getattr(s, "nil", False):
+        return None
+    return [_json_plain(e) for e in s]
+
+
+def _json_unusual(v: Any) -> Any:
+    raise _Unusual
+
+
+_JSON_CONVERTERS: dict = {}
+
+
+def _json_converter(t: type) -> Any:
+    """The fast path's conversion of values of type ``t`` (checked in _marshal_exact's order)."""
+    if hasattr(t, "MarshalJSON"):
+        return getattr(t, "go_json_plain", None) or _json_unusual
+    if issubclass(t, bool):
+        return bool
+    if issubclass(t, int):
+        return int
+    if issubclass(t, float):
+        return lambda v: _json_float(float(v))
+    if issubclass(t, str):
+        return str
+    if issubclass(t, GoNil):
+        return lambda v: None
+    if issubclass(t, GoStruct):
+        return _json_struct_converter(t)
+    if issubclass(t, dict):
+        return _json_map
+    if issubclass(t, list):
+        return _json_list
+    return _json_unusual
+
+
+def _json_struct_converter(t: type) -> Any:
+    # (attribute, JSON key, omitempty: 0 never, 1 when nil (an interface), 2 when empty)
+    fields = tuple(
+        (name, json_name or name, (1 if typ == "interface {}" else 2) if omitempty else 0)
+        for name, typ, json_name, omitempty in t.go_fields
+    )
+
+    def convert(v: Any) -> dict:
+        out = {}
+        for name, key, omit in fields:
+            value = getattr(v, name)
+            if omit and (value is None if omit == 1 else not _json_nonempty(value)):
+                continue
+            out[key] = _json_plain(value)
+        return out
+
+    return convert
+
+
+def _marshal_exact(v: Any) -> str:
+    """encoding/json.Marshal, value by value (every case; ``marshal`` tries a faster way first)."""
     t = type(v)  # exact plain types first (no MarshalJSON, no nil flag): the common case
     if t is str:
         return '"' + v.translate(_JSON_ESCAPES) + '"'
     if t is dict:
         return (
             "{"
-            + ",".join(_json_string(str(k)) + ":" + marshal(v[k]) for k in _sorted_keys(v))
+            + ",".join(_json_string(str(k)) + ":" + _marshal_exact(v[k]) for k in _sorted_keys(v))
             + "}"
         )
     if t is list:
-        return "[" + ",".join([marshal(e) for e in v]) + "]"
+        return "[" + ",".join([_marshal_exact(e) for e in v]) + "]"
     if t is int:
         return str(v)
     if v is None:
@@ -1016,17 +1153,17 @@ def marshal(v: Any) -> str:
             value = getattr(v, name)
             if omitempty and not _json_nonempty(value, typ):
                 continue
-            parts.append(_json_string(json_name or name) + ":" + marshal(value))
+            parts.append(_json_string(json_name or name) + ":" + _marshal_exact(value))
         return "{" + ",".join(parts) + "}"
     if isinstance(v, dict):
         if getattr(v, "nil", False):
             return "null"
         keys = _sorted_keys(v)
-        return "{" + ",".join(_json_string(str(k)) + ":" + marshal(v[k]) for k in keys) + "}"
+        return "{" + ",".join(_json_string(str(k)) + ":" + _marshal_exact(v[k]) for k in keys) + "}"
     if isinstance(v, (list, tuple)):
         if getattr(v, "nil", False):
             return "null"
-        return "[" + ",".join(marshal(e) for e in v) + "]"
+        return "[" + ",".join(_marshal_exact(e) for e in v) + "]"
     raise JSONError(f"json: unsupported type: {go_type(v)}")
 
 

@@ -33,6 +33,7 @@ from .gotmpl_fmt import (
     GoString,
     GoStruct,
     format_value,
+    json_plain,
     marshal,
     to_lower,
 )
@@ -84,6 +85,11 @@ class PropertyType(GoSlice):
             return marshal(self[0])
         return "null" if self.nil else marshal(list(self))
 
+    def go_json_plain(self) -> Any:  # MarshalJSON's value, for marshal's fast path
+        if len(self) == 1:
+            return str(self[0])
+        return None if self.nil else [str(t) for t in self]
+
 
 class ToolPropertiesMap(GoStruct):
     """api.ToolPropertiesMap: nested properties, marshalled in input order."""
@@ -100,6 +106,9 @@ class ToolPropertiesMap(GoStruct):
 
     def MarshalJSON(self) -> str:
         return "{" + ",".join(marshal(k) + ":" + marshal(v) for k, v in self.om.items()) + "}"
+
+    def go_json_plain(self) -> Any:  # MarshalJSON's value, for marshal's fast path
+        return {str(k): json_plain(v) for k, v in self.om.items()}
 
     def ToMap(self) -> GoMap:
         m = _PlainPropertyMap(self.om)

@@ -1,0 +1,126 @@
+"""runtime.gotmpl_fmt.marshal's fast path (plain data through the C json encoder) agrees with
+the exact encoder value by value, and with Go's encoding/json on Ollama's view types."""
+
+from __future__ import annotations
+
+import pytest
+
+from runtime import ollama
+from runtime.gotmpl_fmt import JSONError, GoMap, GoNil, GoSlice, GoString, GoUint8
+from runtime.gotmpl_fmt import _marshal_exact, marshal
+
+ODD_FLOATS = [
+    0.0, -0.0, 1.0, -1.0, 0.5, 0.1, 1e-4, 9.99e-5, 1e-5, 1e-6, 1e-7, 123456.789, 1e15 + 0.5,
+    1e16, 1e20, 1e21, 2.0**53, 2.0**53 - 1, -(2.0**53), 2.0**60, 1.5e300, 5e-324,
+    float("nan"), float("inf"), float("-inf"),
+]  # fmt: skip
+
+ODD_STRINGS = [
+    "", "plain", "<a href='x'>&amp;</a>", "\u2028\u2029", "\x00\x01\x08\x0c\x1f\x7f",
+    'q"uo\\te', "\t\n\r", "é 東京 🙂", "bad \udcff byte", "lone \ud800", "\ufffd",
+]  # fmt: skip
+
+
+def _outcome(fn, value):
+    try:
+        return fn(value)
+    except JSONError as e:
+        return f"JSONError: {e}"
+
+
+def _values():
+    yield from ODD_FLOATS
+    yield from ODD_STRINGS
+    yield from [None, True, False, 0, 7, -3, 2**70, GoUint8(200), 1 + 2j, b"bytes"]
+    yield [ODD_FLOATS[:5], ODD_STRINGS, {}, []]
+    yield {s: i for i, s in enumerate(ODD_STRINGS[:-3])}
+    yield {"é": 1.0, "\udc80": 2.0, "z": 3.0}  # invalid UTF-8 sorts by its byte
+    yield {1: "a", 2: "b"}
+    yield {1: "a", "b": 2}
+    yield {True: 1}
+    yield {"n": [1.0, -0.0, 1e-7]}
+    yield (1.0, 2.0)
+    yield GoSlice(["a"])
+    nil = GoSlice()
+    nil.nil = True
+    yield [nil, GoMap(), GoNil("*T"), GoString("s")]
+    m = GoMap({"b": 1.0, "a": 2.0})
+    m.nil = True
+    yield m
+
+
+@pytest.mark.parametrize("value", list(_values()), ids=repr)
+def test_fast_path_agrees_with_the_exact_encoder(value):
+    assert _outcome(marshal, value) == _outcome(_marshal_exact, value)
+
+
+TOOL = {
+    "type": "function",
+    "items": {"b": [1, 2.5, -0.0], "a": "<x>"},
+    "function": {
+        "name": "f<&>",
+        "description": "d\u2028",
+        "parameters": {
+            "type": "object",
+            "$defs": {"x": {"y": 1e21, "z": 1e-7}},
+            "required": ["b", "a"],
+            "properties": {
+                "z": {"type": ["string", "null"], "enum": ["a", 1, 2.5, None, True]},
+                "é": {"type": "array", "items": {"type": "string", "format": "&"}},
+                "a": {
+                    "anyOf": [{"type": "string"}, {"type": "integer", "description": ""}],
+                    "properties": {"q": {"type": "string"}, "b": {}},
+                },
+                "n": None,
+                "big": {"type": "number", "enum": [2**60, 1e16, 123456789.125]},
+            },
+        },
+    },
+}
+
+
+def _view_values():
+    tools = [ollama._tool(TOOL), ollama._tool({}), ollama._tool({"function": {"parameters": {}}})]
+    yield ollama._slice(tools, "main.templateTools", cls=ollama.TemplateTools)
+    yield from tools
+    call = {"function": {"name": "f", "arguments": {"b": [1, {"y": "<"}], "a": None}}}
+    yield ollama._tool_call(call)
+    yield ollama._message({"role": "assistant", "tool_calls": [call], "images": ["aGk="]})
+    yield ollama._zero_property()
+
+
+@pytest.mark.parametrize("value", list(_view_values()), ids=lambda v: type(v).__name__)
+def test_fast_path_agrees_on_the_view_types(value):
+    assert _outcome(marshal, value) == _outcome(_marshal_exact, value)
+
+
+def test_tools_json_like_go():
+    goref_client = pytest.importorskip("goref_client")
+    if not goref_client.go_available():
+        pytest.skip("`go` is not available")
+    from compiler import compile_template
+
+    src = (
+        "{{ json .Tools }}\n{{ range .Tools }}{{ json . }}\n"
+        "{{ range $k, $p := .Function.Parameters.Properties }}{{ $k }}={{ json $p }};{{ end }}\n"
+        "{{ .Function.Parameters.Properties }}\n{{ end }}"
+        "{{ range .Messages }}{{ range .ToolCalls }}{{ .Function.Arguments }}|{{ json . }}\n"
+        "{{ end }}{{ end }}"
+    )
+    request = {
+        "messages": [
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {"function": {"name": "f", "arguments": {"b": [1, -0.0, 1e-7], "a": "<é>"}}}
+                ],
+            }
+        ],
+        "tools": [TOOL, {"type": "function", "function": {"name": "g"}}],
+    }
+    ok, want = goref_client.get_reference().ollama(src, request)
+    assert ok, want
+    got = compile_template(src, dialect="go", profile="ollama").render_conversation(
+        request["messages"], tools=request["tools"], now="2024-07-26"
+    )
+    assert got == want
