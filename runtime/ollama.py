@@ -307,25 +307,39 @@ def _str(value: Any, what: str) -> str:
 
 
 def _property(raw: Any) -> Any:
-    if raw is None:
-        return _zero_property()
-    if not isinstance(raw, dict):
-        raise RequestError("json: cannot unmarshal into Go value of type api.ToolProperty")
-    any_of = raw.get("anyOf")
-    enum = raw.get("enum")
-    props = raw.get("properties")
-    return ToolProperty(
-        AnyOf=_slice([_property(p) for p in any_of or ()], "[]main.ToolProperty", nil=not any_of),
-        Type=_prop_type(raw.get("type")),
-        Items=gotmpl.plain_data(raw.get("items")),
-        Description=_str(raw.get("description"), "ToolProperty.description"),
-        Enum=_slice(gotmpl.plain_data(enum or []), "[]interface {}", nil=enum is None),
-        Properties=(
-            GoNil("*main.ToolPropertiesMap")
-            if props is None
-            else ToolPropertiesMap({str(k): _property(v) for k, v in props.items()})
-        ),
+    if type(raw) is not dict:
+        if raw is None:
+            return _zero_property()
+        if not isinstance(raw, dict):
+            raise RequestError("json: cannot unmarshal into Go value of type api.ToolProperty")
+    get = raw.get
+    any_of, typ, items = get("anyOf"), get("type"), get("items")
+    description, enum, props = get("description"), get("enum"), get("properties")
+    # fields in Go's binding order (the first error wins); class defaults where they agree
+    p = _new(ToolProperty)
+    p.AnyOf = (
+        _slice([_property(x) for x in any_of], "[]main.ToolProperty")
+        if any_of
+        else _NIL_PROPERTY_LIST
     )
+    p.Type = PropertyType((GoString(typ),)) if type(typ) is str else _prop_type(typ)
+    p.Items = None if items is None else gotmpl.plain_data(items)
+    p.Description = (
+        description if type(description) is str else _str(description, "ToolProperty.description")
+    )
+    p.Enum = _NIL_ENUM if enum is None else GoSlice(gotmpl.plain_data(enum or []))
+    p.Properties = (
+        _NIL_PROPERTIES_MAP
+        if props is None
+        else ToolPropertiesMap({str(k): _property(v) for k, v in props.items()})
+    )
+    return p
+
+
+_new = object.__new__
+_NIL_PROPERTY_LIST = _slice((), "[]main.ToolProperty", nil=True)
+_NIL_ENUM = _slice((), "[]interface {}", nil=True)
+_NIL_PROPERTIES_MAP = GoNil("*main.ToolPropertiesMap")
 
 
 def _tool(raw: Any) -> Any:
@@ -336,26 +350,29 @@ def _tool(raw: Any) -> Any:
     props = params.get("properties")
     required = params.get("required")
     properties = TemplateProperties({str(k): _property(v) for k, v in (props or {}).items()})
-    properties.nil = props is None
-    return TemplateTool(
-        Type=_str(raw.get("type"), "Tool.type"),
-        Items=gotmpl.plain_data(raw.get("items")),
-        Function=TemplateToolFunction(
-            Name=_str(fn.get("name"), "ToolFunction.name"),
-            Description=_str(fn.get("description"), "ToolFunction.description"),
-            Parameters=TemplateToolFunctionParameters(
-                Type=_str(params.get("type"), "ToolFunctionParameters.type"),
-                Defs=gotmpl.plain_data(params.get("$defs")),
-                Items=gotmpl.plain_data(params.get("items")),
-                Required=_slice(
-                    [GoString(_str(r, "parameters.required")) for r in required or ()],
-                    "[]string",
-                    nil=required is None,
-                ),
-                Properties=properties,
-            ),
-        ),
+    if props is None:
+        properties.nil = True
+    # the remaining fields in the order of Go's binding
+    tool = _new(TemplateTool)
+    tool.Type = _str(raw.get("type"), "Tool.type")
+    tool.Items = gotmpl.plain_data(raw.get("items"))
+    tool.Function = function = _new(TemplateToolFunction)
+    function.Name = _str(fn.get("name"), "ToolFunction.name")
+    function.Description = _str(fn.get("description"), "ToolFunction.description")
+    function.Parameters = parameters = _new(TemplateToolFunctionParameters)
+    parameters.Type = _str(params.get("type"), "ToolFunctionParameters.type")
+    parameters.Defs = gotmpl.plain_data(params.get("$defs"))
+    parameters.Items = gotmpl.plain_data(params.get("items"))
+    parameters.Required = (
+        _NIL_STRINGS
+        if required is None
+        else _slice([GoString(_str(r, "parameters.required")) for r in required or ()], "[]string")
     )
+    parameters.Properties = properties
+    return tool
+
+
+_NIL_STRINGS = _slice((), "[]string", nil=True)
 
 
 def _tool_call(raw: Any) -> Any:
