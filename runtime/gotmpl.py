@@ -140,6 +140,8 @@ def to_str(value: Any) -> str:
         return format_value(value)[1:]  # printValue indirects the pointer: no "&"
     if isinstance(value, str):
         return str(value)
+    if isinstance(value, (list, dict)) and hasattr(type(value), "String"):
+        return value.String()  # a fmt.Stringer (a view type): fmt prints what it returns
     return format_value(value)
 
 
@@ -249,7 +251,12 @@ def _walk(recv: Any, names: tuple, zero: bool, elem: bool) -> tuple[Any, str | N
 def field_path(recv: Any, names: tuple, zero: bool = False, elem: bool = False) -> Any:
     """``.A.B.C``: a chain of fields (a missing key stays "no value" unless ``zero``,
     Ollama's missingkey=zero, where the next step fails as on a nil interface)."""
-    return _walk(recv, names, zero, elem)[0]
+    value = recv
+    for name in names:  # struct fields all the way (the view types): plain attribute reads
+        if name not in getattr(value, "go_field_types", ()):
+            return _walk(recv, names, zero, elem)[0]
+        value = getattr(value, name)
+    return value
 
 
 def method_call(recv: Any, names: tuple, *args: Any, zero: bool = False, elem: bool = False) -> Any:
@@ -273,6 +280,10 @@ def method_call(recv: Any, names: tuple, *args: Any, zero: bool = False, elem: b
 
 
 def _sorted_items(d: dict) -> list:
+    keys = list(d)
+    if all(type(k) is str for k in keys) and "".join(keys).isascii():
+        keys.sort()  # ASCII strings: code point order is byte order
+        return [(k, d[k]) for k in keys]
     try:
         keys = sorted(d, key=lambda k: to_bytes(k) if isinstance(k, str) else k)
     except TypeError:

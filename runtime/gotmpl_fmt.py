@@ -1019,7 +1019,7 @@ def _json_plain(v: Any) -> Any:
     if t is dict:
         return _json_map(v)
     if t is list:
-        return [_json_plain(e) for e in v]
+        return [e if type(e) is str else _json_plain(e) for e in v]
     if t is float:
         return _json_float(v)
     conv = _JSON_CONVERTERS.get(t)
@@ -1051,13 +1051,17 @@ def _json_map(d: dict) -> Any:
     keys = sorted(d)  # strings sort by code point: their UTF-8 order (surrogates excluded)
     if keys and not isinstance(keys[0], str):  # sorted: then no key is a string
         raise _Unusual
-    return {k: _json_plain(d[k]) for k in keys}
+    out = {}
+    for k in keys:
+        value = d[k]
+        out[k] = value if type(value) is str else _json_plain(value)
+    return out
 
 
 def _json_list(s: Any) -> Any:
     if getattr(s, "nil", False):
         return None
-    return [_json_plain(e) for e in s]
+    return [e if type(e) is str else _json_plain(e) for e in s]
 
 
 def _json_unusual(v: Any) -> Any:
@@ -1101,9 +1105,13 @@ def _json_struct_converter(t: type) -> Any:
         out = {}
         for name, key, omit in fields:
             value = getattr(v, name)
-            if omit and (value is None if omit == 1 else not _json_nonempty(value)):
-                continue
-            out[key] = _json_plain(value)
+            if omit:
+                if omit == 1:
+                    if value is None:
+                        continue
+                elif not value and not isinstance(value, GoStruct):
+                    continue  # isEmptyValue
+            out[key] = value if type(value) is str else _json_plain(value)
         return out
 
     return convert
