@@ -460,14 +460,27 @@ def collate(messages: list) -> tuple[str, list]:
     """template.collate: merge consecutive same-role messages (not tool); all system text."""
     system: list[str] = []
     collated: list = []
+    last = None
     for msg in messages:
-        if msg.Role == "system":
+        role = msg.Role
+        if role == "system":
             system.append(msg.Content)
-        if collated and collated[-1].Role == msg.Role and msg.Role != "tool":
-            collated[-1].Content += "\n\n" + msg.Content
+        if last is not None and last.Role == role and role != "tool":
+            last.Content += "\n\n" + msg.Content
         else:
             collated.append(msg)
+            last = msg
     return "\n\n".join(system), collated
+
+
+class _Messages(GoSlice):
+    """The template's .Messages ([]*templateMessage)."""
+
+    go_type = "[]*main.templateMessage"
+
+
+_NIL_MESSAGES = _slice((), _Messages.go_type, nil=True, cls=_Messages)
+_NIL_TOOLS = _slice((), TemplateTools.go_type, nil=True, cls=TemplateTools)
 
 
 # ----------------------------------------------------------------------------- execution
@@ -498,17 +511,20 @@ def template_values(messages: Any, tools: Any = None, think: Any = None) -> dict
         raise RequestError(
             "json: cannot unmarshal messages into Go struct field of type []api.Message"
         )
-    msgs = [_message(m) for m in messages]
-    system, collated = collate(msgs)
-    think_value, level, is_set = _think(think)
-    if tools is not None and not isinstance(tools, list):
+    system, collated = collate([_message(m) for m in messages])
+    if think is None:
+        think_value, level, is_set = False, "", False
+    else:
+        think_value, level, is_set = _think(think)
+    if tools is None:
+        view_tools = _NIL_TOOLS
+    elif isinstance(tools, list):
+        view_tools = TemplateTools([_tool(t) for t in tools])
+    else:
         raise RequestError("json: cannot unmarshal tools into Go struct field of type api.Tools")
-    view_tools = _slice(
-        [_tool(t) for t in tools or ()], "main.templateTools", nil=tools is None, cls=TemplateTools
-    )
     return {
         "System": system,
-        "Messages": _slice(collated, "[]*main.templateMessage", nil=not collated),
+        "Messages": _Messages(collated) if collated else _NIL_MESSAGES,
         "Tools": view_tools,
         "Response": "",
         "Think": think_value,
