@@ -9,13 +9,14 @@ from runtime.gotmpl import (
     eq,
     field,
     field_of_elem,
-    field_path,
     length,
+    print_field,
+    print_field_of_elem,
+    print_field_path,
     range_pairs,
     range_values,
     slice_,
     to_json,
-    to_str,
 )
 
 TEMPLATE_NAME = "examples/seed002_gemma3_tools.gotmpl"
@@ -49,7 +50,7 @@ def render(context: dict) -> str:
     # line 1: if
     if field(dot, "System") or field(dot, "Tools"):
         _w("<start_of_turn>user\n")
-        _w(to_str(field(dot, "System")))
+        _w(print_field(dot, "System"))
         # line 3: if
         if field(dot, "Tools"):
             _w(
@@ -72,7 +73,7 @@ def render(context: dict) -> str:
         # line 70: if
         if eq(field_of_elem(dot_4, "Role"), "user"):
             _w("<start_of_turn>user\n")
-            _w(to_str(field_of_elem(dot_4, "Content")))
+            _w(print_field_of_elem(dot_4, "Content"))
             _w("<end_of_turn>\n")
             # line 72: if
             if v_last_5:
@@ -84,20 +85,20 @@ def render(context: dict) -> str:
                 # line 76: for
                 for dot_6 in range_values(field_of_elem(dot_4, "ToolCalls")):
                     _w('\n```tool_call\n{"name": "')
-                    _w(to_str(field_path(dot_6, ("Function", "Name"), elem=True, zero=True)))
+                    _w(print_field_path(dot_6, ("Function", "Name"), elem=True, zero=True))
                     _w('", "parameters": ')
-                    _w(to_str(field_path(dot_6, ("Function", "Arguments"), elem=True, zero=True)))
+                    _w(print_field_path(dot_6, ("Function", "Arguments"), elem=True, zero=True))
                     _w("}\n```")
             else:
                 _w("\n")
-                _w(to_str(field_of_elem(dot_4, "Content")))
+                _w(print_field_of_elem(dot_4, "Content"))
             _w("\n")
             # line 84: if
             if not v_last_5:
                 _w("<end_of_turn>\n")
         elif eq(field_of_elem(dot_4, "Role"), "tool"):
             _w("<start_of_turn>user\n```tool_output\n")
-            _w(to_str(field_of_elem(dot_4, "Content")))
+            _w(print_field_of_elem(dot_4, "Content"))
             _w("\n```\n<end_of_turn>\n")
             # line 91: if
             if v_last_5:

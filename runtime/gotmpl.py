@@ -95,6 +95,9 @@ __all__ = [
     "method_call",
     "ne",
     "plain_data",
+    "print_field",
+    "print_field_of_elem",
+    "print_field_path",
     "range_pairs",
     "range_values",
     "set_now",
@@ -233,6 +236,21 @@ def field_of_elem(recv: Any, name: str) -> Any:
     return _lookup(recv, name, "interface {}" if _is_plain(recv) else None, False)[0]
 
 
+def print_field(recv: Any, name: str) -> str:
+    """``{{ .name }}``: ``to_str(field(recv, name))``."""
+    value = recv.get(name) if type(recv) is dict else field(recv, name)
+    return value if type(value) is str else to_str(value)
+
+
+def print_field_of_elem(recv: Any, name: str) -> str:
+    """``{{ .name }}`` on a range element: ``to_str(field_of_elem(recv, name))``."""
+    if name in getattr(recv, "go_field_types", ()):
+        value = getattr(recv, name)
+    else:
+        value = field_of_elem(recv, name)
+    return value if type(value) is str else to_str(value)
+
+
 def _walk(recv: Any, names: tuple, zero: bool, elem: bool) -> tuple[Any, str | None, bool]:
     """``.A.B.C`` on ``recv``: (value, static type of the slot it came from or None when
     that is the value's own type, whether a None value is a nil interface)."""
@@ -257,6 +275,12 @@ def field_path(recv: Any, names: tuple, zero: bool = False, elem: bool = False) 
             return _walk(recv, names, zero, elem)[0]
         value = getattr(value, name)
     return value
+
+
+def print_field_path(recv: Any, names: tuple, zero: bool = False, elem: bool = False) -> str:
+    """``{{ .A.B.C }}``: ``to_str(field_path(...))``."""
+    value = field_path(recv, names, zero, elem)
+    return value if type(value) is str else to_str(value)
 
 
 def method_call(recv: Any, names: tuple, *args: Any, zero: bool = False, elem: bool = False) -> Any:

@@ -87,6 +87,13 @@ _SIGNATURES = {
 #: Helpers whose result is always a str (printing them needs no conversion).
 _STR_HELPERS = frozenset(s.helper for s in _SIGNATURES.values() if s.returns_str)
 
+#: Field reads and the helpers that read and print them (``to_str`` of the read).
+_PRINT_FIELD = {
+    "gotmpl.field": "gotmpl.print_field",
+    "gotmpl.field_of_elem": "gotmpl.print_field_of_elem",
+    "gotmpl.field_path": "gotmpl.print_field_path",
+}
+
 
 class _StaticFail(Exception):
     """An argument Go rejects when the call runs (e.g. a number where a string is needed)."""
@@ -210,6 +217,11 @@ class _Lowerer:
             return ir.Text(value.value, span=_span(node))
         if isinstance(value, ir.Helper) and value.name in _STR_HELPERS:
             return ir.Output(value, span=_span(node))
+        if isinstance(value, ir.Helper) and value.name in _PRINT_FIELD:
+            # {{ .Field }}: read and print in one call
+            return ir.Output(
+                ir.Helper(_PRINT_FIELD[value.name], value.args, value.kwargs), span=_span(node)
+            )
         return ir.Output(ir.Helper("gotmpl.to_str", (value,)), span=_span(node))
 
     def bind(self, pipe: n.Pipe, value: ir.Expr) -> tuple[list, ir.Expr]:
