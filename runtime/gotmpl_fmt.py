@@ -1073,8 +1073,11 @@ _JSON_CONVERTERS: dict = {}
 
 def _json_converter(t: type) -> Any:
     """The fast path's conversion of values of type ``t`` (checked in _marshal_exact's order)."""
+    hook = getattr(t, "go_json_plain", None)  # the type's own conversion
+    if hook is not None:
+        return hook
     if hasattr(t, "MarshalJSON"):
-        return getattr(t, "go_json_plain", None) or _json_unusual
+        return _json_unusual
     if issubclass(t, bool):
         return bool
     if issubclass(t, int):

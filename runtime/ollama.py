@@ -230,6 +230,59 @@ TemplateTool = _struct(
         ("Function", "main.templateToolFunction", "function", False),
     ),
 )
+# marshal's fast path (json_plain): the JSON value of the tool types, field by field as their
+# go_fields declare them (omitempty: an interface when nil, a slice or string when empty)
+def _property_json(p: Any) -> dict:
+    out: dict = {}
+    if p.AnyOf:
+        out["anyOf"] = json_plain(p.AnyOf)
+    if p.Type:
+        out["type"] = json_plain(p.Type)
+    if p.Items is not None:
+        out["items"] = json_plain(p.Items)
+    if p.Description:
+        out["description"] = p.Description
+    if p.Enum:
+        out["enum"] = json_plain(p.Enum)
+    if p.Properties:
+        out["properties"] = json_plain(p.Properties)
+    return out
+
+
+def _parameters_json(p: Any) -> dict:
+    out = {"type": p.Type}
+    if p.Defs is not None:
+        out["$defs"] = json_plain(p.Defs)
+    if p.Items is not None:
+        out["items"] = json_plain(p.Items)
+    if p.Required:
+        out["required"] = json_plain(p.Required)
+    out["properties"] = json_plain(p.Properties)
+    return out
+
+
+def _function_json(f: Any) -> dict:
+    return {
+        "name": f.Name,
+        "description": f.Description,
+        "parameters": json_plain(f.Parameters),
+    }
+
+
+def _tool_json(t: Any) -> dict:
+    out = {"type": t.Type}
+    if t.Items is not None:
+        out["items"] = json_plain(t.Items)
+    out["function"] = json_plain(t.Function)
+    return out
+
+
+ToolProperty.go_json_plain = _property_json  # type: ignore[attr-defined]
+TemplateToolFunctionParameters.go_json_plain = _parameters_json
+TemplateToolFunction.go_json_plain = _function_json
+TemplateTool.go_json_plain = _tool_json
+
+
 TemplateToolCallFunction = _struct(
     "templateToolCallFunction",
     (
