@@ -977,15 +977,15 @@ def _json_string(s: str) -> str:
 def marshal(v: Any) -> str:
     """encoding/json.Marshal. Raises JSONError for values Go cannot encode.
 
-    The fast way: the value as plain Python data that the C json encoder writes as Go
-    would (structs as dicts in field order, maps with sorted keys, floats as Go prints
-    them), then Go's HTML escaping of the result. Anything else (an error, a float Python
-    writes otherwise, keys that are not strings or are not valid UTF-8) goes the exact way.
+    The fast way (``json_text``) writes the common values directly, strings through the
+    json module's encoder, Go's HTML escaping applied to the whole text after. Anything it
+    does not cover (an error, a float Python would write otherwise, keys that are not
+    strings or not valid UTF-8) goes the exact way, value by value.
     """
     if type(v) is str:
         return '"' + v.translate(_JSON_ESCAPES) + '"'
     try:
-        text = _JSON_ENCODE(_json_plain(v))
+        text = _json_text(v)
     except (_Unusual, TypeError, RecursionError):
         return _marshal_exact(v)
     if text.isascii():
@@ -1001,25 +1001,29 @@ class _Unusual(Exception):
     """A value the fast JSON path leaves to the exact one."""
 
 
-#: The C encoder: only " \\ and control characters escaped, as Go does (Go's \b \f \n \r
-#: \t short forms, \u00xx in lower case for the rest); Go's HTML escapes come after.
-_JSON_ENCODE = json.JSONEncoder(
-    ensure_ascii=False, separators=(",", ":"), check_circular=False, allow_nan=False
-).encode
+#: A JSON string as Go writes it before its HTML escaping: only " \\ and control characters
+#: escaped (\b \f \n \r \t short, \u00xx in lower case for the rest); non-ASCII as it is.
+json_string = json.encoder.encode_basestring
 _JSON_HTML_ESCAPES = {o: f"\\u{o:04x}" for o in (ord("<"), ord(">"), ord("&"), 0x2028, 0x2029)}
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _json_plain(v: Any) -> Any:
-    """``v`` as data the C json encoder writes as encoding/json writes ``v`` (before the
-    HTML escaping); raises _Unusual (or TypeError) for what it does not cover."""
+def _json_text(v: Any) -> str:
+    """encoding/json's text of ``v`` before the HTML escaping, for the values it covers;
+    raises _Unusual (or TypeError) for the others."""
     t = type(v)
-    if t is str or v is None or t is bool or t is int:
-        return v
+    if t is str:
+        return json_string(v)
+    if v is None:
+        return "null"
     if t is dict:
         return _json_map(v)
     if t is list:
-        return [e if type(e) is str else _json_plain(e) for e in v]
+        return "[" + ",".join([_json_text(e) for e in v]) + "]"
+    if t is bool:
+        return "true" if v else "false"
+    if t is int:
+        return int.__repr__(v)
     if t is float:
         return _json_float(v)
     conv = _JSON_CONVERTERS.get(t)
@@ -1028,40 +1032,35 @@ def _json_plain(v: Any) -> Any:
     return conv(v)
 
 
-json_plain = _json_plain
+json_text = _json_text
 
 
-def _json_float(f: float) -> Any:
-    """A float64 as a value Python writes as Go does: integral ones below 2**53 as ints,
-    others not below 1e-4 (repr's fixed notation) as they are; the rest the exact way."""
+def _json_float(f: float) -> str:
+    """A float64 as Go writes it, where Python's repr agrees: integral ones below 2**53,
+    others not below 1e-4 (repr's fixed notation); the rest the exact way."""
     a = abs(f)
     if a < 9007199254740992.0:
         if f == int(f):
             if f == 0 and math.copysign(1.0, f) < 0:
                 raise _Unusual  # -0
-            return int(f)
+            return int.__repr__(int(f))
         if a >= 1e-4:
-            return f
+            return float.__repr__(f)
     raise _Unusual
 
 
-def _json_map(d: dict) -> Any:
+def _json_map(d: dict) -> str:
     if getattr(d, "nil", False):
-        return None
+        return "null"
     keys = sorted(d)  # strings sort by code point: their UTF-8 order (surrogates excluded)
-    if keys and not isinstance(keys[0], str):  # sorted: then no key is a string
-        raise _Unusual
-    out = {}
-    for k in keys:
-        value = d[k]
-        out[k] = value if type(value) is str else _json_plain(value)
-    return out
+    # json_string raises TypeError for a key that is no string
+    return "{" + ",".join([json_string(k) + ":" + _json_text(d[k]) for k in keys]) + "}"
 
 
-def _json_list(s: Any) -> Any:
+def _json_list(s: Any) -> str:
     if getattr(s, "nil", False):
-        return None
-    return [e if type(e) is str else _json_plain(e) for e in s]
+        return "null"
+    return "[" + ",".join([_json_text(e) for e in s]) + "]"
 
 
 def _json_unusual(v: Any) -> Any:
@@ -1072,22 +1071,22 @@ _JSON_CONVERTERS: dict = {}
 
 
 def _json_converter(t: type) -> Any:
-    """The fast path's conversion of values of type ``t`` (checked in _marshal_exact's order)."""
-    hook = getattr(t, "go_json_plain", None)  # the type's own conversion
+    """The fast path's text of values of type ``t`` (checked in _marshal_exact's order)."""
+    hook = getattr(t, "go_json_text", None)  # the type's own
     if hook is not None:
         return hook
     if hasattr(t, "MarshalJSON"):
         return _json_unusual
     if issubclass(t, bool):
-        return bool
+        return lambda v: "true" if v else "false"
     if issubclass(t, int):
-        return int
+        return lambda v: int.__repr__(int(v))
     if issubclass(t, float):
         return lambda v: _json_float(float(v))
     if issubclass(t, str):
-        return str
+        return json_string
     if issubclass(t, GoNil):
-        return lambda v: None
+        return lambda v: "null"
     if issubclass(t, GoStruct):
         return _json_struct_converter(t)
     if issubclass(t, dict):
@@ -1098,14 +1097,18 @@ def _json_converter(t: type) -> Any:
 
 
 def _json_struct_converter(t: type) -> Any:
-    # (attribute, JSON key, omitempty: 0 never, 1 when nil (an interface), 2 when empty)
+    # (attribute, '"key":', omitempty: 0 never, 1 when nil (an interface), 2 when empty)
     fields = tuple(
-        (name, json_name or name, (1 if typ == "interface {}" else 2) if omitempty else 0)
+        (
+            name,
+            json_string(json_name or name) + ":",
+            (1 if typ == "interface {}" else 2) if omitempty else 0,
+        )
         for name, typ, json_name, omitempty in t.go_fields
     )
 
-    def convert(v: Any) -> dict:
-        out = {}
+    def convert(v: Any) -> str:
+        parts = []
         for name, key, omit in fields:
             value = getattr(v, name)
             if omit:
@@ -1114,8 +1117,8 @@ def _json_struct_converter(t: type) -> Any:
                         continue
                 elif not value and not isinstance(value, GoStruct):
                     continue  # isEmptyValue
-            out[key] = value if type(value) is str else _json_plain(value)
-        return out
+            parts.append(key + _json_text(value))
+        return "{" + ",".join(parts) + "}"
 
     return convert
 

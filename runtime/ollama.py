@@ -33,7 +33,8 @@ from .gotmpl_fmt import (
     GoString,
     GoStruct,
     format_value,
-    json_plain,
+    json_string,
+    json_text,
     marshal,
     to_lower,
 )
@@ -85,10 +86,10 @@ class PropertyType(GoSlice):
             return marshal(self[0])
         return "null" if self.nil else marshal(list(self))
 
-    def go_json_plain(self) -> Any:  # MarshalJSON's value, for marshal's fast path
+    def go_json_text(self) -> str:  # MarshalJSON, for marshal's fast path
         if len(self) == 1:
-            return str(self[0])
-        return None if self.nil else [str(t) for t in self]
+            return json_string(self[0])
+        return "null" if self.nil else "[" + ",".join(map(json_string, self)) + "]"
 
 
 class ToolPropertiesMap(GoStruct):
@@ -107,8 +108,10 @@ class ToolPropertiesMap(GoStruct):
     def MarshalJSON(self) -> str:
         return "{" + ",".join(marshal(k) + ":" + marshal(v) for k, v in self.om.items()) + "}"
 
-    def go_json_plain(self) -> Any:  # MarshalJSON's value, for marshal's fast path
-        return {str(k): json_plain(v) for k, v in self.om.items()}
+    def go_json_text(self) -> str:  # MarshalJSON, for marshal's fast path
+        return (
+            "{" + ",".join([json_string(k) + ":" + json_text(v) for k, v in self.om.items()]) + "}"
+        )
 
     def ToMap(self) -> GoMap:
         m = _PlainPropertyMap(self.om)
@@ -230,58 +233,61 @@ TemplateTool = _struct(
         ("Function", "main.templateToolFunction", "function", False),
     ),
 )
-# marshal's fast path (json_plain): the JSON value of the tool types, field by field as their
+
+
+# marshal's fast path (json_text): the JSON of the tool types, field by field as their
 # go_fields declare them (omitempty: an interface when nil, a slice or string when empty)
-def _property_json(p: Any) -> dict:
-    out: dict = {}
+def _property_json(p: Any) -> str:
+    parts = []
     if p.AnyOf:
-        out["anyOf"] = json_plain(p.AnyOf)
+        parts.append('"anyOf":' + json_text(p.AnyOf))
     if p.Type:
-        out["type"] = json_plain(p.Type)
+        parts.append('"type":' + json_text(p.Type))
     if p.Items is not None:
-        out["items"] = json_plain(p.Items)
+        parts.append('"items":' + json_text(p.Items))
     if p.Description:
-        out["description"] = p.Description
+        parts.append('"description":' + json_string(p.Description))
     if p.Enum:
-        out["enum"] = json_plain(p.Enum)
+        parts.append('"enum":' + json_text(p.Enum))
     if p.Properties:
-        out["properties"] = json_plain(p.Properties)
-    return out
+        parts.append('"properties":' + json_text(p.Properties))
+    return "{" + ",".join(parts) + "}"
 
 
-def _parameters_json(p: Any) -> dict:
-    out = {"type": p.Type}
+def _parameters_json(p: Any) -> str:
+    text = '{"type":' + json_string(p.Type)
     if p.Defs is not None:
-        out["$defs"] = json_plain(p.Defs)
+        text += ',"$defs":' + json_text(p.Defs)
     if p.Items is not None:
-        out["items"] = json_plain(p.Items)
+        text += ',"items":' + json_text(p.Items)
     if p.Required:
-        out["required"] = json_plain(p.Required)
-    out["properties"] = json_plain(p.Properties)
-    return out
+        text += ',"required":' + json_text(p.Required)
+    return text + ',"properties":' + json_text(p.Properties) + "}"
 
 
-def _function_json(f: Any) -> dict:
-    return {
-        "name": f.Name,
-        "description": f.Description,
-        "parameters": json_plain(f.Parameters),
-    }
+def _function_json(f: Any) -> str:
+    return (
+        '{"name":'
+        + json_string(f.Name)
+        + ',"description":'
+        + json_string(f.Description)
+        + ',"parameters":'
+        + json_text(f.Parameters)
+        + "}"
+    )
 
 
-def _tool_json(t: Any) -> dict:
-    out = {"type": t.Type}
+def _tool_json(t: Any) -> str:
+    text = '{"type":' + json_string(t.Type)
     if t.Items is not None:
-        out["items"] = json_plain(t.Items)
-    out["function"] = json_plain(t.Function)
-    return out
+        text += ',"items":' + json_text(t.Items)
+    return text + ',"function":' + json_text(t.Function) + "}"
 
 
-ToolProperty.go_json_plain = _property_json  # type: ignore[attr-defined]
-TemplateToolFunctionParameters.go_json_plain = _parameters_json
-TemplateToolFunction.go_json_plain = _function_json
-TemplateTool.go_json_plain = _tool_json
-
+ToolProperty.go_json_text = _property_json  # type: ignore[attr-defined]
+TemplateToolFunctionParameters.go_json_text = _parameters_json
+TemplateToolFunction.go_json_text = _function_json
+TemplateTool.go_json_text = _tool_json
 
 TemplateToolCallFunction = _struct(
     "templateToolCallFunction",

@@ -1,4 +1,4 @@
-"""runtime.gotmpl_fmt.marshal's fast path (plain data through the C json encoder) agrees with
+"""runtime.gotmpl_fmt.marshal's fast path (json_text: JSON written directly) agrees with
 the exact encoder value by value, and with Go's encoding/json on Ollama's view types."""
 
 from __future__ import annotations
@@ -6,8 +6,16 @@ from __future__ import annotations
 import pytest
 
 from runtime import ollama
-from runtime.gotmpl_fmt import JSONError, GoMap, GoNil, GoSlice, GoString, GoUint8
-from runtime.gotmpl_fmt import _marshal_exact, marshal
+from runtime.gotmpl_fmt import (
+    GoMap,
+    GoNil,
+    GoSlice,
+    GoString,
+    GoUint8,
+    JSONError,
+    _marshal_exact,
+    marshal,
+)
 
 ODD_FLOATS = [
     0.0, -0.0, 1.0, -1.0, 0.5, 0.1, 1e-4, 9.99e-5, 1e-5, 1e-6, 1e-7, 123456.789, 1e15 + 0.5,
