@@ -381,7 +381,11 @@ def _property(raw: Any) -> Any:
         if any_of
         else _NIL_PROPERTY_LIST
     )
-    p.Type = PropertyType((GoString(typ),)) if type(typ) is str else _prop_type(typ)
+    p.Type = (
+        _SCHEMA_TYPES.get(typ) or PropertyType((GoString(typ),))
+        if type(typ) is str
+        else _prop_type(typ)
+    )
     p.Items = None if items is None else gotmpl.plain_data(items)
     p.Description = (
         description if type(description) is str else _str(description, "ToolProperty.description")
@@ -399,6 +403,11 @@ _new = object.__new__
 _NIL_PROPERTY_LIST = _slice((), "[]main.ToolProperty", nil=True)
 _NIL_ENUM = _slice((), "[]interface {}", nil=True)
 _NIL_PROPERTIES_MAP = GoNil("*main.ToolPropertiesMap")
+#: the PropertyType of each JSON Schema type name, shared (templates cannot change a slice)
+_SCHEMA_TYPES = {
+    t: PropertyType((GoString(t),))
+    for t in ("string", "number", "integer", "boolean", "array", "object", "null")
+}
 
 
 def _tool(raw: Any) -> Any:
