@@ -464,7 +464,7 @@ def _message(raw: Any) -> Any:
         role, content = raw.get("role"), raw.get("content")
         if type(role) is str and type(content) is str:
             m = _new_message(TemplateMessage)
-            m.Role = role.lower() if role.isascii() else to_lower(role)
+            m.Role = _ROLES.get(role) or to_lower(role)
             m.Content = content
             m.Thinking = m.ToolName = m.ToolCallID = ""
             m.Images = _NIL_IMAGES
@@ -494,6 +494,7 @@ def _message(raw: Any) -> Any:
 
 
 _new_message = object.__new__
+_ROLES = {r: r for r in ("system", "user", "assistant", "tool")}  # strings.ToLower of each
 _NIL_IMAGES = _slice((), "[]main.ImageData", nil=True)
 _NIL_TOOL_CALLS = _slice((), "[]main.templateToolCall", nil=True)
 
