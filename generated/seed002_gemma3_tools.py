@@ -9,13 +9,12 @@ from runtime.gotmpl import (
     eq,
     field,
     field_of_elem,
-    length,
     print_field,
     print_field_of_elem,
     print_field_path,
     range_pairs,
     range_values,
-    slice_,
+    slice_length,
     to_json,
 )
 
@@ -69,7 +68,7 @@ def render(context: dict) -> str:
     # line 68: for
     for v_i_2, dot_4 in range_pairs(v_i_2):
         v___3 = dot_4
-        v_last_5 = eq(length(slice_(field(dot, "Messages"), v_i_2)), 1)
+        v_last_5 = eq(slice_length(field(dot, "Messages"), v_i_2), 1)
         # line 70: if
         if eq(field_of_elem(dot_4, "Role"), "user"):
             _w("<start_of_turn>user\n")

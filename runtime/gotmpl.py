@@ -102,6 +102,7 @@ __all__ = [
     "range_values",
     "set_now",
     "slice_",
+    "slice_length",
     "sprint",
     "sprintf",
     "sprintln",
@@ -371,8 +372,8 @@ def _type_of(value: Any) -> str:
 
 def eq(arg1: Any, *args: Any) -> bool:
     """Go's eq: arg1 == args[0] || arg1 == args[1] || ...; basic kinds only."""
-    if type(arg1) is str and len(args) == 1 and type(args[0]) is str:
-        return arg1 == args[0]
+    if len(args) == 1 and type(arg1) is type(args[0]) and type(arg1) in (str, int):
+        return arg1 == args[0]  # two strings or two ints
     if not args:
         raise ExecError("error calling eq: missing argument for comparison")
     k1 = _basic(arg1)
@@ -611,12 +612,22 @@ def slice_(item: Any, *indexes: Any) -> Any:
     if type(item) is list:
         return part
     result = type(item)(part)
-    if isinstance(result, GoSlice) and hasattr(item, "__dict__"):
+    attrs = getattr(item, "__dict__", None)
+    if attrs and isinstance(result, GoSlice):  # (else the class has them all)
         # a nil slice sliced [0:0] stays nil (reflect keeps its nil data pointer)
-        result.__dict__.update({k: v for k, v in item.__dict__.items() if k != "nil"})
+        result.__dict__.update({k: v for k, v in attrs.items() if k != "nil"})
         if getattr(item, "nil", False):
             result.nil = True
     return result
+
+
+def slice_length(item: Any, *indexes: Any) -> int:
+    """``len (slice item i ...)``: the slice's length (a slice is never too long for len)."""
+    if len(indexes) == 1 and isinstance(item, list):
+        i = indexes[0]
+        if type(i) is int and 0 <= i <= len(item):
+            return len(item) - i  # item[i:] without making it
+    return length(slice_(item, *indexes))
 
 
 # ----------------------------------------------------------------------------- escaping

@@ -994,7 +994,9 @@ def marshal(v: Any) -> str:
         return text
     if _SURROGATE.search(text):  # invalid UTF-8: Go writes \ufffd (and sorts keys by bytes)
         return _marshal_exact(v)
-    return text.translate(_JSON_HTML_ESCAPES)
+    if _JSON_HTML.search(text):  # (translate is slow on non-ASCII text: only when needed)
+        text = text.translate(_JSON_HTML_ESCAPES)
+    return text
 
 
 class _Unusual(Exception):
@@ -1006,6 +1008,7 @@ class _Unusual(Exception):
 json_string = json.encoder.encode_basestring
 _JSON_HTML_ESCAPES = {o: f"\\u{o:04x}" for o in (ord("<"), ord(">"), ord("&"), 0x2028, 0x2029)}
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_JSON_HTML = re.compile("[<>&\u2028\u2029]")
 
 
 def _json_text(v: Any) -> str:

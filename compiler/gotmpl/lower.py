@@ -506,7 +506,12 @@ class _Lowerer:
             except _StaticFail as e:
                 return _fail(str(e), final, *values)
         if name == "len" and args:
-            return values[0]  # the length helper itself (slot_arg)
+            value = values[0]  # the length helper itself (slot_arg)
+            if _is_helper(value, "gotmpl.length") and len(value.args) == 1:
+                inner = value.args[0]
+                if _is_helper(inner, "gotmpl.slice_") and not inner.kwargs:
+                    return ir.Helper("gotmpl.slice_length", inner.args)  # len (slice x i)
+            return value
         if name == "call":
             # Go names the callee by its node, or a piped callee by its reflect.Value String
             values.insert(0, ir.Const(str(args[0]) if args else None))
@@ -607,6 +612,10 @@ class _Lowerer:
         if isinstance(node, n.Variable) and len(node.idents) == 1:
             return self.variable(node.idents[0])[1]
         return False
+
+
+def _is_helper(expr: Any, name: str) -> bool:
+    return isinstance(expr, ir.Helper) and expr.name == name
 
 
 def _trivial(expr: ir.Expr) -> bool:

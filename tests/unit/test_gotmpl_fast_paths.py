@@ -1,5 +1,6 @@
-"""runtime.gotmpl_fmt.marshal's fast path (json_text: JSON written directly) agrees with
-the exact encoder value by value, and with Go's encoding/json on Ollama's view types."""
+"""Fast paths of the Go runtime agree with the general ones: marshal's (json_text: JSON
+written directly) with the exact encoder value by value, and with Go's encoding/json on
+Ollama's view types; slice_length with len of slice."""
 
 from __future__ import annotations
 
@@ -132,3 +133,42 @@ def test_tools_json_like_go():
         request["messages"], tools=request["tools"], now="2024-07-26"
     )
     assert got == want
+
+
+# ----------------------------------------------------------------------------- len (slice x i)
+
+
+def _slice_outcome(fn):
+    from runtime.gotmpl import ExecError
+
+    try:
+        return fn()
+    except ExecError as e:
+        return f"ExecError: {e}"
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        None,
+        [],
+        [1.0, 2.0, 3.0],
+        ollama._NIL_MESSAGES,
+        ollama._NIL_TOOLS,
+        "héllo",
+        (1, 2),
+        GoNil("*T"),
+        5,
+    ],
+    ids=repr,
+)
+@pytest.mark.parametrize(
+    "indexes",
+    [(), (0,), (1,), (3,), (4,), (-1,), (True,), (1.0,), (None,), (1, 2), (2, 1), (0, 1, 2)],
+)
+def test_slice_length_is_len_of_slice(item, indexes):
+    from runtime import gotmpl as g
+
+    assert _slice_outcome(lambda: g.slice_length(item, *indexes)) == _slice_outcome(
+        lambda: g.length(g.slice_(item, *indexes))
+    )
