@@ -982,20 +982,15 @@ def marshal(v: Any) -> str:
     does not cover (an error, a float Python would write otherwise, keys that are not
     strings or not valid UTF-8) goes the exact way, value by value.
     """
-    if type(v) is str:
-        return '"' + v.translate(_JSON_ESCAPES) + '"'
     try:
         text = _json_text(v)
     except (_Unusual, TypeError, RecursionError):
         return _marshal_exact(v)
-    if text.isascii():
-        if "<" in text or ">" in text or "&" in text:
-            text = text.translate(_JSON_HTML_ESCAPES)
-        return text
-    if _SURROGATE.search(text):  # invalid UTF-8: Go writes \ufffd (and sorts keys by bytes)
-        return _marshal_exact(v)
-    if _JSON_HTML.search(text):  # (translate is slow on non-ASCII text: only when needed)
-        text = text.translate(_JSON_HTML_ESCAPES)
+    if not text.isascii() and _SURROGATE.search(text):
+        return _marshal_exact(v)  # invalid UTF-8: Go writes \ufffd (and sorts keys by bytes)
+    for ch, escape in _JSON_HTML_ESCAPES:
+        if ch in text:
+            text = text.replace(ch, escape)
     return text
 
 
@@ -1006,9 +1001,8 @@ class _Unusual(Exception):
 #: A JSON string as Go writes it before its HTML escaping: only " \\ and control characters
 #: escaped (\b \f \n \r \t short, \u00xx in lower case for the rest); non-ASCII as it is.
 json_string = json.encoder.encode_basestring
-_JSON_HTML_ESCAPES = {o: f"\\u{o:04x}" for o in (ord("<"), ord(">"), ord("&"), 0x2028, 0x2029)}
+_JSON_HTML_ESCAPES = tuple((ch, f"\\u{ord(ch):04x}") for ch in "<>&\u2028\u2029")
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_JSON_HTML = re.compile("[<>&\u2028\u2029]")
 
 
 def _json_text(v: Any) -> str:
