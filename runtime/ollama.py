@@ -446,17 +446,24 @@ _NIL_STRINGS = _slice((), "[]string", nil=True)
 def _tool_call(raw: Any) -> Any:
     fn = raw.get("function") or {}
     args = fn.get("arguments")
-    if args is not None and not isinstance(args, dict):
+    if args is None:
+        arguments = TemplateArgs()
+        arguments.nil = True
+    elif isinstance(args, dict):
+        plain = gotmpl.plain_data
+        arguments = TemplateArgs(
+            {str(k): v if type(v) is str else plain(v) for k, v in args.items()}
+        )
+    else:
         raise RequestError("json: cannot unmarshal arguments into an ordered map")
-    arguments = TemplateArgs({str(k): gotmpl.plain_data(v) for k, v in (args or {}).items()})
-    arguments.nil = args is None
     index = fn.get("index") or 0
-    return TemplateToolCall(
-        ID=_str(raw.get("id"), "ToolCall.id"),
-        Function=TemplateToolCallFunction(
-            Index=int(index), Name=_str(fn.get("name"), "name"), Arguments=arguments
-        ),
-    )
+    call = _new(TemplateToolCall)
+    call.ID = _str(raw.get("id"), "ToolCall.id")
+    call.Function = function = _new(TemplateToolCallFunction)
+    function.Index = int(index)
+    function.Name = _str(fn.get("name"), "name")
+    function.Arguments = arguments
+    return call
 
 
 def _message(raw: Any) -> Any:
@@ -479,7 +486,10 @@ def _message(raw: Any) -> Any:
     # Fields are checked in the order Go's JSON binding reports them; plain strings and absent
     # lists take the short paths.
     m = _new_message(TemplateMessage)
-    m.Role = to_lower(role if type(role) is str else _str(role, "Message.role"))
+    # (an absent role is "", lower-cased already)
+    m.Role = (
+        (_ROLES.get(role) or to_lower(role)) if type(role) is str else _str(role, "Message.role")
+    )
     m.Content = content if type(content) is str else _str(content, "Message.content")
     m.Thinking = thinking if type(thinking) is str else _str(thinking, "Message.thinking")
     m.Images = _slice([_image(i) for i in images], "[]main.ImageData") if images else _NIL_IMAGES
