@@ -236,13 +236,14 @@ TemplateTool = _struct(
 
 
 # marshal's fast path (json_text): the JSON of the tool types, field by field as their
-# go_fields declare them (omitempty: an interface when nil, a slice or string when empty)
+# go_fields declare them (omitempty: an interface when nil, a slice or string when empty);
+# fields of a view type the shaping made (a template cannot change them) written directly
 def _property_json(p: Any) -> str:
     parts = []
     if p.AnyOf:
-        parts.append('"anyOf":' + json_text(p.AnyOf))
+        parts.append('"anyOf":[' + ",".join([_property_json(x) for x in p.AnyOf]) + "]")
     if p.Type:
-        parts.append('"type":' + json_text(p.Type))
+        parts.append('"type":' + p.Type.go_json_text())
     if p.Items is not None:
         parts.append('"items":' + json_text(p.Items))
     if p.Description:
@@ -250,7 +251,7 @@ def _property_json(p: Any) -> str:
     if p.Enum:
         parts.append('"enum":' + json_text(p.Enum))
     if p.Properties:
-        parts.append('"properties":' + json_text(p.Properties))
+        parts.append('"properties":' + p.Properties.go_json_text())
     return "{" + ",".join(parts) + "}"
 
 
@@ -261,8 +262,13 @@ def _parameters_json(p: Any) -> str:
     if p.Items is not None:
         text += ',"items":' + json_text(p.Items)
     if p.Required:
-        text += ',"required":' + json_text(p.Required)
-    return text + ',"properties":' + json_text(p.Properties) + "}"
+        text += ',"required":[' + ",".join(map(json_string, p.Required)) + "]"
+    properties = p.Properties
+    if properties.nil:
+        return text + ',"properties":null}'
+    # (keys by code point: by UTF-8 bytes unless one is invalid, which marshal checks)
+    items = [json_string(k) + ":" + _property_json(properties[k]) for k in sorted(properties)]
+    return text + ',"properties":{' + ",".join(items) + "}}"
 
 
 def _function_json(f: Any) -> str:
@@ -272,7 +278,7 @@ def _function_json(f: Any) -> str:
         + ',"description":'
         + json_string(f.Description)
         + ',"parameters":'
-        + json_text(f.Parameters)
+        + _parameters_json(f.Parameters)
         + "}"
     )
 
@@ -281,7 +287,7 @@ def _tool_json(t: Any) -> str:
     text = '{"type":' + json_string(t.Type)
     if t.Items is not None:
         text += ',"items":' + json_text(t.Items)
-    return text + ',"function":' + json_text(t.Function) + "}"
+    return text + ',"function":' + _function_json(t.Function) + "}"
 
 
 ToolProperty.go_json_text = _property_json  # type: ignore[attr-defined]
