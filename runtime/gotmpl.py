@@ -305,14 +305,16 @@ def method_call(recv: Any, names: tuple, *args: Any, zero: bool = False, elem: b
 
 
 def _sorted_items(d: dict) -> list:
-    keys = list(d)
-    if all(type(k) is str for k in keys) and "".join(keys).isascii():
-        keys.sort()  # ASCII strings: code point order is byte order
-        return [(k, d[k]) for k in keys]
     try:
-        keys = sorted(d, key=lambda k: to_bytes(k) if isinstance(k, str) else k)
-    except TypeError:
-        keys = list(d)
+        keys = sorted(d)
+        ascii_strings = "".join(keys).isascii()  # then code point order is byte order
+    except TypeError:  # not all strings
+        ascii_strings = False
+    if not ascii_strings:
+        try:
+            keys = sorted(d, key=lambda k: to_bytes(k) if isinstance(k, str) else k)
+        except TypeError:
+            keys = list(d)
     return [(k, d[k]) for k in keys]
 
 
