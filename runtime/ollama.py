@@ -542,11 +542,13 @@ def _think(think: Any) -> tuple[bool, str, bool]:
 
 
 def collate(messages: list) -> tuple[str, list]:
-    """template.collate: merge consecutive same-role messages (not tool); all system text."""
+    """Each request message shaped (``_message``), then template.collate: consecutive
+    messages of one role (not tool) merged; all system text."""
     system: list[str] = []
     collated: list = []
     last = None
-    for msg in messages:
+    for raw in messages:
+        msg = _message(raw)
         role = msg.Role
         if role == "system":
             system.append(msg.Content)
@@ -596,7 +598,7 @@ def template_values(messages: Any, tools: Any = None, think: Any = None) -> dict
         raise RequestError(
             "json: cannot unmarshal messages into Go struct field of type []api.Message"
         )
-    system, collated = collate([_message(m) for m in messages])
+    system, collated = collate(messages)
     if think is None:
         think_value, level, is_set = False, "", False
     else:
