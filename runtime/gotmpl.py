@@ -140,13 +140,22 @@ def to_str(value: Any) -> str:
         return value
     if value is None:
         return "<no value>"
+    string = _STRINGERS.get(type(value))
+    if string is not None:
+        return string(value)
     if isinstance(value, GoStruct) and value.go_pointer:
         return format_value(value)[1:]  # printValue indirects the pointer: no "&"
     if isinstance(value, str):
         return str(value)
     if isinstance(value, (list, dict)) and hasattr(type(value), "String"):
-        return value.String()  # a fmt.Stringer (a view type): fmt prints what it returns
+        # a fmt.Stringer (a view type): fmt prints what it returns
+        string = _STRINGERS[type(value)] = type(value).String
+        return string(value)
     return format_value(value)
+
+
+#: list and dict types with a String method (fmt.Stringer view types), as to_str meets them
+_STRINGERS: dict = {}
 
 
 def sprintf(fmt: str, *args: Any) -> str:
