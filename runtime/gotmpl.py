@@ -808,6 +808,13 @@ def to_typescript_type(value: Any) -> str:
 
 def plain_data(value: Any) -> Any:
     """JSON data as Go's encoding/json decodes it into ``any``: every number a float64."""
+    t = type(value)
+    if t is str:
+        return value
+    if t is dict:
+        return {k if type(k) is str else str(k): plain_data(v) for k, v in value.items()}
+    if t is list:
+        return [v if type(v) is str else plain_data(v) for v in value]
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
     if isinstance(value, int):
