@@ -17,6 +17,7 @@ from runtime.gotmpl import (
     slice_length,
     to_json,
 )
+from runtime.ollama import TemplateMessage
 
 TEMPLATE_NAME = "examples/seed002_gemma3_tools.gotmpl"
 SOURCE_SHA256 = "5e4271c679cca23c0c3c4d983acfc708966b0187a8044a4280ec35c933973fb8"
@@ -70,19 +71,36 @@ def render(context: dict) -> str:
         v___3 = dot_4
         v_last_5 = eq(slice_length(field(dot, "Messages"), v_i_2), 1)
         # line 70: if
-        if eq(field_of_elem(dot_4, "Role"), "user"):
+        if eq(
+            dot_4.Role if type(dot_4) is TemplateMessage else field_of_elem(dot_4, "Role"), "user"
+        ):
             _w("<start_of_turn>user\n")
-            _w(print_field_of_elem(dot_4, "Content"))
+            _w(
+                dot_4.Content
+                if type(dot_4) is TemplateMessage
+                else print_field_of_elem(dot_4, "Content")
+            )
             _w("<end_of_turn>\n")
             # line 72: if
             if v_last_5:
                 _w("<start_of_turn>model\n")
-        elif eq(field_of_elem(dot_4, "Role"), "assistant"):
+        elif eq(
+            dot_4.Role if type(dot_4) is TemplateMessage else field_of_elem(dot_4, "Role"),
+            "assistant",
+        ):
             _w("<start_of_turn>model")
             # line 75: if
-            if field_of_elem(dot_4, "ToolCalls"):
+            if (
+                dot_4.ToolCalls
+                if type(dot_4) is TemplateMessage
+                else field_of_elem(dot_4, "ToolCalls")
+            ):
                 # line 76: for
-                for dot_6 in range_values(field_of_elem(dot_4, "ToolCalls")):
+                for dot_6 in range_values(
+                    dot_4.ToolCalls
+                    if type(dot_4) is TemplateMessage
+                    else field_of_elem(dot_4, "ToolCalls")
+                ):
                     _w('\n```tool_call\n{"name": "')
                     _w(print_field_path(dot_6, ("Function", "Name"), elem=True, zero=True))
                     _w('", "parameters": ')
@@ -90,14 +108,24 @@ def render(context: dict) -> str:
                     _w("}\n```")
             else:
                 _w("\n")
-                _w(print_field_of_elem(dot_4, "Content"))
+                _w(
+                    dot_4.Content
+                    if type(dot_4) is TemplateMessage
+                    else print_field_of_elem(dot_4, "Content")
+                )
             _w("\n")
             # line 84: if
             if not v_last_5:
                 _w("<end_of_turn>\n")
-        elif eq(field_of_elem(dot_4, "Role"), "tool"):
+        elif eq(
+            dot_4.Role if type(dot_4) is TemplateMessage else field_of_elem(dot_4, "Role"), "tool"
+        ):
             _w("<start_of_turn>user\n```tool_output\n")
-            _w(print_field_of_elem(dot_4, "Content"))
+            _w(
+                dot_4.Content
+                if type(dot_4) is TemplateMessage
+                else print_field_of_elem(dot_4, "Content")
+            )
             _w("\n```\n<end_of_turn>\n")
             # line 91: if
             if v_last_5:

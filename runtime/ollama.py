@@ -368,7 +368,7 @@ def _str(value: Any, what: str) -> str:
         raise RequestError(
             f"json: cannot unmarshal {type(value).__name__} into Go struct field {what} of type string"
         )
-    return value
+    return str.__str__(value)  # exactly a str (a subclass's data): what Go's string holds
 
 
 def _property(raw: Any) -> Any:

@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from runtime import ollama
+
 from .. import ir
 from . import nodes as n
 from .literals import go_quote
@@ -667,6 +669,46 @@ def _assigns_dollar(node: Any) -> bool:
     return False
 
 
+#: Field reads of Ollama's message view (runtime.ollama.TemplateMessage, whose str fields
+#: always hold exactly a str): the fields each helper may read directly.
+_MESSAGE_READS = {
+    "gotmpl.field": frozenset(f[0] for f in ollama.TemplateMessage.go_fields),
+    "gotmpl.field_of_elem": frozenset(f[0] for f in ollama.TemplateMessage.go_fields),
+    "gotmpl.print_field": frozenset(
+        f[0] for f in ollama.TemplateMessage.go_fields if f[1] == "string"
+    ),
+    "gotmpl.print_field_of_elem": frozenset(
+        f[0] for f in ollama.TemplateMessage.go_fields if f[1] == "string"
+    ),
+}
+
+
+def _direct_message_reads(body: tuple) -> tuple:
+    """``.Role`` / ``.Content`` ... on a variable (a range over .Messages): the attribute
+    itself when the variable holds a message (``type(x) is TemplateMessage``: what the
+    helper would read, and print unchanged), the helper for anything else.
+
+    (``ir.LoopAttr`` is the IR's plain attribute read.)"""
+
+    def fold(node: Any) -> Any:
+        node = ir.map_children(node, fold)
+        if (
+            isinstance(node, ir.Helper)
+            and node.name in _MESSAGE_READS
+            and not node.kwargs
+            and isinstance(node.args[0], ir.Name)
+            and node.args[1].value in _MESSAGE_READS[node.name]
+        ):
+            recv = node.args[0]
+            is_message = ir.Compare(
+                ir.Helper("builtins.type", (recv,)), (("is", ir.Ref("ollama.TemplateMessage")),)
+            )
+            return ir.CondExpr(is_message, ir.LoopAttr(recv, node.args[1].value), node)
+        return node
+
+    return fold(body)
+
+
 def lower_template_set(parsed: Any, profile: str) -> ir.Module:
     """The IR module of a parsed template set (``frontend.GoTemplate``).
 
@@ -725,4 +767,6 @@ def lower_template_set(parsed: Any, profile: str) -> ir.Module:
         )
     else:
         body += main
+    if profile == "ollama":
+        body = list(_direct_message_reads(tuple(body)))
     return ir.Module(tuple(body), "go", profile, tuple(meta))

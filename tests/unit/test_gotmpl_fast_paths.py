@@ -172,3 +172,28 @@ def test_slice_length_is_len_of_slice(item, indexes):
     assert _slice_outcome(lambda: g.slice_length(item, *indexes)) == _slice_outcome(
         lambda: g.length(g.slice_(item, *indexes))
     )
+
+
+# ----------------------------------------------------------------------------- message field reads
+
+
+def test_message_fields_read_directly_only_from_messages():
+    from compiler import compile_template
+
+    src = '{{ range .Messages }}{{ .Role }}|{{ .Content }}|{{ if eq .Role "user" }}u{{ end }};{{ end }}'
+    t = compile_template(src, dialect="go", profile="ollama")
+    assert "TemplateMessage" in t.python_source  # the direct reads are there
+    message = ollama._message({"role": "USER", "content": "hi"})
+    data = {"Messages": [{"Role": "x", "Content": 1.5}, message, {"Role": "user"}]}
+    assert t.render(data) == "x|1.5|;user|hi|u;user|<no value>|u;"
+
+
+class _Text(str):
+    def __str__(self):
+        return "other"
+
+
+def test_message_strings_are_exactly_str():
+    message = ollama._message({"role": "user", "content": _Text("data"), "thinking": _Text("t")})
+    assert type(message.Content) is str and message.Content == "data"
+    assert type(message.Thinking) is str and message.Thinking == "t"
