@@ -17,7 +17,7 @@ from runtime.gotmpl import (
     slice_length,
     to_json,
 )
-from runtime.ollama import TemplateMessage
+from runtime.ollama import TemplateMessage, TemplateTool, TemplateToolCall
 
 TEMPLATE_NAME = "examples/seed002_gemma3_tools.gotmpl"
 SOURCE_SHA256 = "5e4271c679cca23c0c3c4d983acfc708966b0187a8044a4280ec35c933973fb8"
@@ -102,7 +102,11 @@ def render(context: dict) -> str:
                     else field_of_elem(dot_4, "ToolCalls")
                 ):
                     _w('\n```tool_call\n{"name": "')
-                    _w(print_field_path(dot_6, ("Function", "Name"), elem=True, zero=True))
+                    _w(
+                        dot_6.Function.Name
+                        if type(dot_6) in (TemplateToolCall, TemplateTool)
+                        else print_field_path(dot_6, ("Function", "Name"), elem=True, zero=True)
+                    )
                     _w('", "parameters": ')
                     _w(print_field_path(dot_6, ("Function", "Arguments"), elem=True, zero=True))
                     _w("}\n```")

@@ -669,42 +669,80 @@ def _assigns_dollar(node: Any) -> bool:
     return False
 
 
-#: Field reads of Ollama's message view (runtime.ollama.TemplateMessage, whose str fields
-#: always hold exactly a str): the fields each helper may read directly.
-_MESSAGE_READS = {
-    "gotmpl.field": frozenset(f[0] for f in ollama.TemplateMessage.go_fields),
-    "gotmpl.field_of_elem": frozenset(f[0] for f in ollama.TemplateMessage.go_fields),
-    "gotmpl.print_field": frozenset(
-        f[0] for f in ollama.TemplateMessage.go_fields if f[1] == "string"
-    ),
-    "gotmpl.print_field_of_elem": frozenset(
-        f[0] for f in ollama.TemplateMessage.go_fields if f[1] == "string"
-    ),
+#: Ollama's view types (runtime.ollama) whose fields a template reads: a value of one is
+#: always an instance of that class, its string fields exactly a str.
+_VIEWS = {
+    name: getattr(ollama, name)
+    for name in (
+        "TemplateMessage",
+        "TemplateToolCall",
+        "TemplateToolCallFunction",
+        "TemplateTool",
+        "TemplateToolFunction",
+        "TemplateToolFunctionParameters",
+        "ToolProperty",
+    )
+}
+_VIEW_OF_GO_TYPE = {cls.go_type: name for name, cls in _VIEWS.items() if not cls.go_pointer}
+#: field reads: helper -> (the names it reads, whether it prints the value)
+_READ_HELPERS = {
+    "gotmpl.field": False,
+    "gotmpl.field_of_elem": False,
+    "gotmpl.field_path": False,
+    "gotmpl.print_field": True,
+    "gotmpl.print_field_of_elem": True,
+    "gotmpl.print_field_path": True,
 }
 
 
-def _direct_message_reads(body: tuple) -> tuple:
-    """``.Role`` / ``.Content`` ... on a variable (a range over .Messages): the attribute
-    itself when the variable holds a message (``type(x) is TemplateMessage``: what the
-    helper would read, and print unchanged), the helper for anything else.
+def _view_chain(view: str, names: tuple, printed: bool) -> bool:
+    """Does ``.A.B.C`` on a value of the view type ``view`` read struct fields only (every
+    step but the last a struct value, never nil), ending on a string when ``printed``?"""
+    go_types = _VIEWS[view].go_field_types
+    for i, name in enumerate(names):
+        go_type = go_types.get(name)
+        if go_type is None:
+            return False
+        if i == len(names) - 1:
+            return go_type == "string" or not printed
+        if go_type not in _VIEW_OF_GO_TYPE:
+            return False
+        go_types = _VIEWS[_VIEW_OF_GO_TYPE[go_type]].go_field_types
+    return False
+
+
+def _direct_view_reads(body: tuple) -> tuple:
+    """A field chain read on a variable (``.Role`` in a range over .Messages, ``.Function.Name``
+    in one over .Tools): the attributes themselves when the variable holds a view type the
+    chain reads through (``type(x) is ...``: what the helper would read, and print, since its
+    strings are exactly str), the helper for anything else.
 
     (``ir.LoopAttr`` is the IR's plain attribute read.)"""
 
     def fold(node: Any) -> Any:
         node = ir.map_children(node, fold)
-        if (
+        if not (
             isinstance(node, ir.Helper)
-            and node.name in _MESSAGE_READS
-            and not node.kwargs
+            and node.name in _READ_HELPERS
             and isinstance(node.args[0], ir.Name)
-            and node.args[1].value in _MESSAGE_READS[node.name]
+            and isinstance(node.args[1], ir.Const)
         ):
-            recv = node.args[0]
-            is_message = ir.Compare(
-                ir.Helper("builtins.type", (recv,)), (("is", ir.Ref("ollama.TemplateMessage")),)
-            )
-            return ir.CondExpr(is_message, ir.LoopAttr(recv, node.args[1].value), node)
-        return node
+            return node
+        recv, names = node.args[0], node.args[1].value
+        names = names if isinstance(names, tuple) else (names,)
+        views = [v for v in _VIEWS if _view_chain(v, names, _READ_HELPERS[node.name])]
+        if not views:
+            return node
+        direct: ir.Expr = recv
+        for name in names:
+            direct = ir.LoopAttr(direct, name)
+        refs = tuple(ir.Ref(f"ollama.{v}") for v in views)
+        kind = ir.Helper("builtins.type", (recv,))
+        if len(refs) == 1:
+            test = ir.Compare(kind, (("is", refs[0]),))
+        else:
+            test = ir.Compare(kind, (("in", ir.TupleLit(refs)),))
+        return ir.CondExpr(test, direct, node)
 
     return fold(body)
 
@@ -768,5 +806,5 @@ def lower_template_set(parsed: Any, profile: str) -> ir.Module:
     else:
         body += main
     if profile == "ollama":
-        body = list(_direct_message_reads(tuple(body)))
+        body = list(_direct_view_reads(tuple(body)))
     return ir.Module(tuple(body), "go", profile, tuple(meta))

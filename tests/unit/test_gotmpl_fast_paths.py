@@ -197,3 +197,53 @@ def test_message_strings_are_exactly_str():
     message = ollama._message({"role": "user", "content": _Text("data"), "thinking": _Text("t")})
     assert type(message.Content) is str and message.Content == "data"
     assert type(message.Thinking) is str and message.Thinking == "t"
+
+
+VIEW_READS = (
+    "{{ range .Tools }}{{ .Type }} {{ .Function.Name }}|{{ .Function.Parameters.Properties }}|"
+    "{{ range $k, $p := .Function.Parameters.Properties }}{{ $k }}={{ $p.Type }}/{{ $p.Description }},"
+    "{{ end }};{{ end }}"
+    "{{ range .Messages }}{{ range .ToolCalls }}{{ .ID }}{{ .Function.Name }}{{ .Function.Arguments }}"
+    "{{ end }}{{ end }}"
+)
+
+
+def test_view_field_chains_read_directly_only_from_views():
+    from compiler import compile_template
+    from runtime.gotmpl import ExecError
+
+    t = compile_template(VIEW_READS, dialect="go", profile="ollama")
+    assert "TemplateTool" in t.python_source
+    data = {
+        "Tools": [
+            {
+                "Type": 1.0,
+                "Function": {"Name": "n", "Parameters": {"Properties": {"a": {"Type": "t"}}}},
+            }
+        ],
+        "Messages": [{"ToolCalls": [{"ID": "i", "Function": {"Name": "f", "Arguments": None}}]}],
+    }
+    assert t.render(data) == "1 n|map[a:map[Type:t]]|a=t/<no value>,;if<no value>"
+    with pytest.raises(ExecError, match=r"nil pointer evaluating interface \{\}\.Type"):
+        t.render({"Tools": [None]})
+
+
+def test_view_field_chains_like_go():
+    goref_client = pytest.importorskip("goref_client")
+    if not goref_client.go_available():
+        pytest.skip("`go` is not available")
+    from compiler import compile_template
+
+    request = {
+        "messages": [
+            {"role": "assistant", "tool_calls": [{"id": "c1", "function": {"name": "f"}}]},
+            {"role": "assistant", "tool_calls": [{"function": {"arguments": {"b": 1, "a": "<"}}}]},
+        ],
+        "tools": [TOOL, {"type": "function", "function": {"name": "g"}}, {}],
+    }
+    ok, want = goref_client.get_reference().ollama(VIEW_READS, request)
+    assert ok, want
+    got = compile_template(VIEW_READS, dialect="go", profile="ollama").render_conversation(
+        request["messages"], tools=request["tools"], now="2024-07-26"
+    )
+    assert got == want
