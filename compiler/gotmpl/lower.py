@@ -684,7 +684,7 @@ _VIEWS = {
     )
 }
 _VIEW_OF_GO_TYPE = {cls.go_type: name for name, cls in _VIEWS.items() if not cls.go_pointer}
-#: field reads: helper -> (the names it reads, whether it prints the value)
+#: the field-read helpers, and whether each prints the value it reads
 _READ_HELPERS = {
     "gotmpl.field": False,
     "gotmpl.field_of_elem": False,
