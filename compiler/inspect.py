@@ -694,6 +694,9 @@ _GO_FIELD_HELPERS = frozenset(
         "field",
         "field_of_elem",
         "field_path",
+        "print_field",
+        "print_field_of_elem",
+        "print_field_path",
         "method_call",
         "length_path",
         "string_arg_path",
@@ -743,6 +746,8 @@ def _go_report(report: Report, module: ir.Module) -> None:
 
 
 def _is_go_role(node: Any) -> bool:
+    if isinstance(node, ir.CondExpr):  # the Go lowering's direct read of a view type's field,
+        node = node.orelse  # the field helper otherwise
     return (
         isinstance(node, ir.Helper)
         and node.name.startswith("gotmpl.field")

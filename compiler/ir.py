@@ -247,7 +247,8 @@ class DictLookup(Expr):
 
 @dataclass(frozen=True, slots=True)
 class LoopAttr(Expr):
-    """An attribute of the loop object a ``For`` made (``loop.last``): a plain attribute read."""
+    """A plain Python attribute read (``loop.last`` of the loop object a ``For`` made; the Go
+    lowering's guarded reads of Ollama's view fields, ``.Role``), no sandbox in between."""
 
     loop: Expr
     attr: str

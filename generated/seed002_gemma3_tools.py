@@ -9,14 +9,15 @@ from runtime.gotmpl import (
     eq,
     field,
     field_of_elem,
-    field_path,
-    length,
+    print_field,
+    print_field_of_elem,
+    print_field_path,
     range_pairs,
     range_values,
-    slice_,
+    slice_length,
     to_json,
-    to_str,
 )
+from runtime.ollama import TemplateMessage, TemplateTool, TemplateToolCall
 
 TEMPLATE_NAME = "examples/seed002_gemma3_tools.gotmpl"
 SOURCE_SHA256 = "5e4271c679cca23c0c3c4d983acfc708966b0187a8044a4280ec35c933973fb8"
@@ -49,7 +50,7 @@ def render(context: dict) -> str:
     # line 1: if
     if field(dot, "System") or field(dot, "Tools"):
         _w("<start_of_turn>user\n")
-        _w(to_str(field(dot, "System")))
+        _w(print_field(dot, "System"))
         # line 3: if
         if field(dot, "Tools"):
             _w(
@@ -68,36 +69,67 @@ def render(context: dict) -> str:
     # line 68: for
     for v_i_2, dot_4 in range_pairs(v_i_2):
         v___3 = dot_4
-        v_last_5 = eq(length(slice_(field(dot, "Messages"), v_i_2)), 1)
+        v_last_5 = eq(slice_length(field(dot, "Messages"), v_i_2), 1)
         # line 70: if
-        if eq(field_of_elem(dot_4, "Role"), "user"):
+        if eq(
+            dot_4.Role if type(dot_4) is TemplateMessage else field_of_elem(dot_4, "Role"), "user"
+        ):
             _w("<start_of_turn>user\n")
-            _w(to_str(field_of_elem(dot_4, "Content")))
+            _w(
+                dot_4.Content
+                if type(dot_4) is TemplateMessage
+                else print_field_of_elem(dot_4, "Content")
+            )
             _w("<end_of_turn>\n")
             # line 72: if
             if v_last_5:
                 _w("<start_of_turn>model\n")
-        elif eq(field_of_elem(dot_4, "Role"), "assistant"):
+        elif eq(
+            dot_4.Role if type(dot_4) is TemplateMessage else field_of_elem(dot_4, "Role"),
+            "assistant",
+        ):
             _w("<start_of_turn>model")
             # line 75: if
-            if field_of_elem(dot_4, "ToolCalls"):
+            if (
+                dot_4.ToolCalls
+                if type(dot_4) is TemplateMessage
+                else field_of_elem(dot_4, "ToolCalls")
+            ):
                 # line 76: for
-                for dot_6 in range_values(field_of_elem(dot_4, "ToolCalls")):
+                for dot_6 in range_values(
+                    dot_4.ToolCalls
+                    if type(dot_4) is TemplateMessage
+                    else field_of_elem(dot_4, "ToolCalls")
+                ):
                     _w('\n```tool_call\n{"name": "')
-                    _w(to_str(field_path(dot_6, ("Function", "Name"), elem=True, zero=True)))
+                    _w(
+                        dot_6.Function.Name
+                        if type(dot_6) in (TemplateToolCall, TemplateTool)
+                        else print_field_path(dot_6, ("Function", "Name"), elem=True, zero=True)
+                    )
                     _w('", "parameters": ')
-                    _w(to_str(field_path(dot_6, ("Function", "Arguments"), elem=True, zero=True)))
+                    _w(print_field_path(dot_6, ("Function", "Arguments"), elem=True, zero=True))
                     _w("}\n```")
             else:
                 _w("\n")
-                _w(to_str(field_of_elem(dot_4, "Content")))
+                _w(
+                    dot_4.Content
+                    if type(dot_4) is TemplateMessage
+                    else print_field_of_elem(dot_4, "Content")
+                )
             _w("\n")
             # line 84: if
             if not v_last_5:
                 _w("<end_of_turn>\n")
-        elif eq(field_of_elem(dot_4, "Role"), "tool"):
+        elif eq(
+            dot_4.Role if type(dot_4) is TemplateMessage else field_of_elem(dot_4, "Role"), "tool"
+        ):
             _w("<start_of_turn>user\n```tool_output\n")
-            _w(to_str(field_of_elem(dot_4, "Content")))
+            _w(
+                dot_4.Content
+                if type(dot_4) is TemplateMessage
+                else print_field_of_elem(dot_4, "Content")
+            )
             _w("\n```\n<end_of_turn>\n")
             # line 91: if
             if v_last_5:

@@ -95,10 +95,14 @@ __all__ = [
     "method_call",
     "ne",
     "plain_data",
+    "print_field",
+    "print_field_of_elem",
+    "print_field_path",
     "range_pairs",
     "range_values",
     "set_now",
     "slice_",
+    "slice_length",
     "sprint",
     "sprintf",
     "sprintln",
@@ -136,11 +140,22 @@ def to_str(value: Any) -> str:
         return value
     if value is None:
         return "<no value>"
+    string = _STRINGERS.get(type(value))
+    if string is not None:
+        return string(value)
     if isinstance(value, GoStruct) and value.go_pointer:
         return format_value(value)[1:]  # printValue indirects the pointer: no "&"
     if isinstance(value, str):
         return str(value)
+    if isinstance(value, (list, dict)) and hasattr(type(value), "String"):
+        # a fmt.Stringer (a view type): fmt prints what it returns
+        string = _STRINGERS[type(value)] = type(value).String
+        return string(value)
     return format_value(value)
+
+
+#: list and dict types with a String method (fmt.Stringer view types), as to_str meets them
+_STRINGERS: dict = {}
 
 
 def sprintf(fmt: str, *args: Any) -> str:
@@ -231,6 +246,21 @@ def field_of_elem(recv: Any, name: str) -> Any:
     return _lookup(recv, name, "interface {}" if _is_plain(recv) else None, False)[0]
 
 
+def print_field(recv: Any, name: str) -> str:
+    """``{{ .name }}``: ``to_str(field(recv, name))``."""
+    value = recv.get(name) if type(recv) is dict else field(recv, name)
+    return value if type(value) is str else to_str(value)
+
+
+def print_field_of_elem(recv: Any, name: str) -> str:
+    """``{{ .name }}`` on a range element: ``to_str(field_of_elem(recv, name))``."""
+    if name in getattr(recv, "go_field_types", ()):
+        value = getattr(recv, name)
+    else:
+        value = field_of_elem(recv, name)
+    return value if type(value) is str else to_str(value)
+
+
 def _walk(recv: Any, names: tuple, zero: bool, elem: bool) -> tuple[Any, str | None, bool]:
     """``.A.B.C`` on ``recv``: (value, static type of the slot it came from or None when
     that is the value's own type, whether a None value is a nil interface)."""
@@ -249,7 +279,18 @@ def _walk(recv: Any, names: tuple, zero: bool, elem: bool) -> tuple[Any, str | N
 def field_path(recv: Any, names: tuple, zero: bool = False, elem: bool = False) -> Any:
     """``.A.B.C``: a chain of fields (a missing key stays "no value" unless ``zero``,
     Ollama's missingkey=zero, where the next step fails as on a nil interface)."""
-    return _walk(recv, names, zero, elem)[0]
+    value = recv
+    for name in names:  # struct fields all the way (the view types): plain attribute reads
+        if name not in getattr(value, "go_field_types", ()):
+            return _walk(recv, names, zero, elem)[0]
+        value = getattr(value, name)
+    return value
+
+
+def print_field_path(recv: Any, names: tuple, zero: bool = False, elem: bool = False) -> str:
+    """``{{ .A.B.C }}``: ``to_str(field_path(...))``."""
+    value = field_path(recv, names, zero, elem)
+    return value if type(value) is str else to_str(value)
 
 
 def method_call(recv: Any, names: tuple, *args: Any, zero: bool = False, elem: bool = False) -> Any:
@@ -274,9 +315,15 @@ def method_call(recv: Any, names: tuple, *args: Any, zero: bool = False, elem: b
 
 def _sorted_items(d: dict) -> list:
     try:
-        keys = sorted(d, key=lambda k: to_bytes(k) if isinstance(k, str) else k)
-    except TypeError:
-        keys = list(d)
+        keys = sorted(d)
+        ascii_strings = "".join(keys).isascii()  # then code point order is byte order
+    except TypeError:  # not all strings
+        ascii_strings = False
+    if not ascii_strings:
+        try:
+            keys = sorted(d, key=lambda k: to_bytes(k) if isinstance(k, str) else k)
+        except TypeError:
+            keys = list(d)
     return [(k, d[k]) for k in keys]
 
 
@@ -336,8 +383,8 @@ def _type_of(value: Any) -> str:
 
 def eq(arg1: Any, *args: Any) -> bool:
     """Go's eq: arg1 == args[0] || arg1 == args[1] || ...; basic kinds only."""
-    if type(arg1) is str and len(args) == 1 and type(args[0]) is str:
-        return arg1 == args[0]
+    if len(args) == 1 and type(arg1) is type(args[0]) and type(arg1) in (str, int):
+        return arg1 == args[0]  # two strings or two ints
     if not args:
         raise ExecError("error calling eq: missing argument for comparison")
     k1 = _basic(arg1)
@@ -576,12 +623,22 @@ def slice_(item: Any, *indexes: Any) -> Any:
     if type(item) is list:
         return part
     result = type(item)(part)
-    if isinstance(result, GoSlice) and hasattr(item, "__dict__"):
+    attrs = getattr(item, "__dict__", None)
+    if attrs and isinstance(result, GoSlice):  # (else the class has them all)
         # a nil slice sliced [0:0] stays nil (reflect keeps its nil data pointer)
-        result.__dict__.update({k: v for k, v in item.__dict__.items() if k != "nil"})
+        result.__dict__.update({k: v for k, v in attrs.items() if k != "nil"})
         if getattr(item, "nil", False):
             result.nil = True
     return result
+
+
+def slice_length(item: Any, *indexes: Any) -> int:
+    """``len (slice item i ...)``: the slice's length (a slice is never too long for len)."""
+    if len(indexes) == 1 and isinstance(item, list):
+        i = indexes[0]
+        if type(i) is int and 0 <= i <= len(item):
+            return len(item) - i  # item[i:] without making it
+    return length(slice_(item, *indexes))
 
 
 # ----------------------------------------------------------------------------- escaping
@@ -751,6 +808,13 @@ def to_typescript_type(value: Any) -> str:
 
 def plain_data(value: Any) -> Any:
     """JSON data as Go's encoding/json decodes it into ``any``: every number a float64."""
+    t = type(value)
+    if t is str:
+        return value
+    if t is dict:
+        return {k if type(k) is str else str(k): plain_data(v) for k, v in value.items()}
+    if t is list:
+        return [v if type(v) is str else plain_data(v) for v in value]
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
     if isinstance(value, int):

@@ -25,7 +25,9 @@ method is a ``fmt.Stringer``; one with ``MarshalJSON`` marshals itself.
 from __future__ import annotations
 
 import bisect
+import json
 import math
+import re
 import struct
 import unicodedata
 from decimal import Decimal
@@ -973,18 +975,164 @@ def _json_string(s: str) -> str:
 
 
 def marshal(v: Any) -> str:
-    """encoding/json.Marshal. Raises JSONError for values Go cannot encode."""
+    """encoding/json.Marshal. Raises JSONError for values Go cannot encode.
+
+    The fast way (``json_text``) writes the common values directly, strings through the
+    json module's encoder, Go's HTML escaping applied to the whole text after. Anything it
+    does not cover (an error, a float Python would write otherwise, keys that are not
+    strings or not valid UTF-8) goes the exact way, value by value.
+    """
+    try:
+        text = _json_text(v)
+    except (_Unusual, TypeError, RecursionError):
+        return _marshal_exact(v)
+    if not text.isascii() and _SURROGATE.search(text):
+        return _marshal_exact(v)  # invalid UTF-8: Go writes \ufffd (and sorts keys by bytes)
+    for ch, escape in _JSON_HTML_ESCAPES:
+        if ch in text:
+            text = text.replace(ch, escape)
+    return text
+
+
+class _Unusual(Exception):
+    """A value the fast JSON path leaves to the exact one."""
+
+
+#: A JSON string as Go writes it before its HTML escaping: only " \\ and control characters
+#: escaped (\b \f \n \r \t short, \u00xx in lower case for the rest); non-ASCII as it is.
+json_string = json.encoder.encode_basestring
+_JSON_HTML_ESCAPES = tuple((ch, f"\\u{ord(ch):04x}") for ch in "<>&\u2028\u2029")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _json_text(v: Any) -> str:
+    """encoding/json's text of ``v`` before the HTML escaping, for the values it covers;
+    raises _Unusual (or TypeError) for the others."""
+    t = type(v)
+    if t is str:
+        return json_string(v)
+    if v is None:
+        return "null"
+    if t is dict:
+        return _json_map(v)
+    if t is list:
+        return "[" + ",".join([_json_text(e) for e in v]) + "]"
+    if t is bool:
+        return "true" if v else "false"
+    if t is int:
+        return int.__repr__(v)
+    if t is float:
+        return _json_float(v)
+    conv = _JSON_CONVERTERS.get(t)
+    if conv is None:
+        conv = _JSON_CONVERTERS[t] = _json_converter(t)
+    return conv(v)
+
+
+json_text = _json_text
+
+
+def _json_float(f: float) -> str:
+    """A float64 as Go writes it, where Python's repr agrees: integral ones below 2**53,
+    others not below 1e-4 (repr's fixed notation); the rest the exact way."""
+    a = abs(f)
+    if a < 9007199254740992.0:
+        if f == int(f):
+            if f == 0 and math.copysign(1.0, f) < 0:
+                raise _Unusual  # -0
+            return int.__repr__(int(f))
+        if a >= 1e-4:
+            return float.__repr__(f)
+    raise _Unusual
+
+
+def _json_map(d: dict) -> str:
+    if getattr(d, "nil", False):
+        return "null"
+    keys = sorted(d)  # strings sort by code point: their UTF-8 order (surrogates excluded)
+    # json_string raises TypeError for a key that is no string
+    return "{" + ",".join([json_string(k) + ":" + _json_text(d[k]) for k in keys]) + "}"
+
+
+def _json_list(s: Any) -> str:
+    if getattr(s, "nil", False):
+        return "null"
+    return "[" + ",".join([_json_text(e) for e in s]) + "]"
+
+
+def _json_unusual(v: Any) -> Any:
+    raise _Unusual
+
+
+_JSON_CONVERTERS: dict = {}
+
+
+def _json_converter(t: type) -> Any:
+    """The fast path's text of values of type ``t`` (checked in _marshal_exact's order)."""
+    hook = getattr(t, "go_json_text", None)  # the type's own
+    if hook is not None:
+        return hook
+    if hasattr(t, "MarshalJSON"):
+        return _json_unusual
+    if issubclass(t, bool):
+        return lambda v: "true" if v else "false"
+    if issubclass(t, int):
+        return lambda v: int.__repr__(int(v))
+    if issubclass(t, float):
+        return lambda v: _json_float(float(v))
+    if issubclass(t, str):
+        return json_string
+    if issubclass(t, GoNil):
+        return lambda v: "null"
+    if issubclass(t, GoStruct):
+        return _json_struct_converter(t)
+    if issubclass(t, dict):
+        return _json_map
+    if issubclass(t, list):
+        return _json_list
+    return _json_unusual
+
+
+def _json_struct_converter(t: type) -> Any:
+    # (attribute, '"key":', omitempty: 0 never, 1 when nil (an interface), 2 when empty)
+    fields = tuple(
+        (
+            name,
+            json_string(json_name or name) + ":",
+            (1 if typ == "interface {}" else 2) if omitempty else 0,
+        )
+        for name, typ, json_name, omitempty in t.go_fields
+    )
+
+    def convert(v: Any) -> str:
+        parts = []
+        for name, key, omit in fields:
+            value = getattr(v, name)
+            if omit:
+                if omit == 1:
+                    if value is None:
+                        continue
+                elif not value and not isinstance(value, GoStruct):
+                    continue  # isEmptyValue
+            parts.append(key + _json_text(value))
+        return "{" + ",".join(parts) + "}"
+
+    return convert
+
+
+def _marshal_exact(v: Any) -> str:
+    """encoding/json.Marshal, value by value (every case; ``marshal`` tries a faster way first)."""
     t = type(v)  # exact plain types first (no MarshalJSON, no nil flag): the common case
     if t is str:
         return '"' + v.translate(_JSON_ESCAPES) + '"'
     if t is dict:
         return (
             "{"
-            + ",".join(_json_string(str(k)) + ":" + marshal(v[k]) for k in _sorted_keys(v))
+            + ",".join(_json_string(str(k)) + ":" + _marshal_exact(v[k]) for k in _sorted_keys(v))
             + "}"
         )
     if t is list:
-        return "[" + ",".join([marshal(e) for e in v]) + "]"
+        return "[" + ",".join([_marshal_exact(e) for e in v]) + "]"
     if t is int:
         return str(v)
     if v is None:
@@ -1016,17 +1164,17 @@ def marshal(v: Any) -> str:
             value = getattr(v, name)
             if omitempty and not _json_nonempty(value, typ):
                 continue
-            parts.append(_json_string(json_name or name) + ":" + marshal(value))
+            parts.append(_json_string(json_name or name) + ":" + _marshal_exact(value))
         return "{" + ",".join(parts) + "}"
     if isinstance(v, dict):
         if getattr(v, "nil", False):
             return "null"
         keys = _sorted_keys(v)
-        return "{" + ",".join(_json_string(str(k)) + ":" + marshal(v[k]) for k in keys) + "}"
+        return "{" + ",".join(_json_string(str(k)) + ":" + _marshal_exact(v[k]) for k in keys) + "}"
     if isinstance(v, (list, tuple)):
         if getattr(v, "nil", False):
             return "null"
-        return "[" + ",".join(marshal(e) for e in v) + "]"
+        return "[" + ",".join(_marshal_exact(e) for e in v) + "]"
     raise JSONError(f"json: unsupported type: {go_type(v)}")
 
 

@@ -33,6 +33,8 @@ from .gotmpl_fmt import (
     GoString,
     GoStruct,
     format_value,
+    json_string,
+    json_text,
     marshal,
     to_lower,
 )
@@ -84,6 +86,11 @@ class PropertyType(GoSlice):
             return marshal(self[0])
         return "null" if self.nil else marshal(list(self))
 
+    def go_json_text(self) -> str:  # MarshalJSON, for marshal's fast path
+        if len(self) == 1:
+            return json_string(self[0])
+        return "null" if self.nil else "[" + ",".join(map(json_string, self)) + "]"
+
 
 class ToolPropertiesMap(GoStruct):
     """api.ToolPropertiesMap: nested properties, marshalled in input order."""
@@ -100,6 +107,11 @@ class ToolPropertiesMap(GoStruct):
 
     def MarshalJSON(self) -> str:
         return "{" + ",".join(marshal(k) + ":" + marshal(v) for k, v in self.om.items()) + "}"
+
+    def go_json_text(self) -> str:  # MarshalJSON, for marshal's fast path
+        return (
+            "{" + ",".join([json_string(k) + ":" + json_text(v) for k, v in self.om.items()]) + "}"
+        )
 
     def ToMap(self) -> GoMap:
         m = _PlainPropertyMap(self.om)
@@ -221,6 +233,68 @@ TemplateTool = _struct(
         ("Function", "main.templateToolFunction", "function", False),
     ),
 )
+
+
+# marshal's fast path (json_text): the JSON of the tool types, field by field as their
+# go_fields declare them (omitempty: an interface when nil, a slice or string when empty);
+# fields of a view type the shaping made (a template cannot change them) written directly
+def _property_json(p: Any) -> str:
+    parts = []
+    if p.AnyOf:
+        parts.append('"anyOf":[' + ",".join([_property_json(x) for x in p.AnyOf]) + "]")
+    if p.Type:
+        parts.append('"type":' + p.Type.go_json_text())
+    if p.Items is not None:
+        parts.append('"items":' + json_text(p.Items))
+    if p.Description:
+        parts.append('"description":' + json_string(p.Description))
+    if p.Enum:
+        parts.append('"enum":' + json_text(p.Enum))
+    if p.Properties:
+        parts.append('"properties":' + p.Properties.go_json_text())
+    return "{" + ",".join(parts) + "}"
+
+
+def _parameters_json(p: Any) -> str:
+    text = '{"type":' + json_string(p.Type)
+    if p.Defs is not None:
+        text += ',"$defs":' + json_text(p.Defs)
+    if p.Items is not None:
+        text += ',"items":' + json_text(p.Items)
+    if p.Required:
+        text += ',"required":[' + ",".join(map(json_string, p.Required)) + "]"
+    properties = p.Properties
+    if properties.nil:
+        return text + ',"properties":null}'
+    # (keys by code point: by UTF-8 bytes unless one is invalid, which marshal checks)
+    items = [json_string(k) + ":" + _property_json(properties[k]) for k in sorted(properties)]
+    return text + ',"properties":{' + ",".join(items) + "}}"
+
+
+def _function_json(f: Any) -> str:
+    return (
+        '{"name":'
+        + json_string(f.Name)
+        + ',"description":'
+        + json_string(f.Description)
+        + ',"parameters":'
+        + _parameters_json(f.Parameters)
+        + "}"
+    )
+
+
+def _tool_json(t: Any) -> str:
+    text = '{"type":' + json_string(t.Type)
+    if t.Items is not None:
+        text += ',"items":' + json_text(t.Items)
+    return text + ',"function":' + _function_json(t.Function) + "}"
+
+
+ToolProperty.go_json_text = _property_json  # type: ignore[attr-defined]
+TemplateToolFunctionParameters.go_json_text = _parameters_json
+TemplateToolFunction.go_json_text = _function_json
+TemplateTool.go_json_text = _tool_json
+
 TemplateToolCallFunction = _struct(
     "templateToolCallFunction",
     (
@@ -294,29 +368,52 @@ def _str(value: Any, what: str) -> str:
         raise RequestError(
             f"json: cannot unmarshal {type(value).__name__} into Go struct field {what} of type string"
         )
-    return value
+    return str.__str__(value)  # exactly a str (a subclass's data): what Go's string holds
 
 
 def _property(raw: Any) -> Any:
-    if raw is None:
-        return _zero_property()
-    if not isinstance(raw, dict):
-        raise RequestError("json: cannot unmarshal into Go value of type api.ToolProperty")
-    any_of = raw.get("anyOf")
-    enum = raw.get("enum")
-    props = raw.get("properties")
-    return ToolProperty(
-        AnyOf=_slice([_property(p) for p in any_of or ()], "[]main.ToolProperty", nil=not any_of),
-        Type=_prop_type(raw.get("type")),
-        Items=gotmpl.plain_data(raw.get("items")),
-        Description=_str(raw.get("description"), "ToolProperty.description"),
-        Enum=_slice(gotmpl.plain_data(enum or []), "[]interface {}", nil=enum is None),
-        Properties=(
-            GoNil("*main.ToolPropertiesMap")
-            if props is None
-            else ToolPropertiesMap({str(k): _property(v) for k, v in props.items()})
-        ),
+    if type(raw) is not dict:
+        if raw is None:
+            return _zero_property()
+        if not isinstance(raw, dict):
+            raise RequestError("json: cannot unmarshal into Go value of type api.ToolProperty")
+    get = raw.get
+    any_of, typ, items = get("anyOf"), get("type"), get("items")
+    description, enum, props = get("description"), get("enum"), get("properties")
+    # fields in Go's binding order (the first error wins); class defaults where they agree
+    p = _new(ToolProperty)
+    p.AnyOf = (
+        _slice([_property(x) for x in any_of], "[]main.ToolProperty")
+        if any_of
+        else _NIL_PROPERTY_LIST
     )
+    p.Type = (
+        _SCHEMA_TYPES.get(typ) or PropertyType((GoString(typ),))
+        if type(typ) is str
+        else _prop_type(typ)
+    )
+    p.Items = None if items is None else gotmpl.plain_data(items)
+    p.Description = (
+        description if type(description) is str else _str(description, "ToolProperty.description")
+    )
+    p.Enum = _NIL_ENUM if enum is None else GoSlice(gotmpl.plain_data(enum or []))
+    p.Properties = (
+        _NIL_PROPERTIES_MAP
+        if props is None
+        else ToolPropertiesMap({str(k): _property(v) for k, v in props.items()})
+    )
+    return p
+
+
+_new = object.__new__
+_NIL_PROPERTY_LIST = _slice((), "[]main.ToolProperty", nil=True)
+_NIL_ENUM = _slice((), "[]interface {}", nil=True)
+_NIL_PROPERTIES_MAP = GoNil("*main.ToolPropertiesMap")
+#: the PropertyType of each JSON Schema type name, shared (templates cannot change a slice)
+_SCHEMA_TYPES = {
+    t: PropertyType((GoString(t),))
+    for t in ("string", "number", "integer", "boolean", "array", "object", "null")
+}
 
 
 def _tool(raw: Any) -> Any:
@@ -327,45 +424,65 @@ def _tool(raw: Any) -> Any:
     props = params.get("properties")
     required = params.get("required")
     properties = TemplateProperties({str(k): _property(v) for k, v in (props or {}).items()})
-    properties.nil = props is None
-    return TemplateTool(
-        Type=_str(raw.get("type"), "Tool.type"),
-        Items=gotmpl.plain_data(raw.get("items")),
-        Function=TemplateToolFunction(
-            Name=_str(fn.get("name"), "ToolFunction.name"),
-            Description=_str(fn.get("description"), "ToolFunction.description"),
-            Parameters=TemplateToolFunctionParameters(
-                Type=_str(params.get("type"), "ToolFunctionParameters.type"),
-                Defs=gotmpl.plain_data(params.get("$defs")),
-                Items=gotmpl.plain_data(params.get("items")),
-                Required=_slice(
-                    [GoString(_str(r, "parameters.required")) for r in required or ()],
-                    "[]string",
-                    nil=required is None,
-                ),
-                Properties=properties,
-            ),
-        ),
+    if props is None:
+        properties.nil = True
+    # the remaining fields in the order of Go's binding
+    tool = _new(TemplateTool)
+    tool.Type = _str(raw.get("type"), "Tool.type")
+    tool.Items = gotmpl.plain_data(raw.get("items"))
+    tool.Function = function = _new(TemplateToolFunction)
+    function.Name = _str(fn.get("name"), "ToolFunction.name")
+    function.Description = _str(fn.get("description"), "ToolFunction.description")
+    function.Parameters = parameters = _new(TemplateToolFunctionParameters)
+    parameters.Type = _str(params.get("type"), "ToolFunctionParameters.type")
+    parameters.Defs = gotmpl.plain_data(params.get("$defs"))
+    parameters.Items = gotmpl.plain_data(params.get("items"))
+    parameters.Required = (
+        _NIL_STRINGS
+        if required is None
+        else _slice([GoString(_str(r, "parameters.required")) for r in required or ()], "[]string")
     )
+    parameters.Properties = properties
+    return tool
+
+
+_NIL_STRINGS = _slice((), "[]string", nil=True)
 
 
 def _tool_call(raw: Any) -> Any:
     fn = raw.get("function") or {}
     args = fn.get("arguments")
-    if args is not None and not isinstance(args, dict):
+    if args is None:
+        arguments = TemplateArgs()
+        arguments.nil = True
+    elif isinstance(args, dict):
+        plain = gotmpl.plain_data
+        arguments = TemplateArgs(
+            {str(k): v if type(v) is str else plain(v) for k, v in args.items()}
+        )
+    else:
         raise RequestError("json: cannot unmarshal arguments into an ordered map")
-    arguments = TemplateArgs({str(k): gotmpl.plain_data(v) for k, v in (args or {}).items()})
-    arguments.nil = args is None
     index = fn.get("index") or 0
-    return TemplateToolCall(
-        ID=_str(raw.get("id"), "ToolCall.id"),
-        Function=TemplateToolCallFunction(
-            Index=int(index), Name=_str(fn.get("name"), "name"), Arguments=arguments
-        ),
-    )
+    call = _new(TemplateToolCall)
+    call.ID = _str(raw.get("id"), "ToolCall.id")
+    call.Function = function = _new(TemplateToolCallFunction)
+    function.Index = int(index)
+    function.Name = _str(fn.get("name"), "name")
+    function.Arguments = arguments
+    return call
 
 
 def _message(raw: Any) -> Any:
+    if type(raw) is dict and len(raw) == 2:  # the usual message: string role and content only
+        role, content = raw.get("role"), raw.get("content")
+        if type(role) is str and type(content) is str:
+            m = _new_message(TemplateMessage)
+            m.Role = _ROLES.get(role) or to_lower(role)
+            m.Content = content
+            m.Thinking = m.ToolName = m.ToolCallID = ""
+            m.Images = _NIL_IMAGES
+            m.ToolCalls = _NIL_TOOL_CALLS
+            return m
     if not isinstance(raw, dict):
         raise RequestError("json: cannot unmarshal into Go value of type api.Message")
     get = raw.get
@@ -373,20 +490,19 @@ def _message(raw: Any) -> Any:
     images, calls = get("images"), get("tool_calls")
     name, call_id = get("tool_name"), get("tool_call_id")
     # Fields are checked in the order Go's JSON binding reports them; plain strings and absent
-    # lists (the usual message) take the short paths.
+    # lists take the short paths.
     m = _new_message(TemplateMessage)
-    m.Role = to_lower(role if type(role) is str else _str(role, "Message.role"))
+    # (an absent role is "", lower-cased already)
+    m.Role = (
+        (_ROLES.get(role) or to_lower(role)) if type(role) is str else _str(role, "Message.role")
+    )
     m.Content = content if type(content) is str else _str(content, "Message.content")
     m.Thinking = thinking if type(thinking) is str else _str(thinking, "Message.thinking")
-    m.Images = (
-        _slice([_image(i) for i in images], "[]main.ImageData")
-        if images
-        else _slice((), "[]main.ImageData", nil=True)
-    )
+    m.Images = _slice([_image(i) for i in images], "[]main.ImageData") if images else _NIL_IMAGES
     m.ToolCalls = (
         _slice([_tool_call(c) for c in calls], "[]main.templateToolCall")
         if calls
-        else _slice((), "[]main.templateToolCall", nil=True)
+        else _NIL_TOOL_CALLS
     )
     m.ToolName = name if type(name) is str else _str(name, "Message.tool_name")
     m.ToolCallID = call_id if type(call_id) is str else _str(call_id, "Message.tool_call_id")
@@ -394,6 +510,9 @@ def _message(raw: Any) -> Any:
 
 
 _new_message = object.__new__
+_ROLES = {r: r for r in ("system", "user", "assistant", "tool")}  # strings.ToLower of each
+_NIL_IMAGES = _slice((), "[]main.ImageData", nil=True)
+_NIL_TOOL_CALLS = _slice((), "[]main.templateToolCall", nil=True)
 
 
 def _image(raw: Any) -> Any:
@@ -423,17 +542,32 @@ def _think(think: Any) -> tuple[bool, str, bool]:
 
 
 def collate(messages: list) -> tuple[str, list]:
-    """template.collate: merge consecutive same-role messages (not tool); all system text."""
+    """Each request message shaped (``_message``), then template.collate: consecutive
+    messages of one role (not tool) merged; all system text."""
     system: list[str] = []
     collated: list = []
-    for msg in messages:
-        if msg.Role == "system":
+    last = None
+    for raw in messages:
+        msg = _message(raw)
+        role = msg.Role
+        if role == "system":
             system.append(msg.Content)
-        if collated and collated[-1].Role == msg.Role and msg.Role != "tool":
-            collated[-1].Content += "\n\n" + msg.Content
+        if last is not None and last.Role == role and role != "tool":
+            last.Content += "\n\n" + msg.Content
         else:
             collated.append(msg)
+            last = msg
     return "\n\n".join(system), collated
+
+
+class _Messages(GoSlice):
+    """The template's .Messages ([]*templateMessage)."""
+
+    go_type = "[]*main.templateMessage"
+
+
+_NIL_MESSAGES = _slice((), _Messages.go_type, nil=True, cls=_Messages)
+_NIL_TOOLS = _slice((), TemplateTools.go_type, nil=True, cls=TemplateTools)
 
 
 # ----------------------------------------------------------------------------- execution
@@ -464,17 +598,20 @@ def template_values(messages: Any, tools: Any = None, think: Any = None) -> dict
         raise RequestError(
             "json: cannot unmarshal messages into Go struct field of type []api.Message"
         )
-    msgs = [_message(m) for m in messages]
-    system, collated = collate(msgs)
-    think_value, level, is_set = _think(think)
-    if tools is not None and not isinstance(tools, list):
+    system, collated = collate(messages)
+    if think is None:
+        think_value, level, is_set = False, "", False
+    else:
+        think_value, level, is_set = _think(think)
+    if tools is None:
+        view_tools = _NIL_TOOLS
+    elif isinstance(tools, list):
+        view_tools = TemplateTools([_tool(t) for t in tools])
+    else:
         raise RequestError("json: cannot unmarshal tools into Go struct field of type api.Tools")
-    view_tools = _slice(
-        [_tool(t) for t in tools or ()], "main.templateTools", nil=tools is None, cls=TemplateTools
-    )
     return {
         "System": system,
-        "Messages": _slice(collated, "[]*main.templateMessage", nil=not collated),
+        "Messages": _Messages(collated) if collated else _NIL_MESSAGES,
         "Tools": view_tools,
         "Response": "",
         "Think": think_value,

@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from runtime import ollama
+
 from .. import ir
 from . import nodes as n
 from .literals import go_quote
@@ -86,6 +88,13 @@ _SIGNATURES = {
 
 #: Helpers whose result is always a str (printing them needs no conversion).
 _STR_HELPERS = frozenset(s.helper for s in _SIGNATURES.values() if s.returns_str)
+
+#: Field reads and the helpers that read and print them (``to_str`` of the read).
+_PRINT_FIELD = {
+    "gotmpl.field": "gotmpl.print_field",
+    "gotmpl.field_of_elem": "gotmpl.print_field_of_elem",
+    "gotmpl.field_path": "gotmpl.print_field_path",
+}
 
 
 class _StaticFail(Exception):
@@ -210,6 +219,11 @@ class _Lowerer:
             return ir.Text(value.value, span=_span(node))
         if isinstance(value, ir.Helper) and value.name in _STR_HELPERS:
             return ir.Output(value, span=_span(node))
+        if isinstance(value, ir.Helper) and value.name in _PRINT_FIELD:
+            # {{ .Field }}: read and print in one call
+            return ir.Output(
+                ir.Helper(_PRINT_FIELD[value.name], value.args, value.kwargs), span=_span(node)
+            )
         return ir.Output(ir.Helper("gotmpl.to_str", (value,)), span=_span(node))
 
     def bind(self, pipe: n.Pipe, value: ir.Expr) -> tuple[list, ir.Expr]:
@@ -494,7 +508,12 @@ class _Lowerer:
             except _StaticFail as e:
                 return _fail(str(e), final, *values)
         if name == "len" and args:
-            return values[0]  # the length helper itself (slot_arg)
+            value = values[0]  # the length helper itself (slot_arg)
+            if _is_helper(value, "gotmpl.length") and len(value.args) == 1:
+                inner = value.args[0]
+                if _is_helper(inner, "gotmpl.slice_") and not inner.kwargs:
+                    return ir.Helper("gotmpl.slice_length", inner.args)  # len (slice x i)
+            return value
         if name == "call":
             # Go names the callee by its node, or a piped callee by its reflect.Value String
             values.insert(0, ir.Const(str(args[0]) if args else None))
@@ -597,6 +616,10 @@ class _Lowerer:
         return False
 
 
+def _is_helper(expr: Any, name: str) -> bool:
+    return isinstance(expr, ir.Helper) and expr.name == name
+
+
 def _trivial(expr: ir.Expr) -> bool:
     """Evaluating ``expr`` cannot fail (a constant or a variable)."""
     return isinstance(expr, (ir.Const, ir.Name, ir.Local))
@@ -644,6 +667,84 @@ def _assigns_dollar(node: Any) -> bool:
     if isinstance(node, n.Pipe):
         return node.is_assign and any(d.idents[0] == "$" for d in node.decls)
     return False
+
+
+#: Ollama's view types (runtime.ollama) whose fields a template reads: a value of one is
+#: always an instance of that class, its string fields exactly a str.
+_VIEWS = {
+    name: getattr(ollama, name)
+    for name in (
+        "TemplateMessage",
+        "TemplateToolCall",
+        "TemplateToolCallFunction",
+        "TemplateTool",
+        "TemplateToolFunction",
+        "TemplateToolFunctionParameters",
+        "ToolProperty",
+    )
+}
+_VIEW_OF_GO_TYPE = {cls.go_type: name for name, cls in _VIEWS.items() if not cls.go_pointer}
+#: the field-read helpers, and whether each prints the value it reads
+_READ_HELPERS = {
+    "gotmpl.field": False,
+    "gotmpl.field_of_elem": False,
+    "gotmpl.field_path": False,
+    "gotmpl.print_field": True,
+    "gotmpl.print_field_of_elem": True,
+    "gotmpl.print_field_path": True,
+}
+
+
+def _view_chain(view: str, names: tuple, printed: bool) -> bool:
+    """Does ``.A.B.C`` on a value of the view type ``view`` read struct fields only (every
+    step but the last a struct value, never nil), ending on a string when ``printed``?"""
+    go_types = _VIEWS[view].go_field_types
+    for i, name in enumerate(names):
+        go_type = go_types.get(name)
+        if go_type is None:
+            return False
+        if i == len(names) - 1:
+            return go_type == "string" or not printed
+        if go_type not in _VIEW_OF_GO_TYPE:
+            return False
+        go_types = _VIEWS[_VIEW_OF_GO_TYPE[go_type]].go_field_types
+    return False
+
+
+def _direct_view_reads(body: tuple) -> tuple:
+    """A field chain read on a variable (``.Role`` in a range over .Messages, ``.Function.Name``
+    in one over .Tools): the attributes themselves when the variable holds a view type the
+    chain reads through (``type(x) is ...``: what the helper would read, and print, since its
+    strings are exactly str), the helper for anything else.
+
+    (``ir.LoopAttr`` is the IR's plain attribute read.)"""
+
+    def fold(node: Any) -> Any:
+        node = ir.map_children(node, fold)
+        if not (
+            isinstance(node, ir.Helper)
+            and node.name in _READ_HELPERS
+            and isinstance(node.args[0], ir.Name)
+            and isinstance(node.args[1], ir.Const)
+        ):
+            return node
+        recv, names = node.args[0], node.args[1].value
+        names = names if isinstance(names, tuple) else (names,)
+        views = [v for v in _VIEWS if _view_chain(v, names, _READ_HELPERS[node.name])]
+        if not views:
+            return node
+        direct: ir.Expr = recv
+        for name in names:
+            direct = ir.LoopAttr(direct, name)
+        refs = tuple(ir.Ref(f"ollama.{v}") for v in views)
+        kind = ir.Helper("builtins.type", (recv,))
+        if len(refs) == 1:
+            test = ir.Compare(kind, (("is", refs[0]),))
+        else:
+            test = ir.Compare(kind, (("in", ir.TupleLit(refs)),))
+        return ir.CondExpr(test, direct, node)
+
+    return fold(body)
 
 
 def lower_template_set(parsed: Any, profile: str) -> ir.Module:
@@ -704,4 +805,6 @@ def lower_template_set(parsed: Any, profile: str) -> ir.Module:
         )
     else:
         body += main
+    if profile == "ollama":
+        body = list(_direct_view_reads(tuple(body)))
     return ir.Module(tuple(body), "go", profile, tuple(meta))

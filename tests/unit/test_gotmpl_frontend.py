@@ -284,14 +284,14 @@ def test_response_is_appended_when_neither_messages_nor_response_is_mentioned():
     fields = [
         h.args[1]
         for h in _walk_body(module.body)
-        if isinstance(h, ir.Helper) and h.name == "gotmpl.field"
+        if isinstance(h, ir.Helper) and h.name in ("gotmpl.field", "gotmpl.print_field")
     ]
     assert ir.Const("Response") in fields
     module = parse("<{{ .Prompt }}>{{ .Response }}")
     fields = [
         h.args[1]
         for h in _walk_body(module.body)
-        if isinstance(h, ir.Helper) and h.name == "gotmpl.field"
+        if isinstance(h, ir.Helper) and h.name in ("gotmpl.field", "gotmpl.print_field")
     ]
     assert (
         fields.count(ir.Const("Response")) == 2
