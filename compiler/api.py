@@ -46,6 +46,14 @@ class CompiledTemplate:
         exec(code, namespace)  # our own generated code, never template text
         self.namespace = namespace
         self._render: Callable[[dict], str] = namespace["render"]
+        # the profile's conversation entry point, chosen once (None: render() only)
+        self._conversation: Optional[Callable[..., Any]] = None
+        if profile == "hf":
+            self._conversation = functools.partial(
+                _hf.render_conversation, self._render, self.source
+            )
+        elif profile == "ollama":
+            self._conversation = functools.partial(_ollama.render_conversation, namespace)
 
     def render(self, context: Optional[dict] = None, *, budget: Optional[float] = None) -> str:
         """The engine's own render of exactly this data (no input shaping).
@@ -71,21 +79,18 @@ class CompiledTemplate:
         ``(start, end)`` character spans of the ``{% generation %}`` blocks, as transformers'
         ``render_jinja_template`` returns them for one conversation.
         """
-        if self.profile == "hf":
-            entry, args = _hf.render_conversation, (self._render, self.source, messages)
-        elif self.profile == "ollama":
-            entry, args = _ollama.render_conversation, (self.namespace, messages)
-        else:
+        entry = self._conversation
+        if entry is None:
             raise TypeError(
                 f"profile {self.profile!r} has no conversation entry point; use render()"
             )
         if budget is None:  # the fast path, as in render()
             try:
-                return entry(*args, **options)
+                return entry(messages, **options)
             except RecursionError:
                 raise _too_deep(self.dialect) from None
         with time_budget(budget), _recursion_guard(self.dialect):
-            return entry(*args, **options)
+            return entry(messages, **options)
 
     def __repr__(self) -> str:
         return f"<CompiledTemplate {self.name!r} {self.dialect}/{self.profile}>"
