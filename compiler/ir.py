@@ -442,14 +442,22 @@ def map_children(node: Any, fn: Callable[[Any], Any]) -> Any:
     """``node`` with ``fn`` applied to each child (each item of a tuple); the same object when
     nothing changed."""
     if isinstance(node, tuple):
-        return tuple(fn(n) for n in node)
+        items = [fn(n) for n in node]
+        for new, old in zip(items, node):
+            if new is not old:
+                return tuple(items)
+        return node
     if not isinstance(node, Node):
         return node
-    changes = {}
-    for f, old in children(node):
-        new = fn(old)
-        if new is not old:
-            changes[f] = new
+    changes = None
+    for f in _child_fields(type(node)):
+        old = getattr(node, f)
+        if isinstance(old, (Node, tuple)):
+            new = fn(old)
+            if new is not old:
+                if changes is None:
+                    changes = {}
+                changes[f] = new
     return replace(node, **changes) if changes else node
 
 
