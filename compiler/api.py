@@ -185,7 +185,7 @@ def _generate(
     }
     metadata.update(dict(module.meta))
     try:
-        text = _format(emit(module, header, metadata))
+        text = _format(emit(module, header, metadata), strings_quoted=True)
     except RecursionError:
         raise CompileError(
             "too-deep", "template nesting is too deep to compile", 0, 0, source, name
@@ -198,11 +198,14 @@ def _header_safe(name: str) -> str:
     return "".join(c if 32 <= ord(c) < 127 else "?" for c in name)[:200]
 
 
-def _format(text: str) -> str:
+def _format(text: str, strings_quoted: bool = False) -> str:
+    """black, line length 100. ``strings_quoted``: the emitter wrote every string literal in
+    black's quotes already (``emit.unparse``), so black need not normalise them."""
     import black
 
     try:
-        return black.format_str(text, mode=black.Mode(line_length=100))
+        mode = black.Mode(line_length=100, string_normalization=not strings_quoted)
+        return black.format_str(text, mode=mode)
     except RecursionError:
         raise
     except Exception as e:  # black refuses what it cannot lay out (extreme nesting)

@@ -10,6 +10,7 @@ The emitter does not know which dialect it emits: semantics arrive as Helper cal
 from __future__ import annotations
 
 import ast
+import functools
 import keyword
 from typing import Any, Optional
 
@@ -67,7 +68,7 @@ class Emitter:
         return method(node)
 
     def src(self, node: ir.Expr) -> str:
-        return ast.unparse(self.expr(node))
+        return unparse(self.expr(node))
 
     def x_Const(self, node: ir.Const) -> ast.expr:
         return _const(node.value)
@@ -249,7 +250,7 @@ class Emitter:
             self.line(f"# line {line}: {kind}")
 
     def s_Text(self, node: ir.Text) -> None:
-        self.line(f"{self.writer}({ast.unparse(_const(node.text))})")
+        self.line(f"{self.writer}({unparse(_const(node.text))})")
 
     def s_Output(self, node: ir.Output) -> None:
         if isinstance(node.expr, ir.CallFunc) and node.expr.ident in self.into:
@@ -373,7 +374,9 @@ class Emitter:
                 self.line(f"if {p.name.ident} is {marker}:")
                 self.indent += 1
                 value = (
-                    self.src(p.default) if p.default is not None else f"{missing}({p.name.name!r})"
+                    self.src(p.default)
+                    if p.default is not None
+                    else f"{missing}({_quoted(p.name.name)})"
                 )
                 self.line(f"{p.name.ident} = {value}")
                 self.indent -= 1
@@ -412,11 +415,11 @@ class Emitter:
             out.append(f"from {mod} import {names}")
         out.append("")
         for key, value in metadata.items():
-            out.append(f"{key} = {ast.unparse(_const(value))}")
+            out.append(f"{key} = {unparse(_const(value))}")
         out.append("")
         if self.start_values:  # the defaults of the context's names, made once
             targets = ", ".join(self.start_values.values())
-            names = ast.unparse(_const(tuple(self.start_values)))
+            names = unparse(_const(tuple(self.start_values)))
             targets = f"({targets},)" if len(self.start_values) == 1 else targets
             out.append(f"{targets} = {start}({names})")
             out.append("")
@@ -452,6 +455,28 @@ _CMPOPS = {
     "is": ast.Is,
     "is not": ast.IsNot,
 }
+
+
+@functools.lru_cache(maxsize=4096)
+def _quoted(value: str) -> str:
+    """A string literal quoted as black quotes it (so black need not normalise strings: that is
+    a sixth of its time on a large module)."""
+    from black.strings import normalize_string_quotes
+
+    return normalize_string_quotes(repr(value))
+
+
+class _Unparser(ast._Unparser):  # type: ignore[name-defined,misc]
+    def _write_constant(self, value: Any) -> None:
+        if type(value) is str and not self._avoid_backslashes:
+            self.write(_quoted(value))
+        else:
+            super()._write_constant(value)
+
+
+def unparse(node: ast.AST) -> str:
+    """``ast.unparse``, with string literals in black's quotes."""
+    return _Unparser().visit(node)
 
 
 def func_name(ident: str) -> str:
