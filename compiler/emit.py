@@ -468,7 +468,7 @@ def _quoted(value: str) -> str:
 
 class _Unparser(ast._Unparser):  # type: ignore[name-defined,misc]
     def _write_constant(self, value: Any) -> None:
-        if type(value) is str and not self._avoid_backslashes:
+        if type(value) is str and not getattr(self, "_avoid_backslashes", False):
             self.write(_quoted(value))
         else:
             super()._write_constant(value)
