@@ -34,7 +34,6 @@ import dataclasses
 from typing import Any, Optional
 
 from .. import ir
-
 from .specialize import calls_foreign_code
 
 
@@ -48,9 +47,10 @@ def _bound(target: Any) -> set:
 
 class _Known:
     """What is kept on every path to here: ``values``, (ident, key) -> (the local keeping that
-    lookup's value, ``item`` or ``truth``: the value or only its truth); ``flags``, ident -> (the local keeping whether it is a dict, the read that
-    set it). A region made for a branch starts as a copy of its parent's; forgetting (a call,
-    a rebinding) also forgets in every enclosing region, since the branch may have run."""
+    lookup's value, ``item`` or ``truth``: the value itself or only its truth); ``flags``,
+    ident -> (the local keeping whether it is a dict, the read that set it). A region made
+    for a branch starts as a copy of its parent's; forgetting (a call, a rebinding) also
+    forgets in every enclosing region, since the branch may have run."""
 
     __slots__ = ("parent", "values", "flags")
 
