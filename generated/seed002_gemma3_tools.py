@@ -16,6 +16,7 @@ from runtime.gotmpl import (
     range_values,
     slice_length,
     to_json,
+    to_str,
 )
 from runtime.ollama import TemplateMessage, TemplateTool, TemplateToolCall
 
@@ -108,7 +109,13 @@ def render(context: dict) -> str:
                         else print_field_path(dot_6, ("Function", "Name"), elem=True, zero=True)
                     )
                     _w('", "parameters": ')
-                    _w(print_field_path(dot_6, ("Function", "Arguments"), elem=True, zero=True))
+                    _w(
+                        to_str(dot_6.Function.Arguments)
+                        if type(dot_6) is TemplateToolCall
+                        else print_field_path(
+                            dot_6, ("Function", "Arguments"), elem=True, zero=True
+                        )
+                    )
                     _w("}\n```")
             else:
                 _w("\n")

@@ -695,27 +695,28 @@ _READ_HELPERS = {
 }
 
 
-def _view_chain(view: str, names: tuple, printed: bool) -> bool:
-    """Does ``.A.B.C`` on a value of the view type ``view`` read struct fields only (every
-    step but the last a struct value, never nil), ending on a string when ``printed``?"""
+def _view_chain(view: str, names: tuple) -> str | None:
+    """The Go type ``.A.B.C`` on a value of the view type ``view`` ends on, when it reads
+    struct fields only (every step but the last a struct value, never nil); else None."""
     go_types = _VIEWS[view].go_field_types
     for i, name in enumerate(names):
         go_type = go_types.get(name)
         if go_type is None:
-            return False
+            return None
         if i == len(names) - 1:
-            return go_type == "string" or not printed
+            return go_type
         if go_type not in _VIEW_OF_GO_TYPE:
-            return False
+            return None
         go_types = _VIEWS[_VIEW_OF_GO_TYPE[go_type]].go_field_types
-    return False
+    return None
 
 
 def _direct_view_reads(body: tuple) -> tuple:
     """A field chain read on a variable (``.Role`` in a range over .Messages, ``.Function.Name``
     in one over .Tools): the attributes themselves when the variable holds a view type the
     chain reads through (``type(x) is ...``: what the helper would read, and print, since its
-    strings are exactly str), the helper for anything else.
+    strings are exactly str; printed through to_str, as the helper does, when the chain ends
+    on another type), the helper for anything else.
 
     (``ir.LoopAttr`` is the IR's plain attribute read.)"""
 
@@ -730,12 +731,15 @@ def _direct_view_reads(body: tuple) -> tuple:
             return node
         recv, names = node.args[0], node.args[1].value
         names = names if isinstance(names, tuple) else (names,)
-        views = [v for v in _VIEWS if _view_chain(v, names, _READ_HELPERS[node.name])]
+        ends = {v: _view_chain(v, names) for v in _VIEWS}
+        views = [v for v, end in ends.items() if end is not None]
         if not views:
             return node
         direct: ir.Expr = recv
         for name in names:
             direct = ir.LoopAttr(direct, name)
+        if _READ_HELPERS[node.name] and any(ends[v] != "string" for v in views):
+            direct = ir.Helper("gotmpl.to_str", (direct,))  # what the helper prints
         refs = tuple(ir.Ref(f"ollama.{v}") for v in views)
         kind = ir.Helper("builtins.type", (recv,))
         if len(refs) == 1:

@@ -214,6 +214,8 @@ def test_view_field_chains_read_directly_only_from_views():
 
     t = compile_template(VIEW_READS, dialect="go", profile="ollama")
     assert "TemplateTool" in t.python_source
+    # printed chains ending on a Stringer are read directly too, printed through to_str
+    assert "to_str(v_p_" in t.python_source and ".Function.Arguments)" in t.python_source
     data = {
         "Tools": [
             {
