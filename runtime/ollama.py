@@ -453,9 +453,7 @@ def _tool(raw: Any) -> Any:
     tool.Function = function = _new(TemplateToolFunction)
     function.Name = name if type(name) is str else _str(name, "ToolFunction.name")
     function.Description = (
-        description
-        if type(description) is str
-        else _str(description, "ToolFunction.description")
+        description if type(description) is str else _str(description, "ToolFunction.description")
     )
     function.Parameters = parameters = _new(TemplateToolFunctionParameters)
     parameters.Type = ptype if type(ptype) is str else _str(ptype, "ToolFunctionParameters.type")
