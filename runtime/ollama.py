@@ -462,19 +462,24 @@ def _tool(raw: Any) -> Any:
     parameters.Required = (
         _NIL_STRINGS
         if required is None
-        else _slice(
+        else _Strings(
             [
                 GoString(r if type(r) is str else _str(r, "parameters.required"))
                 for r in required or ()
-            ],
-            "[]string",
+            ]
         )
     )
     parameters.Properties = properties
     return tool
 
 
-_NIL_STRINGS = _slice((), "[]string", nil=True)
+class _Strings(GoSlice):
+    """A []string (the type a class default: no attribute stores per slice)."""
+
+    go_type = "[]string"
+
+
+_NIL_STRINGS = _slice((), "[]string", nil=True, cls=_Strings)
 
 
 def _tool_call(raw: Any) -> Any:
