@@ -718,10 +718,25 @@ def _direct_view_reads(body: tuple) -> tuple:
     strings are exactly str; printed through to_str, as the helper does, when the chain ends
     on another type), the helper for anything else.
 
+    ``eq`` of such a read of a string and a string constant (``eq .Role "user"``) compares
+    the two directly when the read is direct (an exact str each: eq's own comparison).
+
     (``ir.LoopAttr`` is the IR's plain attribute read.)"""
+    string_reads: dict = {}  # id of a direct read's CondExpr ending on a string -> the read
 
     def fold(node: Any) -> Any:
         node = ir.map_children(node, fold)
+        if (
+            _is_helper(node, "gotmpl.eq")
+            and len(node.args) == 2
+            and not node.kwargs
+            and string_reads.get(id(node.args[0])) is node.args[0]
+            and isinstance(node.args[1], ir.Const)
+            and type(node.args[1].value) is str
+        ):
+            read, const = node.args
+            same = ir.Compare(read.body, (("==", const),))
+            return ir.CondExpr(read.test, same, ir.Helper("gotmpl.eq", (read.orelse, const)))
         if not (
             isinstance(node, ir.Helper)
             and node.name in _READ_HELPERS
@@ -746,7 +761,10 @@ def _direct_view_reads(body: tuple) -> tuple:
             test = ir.Compare(kind, (("is", refs[0]),))
         else:
             test = ir.Compare(kind, (("in", ir.TupleLit(refs)),))
-        return ir.CondExpr(test, direct, node)
+        read = ir.CondExpr(test, direct, node)
+        if all(ends[v] == "string" for v in views):
+            string_reads[id(read)] = read
+        return read
 
     return fold(body)
 

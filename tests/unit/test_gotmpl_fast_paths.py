@@ -186,6 +186,12 @@ def test_message_fields_read_directly_only_from_messages():
     message = ollama._message({"role": "USER", "content": "hi"})
     data = {"Messages": [{"Role": "x", "Content": 1.5}, message, {"Role": "user"}]}
     assert t.render(data) == "x|1.5|;user|hi|u;user|<no value>|u;"
+    # eq of a direct read and a string compares them directly; eq itself otherwise
+    assert '.Role == "user"' in t.python_source
+    from runtime.gotmpl import ExecError
+
+    with pytest.raises(ExecError, match="incompatible types for comparison"):
+        t.render({"Messages": [{"Role": 1.5, "Content": ""}]})
 
 
 class _Text(str):
