@@ -506,16 +506,7 @@ def _tool_call(raw: Any) -> Any:
 
 
 def _message(raw: Any) -> Any:
-    if type(raw) is dict and len(raw) == 2:  # the usual message: string role and content only
-        role, content = raw.get("role"), raw.get("content")
-        if type(role) is str and type(content) is str:
-            m = _new_message(TemplateMessage)
-            m.Role = _ROLES.get(role) or to_lower(role)
-            m.Content = content
-            m.Thinking = m.ToolName = m.ToolCallID = ""
-            m.Images = _NIL_IMAGES
-            m.ToolCalls = _NIL_TOOL_CALLS
-            return m
+    """A request message shaped (collate shapes the usual one itself)."""
     if not isinstance(raw, dict):
         raise RequestError("json: cannot unmarshal into Go value of type api.Message")
     get = raw.get
@@ -575,14 +566,27 @@ def _think(think: Any) -> tuple[bool, str, bool]:
 
 
 def collate(messages: list) -> tuple[str, list]:
-    """Each request message shaped (``_message``), then template.collate: consecutive
+    """Each request message shaped (``_message``; the usual one here), then template.collate: consecutive
     messages of one role (not tool) merged; all system text."""
     system: list[str] = []
     collated: list = []
     last = None
     for raw in messages:
-        msg = _message(raw)
-        role = msg.Role
+        role = content = None
+        if type(raw) is dict and len(raw) == 2:
+            role, content = raw.get("role"), raw.get("content")
+        if type(role) is str and type(content) is str:
+            # the usual message (string role and content only), shaped here: one object,
+            # the shared nil slices
+            msg = _new_message(TemplateMessage)
+            msg.Role = role = _ROLES.get(role) or to_lower(role)
+            msg.Content = content
+            msg.Thinking = msg.ToolName = msg.ToolCallID = ""
+            msg.Images = _NIL_IMAGES
+            msg.ToolCalls = _NIL_TOOL_CALLS
+        else:
+            msg = _message(raw)
+            role = msg.Role
         if role == "system":
             system.append(msg.Content)
         if last is not None and last.Role == role and role != "tool":
