@@ -70,7 +70,7 @@ def render(context: dict) -> str:
     # line 68: for
     for v_i_2, dot_4 in range_pairs(v_i_2):
         v___3 = dot_4
-        v_last_5 = eq(slice_length(field(dot, "Messages"), v_i_2), 1)
+        v_last_5 = slice_length(field(dot, "Messages"), v_i_2) == 1
         # line 70: if
         if (
             dot_4.Role == "user"

@@ -539,6 +539,16 @@ class _Lowerer:
             return values[0] if len(values) == 1 else ir.BoolOp(name, tuple(values))
         if name == "not":
             return ir.Not(values[0])
+        if (
+            name == "eq"
+            and len(values) == 2
+            and isinstance(values[0], ir.Helper)
+            and values[0].name in _EXACT_INT_HELPERS
+            and isinstance(values[1], ir.Const)
+            and type(values[1].value) is int
+        ):
+            # eq (len x) 1: two exact ints, which eq compares with == (its errors are len's)
+            return ir.Compare(values[0], (("==", values[1]),))
         return ir.Helper(sig.helper, tuple(values))
 
     def arg(self, node: Any, ptype: str) -> ir.Expr:
@@ -614,6 +624,10 @@ class _Lowerer:
         if isinstance(node, n.Variable) and len(node.idents) == 1:
             return self.variable(node.idents[0])[1]
         return False
+
+
+#: the helpers that return an exact int (or raise)
+_EXACT_INT_HELPERS = frozenset({"gotmpl.length", "gotmpl.length_path", "gotmpl.slice_length"})
 
 
 def _is_helper(expr: Any, name: str) -> bool:

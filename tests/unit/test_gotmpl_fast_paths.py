@@ -255,3 +255,22 @@ def test_view_field_chains_like_go():
         request["messages"], tools=request["tools"], now="2024-07-26"
     )
     assert got == want
+
+
+def test_eq_of_a_length_and_an_int_is_a_plain_comparison():
+    from compiler import compile_template
+    from runtime.gotmpl import ExecError
+
+    t = compile_template(
+        "{{ eq (len .X) 2 }}{{ 2 | eq (len .X) }}{{ eq (len (slice .X 1)) 1 }}",
+        dialect="go",
+        profile="plain",
+    )
+    assert "eq(" not in t.python_source
+    assert t.render({"X": [1, 2]}) == "truetruetrue"
+    assert t.render({"X": "ab"}) == "truetruetrue"
+    with pytest.raises(ExecError, match="error calling len"):
+        t.render({})
+    u = compile_template("{{ eq (len .X) 2.0 }}", dialect="go", profile="plain")
+    with pytest.raises(ExecError, match="incompatible types for comparison: int and float64"):
+        u.render({"X": [1, 2]})
