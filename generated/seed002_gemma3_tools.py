@@ -16,6 +16,7 @@ from runtime.gotmpl import (
     range_values,
     slice_length,
     to_json,
+    to_str,
 )
 from runtime.ollama import TemplateMessage, TemplateTool, TemplateToolCall
 
@@ -69,10 +70,12 @@ def render(context: dict) -> str:
     # line 68: for
     for v_i_2, dot_4 in range_pairs(v_i_2):
         v___3 = dot_4
-        v_last_5 = eq(slice_length(field(dot, "Messages"), v_i_2), 1)
+        v_last_5 = slice_length(field(dot, "Messages"), v_i_2) == 1
         # line 70: if
-        if eq(
-            dot_4.Role if type(dot_4) is TemplateMessage else field_of_elem(dot_4, "Role"), "user"
+        if (
+            dot_4.Role == "user"
+            if type(dot_4) is TemplateMessage
+            else eq(field_of_elem(dot_4, "Role"), "user")
         ):
             _w("<start_of_turn>user\n")
             _w(
@@ -84,9 +87,10 @@ def render(context: dict) -> str:
             # line 72: if
             if v_last_5:
                 _w("<start_of_turn>model\n")
-        elif eq(
-            dot_4.Role if type(dot_4) is TemplateMessage else field_of_elem(dot_4, "Role"),
-            "assistant",
+        elif (
+            dot_4.Role == "assistant"
+            if type(dot_4) is TemplateMessage
+            else eq(field_of_elem(dot_4, "Role"), "assistant")
         ):
             _w("<start_of_turn>model")
             # line 75: if
@@ -108,7 +112,13 @@ def render(context: dict) -> str:
                         else print_field_path(dot_6, ("Function", "Name"), elem=True, zero=True)
                     )
                     _w('", "parameters": ')
-                    _w(print_field_path(dot_6, ("Function", "Arguments"), elem=True, zero=True))
+                    _w(
+                        to_str(dot_6.Function.Arguments)
+                        if type(dot_6) is TemplateToolCall
+                        else print_field_path(
+                            dot_6, ("Function", "Arguments"), elem=True, zero=True
+                        )
+                    )
                     _w("}\n```")
             else:
                 _w("\n")
@@ -121,8 +131,10 @@ def render(context: dict) -> str:
             # line 84: if
             if not v_last_5:
                 _w("<end_of_turn>\n")
-        elif eq(
-            dot_4.Role if type(dot_4) is TemplateMessage else field_of_elem(dot_4, "Role"), "tool"
+        elif (
+            dot_4.Role == "tool"
+            if type(dot_4) is TemplateMessage
+            else eq(field_of_elem(dot_4, "Role"), "tool")
         ):
             _w("<start_of_turn>user\n```tool_output\n")
             _w(

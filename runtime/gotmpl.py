@@ -38,6 +38,7 @@ part after "executing ... at <...>: ").
 from __future__ import annotations
 
 import datetime
+import operator
 from collections.abc import Iterable
 from typing import Any
 
@@ -315,6 +316,11 @@ def method_call(recv: Any, names: tuple, *args: Any, zero: bool = False, elem: b
 
 def _sorted_items(d: dict) -> list:
     try:
+        if "".join(d).isascii():  # string keys, code point order their byte order
+            return sorted(d.items(), key=_first)  # (by key alone: what sorted(d) orders)
+    except TypeError:  # not all strings (or not comparable): the general way
+        pass
+    try:
         keys = sorted(d)
         ascii_strings = "".join(keys).isascii()  # then code point order is byte order
     except TypeError:  # not all strings
@@ -325,6 +331,9 @@ def _sorted_items(d: dict) -> list:
         except TypeError:
             keys = list(d)
     return [(k, d[k]) for k in keys]
+
+
+_first = operator.itemgetter(0)
 
 
 def _format_indirect(value: Any) -> str:
@@ -356,12 +365,12 @@ def range_pairs(value: Any) -> Iterable[tuple]:
         return enumerate(value)
     if value is None:
         return ()
+    if isinstance(value, dict):
+        return _sorted_items(value)
     if isinstance(value, (list, tuple)):
         return enumerate(value)
     if isinstance(value, bytes):
         return enumerate(GoUint8(b) for b in value)
-    if isinstance(value, dict):
-        return _sorted_items(value)
     if isinstance(value, int) and not isinstance(value, bool):
         raise ExecError(f"can't use {value} to iterate over more than one variable")
     raise ExecError(f"range can't iterate over {_format_indirect(value)}")

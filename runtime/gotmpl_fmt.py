@@ -986,9 +986,13 @@ def marshal(v: Any) -> str:
         text = _json_text(v)
     except (_Unusual, TypeError, RecursionError):
         return _marshal_exact(v)
-    if not text.isascii() and _SURROGATE.search(text):
+    if text.isascii():
+        escapes = _ASCII_HTML_ESCAPES
+    elif _SURROGATE.search(text):
         return _marshal_exact(v)  # invalid UTF-8: Go writes \ufffd (and sorts keys by bytes)
-    for ch, escape in _JSON_HTML_ESCAPES:
+    else:
+        escapes = _JSON_HTML_ESCAPES
+    for ch, escape in escapes:
         if ch in text:
             text = text.replace(ch, escape)
     return text
@@ -1002,6 +1006,7 @@ class _Unusual(Exception):
 #: escaped (\b \f \n \r \t short, \u00xx in lower case for the rest); non-ASCII as it is.
 json_string = json.encoder.encode_basestring
 _JSON_HTML_ESCAPES = tuple((ch, f"\\u{ord(ch):04x}") for ch in "<>&\u2028\u2029")
+_ASCII_HTML_ESCAPES = _JSON_HTML_ESCAPES[:3]  # (ASCII text has no U+2028, U+2029)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -1013,8 +1018,10 @@ def _json_text(v: Any) -> str:
         return json_string(v)
     if v is None:
         return "null"
-    if t is dict:
-        return _json_map(v)
+    if t is dict:  # (a plain dict: never a nil map)
+        keys = sorted(v)  # strings sort by code point: their UTF-8 order (surrogates excluded)
+        # json_string raises TypeError for a key that is no string
+        return "{" + ",".join([json_string(k) + ":" + _json_text(v[k]) for k in keys]) + "}"
     if t is list:
         return "[" + ",".join([_json_text(e) for e in v]) + "]"
     if t is bool:

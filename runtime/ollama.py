@@ -239,20 +239,21 @@ TemplateTool = _struct(
 # go_fields declare them (omitempty: an interface when nil, a slice or string when empty);
 # fields of a view type the shaping made (a template cannot change them) written directly
 def _property_json(p: Any) -> str:
-    parts = []
+    text = ""  # the fields, each after a comma
     if p.AnyOf:
-        parts.append('"anyOf":[' + ",".join([_property_json(x) for x in p.AnyOf]) + "]")
-    if p.Type:
-        parts.append('"type":' + p.Type.go_json_text())
+        text = ',"anyOf":[' + ",".join([_property_json(x) for x in p.AnyOf]) + "]"
+    typ = p.Type
+    if typ:
+        text += ',"type":' + (json_string(typ[0]) if len(typ) == 1 else typ.go_json_text())
     if p.Items is not None:
-        parts.append('"items":' + json_text(p.Items))
+        text += ',"items":' + json_text(p.Items)
     if p.Description:
-        parts.append('"description":' + json_string(p.Description))
-    if p.Enum:
-        parts.append('"enum":' + json_text(p.Enum))
-    if p.Properties:
-        parts.append('"properties":' + p.Properties.go_json_text())
-    return "{" + ",".join(parts) + "}"
+        text += ',"description":' + json_string(p.Description)
+    if p.Enum:  # (a non-nil []interface {} of JSON data)
+        text += ',"enum":[' + ",".join([json_text(e) for e in p.Enum]) + "]"
+    if type(p.Properties) is ToolPropertiesMap:  # (otherwise a nil pointer: omitted)
+        text += ',"properties":' + p.Properties.go_json_text()
+    return "{" + text[1:] + "}"
 
 
 def _parameters_json(p: Any) -> str:
@@ -267,7 +268,7 @@ def _parameters_json(p: Any) -> str:
     if properties.nil:
         return text + ',"properties":null}'
     # (keys by code point: by UTF-8 bytes unless one is invalid, which marshal checks)
-    items = [json_string(k) + ":" + _property_json(properties[k]) for k in sorted(properties)]
+    items = [json_string(k) + ":" + _property_json(v) for k, v in sorted(properties.items())]
     return text + ',"properties":{' + ",".join(items) + "}}"
 
 
@@ -287,7 +288,17 @@ def _tool_json(t: Any) -> str:
     text = '{"type":' + json_string(t.Type)
     if t.Items is not None:
         text += ',"items":' + json_text(t.Items)
-    return text + ',"function":' + _function_json(t.Function) + "}"
+    f = t.Function  # (a templateToolFunction the shaping made: written here)
+    return (
+        text
+        + ',"function":{"name":'
+        + json_string(f.Name)
+        + ',"description":'
+        + json_string(f.Description)
+        + ',"parameters":'
+        + _parameters_json(f.Parameters)
+        + "}}"
+    )
 
 
 ToolProperty.go_json_text = _property_json  # type: ignore[attr-defined]
@@ -392,20 +403,23 @@ def _property(raw: Any) -> Any:
         if type(typ) is str
         else _prop_type(typ)
     )
-    p.Items = None if items is None else gotmpl.plain_data(items)
+    p.Items = None if items is None else plain_data(items)
     p.Description = (
         description if type(description) is str else _str(description, "ToolProperty.description")
     )
-    p.Enum = _NIL_ENUM if enum is None else GoSlice(gotmpl.plain_data(enum or []))
+    p.Enum = _NIL_ENUM if enum is None else GoSlice(plain_data(enum or []))
     p.Properties = (
         _NIL_PROPERTIES_MAP
         if props is None
-        else ToolPropertiesMap({str(k): _property(v) for k, v in props.items()})
+        else ToolPropertiesMap(
+            {k if type(k) is str else str(k): _property(v) for k, v in props.items()}
+        )
     )
     return p
 
 
 _new = object.__new__
+plain_data = gotmpl.plain_data
 _NIL_PROPERTY_LIST = _slice((), "[]main.ToolProperty", nil=True)
 _NIL_ENUM = _slice((), "[]interface {}", nil=True)
 _NIL_PROPERTIES_MAP = GoNil("*main.ToolPropertiesMap")
@@ -417,36 +431,55 @@ _SCHEMA_TYPES = {
 
 
 def _tool(raw: Any) -> Any:
-    if not isinstance(raw, dict):
+    if type(raw) is not dict and not isinstance(raw, dict):
         raise RequestError("json: cannot unmarshal into Go value of type api.Tool")
     fn = raw.get("function") or {}
     params = fn.get("parameters") or {}
     props = params.get("properties")
     required = params.get("required")
-    properties = TemplateProperties({str(k): _property(v) for k, v in (props or {}).items()})
+    properties = TemplateProperties(
+        {k if type(k) is str else str(k): _property(v) for k, v in (props or {}).items()}
+    )
     if props is None:
         properties.nil = True
-    # the remaining fields in the order of Go's binding
+    # the remaining fields in the order of Go's binding (plain strings and absent values
+    # take the short paths)
+    typ, items = raw.get("type"), raw.get("items")
+    name, description = fn.get("name"), fn.get("description")
+    ptype, defs, pitems = params.get("type"), params.get("$defs"), params.get("items")
     tool = _new(TemplateTool)
-    tool.Type = _str(raw.get("type"), "Tool.type")
-    tool.Items = gotmpl.plain_data(raw.get("items"))
+    tool.Type = typ if type(typ) is str else _str(typ, "Tool.type")
+    tool.Items = None if items is None else plain_data(items)
     tool.Function = function = _new(TemplateToolFunction)
-    function.Name = _str(fn.get("name"), "ToolFunction.name")
-    function.Description = _str(fn.get("description"), "ToolFunction.description")
+    function.Name = name if type(name) is str else _str(name, "ToolFunction.name")
+    function.Description = (
+        description if type(description) is str else _str(description, "ToolFunction.description")
+    )
     function.Parameters = parameters = _new(TemplateToolFunctionParameters)
-    parameters.Type = _str(params.get("type"), "ToolFunctionParameters.type")
-    parameters.Defs = gotmpl.plain_data(params.get("$defs"))
-    parameters.Items = gotmpl.plain_data(params.get("items"))
+    parameters.Type = ptype if type(ptype) is str else _str(ptype, "ToolFunctionParameters.type")
+    parameters.Defs = None if defs is None else plain_data(defs)
+    parameters.Items = None if pitems is None else plain_data(pitems)
     parameters.Required = (
         _NIL_STRINGS
         if required is None
-        else _slice([GoString(_str(r, "parameters.required")) for r in required or ()], "[]string")
+        else _Strings(
+            [
+                GoString(r if type(r) is str else _str(r, "parameters.required"))
+                for r in required or ()
+            ]
+        )
     )
     parameters.Properties = properties
     return tool
 
 
-_NIL_STRINGS = _slice((), "[]string", nil=True)
+class _Strings(GoSlice):
+    """A []string (the type a class default: no attribute stores per slice)."""
+
+    go_type = "[]string"
+
+
+_NIL_STRINGS = _slice((), "[]string", nil=True, cls=_Strings)
 
 
 def _tool_call(raw: Any) -> Any:
@@ -473,16 +506,7 @@ def _tool_call(raw: Any) -> Any:
 
 
 def _message(raw: Any) -> Any:
-    if type(raw) is dict and len(raw) == 2:  # the usual message: string role and content only
-        role, content = raw.get("role"), raw.get("content")
-        if type(role) is str and type(content) is str:
-            m = _new_message(TemplateMessage)
-            m.Role = _ROLES.get(role) or to_lower(role)
-            m.Content = content
-            m.Thinking = m.ToolName = m.ToolCallID = ""
-            m.Images = _NIL_IMAGES
-            m.ToolCalls = _NIL_TOOL_CALLS
-            return m
+    """A request message shaped (collate shapes the usual one itself)."""
     if not isinstance(raw, dict):
         raise RequestError("json: cannot unmarshal into Go value of type api.Message")
     get = raw.get
@@ -542,14 +566,27 @@ def _think(think: Any) -> tuple[bool, str, bool]:
 
 
 def collate(messages: list) -> tuple[str, list]:
-    """Each request message shaped (``_message``), then template.collate: consecutive
+    """Each request message shaped (``_message``; the usual one here), then template.collate: consecutive
     messages of one role (not tool) merged; all system text."""
     system: list[str] = []
     collated: list = []
     last = None
     for raw in messages:
-        msg = _message(raw)
-        role = msg.Role
+        role = content = None
+        if type(raw) is dict and len(raw) == 2:
+            role, content = raw.get("role"), raw.get("content")
+        if type(role) is str and type(content) is str:
+            # the usual message (string role and content only), shaped here: one object,
+            # the shared nil slices
+            msg = _new_message(TemplateMessage)
+            msg.Role = role = _ROLES.get(role) or to_lower(role)
+            msg.Content = content
+            msg.Thinking = msg.ToolName = msg.ToolCallID = ""
+            msg.Images = _NIL_IMAGES
+            msg.ToolCalls = _NIL_TOOL_CALLS
+        else:
+            msg = _message(raw)
+            role = msg.Role
         if role == "system":
             system.append(msg.Content)
         if last is not None and last.Role == role and role != "tool":

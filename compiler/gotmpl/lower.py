@@ -539,6 +539,16 @@ class _Lowerer:
             return values[0] if len(values) == 1 else ir.BoolOp(name, tuple(values))
         if name == "not":
             return ir.Not(values[0])
+        if (
+            name == "eq"
+            and len(values) == 2
+            and isinstance(values[0], ir.Helper)
+            and values[0].name in _EXACT_INT_HELPERS
+            and isinstance(values[1], ir.Const)
+            and type(values[1].value) is int
+        ):
+            # eq (len x) 1: two exact ints, which eq compares with == (its errors are len's)
+            return ir.Compare(values[0], (("==", values[1]),))
         return ir.Helper(sig.helper, tuple(values))
 
     def arg(self, node: Any, ptype: str) -> ir.Expr:
@@ -614,6 +624,10 @@ class _Lowerer:
         if isinstance(node, n.Variable) and len(node.idents) == 1:
             return self.variable(node.idents[0])[1]
         return False
+
+
+#: the helpers that return an exact int (or raise)
+_EXACT_INT_HELPERS = frozenset({"gotmpl.length", "gotmpl.length_path", "gotmpl.slice_length"})
 
 
 def _is_helper(expr: Any, name: str) -> bool:
@@ -695,32 +709,48 @@ _READ_HELPERS = {
 }
 
 
-def _view_chain(view: str, names: tuple, printed: bool) -> bool:
-    """Does ``.A.B.C`` on a value of the view type ``view`` read struct fields only (every
-    step but the last a struct value, never nil), ending on a string when ``printed``?"""
+def _view_chain(view: str, names: tuple) -> str | None:
+    """The Go type ``.A.B.C`` on a value of the view type ``view`` ends on, when it reads
+    struct fields only (every step but the last a struct value, never nil); else None."""
     go_types = _VIEWS[view].go_field_types
     for i, name in enumerate(names):
         go_type = go_types.get(name)
         if go_type is None:
-            return False
+            return None
         if i == len(names) - 1:
-            return go_type == "string" or not printed
+            return go_type
         if go_type not in _VIEW_OF_GO_TYPE:
-            return False
+            return None
         go_types = _VIEWS[_VIEW_OF_GO_TYPE[go_type]].go_field_types
-    return False
+    return None
 
 
 def _direct_view_reads(body: tuple) -> tuple:
     """A field chain read on a variable (``.Role`` in a range over .Messages, ``.Function.Name``
     in one over .Tools): the attributes themselves when the variable holds a view type the
     chain reads through (``type(x) is ...``: what the helper would read, and print, since its
-    strings are exactly str), the helper for anything else.
+    strings are exactly str; printed through to_str, as the helper does, when the chain ends
+    on another type), the helper for anything else.
+
+    ``eq`` of such a read of a string and a string constant (``eq .Role "user"``) compares
+    the two directly when the read is direct (an exact str each: eq's own comparison).
 
     (``ir.LoopAttr`` is the IR's plain attribute read.)"""
+    string_reads: dict = {}  # id of a direct read's CondExpr ending on a string -> the read
 
     def fold(node: Any) -> Any:
         node = ir.map_children(node, fold)
+        if (
+            _is_helper(node, "gotmpl.eq")
+            and len(node.args) == 2
+            and not node.kwargs
+            and string_reads.get(id(node.args[0])) is node.args[0]
+            and isinstance(node.args[1], ir.Const)
+            and type(node.args[1].value) is str
+        ):
+            read, const = node.args
+            same = ir.Compare(read.body, (("==", const),))
+            return ir.CondExpr(read.test, same, ir.Helper("gotmpl.eq", (read.orelse, const)))
         if not (
             isinstance(node, ir.Helper)
             and node.name in _READ_HELPERS
@@ -730,19 +760,25 @@ def _direct_view_reads(body: tuple) -> tuple:
             return node
         recv, names = node.args[0], node.args[1].value
         names = names if isinstance(names, tuple) else (names,)
-        views = [v for v in _VIEWS if _view_chain(v, names, _READ_HELPERS[node.name])]
+        ends = {v: _view_chain(v, names) for v in _VIEWS}
+        views = [v for v, end in ends.items() if end is not None]
         if not views:
             return node
         direct: ir.Expr = recv
         for name in names:
             direct = ir.LoopAttr(direct, name)
+        if _READ_HELPERS[node.name] and any(ends[v] != "string" for v in views):
+            direct = ir.Helper("gotmpl.to_str", (direct,))  # what the helper prints
         refs = tuple(ir.Ref(f"ollama.{v}") for v in views)
         kind = ir.Helper("builtins.type", (recv,))
         if len(refs) == 1:
             test = ir.Compare(kind, (("is", refs[0]),))
         else:
             test = ir.Compare(kind, (("in", ir.TupleLit(refs)),))
-        return ir.CondExpr(test, direct, node)
+        read = ir.CondExpr(test, direct, node)
+        if all(ends[v] == "string" for v in views):
+            string_reads[id(read)] = read
+        return read
 
     return fold(body)
 

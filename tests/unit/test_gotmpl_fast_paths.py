@@ -186,6 +186,12 @@ def test_message_fields_read_directly_only_from_messages():
     message = ollama._message({"role": "USER", "content": "hi"})
     data = {"Messages": [{"Role": "x", "Content": 1.5}, message, {"Role": "user"}]}
     assert t.render(data) == "x|1.5|;user|hi|u;user|<no value>|u;"
+    # eq of a direct read and a string compares them directly; eq itself otherwise
+    assert '.Role == "user"' in t.python_source
+    from runtime.gotmpl import ExecError
+
+    with pytest.raises(ExecError, match="incompatible types for comparison"):
+        t.render({"Messages": [{"Role": 1.5, "Content": ""}]})
 
 
 class _Text(str):
@@ -214,6 +220,8 @@ def test_view_field_chains_read_directly_only_from_views():
 
     t = compile_template(VIEW_READS, dialect="go", profile="ollama")
     assert "TemplateTool" in t.python_source
+    # printed chains ending on a Stringer are read directly too, printed through to_str
+    assert "to_str(v_p_" in t.python_source and ".Function.Arguments)" in t.python_source
     data = {
         "Tools": [
             {
@@ -247,3 +255,22 @@ def test_view_field_chains_like_go():
         request["messages"], tools=request["tools"], now="2024-07-26"
     )
     assert got == want
+
+
+def test_eq_of_a_length_and_an_int_is_a_plain_comparison():
+    from compiler import compile_template
+    from runtime.gotmpl import ExecError
+
+    t = compile_template(
+        "{{ eq (len .X) 2 }}{{ 2 | eq (len .X) }}{{ eq (len (slice .X 1)) 1 }}",
+        dialect="go",
+        profile="plain",
+    )
+    assert "eq(" not in t.python_source
+    assert t.render({"X": [1, 2]}) == "truetruetrue"
+    assert t.render({"X": "ab"}) == "truetruetrue"
+    with pytest.raises(ExecError, match="error calling len"):
+        t.render({})
+    u = compile_template("{{ eq (len .X) 2.0 }}", dialect="go", profile="plain")
+    with pytest.raises(ExecError, match="incompatible types for comparison: int and float64"):
+        u.render({"X": [1, 2]})
