@@ -53,7 +53,7 @@ class CompiledTemplate:
                 _hf.render_conversation, self._render, self.source
             )
         elif profile == "ollama":
-            self._conversation = functools.partial(_ollama.render_conversation, namespace)
+            self._conversation = _ollama.conversation_entry(namespace)
 
     def render(self, context: Optional[dict] = None, *, budget: Optional[float] = None) -> str:
         """The engine's own render of exactly this data (no input shaping).

@@ -38,6 +38,7 @@ part after "executing ... at <...>: ").
 from __future__ import annotations
 
 import datetime
+import functools
 import operator
 from collections.abc import Iterable
 from typing import Any
@@ -777,11 +778,17 @@ _NOW: datetime.date | None = None
 def set_now(date: Any) -> None:
     """Freeze the clock of currentDate / yesterdayDate (a date, "YYYY-MM-DD" or None)."""
     global _NOW
-    if isinstance(date, str):
-        date = datetime.date.fromisoformat(date)
+    if type(date) is str:
+        date = _parse_date(date)
+    elif isinstance(date, str):
+        date = datetime.date.fromisoformat(str.__str__(date))
     elif isinstance(date, datetime.datetime):
         date = date.date()
     _NOW = date
+
+
+#: the dates set_now was given, parsed once (a server passes the same few)
+_parse_date = functools.lru_cache(maxsize=64)(datetime.date.fromisoformat)
 
 
 def _today() -> datetime.date:

@@ -21,6 +21,7 @@ reference program names them) are what templates print and what errors mention.
 from __future__ import annotations
 
 import base64
+import functools
 from collections.abc import Iterable
 from typing import Any
 
@@ -679,6 +680,29 @@ def render_conversation(
         return _legacy(namespace, render, values)
     finally:
         gotmpl._NOW = saved
+
+
+def conversation_entry(namespace: Any) -> Any:
+    """``render_conversation`` for one compiled module (its ``namespace``), its mode chosen
+    once: the messages mode renders the values directly, the clock frozen only when ``now``
+    is given."""
+    render = namespace["render"]
+    if namespace.get("GO_MODE", "messages") != "messages":
+        return functools.partial(render_conversation, namespace)
+
+    def render_messages(
+        messages: Any, tools: Any = None, think: Any = None, now: Any = None, **_ignored: Any
+    ) -> str:
+        if now is None:
+            return render(template_values(messages, tools, think))
+        saved = gotmpl._NOW
+        gotmpl.set_now(now)
+        try:
+            return render(template_values(messages, tools, think))
+        finally:
+            gotmpl._NOW = saved
+
+    return render_messages
 
 
 def _legacy(namespace: Any, render: Any, values: dict) -> str:

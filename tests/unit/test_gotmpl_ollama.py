@@ -3,6 +3,8 @@ messages and legacy modes, on compiled templates."""
 
 from __future__ import annotations
 
+import datetime
+
 import pytest
 
 from runtime import gotmpl as g
@@ -186,6 +188,25 @@ def test_now_option_freezes_current_date():
         "{{ currentDate }} {{ yesterdayDate }}{{ if false }}{{ .Messages }}{{ end }}", "ollama"
     )
     assert t.render_conversation([], now="2024-07-26") == "2024-07-26 2024-07-25"
+    # the clock is frozen for that render only; a date object and a str subclass work too
+    assert g._NOW is None
+    today = datetime.date.today()
+    want = f"{today.isoformat()} {(today - datetime.timedelta(days=1)).isoformat()}"
+    assert t.render_conversation([]) == want
+    assert t.render_conversation([], now=datetime.date(2020, 3, 1)) == "2020-03-01 2020-02-29"
+
+    class Day(str):
+        pass
+
+    assert t.render_conversation([], now=Day("2021-01-01")) == "2021-01-01 2020-12-31"
+    with pytest.raises(ValueError):
+        t.render_conversation([], now="not a date")
+    assert g._NOW is None
+    # the legacy (Prompt/Response) mode takes it too
+    legacy = compile_go("{{ .System }}|{{ .Prompt }}", "ollama")
+    msgs = [{"role": "system", "content": "s"}, {"role": "user", "content": "q"}]
+    assert legacy.render_conversation(msgs, now="2024-07-26") == "s|q"
+    assert g._NOW is None
 
 
 def test_go_semantics_of_the_view_types():
