@@ -42,6 +42,7 @@ GO_IDENTIFIERS = (
     "tools",
 )
 GO_MODE = "messages"
+GO_TOOLS_JSON = True
 
 
 def render(context: dict) -> str:

@@ -483,6 +483,133 @@ class _Strings(GoSlice):
 _NIL_STRINGS = _slice((), "[]string", nil=True, cls=_Strings)
 
 
+# --- tools a template only marshals (the compiler proves it: GO_TOOLS_JSON) ---------------
+class JsonTool(GoStruct):
+    """A tool of a template that only marshals its tools (``json $tool``, ``json .Tools``,
+    printed ``.Tools``): its JSON text written straight from the request, no view made.
+    The view (``_tool``) is made only if something still reads a field (or marshals it the
+    exact way), so it behaves as the view would."""
+
+    __slots__ = ("raw", "text", "view")
+    go_type = TemplateTool.go_type
+    go_fields = TemplateTool.go_fields
+
+    def go_json_text(self) -> str:  # marshal's fast path: the text made from the request
+        return self.text
+
+    def MarshalJSON(self) -> str:  # marshal's exact path (invalid UTF-8 in a string ...)
+        return marshal(self._view())
+
+    def _view(self) -> Any:
+        if self.view is None:
+            self.view = _tool(self.raw)
+        return self.view
+
+    def __getattr__(self, name: str) -> Any:  # (only for names that are no slot)
+        if name in TemplateTool.go_field_types:
+            return getattr(self._view(), name)
+        raise AttributeError(name)
+
+
+def json_tool(raw: Any) -> Any:
+    """``_tool(raw)`` for a template that only marshals it: a JsonTool when ``raw`` has the
+    usual shape (``_tool_text``), the view itself otherwise (its errors are _tool's)."""
+    text = _tool_text(raw)
+    if text is None:
+        return _tool(raw)
+    tool = _new(JsonTool)
+    tool.raw, tool.text, tool.view = raw, text, None
+    return tool
+
+
+def _tool_text(raw: Any) -> str | None:
+    """``json_text(_tool(raw))`` written from the request, for the usual tool only (plain
+    dicts, lists and strings; a property with a type and at most a description, an enum of
+    strings and items of strings); None for anything else, which the view handles."""
+    if type(raw) is not dict:
+        return None
+    typ, fn = raw.get("type"), raw.get("function")
+    if type(typ) is not str or type(fn) is not dict or raw.get("items") is not None:
+        return None
+    name, description, params = fn.get("name"), fn.get("description"), fn.get("parameters")
+    if type(name) is not str or type(description) is not str or type(params) is not dict:
+        return None
+    ptype, props, required = params.get("type"), params.get("properties"), params.get("required")
+    if type(ptype) is not str or params.get("$defs") is not None or params.get("items") is not None:
+        return None
+    text = (
+        '{"type":'
+        + json_string(typ)
+        + ',"function":{"name":'
+        + json_string(name)
+        + ',"description":'
+        + json_string(description)
+        + ',"parameters":{"type":'
+        + json_string(ptype)
+    )
+    if required is not None:
+        if type(required) is not list:
+            return None
+        for r in required:
+            if type(r) is not str:
+                return None
+        if required:
+            text += ',"required":[' + ",".join(map(json_string, required)) + "]"
+    if props is None:
+        return text + ',"properties":null}}}'
+    if type(props) is not dict:
+        return None
+    for k in props:
+        if type(k) is not str:
+            return None
+    items = []
+    for k in sorted(props):  # (a map: keys by code point, as _parameters_json)
+        prop = _property_text(props[k])
+        if prop is None:
+            return None
+        items.append(json_string(k) + ":" + prop)
+    return text + ',"properties":{' + ",".join(items) + "}}}}"
+
+
+def _property_text(raw: Any) -> str | None:
+    """``_property_json(_property(raw))`` for the usual property, else None."""
+    if type(raw) is not dict:
+        return None
+    get = raw.get
+    if get("anyOf") is not None or get("properties") is not None:
+        return None
+    typ, items, description, enum = get("type"), get("items"), get("description"), get("enum")
+    if type(typ) is not str:
+        return None
+    text = '{"type":' + json_string(typ)  # (one type: written as a string)
+    if items is not None:
+        if type(items) is not dict:
+            return None
+        for k, v in items.items():
+            if type(k) is not str or type(v) is not str:
+                return None
+        keys = sorted(items)
+        text += (
+            ',"items":{'
+            + ",".join([json_string(k) + ":" + json_string(items[k]) for k in keys])
+            + "}"
+        )
+    if description is not None:
+        if type(description) is not str:
+            return None
+        if description:
+            text += ',"description":' + json_string(description)
+    if enum is not None:
+        if type(enum) is not list:
+            return None
+        for e in enum:
+            if type(e) is not str:
+                return None
+        if enum:
+            text += ',"enum":[' + ",".join(map(json_string, enum)) + "]"
+    return text + "}"
+
+
 def _tool_call(raw: Any) -> Any:
     fn = raw.get("function") or {}
     args = fn.get("arguments")
@@ -628,8 +755,11 @@ def cut_data(context: Any) -> Any:
     return context.data
 
 
-def template_values(messages: Any, tools: Any = None, think: Any = None) -> dict:
-    """The data of the messages mode (Template.Execute's map)."""
+def template_values(
+    messages: Any, tools: Any = None, think: Any = None, json_tools: bool = False
+) -> dict:
+    """The data of the messages mode (Template.Execute's map). ``json_tools``: the template
+    only marshals its tools (the compiler's ``GO_TOOLS_JSON``), so they may be JsonTools."""
     if messages is None:
         messages = []
     if not isinstance(messages, list):
@@ -644,7 +774,7 @@ def template_values(messages: Any, tools: Any = None, think: Any = None) -> dict
     if tools is None:
         view_tools = _NIL_TOOLS
     elif isinstance(tools, list):
-        view_tools = TemplateTools([_tool(t) for t in tools])
+        view_tools = TemplateTools([(json_tool if json_tools else _tool)(t) for t in tools])
     else:
         raise RequestError("json: cannot unmarshal tools into Go struct field of type api.Tools")
     return {
@@ -667,17 +797,17 @@ def render_conversation(
     **_ignored: Any,
 ) -> str:
     """Ollama's Template.Execute for /api/chat input; ``namespace`` is the compiled module's
-    (its ``render`` and ``GO_MODE`` / ``GO_CUT_ERROR`` metadata). ``now`` freezes
+    (its ``render`` and ``GO_MODE`` / ``GO_CUT_ERROR`` / ``GO_TOOLS_JSON`` metadata). ``now`` freezes
     currentDate; other request keys (model, options, ...) are ignored as Ollama ignores them."""
     render = namespace["render"]
     saved = gotmpl._NOW
     if now is not None:
         gotmpl.set_now(now)
     try:
-        values = template_values(messages, tools, think)
         if namespace.get("GO_MODE", "messages") == "messages":
-            return render(values)
-        return _legacy(namespace, render, values)
+            json_tools = bool(namespace.get("GO_TOOLS_JSON"))
+            return render(template_values(messages, tools, think, json_tools))
+        return _legacy(namespace, render, template_values(messages, tools, think))
     finally:
         gotmpl._NOW = saved
 
@@ -689,16 +819,17 @@ def conversation_entry(namespace: Any) -> Any:
     render = namespace["render"]
     if namespace.get("GO_MODE", "messages") != "messages":
         return functools.partial(render_conversation, namespace)
+    json_tools = bool(namespace.get("GO_TOOLS_JSON"))
 
     def render_messages(
         messages: Any, tools: Any = None, think: Any = None, now: Any = None, **_ignored: Any
     ) -> str:
         if now is None:
-            return render(template_values(messages, tools, think))
+            return render(template_values(messages, tools, think, json_tools))
         saved = gotmpl._NOW
         gotmpl.set_now(now)
         try:
-            return render(template_values(messages, tools, think))
+            return render(template_values(messages, tools, think, json_tools))
         finally:
             gotmpl._NOW = saved
 

@@ -789,7 +789,8 @@ def lower_template_set(parsed: Any, profile: str) -> ir.Module:
     The entry function's body defines the named templates (``define`` / ``block``) as
     local functions, then runs the main tree on ``context``. Metadata (module constants):
     ``GO_TEMPLATES`` (defined names); for the "ollama" profile also ``GO_IDENTIFIERS``
-    (Ollama's ``Template.Vars``) and ``GO_MODE`` ("messages" or "legacy"). In the legacy
+    (Ollama's ``Template.Vars``), ``GO_MODE`` ("messages" or "legacy") and ``GO_TOOLS_JSON``
+    (True when the template only marshals its tools). In the legacy
     mode the body branches on ``ollama.is_cut_run(context)`` to run the tree cut after the
     first ``.Response`` (Ollama's last turn: no funcs, no defined templates, default
     missingkey), or ``GO_CUT_ERROR`` holds the panic Ollama's deleteNode raises instead.
@@ -807,6 +808,13 @@ def lower_template_set(parsed: Any, profile: str) -> ir.Module:
             root = n.ListNode(root.nodes + (response,), pos=root.pos, line=root.line)
         mode = "messages" if "messages" in names else "legacy"
         meta += [("GO_IDENTIFIERS", tuple(sorted(names))), ("GO_MODE", mode)]
+        if (
+            mode == "messages"
+            and "tools" in names
+            and not parsed.templates
+            and n.tools_only_marshalled(root)
+        ):
+            meta.append(("GO_TOOLS_JSON", True))  # ollama.JsonTool: see n.tools_only_marshalled
         if mode == "legacy":
             try:
                 cut = n.cut_after_response(root)

@@ -282,3 +282,153 @@ def cut_after_response(root: ListNode) -> ListNode:
         return node
 
     return walk(root)
+
+
+# ----------------------------------------------------------------------------- tool uses
+
+_ROOT, _TOOLS, _TOOL, _OTHER = "root", "tools", "tool", "other"
+
+
+class _Refused(Exception):
+    """A use of the tools (or of the root data) the analysis does not admit."""
+
+
+def tools_only_marshalled(root: ListNode) -> bool:
+    """Does the (messages-mode) template use ``.Tools`` only in ways that see nothing of a
+    tool but its JSON? Truth tests (``if .Tools``, ``if or .System .Tools``), ``len``,
+    ``json .Tools``, printing ``.Tools`` (its String method is its JSON) and ranging over
+    it with the element only marshalled (``range $t := .Tools`` ... ``json $t``). Then the
+    runtime may give the template tools that carry their JSON text only (``ollama.JsonTool``,
+    the compiler's ``GO_TOOLS_JSON``). Conservative: anything else (a field of a tool,
+    printing a tool, the root data or a tool passed to any other function, defined templates,
+    tools in variables other than a range's) answers False."""
+    try:
+        _uses_list(root, _ROOT, {})
+    except _Refused:
+        return False
+    return True
+
+
+def _uses_list(node: ListNode, dot: str, variables: dict) -> None:
+    for child in node.nodes:
+        if isinstance(child, Action):
+            kind = _pipe_kind(child.pipe, dot, variables, "print")
+            if child.pipe.decls:
+                if kind != _OTHER:
+                    raise _Refused
+                for decl in child.pipe.decls:
+                    if not child.pipe.is_assign:
+                        variables[decl.idents[0]] = _OTHER
+                    # (an assignment of another value keeps the variable's kind: the stricter)
+            elif kind in (_TOOL, _ROOT):
+                raise _Refused  # printed with %v: its fields
+        elif isinstance(child, Branch):
+            _uses_branch(child, dot, variables)
+        elif isinstance(child, TemplateCall):
+            raise _Refused
+        # (Text, Break, Continue: nothing)
+
+
+def _uses_branch(node: Branch, dot: str, variables: dict) -> None:
+    pipe = node.pipe
+    kind = _pipe_kind(pipe, dot, variables, "if" if node.kind == "if" else "value")
+    inner = dict(variables)
+    body_dot = dot
+    if node.kind == "range":
+        if kind == _TOOLS:
+            element = _TOOL
+        elif kind == _OTHER:
+            element = _OTHER
+        else:
+            raise _Refused  # ranging over the root map or over a tool
+        if pipe.decls:
+            if pipe.is_assign:
+                raise _Refused
+            names = [d.idents[0] for d in pipe.decls]
+            for name in names[:-1]:
+                inner[name] = _OTHER  # the index
+            inner[names[-1]] = element
+        body_dot = element
+    else:
+        if pipe.decls:
+            if kind != _OTHER:
+                raise _Refused
+            for decl in pipe.decls:
+                if not pipe.is_assign:
+                    inner[decl.idents[0]] = _OTHER
+        if node.kind == "with":
+            if kind not in (_OTHER, _ROOT):
+                raise _Refused
+            body_dot = kind
+    _uses_list(node.body, body_dot, inner)
+    if node.else_body is not None:
+        _uses_list(node.else_body, dot, dict(variables))
+
+
+def _pipe_kind(pipe: Pipe, dot: str, variables: dict, context: str) -> str:
+    """The kind of a pipeline's value; ``context`` is where it goes: "if" (its truth only),
+    "print" or "value" (anywhere else)."""
+    prev: str | None = None
+    for i, cmd in enumerate(pipe.cmds):
+        final = i == len(pipe.cmds) - 1
+        prev = _command_kind(cmd, prev, dot, variables, final and context == "if")
+    assert prev is not None
+    return prev
+
+
+def _command_kind(
+    cmd: Command, prev: str | None, dot: str, variables: dict, truth_only: bool
+) -> str:
+    head = cmd.args[0]
+    if not isinstance(head, Identifier):
+        if len(cmd.args) > 1 or prev is not None:
+            raise _Refused  # (an error in Go: leave it to the general path)
+        return _operand_kind(head, dot, variables)
+    kinds = [_operand_kind(a, dot, variables) for a in cmd.args[1:]]
+    if prev is not None:
+        kinds.append(prev)
+    name = head.name
+    if name == "json" and len(kinds) == 1 and kinds[0] != _ROOT:
+        return _OTHER
+    if name == "len" or name == "not":
+        return _OTHER  # (an int, a bool: their argument's JSON and fields unread)
+    if name in ("and", "or") and truth_only:
+        return _OTHER  # (one of the arguments, but only its truth is seen)
+    if any(k != _OTHER for k in kinds):
+        raise _Refused
+    return _OTHER
+
+
+def _operand_kind(op: Any, dot: str, variables: dict) -> str:
+    if isinstance(op, Dot):
+        return dot
+    if isinstance(op, Field):
+        return _fields_kind(dot, op.idents)
+    if isinstance(op, Variable):
+        name = op.idents[0]
+        base = _ROOT if name == "$" else variables.get(name, _OTHER)
+        return _fields_kind(base, op.idents[1:])
+    if isinstance(op, Chain):
+        base = _operand_kind(op.node, dot, variables)
+        if base != _OTHER:
+            raise _Refused
+        return _OTHER
+    if isinstance(op, Pipe):
+        if op.decls:
+            raise _Refused
+        return _pipe_kind(op, dot, variables, "value")
+    return _OTHER  # literals; an identifier here is a call without arguments
+
+
+def _fields_kind(base: str, idents: tuple) -> str:
+    if not idents:
+        return base
+    if base == _ROOT:
+        if idents[0] != "Tools":
+            return _OTHER
+        if len(idents) == 1:
+            return _TOOLS
+        raise _Refused
+    if base != _OTHER:
+        raise _Refused  # a field (or method) of the tools or of a tool
+    return _OTHER

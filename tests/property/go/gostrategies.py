@@ -187,6 +187,31 @@ def _tool(g: Dice) -> dict:
                       required={"type": lambda g: "function", "function": lambda g: function})
 
 
+def _usual_tool(g: Dice) -> dict:
+    """A tool of the usual shape (string fields, properties with a type and maybe a
+    description, an enum of strings or string items): the JSON fast way's input."""
+    texts = lambda g, n: _text_value(g, n)  # noqa: E731
+    props = {}
+    for _ in range(g.int(0, 4)):
+        prop: dict = {"type": g.pick(SCHEMA_TYPES)}
+        if g.roll(2):
+            prop["description"] = texts(g, 10)
+        if g.roll(3) == 0:
+            prop["enum"] = [texts(g, 6) for _ in range(g.int(0, 3))]
+        if g.roll(4) == 0:
+            prop["items"] = {"type": g.pick(("string", "integer"))}
+        props[g.pick(("city", "unit", "a", "b", "o", "Zed", "é", ""))] = prop
+    params: dict = {"type": "object", "properties": props}
+    if g.roll(2):
+        params["required"] = [g.pick(("a", "b", "city", "x")) for _ in range(g.int(0, 3))]
+    return {"type": "function", "function": {
+        "name": g.pick(TOOL_NAMES), "description": texts(g, 16), "parameters": params}}
+
+
+def usual_tools() -> st.SearchStrategy[dict]:
+    return generator(_usual_tool)
+
+
 def _tools(g: Dice) -> list:
     return [_tool(g) for _ in range(g.int(0, 3))]
 

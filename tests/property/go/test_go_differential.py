@@ -12,6 +12,8 @@
 (d) ``test_compile_is_deterministic``: compiling twice gives identical ``python_source``.
 (e) ``test_generated_source_compiles``: ``compile()`` of ``python_source`` works and the
     module imports only ``runtime`` and the standard library.
+(g) ``test_json_only_tools_match_go``: templates that only marshal their tools (the
+    runtime's JsonTool) on requests with usual and odd tools.
 (f) ``test_corpus_template``: every template of ../shared/corpus/gotmpl/templates on
     generated Ollama conversations.
 
@@ -111,6 +113,30 @@ def test_ollama_matches_go(source: str, request: dict) -> None:
     ref = G.reference_ollama(source, request)
     ours = G.ours_ollama(source, request)
     _check("go_ollama", "ollama", source, request, ref, ours)
+
+
+#: templates that only marshal their tools (GO_TOOLS_JSON: the runtime writes a usual tool's
+#: JSON straight from the request, ollama.JsonTool)
+JSON_TOOL_TEMPLATES = [
+    "{{ if .Tools }}{{ range $t := .Tools }}[{{ json $t }}]{{ end }}{{ end }}"
+    "{{ range .Messages }}{{ .Role }}:{{ .Content }};{{ end }}",
+    "{{ if or .System .Tools }}{{ .System }}{{ range $i, $_ := .Tools }}{{ if $i }},{{ end }}"
+    "{{ . | json }}{{ end }}{{ end }}{{ json $.Tools }}|{{ .Tools }}|{{ len .Tools }}"
+    "{{ with .Messages }}{{ json . }}{{ end }}",
+]
+
+
+@profile("go_json_tools")
+@given(source=st.sampled_from(JSON_TOOL_TEMPLATES), request=S.requests(), tools=S.tools(),
+       usual=st.lists(S.usual_tools(), max_size=3))
+def test_json_only_tools_match_go(source: str, request: dict, tools: list, usual: list) -> None:
+    progress("go_json_tools")
+    request = {**request, "tools": usual + tools}
+    compiled = G.ours_compile_cached(source, "ollama")
+    assert compiled.namespace.get("GO_TOOLS_JSON") is True
+    ref = G.reference_ollama(source, request)
+    ours = G.ours_ollama(source, request, compiled)
+    _check("go_json_tools", "ollama", source, request, ref, ours)
 
 
 # ----------------------------------------------------------------------------- (c)
