@@ -54,6 +54,10 @@ class CompiledTemplate:
             )
         elif profile == "ollama":
             self._conversation = _ollama.conversation_entry(namespace)
+            # the usual call without keyword repacking (an instance attribute: see below)
+            self.render_conversation = _ollama_fast_entry(  # type: ignore[method-assign]
+                self._conversation, functools.partial(CompiledTemplate.render_conversation, self)
+            )
 
     def render(self, context: Optional[dict] = None, *, budget: Optional[float] = None) -> str:
         """The engine's own render of exactly this data (no input shaping).
@@ -94,6 +98,33 @@ class CompiledTemplate:
 
     def __repr__(self) -> str:
         return f"<CompiledTemplate {self.name!r} {self.dialect}/{self.profile}>"
+
+
+def _ollama_fast_entry(
+    entry: Callable[..., Any], general: Callable[..., Any]
+) -> Callable[..., Any]:
+    """``render_conversation`` of an ollama-profile template: Ollama's request keys passed on
+    as they are (the general method repacks keywords, ~0.3 us of a ~3 us render); a budget
+    or any other key takes the general way."""
+
+    def render_conversation(
+        messages: Any,
+        tools: Any = None,
+        think: Any = None,
+        now: Any = None,
+        *,
+        budget: Optional[float] = None,
+        **options: Any,
+    ) -> str:
+        """Ollama's Template.Execute for /api/chat input (``CompiledTemplate.render_conversation``)."""
+        if budget is None and not options:
+            try:
+                return entry(messages, tools, think, now)
+            except RecursionError:
+                raise _too_deep("go") from None
+        return general(messages, tools=tools, think=think, now=now, budget=budget, **options)
+
+    return render_conversation
 
 
 @contextmanager

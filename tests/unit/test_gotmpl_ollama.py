@@ -239,3 +239,33 @@ def test_go_semantics_of_the_view_types():
     assert run("{{ .Tools }}{{ .Messages }}", tools=tools).startswith(
         '[{"type":"function","items":[],'
     )
+
+
+def test_the_conversation_entry_takes_every_way_of_calling():
+    from runtime.budget import RenderBudgetExceeded
+
+    t = compile_go("{{ range .Messages }}{{ .Role }}:{{ .Content }};{{ end }}", "ollama")
+    msgs = [{"role": "user", "content": "hi"}]
+    want = "user:hi;"
+    assert t.render_conversation(msgs) == want
+    assert t.render_conversation(messages=msgs) == want
+    assert t.render_conversation(msgs, None, None, None) == want
+    assert t.render_conversation(msgs, tools=None, model="m", options={}) == want  # ignored
+    assert t.render_conversation(msgs, budget=5.0) == want
+    assert t.render_conversation(msgs, think=True, budget=5.0, model="m") == want
+    slow = compile_go(
+        "{{ range $i, $_ := .Messages }}{{ range $.Messages }}{{ range $.Messages }}"
+        "{{ end }}{{ end }}{{ end }}",
+        "ollama",
+    )
+    with pytest.raises(RenderBudgetExceeded):
+        turns = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]
+        slow.render_conversation(turns * 1000, budget=0.05)  # (collate merges no turn)
+    # a template that recurses without end: Go's error, on both ways
+    deep = compile_go(
+        '{{ define "r" }}{{ template "r" . }}{{ end }}{{ template "r" . }}{{ .Messages }}',
+        "ollama",
+    )
+    for options in ({}, {"budget": 30.0}):
+        with pytest.raises(g.ExecError, match="exceeded maximum template depth"):
+            deep.render_conversation(msgs, **options)
