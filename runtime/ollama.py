@@ -547,14 +547,10 @@ def _tool_text(raw: Any) -> str | None:
         + ',"parameters":{"type":'
         + json_string(ptype)
     )
-    if required is not None:
-        if type(required) is not list:
-            return None
-        for r in required:
-            if type(r) is not str:
-                return None
-        if required:
-            text += ',"required":[' + ",".join(map(json_string, required)) + "]"
+    required_text = _strings_text(',"required":', required)
+    if required_text is None:
+        return None
+    text += required_text
     if props is None:
         return text + ',"properties":null}}}'
     if type(props) is not dict:
@@ -599,15 +595,21 @@ def _property_text(raw: Any) -> str | None:
             return None
         if description:
             text += ',"description":' + json_string(description)
-    if enum is not None:
-        if type(enum) is not list:
+    enum_text = _strings_text(',"enum":', enum)
+    return None if enum_text is None else text + enum_text + "}"
+
+
+def _strings_text(key: str, value: Any) -> str | None:
+    """``key`` and the JSON array of a list of strings ("" for None or an empty list: a nil
+    or empty slice, omitted); None for anything else."""
+    if value is None:
+        return ""
+    if type(value) is not list:
+        return None
+    for v in value:
+        if type(v) is not str:
             return None
-        for e in enum:
-            if type(e) is not str:
-                return None
-        if enum:
-            text += ',"enum":[' + ",".join(map(json_string, enum)) + "]"
-    return text + "}"
+    return key + "[" + ",".join(map(json_string, value)) + "]" if value else ""
 
 
 def _tool_call(raw: Any) -> Any:
