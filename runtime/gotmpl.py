@@ -778,10 +778,8 @@ _NOW: datetime.date | None = None
 def set_now(date: Any) -> None:
     """Freeze the clock of currentDate / yesterdayDate (a date, "YYYY-MM-DD" or None)."""
     global _NOW
-    if type(date) is str:
-        date = _parse_date(date)
-    elif isinstance(date, str):
-        date = datetime.date.fromisoformat(str.__str__(date))
+    if isinstance(date, str):
+        date = _parse_date(str.__str__(date))
     elif isinstance(date, datetime.datetime):
         date = date.date()
     _NOW = date

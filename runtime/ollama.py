@@ -584,12 +584,7 @@ def _property_text(raw: Any) -> str | None:
         for k, v in items.items():
             if type(k) is not str or type(v) is not str:
                 return None
-        keys = sorted(items)
-        text += (
-            ',"items":{'
-            + ",".join([json_string(k) + ":" + json_string(items[k]) for k in keys])
-            + "}"
-        )
+        text += ',"items":' + json_text(items)  # (strings only: what plain_data keeps)
     if description is not None:
         if type(description) is not str:
             return None
@@ -816,8 +811,7 @@ def render_conversation(
 
 def conversation_entry(namespace: Any) -> Any:
     """``render_conversation`` for one compiled module (its ``namespace``), its mode chosen
-    once: the messages mode renders the values directly, the clock frozen only when ``now``
-    is given."""
+    once: the messages mode renders the values directly (with ``now``, the general way)."""
     render = namespace["render"]
     if namespace.get("GO_MODE", "messages") != "messages":
         return functools.partial(render_conversation, namespace)
@@ -826,14 +820,9 @@ def conversation_entry(namespace: Any) -> Any:
     def render_messages(
         messages: Any, tools: Any = None, think: Any = None, now: Any = None, **_ignored: Any
     ) -> str:
-        if now is None:
-            return render(template_values(messages, tools, think, json_tools))
-        saved = gotmpl._NOW
-        gotmpl.set_now(now)
-        try:
-            return render(template_values(messages, tools, think, json_tools))
-        finally:
-            gotmpl._NOW = saved
+        if now is not None:  # the clock frozen for this render: the general way
+            return render_conversation(namespace, messages, tools, think, now)
+        return render(template_values(messages, tools, think, json_tools))
 
     return render_messages
 

@@ -314,12 +314,7 @@ def _uses_list(node: ListNode, dot: str, variables: dict) -> None:
         if isinstance(child, Action):
             kind = _pipe_kind(child.pipe, dot, variables, "print")
             if child.pipe.decls:
-                if kind != _OTHER:
-                    raise _Refused
-                for decl in child.pipe.decls:
-                    if not child.pipe.is_assign:
-                        variables[decl.idents[0]] = _OTHER
-                    # (an assignment of another value keeps the variable's kind: the stricter)
+                _declare(child.pipe, kind, variables)
             elif kind in (_TOOL, _ROOT):
                 raise _Refused  # printed with %v: its fields
         elif isinstance(child, Branch):
@@ -350,12 +345,7 @@ def _uses_branch(node: Branch, dot: str, variables: dict) -> None:
             inner[names[-1]] = element
         body_dot = element
     else:
-        if pipe.decls:
-            if kind != _OTHER:
-                raise _Refused
-            for decl in pipe.decls:
-                if not pipe.is_assign:
-                    inner[decl.idents[0]] = _OTHER
+        _declare(pipe, kind, inner)
         if node.kind == "with":
             if kind not in (_OTHER, _ROOT):
                 raise _Refused
@@ -363,6 +353,18 @@ def _uses_branch(node: Branch, dot: str, variables: dict) -> None:
     _uses_list(node.body, body_dot, inner)
     if node.else_body is not None:
         _uses_list(node.else_body, dot, dict(variables))
+
+
+def _declare(pipe: Pipe, kind: str, variables: dict) -> None:
+    """The variables ``pipe`` declares (or assigns) hold its value: only a plain value may be
+    kept in one (an assignment leaves a variable's kind as it was: the stricter)."""
+    if not pipe.decls:
+        return
+    if kind != _OTHER:
+        raise _Refused
+    if not pipe.is_assign:
+        for decl in pipe.decls:
+            variables[decl.idents[0]] = _OTHER
 
 
 def _pipe_kind(pipe: Pipe, dot: str, variables: dict, context: str) -> str:
