@@ -1,5 +1,11 @@
-"""tmpl2py: compile LLM chat templates (Jinja2 as transformers renders them, Go
-text/template as Ollama renders them) into plain Python render functions."""
+"""The compiler pipeline: template text -> frontend (Lark) -> IR -> passes -> emitter.
+
+``api`` is the entry point (``compile_template``); ``jinja/`` and ``gotmpl/`` are the two
+frontends, ``ir`` the one tree both lower to, ``passes/`` the IR -> IR passes in the order
+``passes/pipeline.py`` lists them, ``emit`` the Python emitter, ``registry`` the runtime
+functions generated code may call, ``errors`` the one error type with its stable codes.
+Tools built on this API live in the ``tmpl2py`` facade package, never here.
+"""
 
 __version__ = "0.1.0"
 

@@ -15,9 +15,9 @@ from . import __version__, ir
 from .emit import MODULE_HEADER, emit
 from .errors import CompileError
 from .passes import pipeline
-from runtime import hf as _hf
-from runtime import ollama as _ollama
-from runtime.budget import time_budget
+from tmpl2py.runtime.jinja import hf as _hf
+from tmpl2py.runtime.go import ollama as _ollama
+from tmpl2py.runtime.budget import time_budget
 
 DIALECTS = ("jinja", "go")
 PROFILES = {"jinja": ("hf", "plain"), "go": ("ollama", "plain")}
@@ -139,7 +139,7 @@ def _recursion_guard(dialect: str) -> Iterator[None]:
 
 def _too_deep(dialect: str) -> Exception:
     if dialect == "go":
-        from runtime.gotmpl import ExecError
+        from tmpl2py.runtime.go.execute import ExecError
 
         # Go stops at a depth of 100,000; Python's stack ends sooner, with Go's words.
         return ExecError("exceeded maximum template depth (100000)")
@@ -205,7 +205,7 @@ def _generate(
         ) from None
     sha = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
     header = MODULE_HEADER.format(
-        version=__version__, source=_header_safe(name), sha256=sha, dialect=dialect, profile=profile
+        version=__version__, source=header_safe(name), sha256=sha, dialect=dialect, profile=profile
     )
     metadata = {
         "TEMPLATE_NAME": name,
@@ -216,7 +216,7 @@ def _generate(
     }
     metadata.update(dict(module.meta))
     try:
-        text = _format(emit(module, header, metadata), strings_quoted=True)
+        text = format_module(emit(module, header, metadata), strings_quoted=True)
     except RecursionError:
         raise CompileError(
             "too-deep", "template nesting is too deep to compile", 0, 0, source, name
@@ -224,12 +224,12 @@ def _generate(
     return text, module
 
 
-def _header_safe(name: str) -> str:
+def header_safe(name: str) -> str:
     """A template name for a comment line: printable ASCII only, no newlines."""
     return "".join(c if 32 <= ord(c) < 127 else "?" for c in name)[:200]
 
 
-def _format(text: str, strings_quoted: bool = False) -> str:
+def format_module(text: str, strings_quoted: bool = False) -> str:
     """black, line length 100. ``strings_quoted``: the emitter wrote every string literal in
     black's quotes already (``emit.unparse``), so black need not normalise them."""
     import black

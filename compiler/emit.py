@@ -71,7 +71,7 @@ class Emitter:
         return unparse(self.expr(node))
 
     def x_Const(self, node: ir.Const) -> ast.expr:
-        return _const(node.value)
+        return const_node(node.value)
 
     def x_Name(self, node: ir.Name) -> ast.expr:
         assert node.ident, f"unresolved name {node.name!r}"
@@ -250,7 +250,7 @@ class Emitter:
             self.line(f"# line {line}: {kind}")
 
     def s_Text(self, node: ir.Text) -> None:
-        self.line(f"{self.writer}({unparse(_const(node.text))})")
+        self.line(f"{self.writer}({unparse(const_node(node.text))})")
 
     def s_Output(self, node: ir.Output) -> None:
         if isinstance(node.expr, ir.CallFunc) and node.expr.ident in self.into:
@@ -415,11 +415,11 @@ class Emitter:
             out.append(f"from {mod} import {names}")
         out.append("")
         for key, value in metadata.items():
-            out.append(f"{key} = {unparse(_const(value))}")
+            out.append(f"{key} = {unparse(const_node(value))}")
         out.append("")
         if self.start_values:  # the defaults of the context's names, made once
             targets = ", ".join(self.start_values.values())
-            names = unparse(_const(tuple(self.start_values)))
+            names = unparse(const_node(tuple(self.start_values)))
             targets = f"({targets},)" if len(self.start_values) == 1 else targets
             out.append(f"{targets} = {start}({names})")
             out.append("")
@@ -484,13 +484,13 @@ def func_name(ident: str) -> str:
     return f"_f_{ident}"
 
 
-def _const(value: Any) -> ast.expr:
+def const_node(value: Any) -> ast.expr:
     if isinstance(value, tuple):
-        return ast.Tuple([_const(v) for v in value], ast.Load())
+        return ast.Tuple([const_node(v) for v in value], ast.Load())
     if isinstance(value, list):
-        return ast.List([_const(v) for v in value], ast.Load())
+        return ast.List([const_node(v) for v in value], ast.Load())
     if isinstance(value, dict):
-        return ast.Dict([_const(k) for k in value], [_const(v) for v in value.values()])
+        return ast.Dict([const_node(k) for k in value], [const_node(v) for v in value.values()])
     return ast.Constant(value)
 
 

@@ -1,4 +1,4 @@
-"""Print IR as indented text, for tests and debugging (``python -m compiler.ir_printer FILE``)."""
+"""Print IR as indented text, for tests and debugging (``python -m tmpl2py.compiler.ir_printer FILE``)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
 """The runtime primitives the emitter may call.
 
-A ``Helper("mod.fn")`` in the IR names ``runtime/mod.py``'s public function ``fn``;
+A ``Helper("mod.fn")`` in the IR names the public function ``fn`` of the runtime module that
+``RUNTIME_MODULES[mod]`` names (``jinja`` is the package ``runtime/jinja/``, whose namespace
+gathers its core, objects and access modules; ``gotmpl`` is ``runtime/go/execute.py``);
 ``builtins.fn`` names a Python builtin. Nothing else can be called from generated code.
 A test checks that every helper the frontends emit resolves here.
 """
@@ -11,8 +13,13 @@ import builtins
 import importlib
 from types import ModuleType
 
-#: The runtime modules generated code may import from.
-RUNTIME_MODULES = ("jinja", "jinja_filters", "gotmpl", "ollama")
+#: The IR's helper namespaces -> the runtime modules generated code imports from.
+RUNTIME_MODULES = {
+    "jinja": "tmpl2py.runtime.jinja",
+    "jinja_filters": "tmpl2py.runtime.jinja.filters",
+    "gotmpl": "tmpl2py.runtime.go.execute",
+    "ollama": "tmpl2py.runtime.go.ollama",
+}
 
 #: Builtins generated code may call directly.
 BUILTINS = frozenset(
@@ -27,11 +34,11 @@ class UnknownHelper(KeyError):
 def _module(name: str) -> ModuleType:
     if name not in RUNTIME_MODULES:
         raise UnknownHelper(name)
-    return importlib.import_module(f"runtime.{name}")
+    return importlib.import_module(RUNTIME_MODULES[name])
 
 
 def resolve(helper: str) -> tuple[str, str]:
-    """``"jinja.getattr_"`` -> (``"runtime.jinja"``, ``"getattr_"``); ``("", "str")`` for builtins.
+    """``"jinja.getattr_"`` -> (``"tmpl2py.runtime.jinja"``, ``"getattr_"``); ``("", "str")`` for builtins.
 
     A runtime attribute that *is* a builtin (``to_str = str``) resolves to the builtin,
     so generated code calls it without a global lookup through the runtime module.
@@ -48,7 +55,7 @@ def resolve(helper: str) -> tuple[str, str]:
     name = getattr(value, "__name__", None)
     if name and getattr(builtins, name, None) is value and name in BUILTINS:
         return ("", name)
-    return (f"runtime.{mod}", fn)
+    return (RUNTIME_MODULES[mod], fn)
 
 
 def value(helper: str) -> object:

@@ -5,7 +5,7 @@
 
 """Compiled chat template: call ``render(context)``."""
 
-from runtime.jinja import (
+from tmpl2py.runtime.jinja import (
     MISSING,
     Namespace,
     Undefined,
@@ -21,7 +21,7 @@ from runtime.jinja import (
     start_values,
     subscript,
 )
-from runtime.jinja_filters import do_d, do_lower, do_tojson, do_upper, test_mapping
+from tmpl2py.runtime.jinja.filters import do_d, do_lower, do_tojson, do_upper, test_mapping
 
 TEMPLATE_NAME = "examples/seed000_command.jinja"
 SOURCE_SHA256 = "ada8528d3b8c43cebba4c056f67a8c40243ba723c53cb14c8b34531ab7edc0eb"

@@ -5,8 +5,8 @@
 
 """Compiled chat template: call ``render(context)``."""
 
-from runtime.jinja import Undefined, getattr_, getitem, start_values
-from runtime.jinja_filters import do_tojson
+from tmpl2py.runtime.jinja import Undefined, getattr_, getitem, start_values
+from tmpl2py.runtime.jinja.filters import do_tojson
 
 TEMPLATE_NAME = "examples/seed001_qwen.jinja"
 SOURCE_SHA256 = "85fd0223b6eeca23c4fe88554bcfb50979697ef3eb6a30b88c73eee4d9737491"

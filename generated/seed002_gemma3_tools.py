@@ -5,7 +5,7 @@
 
 """Compiled chat template: call ``render(context)``."""
 
-from runtime.gotmpl import (
+from tmpl2py.runtime.go.execute import (
     eq,
     field,
     field_of_elem,
@@ -18,7 +18,7 @@ from runtime.gotmpl import (
     to_json,
     to_str,
 )
-from runtime.ollama import TemplateMessage, TemplateTool, TemplateToolCall
+from tmpl2py.runtime.go.ollama import TemplateMessage, TemplateTool, TemplateToolCall
 
 TEMPLATE_NAME = "examples/seed002_gemma3_tools.gotmpl"
 SOURCE_SHA256 = "5e4271c679cca23c0c3c4d983acfc708966b0187a8044a4280ec35c933973fb8"

@@ -14,7 +14,7 @@ FROZEN = datetime.datetime(2024, 7, 26, 12, 0, 0)
 @pytest.fixture(autouse=True)
 def frozen_clock():
     """Freeze strftime_now on our side (the reference side is frozen in reference.py)."""
-    import runtime.jinja as rj
+    import tmpl2py.runtime.jinja as rj
 
     saved = rj.CLOCK[0]
     rj.CLOCK[0] = lambda: FROZEN

@@ -74,7 +74,7 @@ _COMPILED: dict = {}
 
 def compile_cached(source: str, **kw: Any) -> Any:
     """compile_template, memoised per (source, options): many cases share a template."""
-    from compiler import compile_template
+    from tmpl2py.compiler import compile_template
 
     key = (source, tuple(sorted(kw.items())))
     if key not in _COMPILED:
@@ -83,7 +83,7 @@ def compile_cached(source: str, **kw: Any) -> Any:
 
 
 def ours_render(source: str, context: dict, **kw: Any) -> tuple[str, str]:
-    from compiler import CompileError
+    from tmpl2py.compiler import CompileError
 
     try:
         template = compile_cached(source, **kw)
@@ -96,7 +96,7 @@ def ours_render(source: str, context: dict, **kw: Any) -> tuple[str, str]:
 
 
 def ours_conversation(source: str, fixture: dict, **options: Any) -> tuple[str, Any]:
-    from compiler import CompileError
+    from tmpl2py.compiler import CompileError
 
     try:
         template = compile_cached(source)

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from tmpl2py_paths import ROOT
 
-from compiler import compile_template
-from compiler.api import generate
-from compiler.cli import Progress, main
+from tmpl2py.compiler import compile_template
+from tmpl2py.compiler.api import generate
+from tmpl2py.cli import Progress, main
 
 QWEN_PATH = ROOT / "examples" / "seed001_qwen.jinja"
 QWEN = QWEN_PATH.read_text(encoding="utf-8")
@@ -207,12 +207,12 @@ def test_inspect_command(capsys: pytest.CaptureFixture) -> None:
 
 def test_bench_forwards_its_arguments(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list = []
-    fake = types.ModuleType("compiler.bench")
+    fake = types.ModuleType("tmpl2py.bench.seeds")
     fake.main = lambda argv: seen.append(argv) or 7  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "compiler.bench", fake)
-    import compiler
+    monkeypatch.setitem(sys.modules, "tmpl2py.bench.seeds", fake)
+    import tmpl2py.bench
 
-    monkeypatch.setattr(compiler, "bench", fake, raising=False)
+    monkeypatch.setattr(tmpl2py.bench, "seeds", fake, raising=False)
     assert main(["bench", "--quick", "--json", "out.json"]) == 7
     assert main(["bench"]) == 7
     assert seen == [["--quick", "--json", "out.json"], []]
@@ -220,10 +220,10 @@ def test_bench_forwards_its_arguments(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_module_entry_point(tmp_path: Path) -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "compiler", "inspect", str(QWEN_PATH), "--json"],
+        [sys.executable, "-m", "tmpl2py", "inspect", str(QWEN_PATH), "--json"],
         check=False, capture_output=True, text=True, cwd=ROOT,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["message_fields"] == ["content", "role", "tool_calls"]
-    usage = subprocess.run([sys.executable, "-m", "compiler", "nope"], check=False, capture_output=True, text=True, cwd=ROOT)
+    usage = subprocess.run([sys.executable, "-m", "tmpl2py", "nope"], check=False, capture_output=True, text=True, cwd=ROOT)
     assert usage.returncode == 2

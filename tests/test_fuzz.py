@@ -11,9 +11,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compiler import CompileError, api
-from compiler.emit import emit
-from compiler.passes import pipeline
+from tmpl2py.compiler import CompileError, api
+from tmpl2py.compiler.emit import emit
+from tmpl2py.compiler.passes import pipeline
 
 sys.path.insert(0, str(Path(__file__).parent / "fuzz"))
 import fuzz_compiler as F  # noqa: E402

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from compiler.api import generate
-from compiler.cli import EXTENSIONS, module_name
+from tmpl2py.compiler.api import generate
+from tmpl2py.cli import EXTENSIONS, module_name
 from tmpl2py_paths import ROOT
 
 EXAMPLES = sorted(p for p in (ROOT / "examples").iterdir() if p.suffix in EXTENSIONS)
@@ -47,7 +47,7 @@ def test_generated_imports_only_stdlib_and_runtime(template: Path) -> None:
             continue
         for name in names:
             top = name.split(".")[0]
-            assert top == "runtime" or top in STDLIB, f"{template.name}: imports {name}"
+            assert name.startswith("tmpl2py.runtime.") or top in STDLIB, f"{template.name}: imports {name}"
 
 
 def test_compiling_is_deterministic_across_processes() -> None:

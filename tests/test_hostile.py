@@ -9,9 +9,9 @@ import re
 
 import pytest
 
-from compiler import CompileError, compile_template
+from tmpl2py.compiler import CompileError, compile_template
 from reference import ours_render, ref_render, same_outcome
-from runtime.budget import RenderBudgetExceeded
+from tmpl2py.runtime.budget import RenderBudgetExceeded
 
 ESCAPES = [
     "{{ ''.__class__ }}",

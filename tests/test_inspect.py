@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from tmpl2py_paths import ROOT, SHARED
 
-from compiler import CompileError, compile_template
-from compiler.cli import main
-from compiler.inspect import CAPABILITIES, format_json, format_text, inspect_template
+from tmpl2py.compiler import CompileError, compile_template
+from tmpl2py.cli import main
+from tmpl2py.inspect import CAPABILITIES, format_json, format_text, inspect_template
 
 QWEN = (ROOT / "examples" / "seed001_qwen.jinja").read_text(encoding="utf-8")
 COMMAND = (ROOT / "examples" / "seed000_command.jinja").read_text(encoding="utf-8")

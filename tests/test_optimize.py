@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from compiler import compile_template
+from tmpl2py.compiler import compile_template
 from tmpl2py_paths import ROOT, SHARED
 from test_cases import CASES, load_case
 

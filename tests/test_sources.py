@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from tmpl2py_paths import ROOT
 
-from compiler import compile_template
-from compiler.sources import (
+from tmpl2py.compiler import compile_template
+from tmpl2py.sources import (
     SourceError,
     build_module,
     combine_modules,
@@ -371,8 +371,8 @@ def test_one_module_with_a_function_per_named_template(tmp_path: Path) -> None:
 
 
 def test_combining_renames_a_clashing_import_where_it_is_read() -> None:
-    a = 'from runtime.jinja import resolve\n\nX = 1\n\n\ndef render(context):\n    return resolve(context, "a")\n'
-    b = "from runtime.jinja_filters import do_upper as resolve\n\nX = 2\n\n\ndef render(context):\n    return resolve(context['b'])\n"
+    a = 'from tmpl2py.runtime.jinja import resolve\n\nX = 1\n\n\ndef render(context):\n    return resolve(context, "a")\n'
+    b = "from tmpl2py.runtime.jinja.filters import do_upper as resolve\n\nX = 2\n\n\ndef render(context):\n    return resolve(context['b'])\n"
     text = combine_modules(["a", "b-c"], [a, b], "x")
     ns: dict = {}
     exec(text, ns)

@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from tmpl2py_paths import ROOT
 
-import runtime.jinja as runtime_jinja
-from compiler import compile_template
-from compiler.api import generate
-from compiler.sources import build_module, load
-from compiler.standalone import StandaloneError, imported_modules, make_standalone, needed_modules
+import tmpl2py.runtime.jinja as runtime_jinja
+from tmpl2py.compiler import compile_template
+from tmpl2py.compiler.api import generate
+from tmpl2py.sources import build_module, load
+from tmpl2py.standalone import StandaloneError, imported_modules, make_standalone, needed_modules
 
 STDLIB = set(sys.stdlib_module_names)
 SEEDS = [ROOT / "examples" / "seed000_command.jinja", ROOT / "examples" / "seed001_qwen.jinja"]
@@ -149,14 +149,20 @@ def test_standalone_runs_where_runtime_cannot_be_imported(tmp_path: Path) -> Non
 def test_runtime_errors_keep_their_module_names() -> None:
     """Classes live in modules named runtime.<name>, so messages naming types are unchanged."""
     _, module = _standalone("{{ x }}")
-    assert module._RUNTIME["jinja"].Undefined.__module__ == "runtime.jinja"
-    assert module._RUNTIME["jinja"].__name__ == "runtime.jinja"
+    assert module._RUNTIME["jinja"].Undefined.__module__ == "tmpl2py.runtime.jinja.core"
+    assert module._RUNTIME["jinja"].__name__ == "tmpl2py.runtime.jinja"
 
 
 def test_dependency_order_and_clash_checks() -> None:
-    assert [n for n, _ in needed_modules(["jinja"])] == ["jinja", "jinja_filters"]
+    assert [n for n, _ in needed_modules(["jinja"])] == [
+        "jinja.core",
+        "jinja.markup",
+        "jinja.objects",
+        "jinja.access",
+        "jinja",
+    ]
     with pytest.raises(StandaloneError, match="reserved"):
-        make_standalone("from runtime.jinja import resolve\n\n_RUNTIME = 1\n\n\ndef render(context):\n    return ''\n")
+        make_standalone("from tmpl2py.runtime.jinja import resolve\n\n_RUNTIME = 1\n\n\ndef render(context):\n    return ''\n")
 
 
 def test_tracebacks_point_into_the_embedded_runtime() -> None:
@@ -165,7 +171,7 @@ def test_tracebacks_point_into_the_embedded_runtime() -> None:
         module.render({})
     assert type(err.value).__name__ == "TemplateError" and str(err.value) == "boom"
     frames = [f.filename for f in __import__("traceback").extract_tb(err.value.__traceback__)]
-    assert "<tmpl2py standalone: runtime/jinja.py>" in frames
+    assert "<tmpl2py standalone: runtime/jinja/objects.py>" in frames
 
 
 def test_multi_template_module_standalone(tmp_path: Path) -> None:

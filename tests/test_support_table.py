@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from runtime.jinja_filters import FILTERS, TESTS
+from tmpl2py.runtime.jinja.filters import FILTERS, TESTS
 from tmpl2py_paths import ROOT
 
 TABLE = (ROOT / "docs" / "support.md").read_text(encoding="utf-8")

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from runtime import ollama
+from tmpl2py.runtime.go import ollama
 
 from .. import ir
 from . import nodes as n

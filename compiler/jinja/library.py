@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import types as _types
 
-from runtime import jinja_filters as _lib
+from tmpl2py.runtime.jinja import filters as _lib
 
 from .. import registry
 
@@ -25,7 +25,7 @@ def _helper_for(func: object) -> str:
     name = getattr(func, "__name__", "")
     if name in registry.BUILTINS:
         return f"builtins.{name}"
-    raise RuntimeError(f"runtime.jinja_filters exposes {func!r} under no public name")
+    raise RuntimeError(f"tmpl2py.runtime.jinja.filters exposes {func!r} under no public name")
 
 
 FILTER_FUNCS: dict[str, str] = {name: _helper_for(f) for name, f in sorted(_lib.FILTERS.items())}

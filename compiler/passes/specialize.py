@@ -41,8 +41,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Optional
 
-from runtime.jinja import DICT_ATTRS as _DICT_ATTRS
-from runtime.jinja import LOOP_ATTRS as _LOOP_ATTRS
+from tmpl2py.runtime.jinja import DICT_ATTRS as _DICT_ATTRS
+from tmpl2py.runtime.jinja import LOOP_ATTRS as _LOOP_ATTRS
 
 from .. import ir
 from .optimize import _is_init, _map, is_str

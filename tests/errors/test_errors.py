@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from compiler import CompileError, compile_template
+from tmpl2py.compiler import CompileError, compile_template
 
 CASES = [
     # name, dialect, source, code, line, column, words in the message

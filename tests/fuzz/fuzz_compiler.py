@@ -85,9 +85,9 @@ def _alarm(signum, frame):  # noqa: ARG001
 
 def worker(args: tuple) -> dict:
     seed, count, full_every, timeout, crash_dir = args
-    from compiler import CompileError, api
-    from compiler.emit import emit
-    from compiler.passes import pipeline
+    from tmpl2py.compiler import CompileError, api
+    from tmpl2py.compiler.emit import emit
+    from tmpl2py.compiler.passes import pipeline
 
     signal.signal(signal.SIGALRM, _alarm)
     rng = random.Random(seed)

@@ -43,15 +43,15 @@ if str(ROOT) not in sys.path:
 import jinja2  # noqa: E402
 from transformers.utils import chat_template_utils as ctu  # noqa: E402
 
-import runtime.jinja as rt_jinja  # noqa: E402
-from compiler import CompileError, compile_template  # noqa: E402
+import tmpl2py.runtime.jinja as rt_jinja  # noqa: E402
+from tmpl2py.compiler import CompileError, compile_template  # noqa: E402
 
 # TMPL2PY_FAST_COMPILE=1: skip black when compiling (the emitted module is compiled as it is),
 # as TMPL2PY_GO_FAST_COMPILE does for the Go properties. Only for long exploratory runs, where
 # black is most of a compile and half of a render example: black only re-lays the module out,
 # but then a template black would refuse to lay out is not seen failing. Never set in ci.
 if os.environ.get("TMPL2PY_FAST_COMPILE") == "1":
-    import compiler.api as _api
+    import tmpl2py.compiler.api as _api
 
     _api._format = lambda text: text
 

@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import differential as D  # noqa: E402
 import strategies as S  # noqa: E402
 
-from compiler import CompileError, compile_template  # noqa: E402
+from tmpl2py.compiler import CompileError, compile_template  # noqa: E402
 
 PROFILE = os.environ.get("TMPL2PY_HYPOTHESIS_PROFILE", "ci")
 if PROFILE not in ("ci", "deep"):

@@ -15,7 +15,7 @@ from tmpl2py_paths import ROOT, SHARED
 
 def _bench(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "compiler.bench", *args],
+        [sys.executable, "-m", "tmpl2py.bench.seeds", *args],
         cwd=ROOT, capture_output=True, text=True, timeout=900,
     )
 

@@ -8,7 +8,7 @@ import goref_client
 import pytest
 from tmpl2py_paths import shared_or_skip
 
-from compiler import bench
+from tmpl2py.bench import seeds as bench
 
 
 def _scenarios() -> dict:

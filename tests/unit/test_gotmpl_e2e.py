@@ -15,9 +15,9 @@ import goref_client
 import pytest
 from tmpl2py_paths import SHARED
 
-from compiler.errors import CompileError
-from runtime.gotmpl import ExecError
-from runtime.ollama import RequestError
+from tmpl2py.compiler.errors import CompileError
+from tmpl2py.runtime.go.execute import ExecError
+from tmpl2py.runtime.go.ollama import RequestError
 
 GOTMPL = SHARED / "corpus" / "gotmpl"
 needs_go = pytest.mark.skipif(
@@ -26,7 +26,7 @@ needs_go = pytest.mark.skipif(
 
 
 def compile_go(source: str, profile: str):
-    from compiler import api
+    from tmpl2py.compiler import api
 
     return api.compile_template(source, dialect="go", profile=profile)
 

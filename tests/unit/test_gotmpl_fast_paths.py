@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from runtime import ollama
-from runtime.gotmpl_fmt import (
+from tmpl2py.runtime.go import ollama
+from tmpl2py.runtime.go.fmt import (
     GoMap,
     GoNil,
     GoSlice,
@@ -107,7 +107,7 @@ def test_tools_json_like_go():
     goref_client = pytest.importorskip("goref_client")
     if not goref_client.go_available():
         pytest.skip("`go` is not available")
-    from compiler import compile_template
+    from tmpl2py.compiler import compile_template
 
     src = (
         "{{ json .Tools }}\n{{ range .Tools }}{{ json . }}\n"
@@ -139,7 +139,7 @@ def test_tools_json_like_go():
 
 
 def _slice_outcome(fn):
-    from runtime.gotmpl import ExecError
+    from tmpl2py.runtime.go.execute import ExecError
 
     try:
         return fn()
@@ -167,7 +167,7 @@ def _slice_outcome(fn):
     [(), (0,), (1,), (3,), (4,), (-1,), (True,), (1.0,), (None,), (1, 2), (2, 1), (0, 1, 2)],
 )
 def test_slice_length_is_len_of_slice(item, indexes):
-    from runtime import gotmpl as g
+    from tmpl2py.runtime.go import execute as g
 
     assert _slice_outcome(lambda: g.slice_length(item, *indexes)) == _slice_outcome(
         lambda: g.length(g.slice_(item, *indexes))
@@ -178,7 +178,7 @@ def test_slice_length_is_len_of_slice(item, indexes):
 
 
 def test_message_fields_read_directly_only_from_messages():
-    from compiler import compile_template
+    from tmpl2py.compiler import compile_template
 
     src = '{{ range .Messages }}{{ .Role }}|{{ .Content }}|{{ if eq .Role "user" }}u{{ end }};{{ end }}'
     t = compile_template(src, dialect="go", profile="ollama")
@@ -188,7 +188,7 @@ def test_message_fields_read_directly_only_from_messages():
     assert t.render(data) == "x|1.5|;user|hi|u;user|<no value>|u;"
     # eq of a direct read and a string compares them directly; eq itself otherwise
     assert '.Role == "user"' in t.python_source
-    from runtime.gotmpl import ExecError
+    from tmpl2py.runtime.go.execute import ExecError
 
     with pytest.raises(ExecError, match="incompatible types for comparison"):
         t.render({"Messages": [{"Role": 1.5, "Content": ""}]})
@@ -215,8 +215,8 @@ VIEW_READS = (
 
 
 def test_view_field_chains_read_directly_only_from_views():
-    from compiler import compile_template
-    from runtime.gotmpl import ExecError
+    from tmpl2py.compiler import compile_template
+    from tmpl2py.runtime.go.execute import ExecError
 
     t = compile_template(VIEW_READS, dialect="go", profile="ollama")
     assert "TemplateTool" in t.python_source
@@ -240,7 +240,7 @@ def test_view_field_chains_like_go():
     goref_client = pytest.importorskip("goref_client")
     if not goref_client.go_available():
         pytest.skip("`go` is not available")
-    from compiler import compile_template
+    from tmpl2py.compiler import compile_template
 
     request = {
         "messages": [
@@ -258,8 +258,8 @@ def test_view_field_chains_like_go():
 
 
 def test_eq_of_a_length_and_an_int_is_a_plain_comparison():
-    from compiler import compile_template
-    from runtime.gotmpl import ExecError
+    from tmpl2py.compiler import compile_template
+    from tmpl2py.runtime.go.execute import ExecError
 
     t = compile_template(
         "{{ eq (len .X) 2 }}{{ 2 | eq (len .X) }}{{ eq (len (slice .X 1)) 1 }}",

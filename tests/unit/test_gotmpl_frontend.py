@@ -8,11 +8,11 @@ import logging
 import pytest
 from tmpl2py_paths import SHARED
 
-from compiler import ir
-from compiler.errors import CompileError
-from compiler.gotmpl import nodes as n
-from compiler.gotmpl.frontend import parse, parse_tree
-from compiler.gotmpl.literals import LiteralError, parse_number, unquote
+from tmpl2py.compiler import ir
+from tmpl2py.compiler.errors import CompileError
+from tmpl2py.compiler.gotmpl import nodes as n
+from tmpl2py.compiler.gotmpl.frontend import parse, parse_tree
+from tmpl2py.compiler.gotmpl.literals import LiteralError, parse_number, unquote
 
 GOTMPL = SHARED / "corpus" / "gotmpl"
 
@@ -316,8 +316,8 @@ def test_template_without_pipeline_is_refused_by_ollama():
 
 
 def test_every_helper_the_go_frontend_emits_resolves():
-    from compiler import registry
-    from compiler.gotmpl.lower import _SIGNATURES
+    from tmpl2py.compiler import registry
+    from tmpl2py.compiler.gotmpl.lower import _SIGNATURES
 
     names = {sig.helper for sig in _SIGNATURES.values() if sig.helper}
     sources = [

@@ -7,8 +7,8 @@ import datetime
 
 import pytest
 
-from runtime import gotmpl as g
-from runtime import ollama
+from tmpl2py.runtime.go import execute as g
+from tmpl2py.runtime.go import ollama
 
 
 def compile_go(source: str, profile: str):
@@ -17,8 +17,8 @@ def compile_go(source: str, profile: str):
     import inspect
     from unittest import mock
 
-    from compiler import api
-    from compiler.gotmpl import parse
+    from tmpl2py.compiler import api
+    from tmpl2py.compiler.gotmpl import parse
 
     if "profile" in inspect.signature(api.parse).parameters:
         return api.compile_template(source, dialect="go", profile=profile)
@@ -242,7 +242,7 @@ def test_go_semantics_of_the_view_types():
 
 
 def test_the_conversation_entry_takes_every_way_of_calling():
-    from runtime.budget import RenderBudgetExceeded
+    from tmpl2py.runtime.budget import RenderBudgetExceeded
 
     t = compile_go("{{ range .Messages }}{{ .Role }}:{{ .Content }};{{ end }}", "ollama")
     msgs = [{"role": "user", "content": "hi"}]

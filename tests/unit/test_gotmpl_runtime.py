@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from runtime import gotmpl as g
-from runtime.gotmpl_fmt import format_float, format_float_json, marshal, sprint, sprintf, sprintln
+from tmpl2py.runtime.go import execute as g
+from tmpl2py.runtime.go.fmt import format_float, format_float_json, marshal, sprint, sprintf, sprintln
 
 # ----------------------------------------------------------------------------- printing
 
@@ -303,7 +303,7 @@ def test_unicode_tables_are_go_unicode(tmp_path):
     import shutil
     import subprocess
 
-    from runtime.gotmpl_fmt import is_print, to_lower
+    from tmpl2py.runtime.go.fmt import is_print, to_lower
 
     go = shutil.which("go")
     if not go:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from lark import Lark
 
-from compiler import ir
-from compiler.jinja.frontend import normalize_source, parse
+from tmpl2py.compiler import ir
+from tmpl2py.compiler.jinja.frontend import normalize_source, parse
 
 
 def test_grammar_has_no_conflicts() -> None:

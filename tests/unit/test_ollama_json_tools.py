@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compiler import compile_template
-from runtime import ollama
-from runtime.gotmpl_fmt import _marshal_exact, format_value, marshal
+from tmpl2py.compiler import compile_template
+from tmpl2py.runtime.go import ollama
+from tmpl2py.runtime.go.fmt import _marshal_exact, format_value, marshal
 
 # ----------------------------------------------------------------------------- the analysis
 

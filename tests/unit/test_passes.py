@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import textwrap
 
-from compiler.ir_printer import dump
-from compiler.jinja.frontend import parse
-from compiler.passes import optimize, pipeline, scope
+from tmpl2py.compiler.ir_printer import dump
+from tmpl2py.compiler.jinja.frontend import parse
+from tmpl2py.compiler.passes import optimize, pipeline, scope
 
 
 def resolved(source: str, optimize_: bool = False) -> str:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from compiler import api, ir, registry
-from compiler.passes import pipeline
+from tmpl2py.compiler import api, ir, registry
+from tmpl2py.compiler.passes import pipeline
 from tmpl2py_paths import ROOT, SHARED
 
 

@@ -9,9 +9,9 @@ from collections import OrderedDict
 
 import pytest
 
-from compiler.ir_printer import dump
-from compiler.jinja.frontend import parse
-from compiler.passes import pipeline
+from tmpl2py.compiler.ir_printer import dump
+from tmpl2py.compiler.jinja.frontend import parse
+from tmpl2py.compiler.passes import pipeline
 from reference import compile_cached, ref_render, same_outcome
 
 

@@ -33,8 +33,8 @@ from typing import Any, Optional
 from tmpl2py_paths import ROOT, SHARED  # noqa: F401  (puts ROOT on sys.path)
 
 import goref_client  # noqa: E402
-from compiler import CompileError, compile_template  # noqa: E402
-from runtime.gotmpl import ExecError  # noqa: E402
+from tmpl2py.compiler import CompileError, compile_template  # noqa: E402
+from tmpl2py.runtime.go.execute import ExecError  # noqa: E402
 
 NOW = "2024-07-26"
 TIMEOUT_S = 10.0
@@ -44,7 +44,7 @@ CORPUS = SHARED / "corpus" / "gotmpl"
 # is). Only for long exploratory runs, where black costs ~80% of a compile; the semantics of
 # the module are the same (black only re-lays it out). Never set in ci.
 if "1" in (os.environ.get("TMPL2PY_GO_FAST_COMPILE"), os.environ.get("TMPL2PY_FAST_COMPILE")):
-    import compiler.api as _api
+    import tmpl2py.compiler.api as _api
 
     _api._format = lambda text: text
 

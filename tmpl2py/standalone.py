@@ -5,11 +5,11 @@ header, metadata and render function(s) (unchanged), then the runtime:
 
 - the source of every ``runtime`` module the template needs (the modules it imports,
   and theirs, in dependency order) as string constants, verbatim except that their
-  ``import runtime.x`` / ``from runtime.x import ...`` / ``from . import x`` lines
+  ``from tmpl2py.runtime.x import ...`` / ``from .x import ...`` / ``from . import x`` lines
   become calls of the module's private loader, on the same line (line numbers, and so
   tracebacks, match the files in ``runtime/``);
 - ``_tmpl2py_import(name)``: executes one embedded source, once, in a fresh module
-  object named ``runtime.<name>`` (so class ``__module__`` names and error messages are
+  object named ``tmpl2py.runtime.<name>`` (so class ``__module__`` names and error messages are
   the normal module's), the way ``import`` would, circular imports included;
 - the bindings of the names the template imported (``getattr_ = _tmpl2py_import("jinja").getattr_``).
 
@@ -37,50 +37,90 @@ class StandaloneError(Exception):
     """The module cannot be made standalone (a name clash, a runtime import out of place)."""
 
 
+PACKAGE = "tmpl2py.runtime"
+
+
 def runtime_dir() -> Path:
-    import runtime
+    from . import runtime
 
     return Path(runtime.__file__).resolve().parent
+
+
+def module_path(name: str, folder: Optional[Path] = None) -> Path:
+    """The file of runtime module ``name`` (``"jinja"`` -> ``jinja/__init__.py``,
+    ``"jinja.core"`` -> ``jinja/core.py``)."""
+    base = (folder or runtime_dir()).joinpath(*name.split("."))
+    return base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
 
 
 # ----------------------------------------------------------------------------- import analysis
 
 
+def _star_names(module: str, folder: Optional[Path]) -> list[str]:
+    """The ``__all__`` of a runtime module (a literal list of strings), for ``import *``."""
+    tree = ast.parse(module_path(module, folder).read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            return list(ast.literal_eval(node.value))
+    raise StandaloneError(f"runtime/{module}: 'import *' of a module without a literal __all__")
+
+
 def _runtime_target(
-    node: ast.stmt, package: str = "runtime"
-) -> Optional[list[tuple[str, str, Optional[str]]]]:
+    node: ast.stmt, current: str = "", folder: Optional[Path] = None
+) -> Optional[list[tuple[str, Optional[str], Optional[str]]]]:
     """For a runtime import: [(module, attribute or None, local or None)], else None.
 
-    ``from runtime.m import a as b`` -> [("m", "a", "b")]; ``from runtime import m`` and
-    ``from . import m`` -> [("m", None, "m")]; ``import runtime.m`` -> [("m", None, None)]
-    (binds nothing we use; checked); ``import runtime.m as x`` -> [("m", None, "x")].
+    Module names are relative to ``tmpl2py.runtime`` (``"jinja"``, ``"go.ollama"``);
+    ``current`` is the importing runtime module (for relative imports; ``""`` for the
+    generated module). ``from tmpl2py.runtime.jinja import a as b`` -> [("jinja", "a", "b")];
+    ``from . import execute as g`` in ``go.ollama`` -> [("go.execute", None, "g")];
+    ``from .core import *`` in ``jinja`` -> one entry per name of core's ``__all__``;
+    ``import tmpl2py.runtime.m`` -> [("m", None, None)] (binds nothing we use; checked).
     """
+    folder = folder or runtime_dir()
     if isinstance(node, ast.ImportFrom):
-        relative = node.level == 1
         module = node.module or ""
-        if relative and module:
-            return [(module, a.name, a.asname or a.name) for a in node.names]
-        if relative or (node.level == 0 and module == package):
-            return [(a.name, None, a.asname or a.name) for a in node.names]
-        if node.level == 0 and module.startswith(package + "."):
-            sub = module[len(package) + 1 :]
-            return [(sub, a.name, a.asname or a.name) for a in node.names]
-        return None
+        if node.level:
+            if not current:
+                return None
+            is_package = module_path(current, folder).name == "__init__.py"
+            parts = current.split(".")
+            base = parts if is_package else parts[:-1]
+            base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
+            target = ".".join([*base, *([module] if module else [])])
+        elif module == PACKAGE:
+            target = ""
+        elif module.startswith(PACKAGE + "."):
+            target = module[len(PACKAGE) + 1 :]
+        else:
+            return None
+        out: list[tuple[str, Optional[str], Optional[str]]] = []
+        for a in node.names:
+            sub = f"{target}.{a.name}" if target else a.name
+            if a.name == "*":
+                out += [(target, n, n) for n in _star_names(target, folder)]
+            elif not target or module_path(sub, folder).is_file():  # a submodule
+                out.append((sub, None, a.asname or a.name))
+            else:
+                out.append((target, a.name, a.asname or a.name))
+        return out
     if isinstance(node, ast.Import):
-        hits = [a for a in node.names if a.name == package or a.name.startswith(package + ".")]
+        hits = [a for a in node.names if a.name == PACKAGE or a.name.startswith(PACKAGE + ".")]
         if not hits:
             return None
         if len(hits) != len(node.names):
             raise StandaloneError(
                 f"line {node.lineno}: mixed runtime and other imports in one statement"
             )
-        out: list[tuple[str, str, Optional[str]]] = []
+        out = []
         for a in hits:
-            if a.name == package:
+            if a.name == PACKAGE:
                 raise StandaloneError(
-                    f"line {node.lineno}: 'import {package}' (a whole package) cannot be inlined"
+                    f"line {node.lineno}: 'import {PACKAGE}' (a whole package) cannot be inlined"
                 )
-            out.append((a.name[len(package) + 1 :], None, a.asname))  # type: ignore[arg-type]
+            out.append((a.name[len(PACKAGE) + 1 :], None, a.asname))  # type: ignore[arg-type]
         return out
     return None
 
@@ -98,7 +138,9 @@ def _replacement(targets: list[tuple[str, Optional[str], Optional[str]]]) -> str
     return "; ".join(parts)
 
 
-def rewrite_runtime_source(name: str, text: str) -> tuple[str, list[str]]:
+def rewrite_runtime_source(
+    name: str, text: str, folder: Optional[Path] = None
+) -> tuple[str, list[str]]:
     """A runtime module's source with its runtime imports turned into loader calls (same
     line count), and the runtime modules it imports."""
     tree = ast.parse(text)
@@ -109,7 +151,7 @@ def rewrite_runtime_source(name: str, text: str) -> tuple[str, list[str]]:
     for node in ast.walk(tree):
         if not isinstance(node, (ast.Import, ast.ImportFrom)):
             continue
-        targets = _runtime_target(node)
+        targets = _runtime_target(node, name, folder)
         if targets is None:
             continue
         if id(node) not in top:
@@ -121,9 +163,9 @@ def rewrite_runtime_source(name: str, text: str) -> tuple[str, list[str]]:
     for ident in (n.id for n in ast.walk(tree) if isinstance(n, ast.Name)):
         if ident == LOADER:
             raise StandaloneError(f"runtime/{name}.py uses the reserved name {LOADER!r}")
-        if ident == "runtime":
+        if ident == "tmpl2py":
             raise StandaloneError(
-                f"runtime/{name}.py reads the name 'runtime' (bound by a package import)"
+                f"runtime/{name}.py reads the name 'tmpl2py' (bound by a package import)"
             )
     for start, end, new in sorted(edits, reverse=True):
         ending = "\n" if lines[end - 1].endswith("\n") else ""
@@ -133,8 +175,7 @@ def rewrite_runtime_source(name: str, text: str) -> tuple[str, list[str]]:
 
 def needed_modules(roots: list[str], folder: Optional[Path] = None) -> list[tuple[str, str]]:
     """(name, rewritten source) of every runtime module reachable from ``roots``, each
-    after the modules it imports (in a cycle, the importing module first: ``jinja``
-    before ``jinja_filters``, which it imports at its end)."""
+    after the modules it imports (in a cycle, the module reached first first)."""
     folder = folder or runtime_dir()
     sources: dict[str, tuple[str, list[str]]] = {}
     pending = list(roots)
@@ -142,10 +183,10 @@ def needed_modules(roots: list[str], folder: Optional[Path] = None) -> list[tupl
         name = pending.pop(0)
         if name in sources:
             continue
-        path = folder / f"{name}.py"
+        path = module_path(name, folder)
         if not path.is_file():
             raise StandaloneError(f"no runtime module {name!r} ({path})")
-        sources[name] = rewrite_runtime_source(name, path.read_text(encoding="utf-8"))
+        sources[name] = rewrite_runtime_source(name, path.read_text(encoding="utf-8"), folder)
         pending += sources[name][1]
     order = _dependency_order({name: deps for name, (_, deps) in sources.items()})
     return [(name, sources[name][0]) for name in order]
@@ -209,13 +250,16 @@ def _triple_quoted(text: str) -> str:
 _LOADER_CODE = '''
 
 def {loader}(name):
-    """Load an embedded runtime module once, as ``import runtime.<name>`` would."""
+    """Load an embedded runtime module once, as ``import tmpl2py.runtime.<name>`` would."""
     module = _RUNTIME.get(name)
     if module is None:
         source = _RUNTIME_SOURCES[name]
-        filename = "<tmpl2py standalone: runtime/" + name + ".py>"
+        path = name.replace(".", "/")
+        if any(other.startswith(name + ".") for other in _RUNTIME_SOURCES):
+            path += "/__init__"  # a package
+        filename = "<tmpl2py standalone: runtime/" + path + ".py>"
         _linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-        module = _types.ModuleType("runtime." + name)
+        module = _types.ModuleType("tmpl2py.runtime." + name)
         module.__dict__["{loader}"] = {loader}
         _RUNTIME[name] = module
         try:
@@ -227,19 +271,22 @@ def {loader}(name):
 '''
 
 
+#: The runtime module of each profile's conversation entry point.
+CONVERSATION_MODULES = {"hf": "jinja.hf", "ollama": "go.ollama"}
+
 _CONVERSATION = {
     "hf": '''
 
 def render_conversation(messages, **options):
     """transformers' ``render_jinja_template(conversations=[messages], ...)[0][0]``
     (tools, documents, add_generation_prompt, continue_final_message, **kwargs)."""
-    return {loader}("hf").render_conversation(render, TEMPLATE_SOURCE, messages, **options)
+    return {loader}("jinja.hf").render_conversation(render, TEMPLATE_SOURCE, messages, **options)
 ''',
     "ollama": '''
 
 def render_conversation(messages, **options):
     """Ollama's ``Template.Execute`` for /api/chat input (tools, think, now)."""
-    return {loader}("ollama").render_conversation(globals(), messages, **options)
+    return {loader}("go.ollama").render_conversation(globals(), messages, **options)
 ''',
 }
 
@@ -253,13 +300,14 @@ def make_standalone(module_text: str, template_source: Optional[str] = None) -> 
     ``hf`` one needs ``template_source`` (transformers checks ``continue_final_message``
     fields against the template text).
     """
-    from .api import _format
+    from .compiler.api import format_module
 
     tree = ast.parse(module_text)
     part = _TemplatePart(tree)
     conversation = _conversation_profile(tree, part.own, template_source)
-    if conversation and conversation not in part.roots:
-        part.roots.append(conversation)
+    entry = CONVERSATION_MODULES.get(conversation)
+    if entry and entry not in part.roots:
+        part.roots.append(entry)
     modules = needed_modules(part.roots)
     lines = module_text.splitlines()
     for start, end in sorted(part.drop, reverse=True):
@@ -270,7 +318,7 @@ def make_standalone(module_text: str, template_source: Optional[str] = None) -> 
         out += ["", f"TEMPLATE_SOURCE = {_triple_quoted(template_source or '')}"]
     if conversation:
         out.append(_CONVERSATION[conversation].format(loader=LOADER))
-    text = _format("\n".join(out) + "\n")
+    text = format_module("\n".join(out) + "\n")
     compile(text, "<standalone>", "exec")
     check_stdlib_only(text)
     return text
@@ -341,11 +389,16 @@ def _runtime_section(modules: list[tuple[str, str]], bindings: list[str]) -> lis
 
     out = ["", "", f"# ---- the runtime, inlined from tmpl2py {__version__} ----", ""]
     for name, source in modules:
-        out += [f"# runtime/{name}.py", f"{SOURCE_PREFIX}{name} = {_triple_quoted(source)}", ""]
-    table = ", ".join(f"{name!r}: {SOURCE_PREFIX}{name}" for name, _ in modules)
+        out += [f"# runtime/{module_path(name).relative_to(runtime_dir()).as_posix()}", f"{SOURCE_PREFIX}{ident(name)} = {_triple_quoted(source)}", ""]
+    table = ", ".join(f"{name!r}: {SOURCE_PREFIX}{ident(name)}" for name, _ in modules)
     out += ["_RUNTIME = {}", f"_RUNTIME_SOURCES = {{{table}}}"]
     out.append(_LOADER_CODE.format(loader=LOADER))
     return out + [""] + bindings
+
+
+def ident(name: str) -> str:
+    """A runtime module's name as part of a Python identifier (``go.ollama`` -> ``go_ollama``)."""
+    return name.replace(".", "_")
 
 
 def _conversation_profile(tree: ast.Module, own: set, template_source: Optional[str]) -> str:

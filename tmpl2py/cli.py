@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any, Optional, TextIO
 
 from . import sources as src_mod
-from .api import PROFILES
-from .errors import CompileError
+from .compiler.api import PROFILES
+from .compiler.errors import CompileError
 from .sources import EXTENSIONS, SourceError, TemplateSource
 
 __all__ = ["EXTENSIONS", "build_parser", "main", "module_name"]
@@ -239,7 +239,7 @@ def choose_source(
 
 
 def cmd_render(args: argparse.Namespace) -> int:
-    from .api import compile_template
+    from .compiler.api import compile_template
 
     try:
         context = _load_context(args.context) if args.context else {}
@@ -344,7 +344,7 @@ def _inspect_json(template: str, reports: list) -> str:
 
 
 def cmd_bench(argv: Sequence[str]) -> int:
-    from . import bench  # imported lazily: it pulls in optional engines
+    from .bench import seeds as bench  # imported lazily: it pulls in optional engines
 
     return int(bench.main(list(argv)))
 
@@ -411,7 +411,7 @@ def build_parser() -> argparse.ArgumentParser:
     common(i)
     i.set_defaults(func=cmd_inspect)
 
-    sub.add_parser("bench", help="benchmarks (arguments go to compiler.bench)", add_help=False)
+    sub.add_parser("bench", help="benchmarks (arguments go to tmpl2py.bench.seeds)", add_help=False)
     return parser
 
 

@@ -25,8 +25,8 @@ import functools
 from collections.abc import Iterable
 from typing import Any
 
-from . import gotmpl
-from .gotmpl_fmt import (
+from . import execute as gotmpl
+from .fmt import (
     GoBytes,
     GoMap,
     GoNil,

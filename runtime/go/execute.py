@@ -43,7 +43,7 @@ import operator
 from collections.abc import Iterable
 from typing import Any
 
-from .gotmpl_fmt import (
+from .fmt import (
     GoBytes,
     GoMap,
     GoNil,
@@ -63,7 +63,7 @@ from .gotmpl_fmt import (
     sprintln,
     to_bytes,
 )
-from .gotmpl_fmt import (
+from .fmt import (
     sprintf as _sprintf,
 )
 

@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any, Callable, Optional
 
-from runtime.jinja import track_generation
+from .objects import track_generation
 
 REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 CONTINUE_TAG = "CONTINUE_FINAL_MESSAGE_TAG "

@@ -1,6 +1,6 @@
 """Render benchmark: tmpl2py against transformers, jinja2, minijinja and hand-written Python.
 
-Run ``python -m compiler.bench`` (add ``--quick`` for a short run). Everything runs in ONE process;
+Run ``python -m tmpl2py.bench.seeds`` (add ``--quick`` for a short run). Everything runs in ONE process;
 the contenders of a scenario are timed interleaved (round-robin, rotating the start each round),
 each sample being a batch of renders timed with ``time.perf_counter_ns``; we report the median
 per-render time in microseconds. The garbage collector is disabled while a batch runs (as
@@ -174,7 +174,7 @@ def _strftime_now(fmt):
 
 def make_contenders(sc: Scenario) -> tuple[dict[str, Callable[[], str]], dict[str, str]]:
     """name -> zero-argument render callable; and name -> reason for contenders left out."""
-    from compiler import compile_template
+    from tmpl2py.compiler import compile_template
 
     ctx = sc.context
     fns: dict[str, Callable[[], str]] = {}
@@ -398,7 +398,7 @@ _IMPORT_SNIPPET = r"""
 import sys, time, importlib.util
 sys.path.insert(0, sys.argv[1])
 t0 = time.perf_counter_ns()
-import runtime.jinja, runtime.jinja_filters
+import tmpl2py.runtime.jinja, tmpl2py.runtime.jinja.filters
 t1 = time.perf_counter_ns()
 spec = importlib.util.spec_from_file_location("gen_mod", sys.argv[2])
 m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
@@ -442,8 +442,8 @@ def measure_compile_largest(repeats: int) -> dict | None:
     files = sorted(CORPUS_DIR.glob("*.jinja"), key=lambda p: p.stat().st_size, reverse=True)
     if not files:
         return None
-    from compiler import compile_template
-    from compiler.api import _generate
+    from tmpl2py.compiler import compile_template
+    from tmpl2py.compiler.api import _generate
 
     path = files[0]
     src = path.read_text()
@@ -581,7 +581,7 @@ class GoContender:
 
 def go_tmpl2py(sc: GoScenario) -> Callable[[], str]:
     """tmpl2py's render of the scenario: ``render_conversation`` of the ollama profile."""
-    from compiler import compile_template
+    from tmpl2py.compiler import compile_template
 
     render_conversation = compile_template(
         sc.source, dialect="go", profile="ollama"
@@ -759,7 +759,7 @@ def run_profile(spec: str, scenarios: list[Scenario], renders: int) -> int:
         print(f"--profile {spec!r}: no such scenario (available: {avail})", file=sys.stderr)
         return 2
     sc = matches[0]
-    from compiler import compile_template
+    from tmpl2py.compiler import compile_template
 
     render, ctx = compile_template(sc.source).render, sc.context
     print(f"profile: tmpl2py {sc.label}, {renders} renders")
@@ -772,7 +772,7 @@ def run_profile(spec: str, scenarios: list[Scenario], renders: int) -> int:
 # --------------------------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m compiler.bench", description=__doc__.split("\n\n")[0]
+        prog="python -m tmpl2py.bench.seeds", description=__doc__.split("\n\n")[0]
     )
     ap.add_argument("--quick", action="store_true", help="few rounds, short batches")
     ap.add_argument("--markdown", metavar="FILE", help="write the table as markdown")

@@ -38,7 +38,7 @@ import json
 from collections.abc import Iterable
 from typing import Any, Optional
 
-from . import ir
+from .compiler import ir
 
 #: Names the hf environment defines as globals (resolved when the context lacks them).
 JINJA_GLOBALS = frozenset(
@@ -144,9 +144,9 @@ def inspect_template(
     source: str, dialect: str = "jinja", name: Optional[str] = None, profile: Optional[str] = None
 ) -> Report:
     """Analyse a template (raises ``CompileError`` for a malformed one)."""
-    from .api import PROFILES, parse
-    from .errors import CompileError
-    from .passes import pipeline
+    from .compiler.api import PROFILES, parse
+    from .compiler.errors import CompileError
+    from .compiler.passes import pipeline
 
     label = name or "<template>"
     profile = profile or PROFILES.get(dialect, ("",))[0]
@@ -216,7 +216,7 @@ _KINDS: dict[str, frozenset] = {}
 def _kinds(helper: str) -> frozenset:
     """The filters and tests (``filter:default``, ``test:defined``) a helper implements."""
     if not _KINDS:
-        from .jinja.library import FILTER_FUNCS, TEST_FUNCS
+        from .compiler.jinja.library import FILTER_FUNCS, TEST_FUNCS
 
         table: dict[str, set] = {}
         for prefix, funcs in (("filter:", FILTER_FUNCS), ("test:", TEST_FUNCS)):

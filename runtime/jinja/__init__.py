@@ -1,0 +1,24 @@
+"""Jinja2 as transformers' chat-template environment runs it (``ImmutableSandboxedEnvironment``
+with transformers' globals and filters). Standard library only.
+
+- ``core``: errors, the ``Undefined`` value (its behaviour matrix opens the module), the
+  sandbox's attribute and item access, printing and concatenation;
+- ``objects``: ``namespace``, ``loop``, macros, ``dict``/``range``/``self``, ``cycler``/
+  ``joiner``/``lipsum``, ``raise_exception``/``strftime_now``, ``{% generation %}`` spans;
+- ``names``: the environment's globals, the template's name lookups, calls through the sandbox;
+- ``markup``, ``filters``, ``tests``: markupsafe's printing rules, jinja2's builtin filters
+  (with transformers' ``tojson``) and tests;
+- ``hf``: transformers' ``render_jinja_template`` input handling (the ``hf`` profile).
+
+This package's namespace is the helper namespace ``jinja.*`` of the IR: generated modules
+import ``from tmpl2py.runtime.jinja import getattr_, ...``.
+"""
+
+from .core import *  # noqa: F401,F403
+from .core import __all__ as _core_names
+from .objects import *  # noqa: F401,F403
+from .objects import __all__ as _object_names
+from .access import *  # noqa: F401,F403
+from .access import __all__ as _access_names
+
+__all__ = [*_core_names, *_object_names, *_access_names]

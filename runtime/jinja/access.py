@@ -1,0 +1,323 @@
+"""Name lookups and calls in compiled Jinja templates: the environment's globals, the
+template's start values, calls through the sandbox, unknown filters and tests inside ``if``.
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import types
+
+from .core import (
+    MISSING,
+    SecurityError,
+    TemplateRuntimeError,
+    Undefined,
+    UndefinedError,
+    is_safe_attribute,
+    unsafe_undefined,
+)
+from .objects import (
+    LoopContext,
+    ns_attrs,
+    Cycler,
+    Joiner,
+    Macro,
+    Namespace,
+    TemplateDict,
+    TemplateReference,
+    generate_lorem_ipsum,
+    raise_exception,
+    safe_range,
+    strftime_now,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Optional
+
+_FORMATTER: Any = None
+
+
+def _sandboxed_formatter_class() -> type:
+    """str.format under the sandbox: fields are looked up with :func:`getattr_`. Made on
+    first use (string imports re); a race makes two equal classes, which is harmless."""
+    global _FORMATTER
+    if _FORMATTER is None:
+        from string import Formatter, _string  # type: ignore[attr-defined]
+
+        class _SandboxedFormatter(Formatter):
+            def get_field(self, field_name: str, args: Any, kwargs: Any) -> Any:
+                first, rest = _string.formatter_field_name_split(field_name)
+                obj = self.get_value(first, args, kwargs)
+                for is_attr, i in rest:
+                    if is_attr:
+                        obj = getattr_(obj, i)
+                    else:
+                        obj = getitem(obj, i)
+                return obj, first
+
+        _FORMATTER = _SandboxedFormatter
+    return _FORMATTER
+
+
+def _wrap_str_format(value: Any) -> Optional[Callable[..., str]]:
+    if not isinstance(value, (types.MethodType, types.BuiltinMethodType)) or value.__name__ not in (
+        "format",
+        "format_map",
+    ):
+        return None
+    f_self: Any = value.__self__
+    if not isinstance(f_self, str):
+        return None
+    str_type = type(f_self)
+    is_format_map = value.__name__ == "format_map"
+    formatter_class = _sandboxed_formatter_class()
+    formatter = formatter_class()
+    escape = getattr(f_self, "escape", None)
+    if escape is not None and hasattr(f_self, "__html__"):  # Markup: arguments are escaped
+
+        def format_field(value: Any, format_spec: str) -> str:
+            if hasattr(value, "__html_format__"):
+                rv = value.__html_format__(format_spec)
+            elif hasattr(value, "__html__"):
+                rv = value.__html__()
+            else:
+                rv = formatter_class.format_field(formatter, value, str(format_spec))
+            return str(escape(rv))
+
+        formatter.format_field = format_field  # type: ignore[method-assign]
+    vformat = formatter.vformat
+
+    def wrapper(*args: Any, **kwargs: Any) -> str:
+        if is_format_map:
+            if kwargs:
+                raise TypeError("format_map() takes no keyword arguments")
+            if len(args) != 1:
+                raise TypeError(f"format_map() takes exactly one argument ({len(args)} given)")
+            kwargs = args[0]
+            args = ()
+        return str_type(vformat(f_self, args, kwargs))
+
+    wrapper.__name__ = value.__name__
+    wrapper.__qualname__ = getattr(value, "__qualname__", value.__name__)
+    wrapper.__doc__ = value.__doc__
+    wrapper.__wrapped__ = value  # type: ignore[attr-defined]
+    return wrapper
+
+
+#: Names a dict has as attributes (the sandbox finds them before keys); shared with the
+#: compiler, which reads other keys of a dict inline.
+DICT_ATTRS = _DICT_ATTRS = frozenset(dir(dict))
+_METHOD_TYPES = (types.MethodType, types.BuiltinMethodType)
+_BUILTIN_METHOD = types.BuiltinMethodType
+LOOP_ATTRS = _LOOP_ATTRS = frozenset(
+    "index index0 revindex revindex0 first last length previtem nextitem depth depth0 cycle changed".split()
+)
+
+
+#: Types whose instances have no ``__getattr__`` and reject every string subscript: an
+#: attribute they do not have is undefined (the sandbox's two failed lookups, no exceptions).
+_PLAIN_ATTRS = {t: frozenset(dir(t)) for t in (str, list, tuple, int, float, bool, type(None))}
+
+
+_new = object.__new__
+
+
+def _no_attribute(obj: Any, name: Any) -> Undefined:
+    """``Undefined(obj=obj, name=name)``, built without the keyword call (twice as fast: an
+    absent key is the common case of a chat template's lookups)."""
+    value = _new(Undefined)
+    value._undefined_hint = None
+    value._undefined_obj = obj
+    value._undefined_name = name
+    value._undefined_exception = UndefinedError
+    return value
+
+
+def getattr_(obj: Any, attribute: str) -> Any:
+    """``obj.attribute`` under the sandbox: attribute first, then item, else undefined."""
+    cls = type(obj)
+    # Fast paths: chat data is dicts, and most lookups are keys ("message.role");
+    # templates keep their state in namespaces ("ns.value").
+    if cls is dict and attribute not in _DICT_ATTRS:
+        value = obj.get(attribute, MISSING)
+        return _no_attribute(obj, attribute) if value is MISSING else value
+    if cls is LoopContext and attribute in _LOOP_ATTRS:
+        return getattr(obj, attribute)
+    names = _PLAIN_ATTRS.get(cls)
+    if names is not None and attribute not in names:
+        return _no_attribute(obj, attribute)
+    if cls is Namespace and attribute[:1] != "_":
+        try:
+            value = ns_attrs(obj)[attribute]
+        except KeyError:
+            return _no_attribute(obj, attribute)
+        if type(value) in _METHOD_TYPES:  # a stored str.format: the general path wraps it
+            return _wrap_str_format(value) or value
+        return value
+    try:
+        value = getattr(obj, attribute)
+    except AttributeError:
+        try:
+            return obj[attribute]
+        except (TypeError, LookupError):
+            pass
+    else:
+        fmt = _wrap_str_format(value)
+        if fmt is not None:
+            return fmt
+        if is_safe_attribute(obj, attribute):
+            return value
+        return unsafe_undefined(obj, attribute)
+    return _no_attribute(obj, attribute)
+
+
+def getitem(obj: Any, argument: Any) -> Any:
+    """``obj[argument]`` under the sandbox: item first, then (string keys) attribute."""
+    try:
+        return obj[argument]
+    except (TypeError, LookupError):
+        if isinstance(argument, str):
+            try:
+                value = getattr(obj, argument)
+            except AttributeError:
+                pass
+            else:
+                fmt = _wrap_str_format(value)
+                if fmt is not None:
+                    return fmt
+                if is_safe_attribute(obj, argument):
+                    return value
+                return unsafe_undefined(obj, argument)
+    return _no_attribute(obj, argument)
+
+
+def subscript(obj: Any, key: Any) -> Any:
+    """``obj[a:b:c]``: jinja2 compiles slices as plain Python subscripts."""
+    return obj[key]
+
+
+
+GLOBALS: dict = {
+    "range": safe_range,
+    "dict": TemplateDict(),
+    "namespace": Namespace,
+    "raise_exception": raise_exception,
+    "strftime_now": strftime_now,
+    "self": TemplateReference(),
+    "lipsum": generate_lorem_ipsum,
+    "cycler": Cycler,
+    "joiner": Joiner,
+}
+
+#: The environment's own callables (ids of module-lifetime objects): known safe, so calls
+#: skip the sandbox's attribute probes.
+_SAFE_GLOBAL_IDS = frozenset(id(v) for v in GLOBALS.values())
+
+
+def call(func: Any, /, *args: Any, **kwargs: Any) -> Any:
+    """Call a value from template code (sandbox: refuse callables marked unsafe).
+
+    Like jinja2's ``Context.call``, drops the keywords ``_loop_vars`` and ``_block_vars`` (its
+    own, which a template can pass too)."""
+    if kwargs and ("_loop_vars" in kwargs or "_block_vars" in kwargs):
+        kwargs.pop("_loop_vars", None)
+        kwargs.pop("_block_vars", None)
+    cls = type(func)
+    if cls is Macro or cls is _BUILTIN_METHOD or id(func) in _SAFE_GLOBAL_IDS:
+        # none of these can carry the sandbox's "unsafe" marks
+        return func(*args, **kwargs)
+    if getattr(func, "unsafe_callable", False) or getattr(func, "alters_data", False):
+        raise SecurityError(f"{func!r} is not safely callable")
+    return func(*args, **kwargs)
+
+
+def resolve(context: dict, name: str) -> Any:
+    """Look a template name up: the render context, then the environment's globals."""
+    value = context.get(name, MISSING)  # no exceptions on the common "absent" path
+    if value is MISSING:
+        value = GLOBALS.get(name, MISSING)
+        if value is MISSING:
+            return Undefined(name=name)
+    return value
+
+
+def resolve_missing(context: dict, name: str) -> Any:
+    """jinja2's own start value of a name: its value, or MISSING (each read then builds its
+    own undefined, ``load_name``). For templates that can tell undefined values apart."""
+    value = context.get(name, MISSING)
+    if value is MISSING:
+        return GLOBALS.get(name, MISSING)
+    return value
+
+
+def unset() -> Any:
+    """The start value of a name first assigned in its scope (with ``resolve_missing``)."""
+    return MISSING
+
+
+def load_name(value: Any, name: str) -> Any:
+    """A read of a name that may hold MISSING: a new undefined then, as every read in jinja2."""
+    return Undefined(name=name) if value is MISSING else value
+
+
+_TOP_UNDEFINED: dict = {}
+
+
+def resolve_top(context: dict, name: str) -> Any:
+    """``resolve`` for the template's own start values: an absent name gets one shared
+    undefined (each name is looked up once per render there, so none can tell it is shared)."""
+    value = context.get(name, MISSING)
+    if value is MISSING:
+        value = GLOBALS.get(name, MISSING)
+        if value is MISSING:
+            value = _TOP_UNDEFINED.get(name)
+            if value is None:
+                value = _TOP_UNDEFINED.setdefault(name, Undefined(name=name))
+    return value
+
+
+def start_values(names: tuple) -> tuple:
+    """What ``resolve_top`` answers for each name when the context lacks it: the defaults a
+    compiled module computes once, at import, for its ``context.get(name, default)`` reads."""
+    return tuple(resolve_top({}, n) for n in names)
+
+
+
+def no_filter(name: str, func: str, /, *operands: Any, **kwoperands: Any) -> Any:
+    """An unknown filter inside an ``if``: jinja2 compiles it, and fails when it runs.
+
+    jinja2 calls a stand-in ``def t_N(*unused)`` there (``func`` is its name), which refuses
+    keyword arguments before it can fail."""
+    if kwoperands:
+        raise TypeError(f"{func}() got an unexpected keyword argument '{next(iter(kwoperands))}'")
+    raise TemplateRuntimeError(f"No filter named {name!r} found.")
+
+
+def no_test(name: str, func: str, /, *operands: Any, **kwoperands: Any) -> Any:
+    """An unknown test inside an ``if``: jinja2 compiles it, and fails when it runs."""
+    if kwoperands:
+        raise TypeError(f"{func}() got an unexpected keyword argument '{next(iter(kwoperands))}'")
+    raise TemplateRuntimeError(f"No test named {name!r} found.")
+
+
+#: skip the sandbox's attribute probes. Filled in once the globals are complete.
+_SAFE_GLOBAL_IDS: frozenset = frozenset()
+
+__all__ = [
+    "DICT_ATTRS",
+    "LOOP_ATTRS",
+    "getattr_",
+    "getitem",
+    "subscript",
+    "GLOBALS",
+    "call",
+    "resolve",
+    "resolve_missing",
+    "unset",
+    "load_name",
+    "resolve_top",
+    "start_values",
+    "no_filter",
+    "no_test",
+]
