@@ -141,7 +141,7 @@ def test_compile_is_deterministic(source: str) -> None:
 
 def _allowed_import(module: str) -> bool:
     top = module.split(".")[0]
-    return top == "runtime" or top == "__future__" or top in sys.stdlib_module_names
+    return module.startswith("tmpl2py.runtime.") or top == "__future__" or top in sys.stdlib_module_names
 
 
 @profile("compiles")

@@ -195,7 +195,7 @@ def test_compile_is_deterministic(data: st.DataObject) -> None:
 
 def _allowed_import(module: str) -> bool:
     top = module.split(".")[0]
-    return top in ("runtime", "__future__") or top in sys.stdlib_module_names
+    return module.startswith("tmpl2py.runtime.") or top == "__future__" or top in sys.stdlib_module_names
 
 
 @profile("go_compiles")
