@@ -34,7 +34,7 @@ import dataclasses
 from typing import Any, Optional
 
 from .. import ir
-from .specialize import calls_foreign_code
+from .util import calls_foreign_code
 
 
 def _bound(target: Any) -> set:

@@ -1,12 +1,55 @@
-"""The pass pipeline: which passes run, in which order, for which dialect."""
+"""The pass pipeline: which passes run, in which order, for which dialect.
+
+``PASSES`` lists every optimising pass in the order it runs, one module each (the module's
+docstring states the fact the pass rests on and its guard). To add a pass: write
+``passes/<name>.py`` with a ``run(module) -> module`` and add one ``Step`` here.
+"""
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, NamedTuple, Optional
 
 from .. import ir
-from . import optimize as optimize_passes
-from . import cse, scope, specialize
+from . import (
+    context_gets,
+    cse,
+    dict_items,
+    direct_calls,
+    direct_output,
+    drop_dead_inits,
+    inline_tests,
+    known_str,
+    loop_counters,
+    merge_text,
+    ns_scalars,
+    scope,
+    top_resolve,
+)
+
+
+class Step(NamedTuple):
+    """One pass in the pipeline. ``shared_undefined``: runs only when absent names may share
+    one undefined value (the template cannot tell them apart: ``scope.uses_identity``)."""
+
+    name: str
+    run: Callable[[ir.Module], ir.Module]
+    shared_undefined: bool = False
+
+
+PASSES: tuple[Step, ...] = (
+    Step("direct_calls", direct_calls.run),
+    Step("direct_output", direct_output.run),
+    Step("top_resolve", top_resolve.run),
+    Step("dict_items", dict_items.run),
+    Step("loop_counters", loop_counters.run),
+    Step("ns_scalars", ns_scalars.run),
+    Step("drop_dead_inits", drop_dead_inits.run),
+    Step("inline_tests", inline_tests.run),
+    Step("known_str", known_str.run),
+    Step("merge_text", merge_text.run),
+    Step("cse", cse.run, shared_undefined=True),  # a kept lookup shares an absent key's undefined
+    Step("context_gets", context_gets.run),  # last: the others know ``resolve_top``
+)
 
 
 def run(
@@ -23,8 +66,7 @@ def run(
             exact_undefined = scope.uses_identity(module)
         module = scope.resolve(module, exact_undefined)
     if optimize:
-        module = optimize_passes.run(specialize.run(module))
-        if not exact_undefined:  # a kept lookup shares an absent key's undefined: see cse
-            module = cse.run(module)
-        module = specialize.context_gets(module)
+        for step in PASSES:
+            if not (step.shared_undefined and exact_undefined):
+                module = step.run(module)
     return module

@@ -1,7 +1,7 @@
-"""The specialising passes (compiler/passes/specialize.py): what they prove, what they refuse
-to assume, and that every specialised template still renders like transformers' sandbox on the
-inputs that take the slow paths (dict subclasses, absent keys, keys named like dict methods,
-macros called before their definition or rebound)."""
+"""The specialising passes (compiler/passes/: direct_calls, dict_items, ns_scalars, ...): what
+they prove, what they refuse to assume, and that every specialised template still renders like
+transformers' sandbox on the inputs that take the slow paths (dict subclasses, absent keys, keys
+named like dict methods, macros called before their definition or rebound)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,147 @@
+"""Dict items read inline: ``message.role`` on a dict is ``message["role"]``.
+
+``x.key`` and ``x["key"]`` on a variable read ``x[key]`` inline when ``x`` is exactly a
+``dict`` holding ``key`` (chat data is dicts: ``message.role``), and go through the
+sandboxed lookup otherwise; only for keys that are not ``dict`` attributes (``items``,
+``get``, ...), which jinja2 would find when the key is absent. Where only the value's truth
+is used (``{% if m.tool_calls %}``) an absent key reads as ``None`` (no undefined is built).
+``m.x is defined`` tests the key and then the value (a dict may hold an undefined value),
+again without building an undefined for an absent key. ``loop.last`` on the loop object a
+``for`` made (and nothing else binds) is a plain attribute read.
+
+Keeps output byte-identical (pure IR -> IR, Jinja modules after scope resolution).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Optional
+
+from tmpl2py.runtime.jinja import DICT_ATTRS as _DICT_ATTRS
+from tmpl2py.runtime.jinja import LOOP_ATTRS as _LOOP_ATTRS
+
+from .. import ir
+from .util import assignments
+
+
+def _dict_key(node: Any) -> Optional[tuple]:
+    """(obj, key) when ``node`` is ``obj.key`` / ``obj["key"]`` that a dict answers with its item."""
+    if (
+        isinstance(node, ir.Helper)
+        and node.name in ("jinja.getattr_", "jinja.getitem")
+        and len(node.args) == 2
+        and not node.kwargs
+        and isinstance(node.args[0], (ir.Name, ir.Local))
+        and isinstance(node.args[1], ir.Const)
+        and type(node.args[1].value) is str
+    ):
+        # an absent key of a dict falls back to its attributes (``x["items"]``, ``x.get``)
+        if node.args[1].value not in _DICT_ATTRS:
+            return node.args[0], node.args[1]
+    return None
+
+
+def _on_a_temp(node: Any) -> Any:
+    """``node`` (a sandboxed lookup) as if its object were a plain variable, when it is an
+    expression instead (so ``_dict_key`` can judge the key)."""
+    if (
+        isinstance(node, ir.Helper)
+        and node.name in ("jinja.getattr_", "jinja.getitem")
+        and len(node.args) == 2
+        and not isinstance(node.args[0], (ir.Name, ir.Local, ir.Starred, ir.Const))
+    ):
+        return dataclasses.replace(node, args=(ir.Local("_t"), node.args[1]))
+    return None
+
+
+_DEFINED_TESTS = ("jinja_filters.test_defined", "jinja_filters.test_undefined")
+
+
+def run(module: ir.Module) -> ir.Module:
+    if module.dialect != "jinja":
+        return module
+    binds = assignments(module)
+    loops = {
+        i
+        for i, why in binds.items()
+        if why and all(isinstance(w, ir.For) and w.loop == i for w in why)
+    }
+
+    temps = [0]
+    no_temps = [0]  # inside a filtered loop's iterable (a generator's: no ``:=`` there)
+
+    def walk(node: Any, truth: bool = False) -> Any:
+        if isinstance(node, tuple):
+            return tuple(walk(n) for n in node)
+        if not isinstance(node, ir.Node):
+            return node
+        if isinstance(node, ir.For) and node.filter is not None:
+            no_temps[0] += 1
+            it = walk(node.iter)
+            no_temps[0] -= 1
+            node = dataclasses.replace(node, iter=it, filter=walk(node.filter, True))
+            return dataclasses.replace(
+                node, body=walk(node.body), else_=walk(node.else_), target=walk(node.target)
+            )
+        if isinstance(node, ir.Helper):
+            if node.name in _DEFINED_TESTS and len(node.args) == 1 and not node.kwargs:
+                found = _dict_key(node.args[0])
+                if found is not None:
+                    defined = dataclasses.replace(node, name="jinja_filters.test_defined")
+                    lookup = ir.DictLookup(*found, "defined", defined, span=node.span)
+                    return (
+                        lookup
+                        if node.name == "jinja_filters.test_defined"
+                        else ir.Not(lookup, span=node.span)
+                    )
+            if (
+                node.name == "jinja.getattr_"
+                and isinstance(node.args[0], ir.Name)
+                and node.args[0].ident in loops
+                and isinstance(node.args[1], ir.Const)
+                and node.args[1].value in _LOOP_ATTRS
+            ):
+                return ir.LoopAttr(node.args[0], node.args[1].value, span=node.span)
+            found = _dict_key(node)
+            if found is not None:
+                return ir.DictLookup(*found, "truth" if truth else "item", node, span=node.span)
+            if not no_temps[0] and _dict_key(_on_a_temp(node)) is not None:
+                # a lookup on an expression: the expression once, into a compiler local
+                temps[0] += 1
+                temp = ir.Local(f"_t{temps[0]}")
+                fallback = dataclasses.replace(node, args=(temp, node.args[1]))
+                return ir.DictLookup(
+                    temp,
+                    node.args[1],
+                    "truth" if truth else "item",
+                    fallback,
+                    span=node.span,
+                    bind=walk(node.args[0]),
+                )
+        if isinstance(node, ir.If):
+            return dataclasses.replace(
+                node, test=walk(node.test, True), body=walk(node.body), orelse=walk(node.orelse)
+            )
+        if isinstance(node, ir.Not):
+            return dataclasses.replace(node, operand=walk(node.operand, True))
+        if isinstance(node, ir.CondExpr):
+            return dataclasses.replace(
+                node,
+                test=walk(node.test, True),
+                body=walk(node.body, truth),
+                orelse=walk(node.orelse, truth),
+            )
+        if isinstance(node, ir.BoolOp):
+            return dataclasses.replace(node, values=tuple(walk(v, truth) for v in node.values))
+        changes = {}
+        for f in node.__dataclass_fields__:  # type: ignore[attr-defined]
+            if f == "span" or (isinstance(node, ir.For) and f == "filter"):
+                continue
+            old = getattr(node, f)
+            if isinstance(old, (ir.Node, tuple)):
+                new = walk(old)
+                if new is not old:
+                    changes[f] = new
+        return dataclasses.replace(node, **changes) if changes else node
+
+    return dataclasses.replace(module, body=walk(module.body))

@@ -1,0 +1,122 @@
+"""Direct macro calls: a call of a macro that can only be that macro calls its function.
+
+a call ``m(a, b)`` of a macro whose binding can only be that macro when the call runs (the
+``{% macro %}`` precedes the call in the same scope and nothing else assigns the name; or
+the call is in the body of a macro defined earlier that nothing uses before ``m`` is
+defined), with no more positional arguments than the macro has parameters, no ``*args`` and
+no keyword arguments, calls the macro's function directly (``CallFunc``): jinja2's argument
+binding would pass exactly these arguments. A macro whose name is then never read is not
+wrapped into a ``Macro`` object at all.
+
+Keeps output byte-identical (pure IR -> IR, Jinja modules after scope resolution).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Optional
+
+from .. import ir
+from .util import assignments, is_block, is_init, map_nodes
+
+
+def _callable_directly(node: ir.FuncDef, binds: list) -> Optional[int]:
+    """The macro's parameter count when calls may bypass its ``Macro`` object, else None."""
+    if node.wrap != "jinja.make_macro" or not isinstance(node.wrap_args[1], ir.Const):
+        return None
+    catch_kwargs, catch_varargs, caller = (a.value for a in node.wrap_args[2:5])  # type: ignore[attr-defined]
+    if catch_kwargs or catch_varargs or caller:
+        return None
+    for why in binds:  # only the macro itself, and the scope's start value before it
+        if why is not node and not is_init(why):
+            return None
+    return len(node.params)
+
+
+def _referenced(node: Any) -> set:
+    """Idents a statement reads or calls (nested function bodies included)."""
+    return {n.ident for n in ir.walk(node) if isinstance(n, (ir.Name, ir.Local, ir.CallFunc))}
+
+
+def _later_macros(body: tuple, binds: dict) -> dict:
+    """For a function defined at index ``i`` of ``body``: the macros defined after it that its
+    body may call directly, because nothing before their definition can call it (every
+    statement before them, except its own definition, leaves it alone)."""
+    macros = []
+    for j, stmt in enumerate(body):
+        if isinstance(stmt, ir.FuncDef):
+            count = _callable_directly(stmt, binds.get(stmt.ident, []))
+            if count is not None:
+                macros.append((j, stmt.ident, count))
+    if not macros:
+        return {}
+    refs = [set() if is_init(stmt) else _referenced(stmt) for stmt in body]  # start values: no use
+    later: dict = {}
+    for i, stmt in enumerate(body):
+        if not isinstance(stmt, ir.FuncDef):
+            continue
+        for j, ident, count in macros:
+            if j > i and not any(stmt.ident in refs[k] for k in range(j) if k != i):
+                later.setdefault(i, {})[ident] = count
+    return later
+
+
+def run(module: ir.Module) -> ir.Module:
+    if module.dialect != "jinja":
+        return module
+    binds = assignments(module)
+
+    def block(body: tuple, known: dict) -> tuple:
+        known = dict(known)
+        later = _later_macros(body, binds)
+        out = []
+        for i, stmt in enumerate(body):
+            if isinstance(stmt, ir.FuncDef):
+                count = _callable_directly(stmt, binds.get(stmt.ident, []))
+                if count is not None:
+                    known[stmt.ident] = count  # from here on (its own body included) the name is it
+            out.append(rewrite(stmt, {**known, **later[i]} if i in later else known))
+        return tuple(out)
+
+    def rewrite(node: Any, known: dict) -> Any:
+        if isinstance(node, ir.Node) and not isinstance(node, ir.Module):
+            # statement blocks are scopes in order: a macro is known after its definition
+            node = ir.map_children(
+                node,
+                lambda n: block(n, known) if is_block(n) else rewrite(n, known),
+            )
+        elif isinstance(node, tuple):
+            node = ir.map_children(node, lambda n: rewrite(n, known))
+        if (
+            isinstance(node, ir.Helper)
+            and node.name == "jinja.call"
+            and not node.kwargs
+            and not any(isinstance(a, ir.Starred) for a in node.args)
+            and isinstance(node.args[0], ir.Name)
+            and node.args[0].ident in known
+            and len(node.args) - 1 <= known[node.args[0].ident]
+        ):
+            return ir.CallFunc(node.args[0].ident, node.args[1:], span=node.span)
+        return node
+
+    body = block(module.body, {})
+    # Macros nobody reads as a value any more need no Macro object.
+    targets = {
+        id(n) for node in ir.walk(body) if isinstance(node, ir.Assign) for n in ir.walk(node.target)
+    }
+    read = {
+        n.ident
+        for n in ir.walk(body)
+        if isinstance(n, (ir.Name, ir.Local)) and id(n) not in targets
+    }
+
+    def unbind(node: Any) -> Any:
+        if (
+            isinstance(node, ir.FuncDef)
+            and node.wrap == "jinja.make_macro"
+            and node.ident not in read
+        ):
+            return dataclasses.replace(node, bind=False)
+        return node
+
+    return dataclasses.replace(module, body=map_nodes(body, unbind))

@@ -1,0 +1,149 @@
+"""Dead start values dropped: a scope builds a name's start value only when a path can read it.
+
+``{% set x = ... %}`` gives ``x`` an undefined start value, a name read in a macro starts as
+a context lookup (jinja2's rules); when every read of ``x`` follows an assignment on every
+path, and no macro defined in the scope reads it (a macro may run earlier), the start value
+is never seen and is not built. Applies to every scope: the template, loop bodies, macros,
+captured blocks. Jinja modules only; keeps output byte-identical (pure IR -> IR).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from .. import ir
+from .util import is_init, map_nodes
+
+
+def _reads(node: Any, out: set, into_funcs: bool = True) -> set:
+    """Idents read anywhere under ``node`` (optionally not inside nested functions)."""
+    if isinstance(node, tuple):
+        for n in node:
+            _reads(n, out, into_funcs)
+    elif isinstance(node, ir.Node):
+        if isinstance(node, ir.Name) and node.ident:
+            out.add(node.ident)
+        if isinstance(node, ir.FuncDef) and not into_funcs:
+            return out
+        for f in node.__dataclass_fields__:  # type: ignore[attr-defined]
+            if f == "span":
+                continue
+            value = getattr(node, f)
+            if isinstance(node, ir.Assign) and f == "target":
+                continue
+            _reads(value, out, into_funcs)
+    return out
+
+
+def _funcs_read(body: tuple) -> set:
+    """Idents read by functions (macros) defined in ``body``: they read them at call time."""
+    out: set = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, tuple):
+            for n in node:
+                walk(n)
+        elif isinstance(node, ir.FuncDef):
+            _reads((node.prologue, node.params, node.body, node.wrap_args), out)
+        elif isinstance(node, ir.Node):
+            for f in node.__dataclass_fields__:  # type: ignore[attr-defined]
+                walk(getattr(node, f))
+
+    walk(body)
+    return out
+
+
+def _targets(target: Any) -> set:
+    if isinstance(target, ir.Name):
+        return {target.ident}
+    out: set = set()
+    for t in target.names:
+        out |= _targets(t)
+    return out
+
+
+def _read_before_assigned(body: tuple, candidates: set) -> set:
+    """Candidates that some path may read before it definitely assigns them."""
+    unsafe: set = set()
+
+    def block(stmts: tuple, assigned: set) -> set:
+        for stmt in stmts:
+            assigned = one(stmt, assigned)
+        return assigned
+
+    def check(expr: Any, assigned: set) -> None:
+        unsafe.update((_reads(expr, set(), into_funcs=False) & candidates) - assigned)
+
+    def one(stmt: Any, assigned: set) -> set:
+        if isinstance(stmt, ir.Assign):
+            check(stmt.value, assigned)
+            return assigned | _targets(stmt.target)
+        if isinstance(stmt, ir.If):
+            check(stmt.test, assigned)
+            return block(stmt.body, assigned) & block(stmt.orelse, assigned)
+        if isinstance(stmt, ir.For):
+            check((stmt.iter, stmt.filter), assigned)
+            block(stmt.body, assigned | _targets(stmt.target))
+            block(stmt.else_, assigned)
+            return assigned  # the body may run zero times
+        if isinstance(stmt, ir.Scoped):
+            return block(stmt.body, assigned)
+        if isinstance(stmt, ir.FuncDef):
+            check(stmt.wrap_args, assigned)
+            return assigned | {stmt.ident}
+        check(stmt, assigned)  # Output, ExprStmt, Return: captures are checked inside
+        for sub in _walk_captures(stmt):
+            block(sub.body, assigned)
+        return assigned
+
+    block(body, set())
+    return unsafe
+
+
+def _walk_captures(node: Any) -> list:
+    found: list = []
+
+    def walk(n: Any) -> None:
+        if isinstance(n, tuple):
+            for x in n:
+                walk(x)
+        elif isinstance(n, ir.Capture):
+            found.append(n)
+        elif isinstance(n, ir.Node) and not isinstance(n, ir.FuncDef):
+            for f in n.__dataclass_fields__:  # type: ignore[attr-defined]
+                walk(getattr(n, f))
+
+    walk(node)
+    return found
+
+
+def _prune(block: tuple, rest: tuple = ()) -> tuple:
+    """``block`` without the start values that no path of the scope can read.
+
+    The scope's statements are ``block`` (minus its start values) followed by ``rest``."""
+    inits = {s.target.ident for s in block if is_init(s)}
+    if not inits:
+        return block
+    stmts = tuple(s for s in block if not is_init(s)) + rest
+    keep = _read_before_assigned(stmts, inits) | (_funcs_read(stmts) & inits)
+    return tuple(s for s in block if not (is_init(s) and s.target.ident not in keep))
+
+
+def run(module: ir.Module) -> ir.Module:
+    """Invariant: a scope only gives a name its start value (undefined, or a context lookup)
+    when some path can read that value."""
+    if module.dialect != "jinja":
+        return module
+
+    def fold(node: Any) -> Any:
+        if isinstance(node, ir.For):
+            return dataclasses.replace(node, body=_prune(node.body), else_=_prune(node.else_))
+        if isinstance(node, (ir.Scoped, ir.Capture)):
+            return dataclasses.replace(node, body=_prune(node.body))
+        if isinstance(node, ir.FuncDef):
+            defaults = tuple(ir.ExprStmt(p.default) for p in node.params if p.default is not None)
+            return dataclasses.replace(node, prologue=_prune(node.prologue, defaults + node.body))
+        return node
+
+    return dataclasses.replace(module, body=_prune(map_nodes(module.body, fold)))

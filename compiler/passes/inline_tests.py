@@ -1,0 +1,60 @@
+"""Type tests inlined as the Python expression their runtime function evaluates.
+
+the type tests (``is string``, ``is defined``, ``is none``, ...) as the Python expressions
+their runtime functions evaluate (``isinstance(x, str)``), without the call.
+
+Keeps output byte-identical (pure IR -> IR).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from .. import ir
+from .util import map_nodes
+
+
+def _isinstance(value: Any, cls: str) -> ir.Expr:
+    return ir.Helper("builtins.isinstance", (value, ir.Ref(cls)))
+
+
+#: test helper -> the expression its body is, for its one argument
+def _is_bool(expr: Any) -> bool:
+    return (isinstance(expr, ir.Helper) and expr.name == "builtins.isinstance") or (
+        isinstance(expr, ir.Compare) and all(op in ("is", "is not") for op, _ in expr.ops)
+    )
+
+
+INLINE_TESTS = {
+    "jinja_filters.test_string": lambda x: _isinstance(x, "builtins.str"),
+    "jinja_filters.test_defined": lambda x: ir.Not(_isinstance(x, "jinja.Undefined")),
+    "jinja_filters.test_undefined": lambda x: _isinstance(x, "jinja.Undefined"),
+    "jinja_filters.test_none": lambda x: ir.Compare(x, (("is", ir.Const(None)),)),
+    "jinja_filters.test_true": lambda x: ir.Compare(x, (("is", ir.Const(True)),)),
+    "jinja_filters.test_false": lambda x: ir.Compare(x, (("is", ir.Const(False)),)),
+}
+
+
+def run(module: ir.Module) -> ir.Module:
+    """Invariant: no call of a test helper whose body is one Python expression."""
+
+    def fold(node: Any) -> Any:
+        if (
+            isinstance(node, ir.Helper)
+            and node.name in INLINE_TESTS
+            and len(node.args) == 1
+            and not node.kwargs
+            # ``1 is None`` would make Python warn about ``is`` with a literal
+            and not isinstance(node.args[0], (ir.Const, ir.ListLit, ir.TupleLit, ir.DictLit))
+        ):
+            return dataclasses.replace(INLINE_TESTS[node.name](node.args[0]), span=node.span)
+        if (
+            isinstance(node, ir.Not)
+            and isinstance(node.operand, ir.Not)
+            and _is_bool(node.operand.operand)
+        ):
+            return node.operand.operand  # ``not not b`` is ``b`` for a bool
+        return node
+
+    return dataclasses.replace(module, body=map_nodes(module.body, fold))

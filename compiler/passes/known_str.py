@@ -1,0 +1,28 @@
+"""Known strings: no ``to_str`` of a value already known to be a ``str``.
+
+type knowledge. ``to_str(e)`` is dropped where ``e`` is known to be a ``str`` already
+(string constants, ``~`` concatenation, ``+`` of two known strings, helpers whose result is
+always a ``str``). Nothing that could raise is removed.
+
+Keeps output byte-identical (pure IR -> IR).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from .. import ir
+from .util import TO_STR_HELPERS, is_str, map_nodes
+
+
+def run(module: ir.Module) -> ir.Module:
+    """Invariant: no ``to_str`` is applied to an expression already known to be a str."""
+
+    def fold(node: Any) -> Any:
+        if isinstance(node, ir.Helper) and node.name in TO_STR_HELPERS and len(node.args) == 1:
+            if is_str(node.args[0]):
+                return node.args[0]
+        return node
+
+    return dataclasses.replace(module, body=map_nodes(module.body, fold))

@@ -1,0 +1,91 @@
+"""Loop counters: ``loop.index`` from ``enumerate`` instead of a loop object.
+
+a loop that only reads ``loop.index``/``index0``/``first`` uses ``enumerate`` and no loop
+object.
+
+Keeps output byte-identical (pure IR -> IR, Jinja modules after scope resolution).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from .. import ir
+from .util import calls_foreign_code, map_nodes
+
+_COUNTER_ATTRS = frozenset({"index", "index0", "first"})
+
+
+def run(module: ir.Module) -> ir.Module:
+    """A loop whose body only reads ``loop.index``, ``loop.index0`` or ``loop.first`` counts
+    with ``enumerate`` instead of building a loop object (those need no look-ahead, so the
+    iterable is consumed exactly as before). One that also reads ``loop.last`` counts too,
+    and over a list or tuple compares the counter with the last index (``jinja.loop_last``);
+    any other iterable still gets its loop object for ``last``. Not when the body may call
+    foreign code (which could change the list while it is iterated)."""
+    if module.dialect != "jinja":
+        return module
+
+    def uses(node: Any, ident: str, ok: list) -> None:
+        if isinstance(node, tuple):
+            for n in node:
+                uses(n, ident, ok)
+        elif isinstance(node, ir.Node):
+            if (
+                isinstance(node, ir.LoopAttr)
+                and isinstance(node.loop, ir.Name)
+                and node.loop.ident == ident
+            ):
+                if node.attr == "last":
+                    ok[1] = True
+                elif node.attr not in _COUNTER_ATTRS:
+                    ok[0] = False
+                return
+            if isinstance(node, (ir.Name, ir.Local)) and node.ident == ident:
+                ok[0] = False
+                return
+            for f in node.__dataclass_fields__:  # type: ignore[attr-defined]
+                if f != "span":
+                    uses(getattr(node, f), ident, ok)
+
+    def fold(node: Any) -> Any:
+        if not (isinstance(node, ir.For) and node.loop and not node.recursive):
+            return node
+        ok = [True, False]  # only counters and ``last``; ``last`` read
+        uses((node.body, node.filter), node.loop, ok)
+        if not ok[0] or (ok[1] and any(calls_foreign_code(n) for n in ir.walk(node.body))):
+            return node
+        counter = "_i" + node.loop.split("_")[1]
+        i = ir.Local(counter)
+        last = ir.Local("_n" + node.loop.split("_")[1]) if ok[1] else None
+
+        def attr(n: Any) -> Any:
+            if (
+                isinstance(n, ir.LoopAttr)
+                and isinstance(n.loop, ir.Name)
+                and n.loop.ident == node.loop
+            ):
+                if n.attr == "index0":
+                    return i
+                if n.attr == "index":
+                    return ir.BinOp("+", i, ir.Const(1), span=n.span)
+                if n.attr == "last" and last is not None:
+                    return ir.CondExpr(
+                        ir.Compare(last, (("is not", ir.Const(None)),)),
+                        ir.Compare(i, (("==", last),)),
+                        n,
+                        span=n.span,
+                    )
+                return ir.Compare(i, (("==", ir.Const(0)),), span=n.span)
+            return n
+
+        if last is not None:
+            return dataclasses.replace(
+                node, body=map_nodes(node.body, attr), counter=counter, last=last.ident
+            )
+        return dataclasses.replace(
+            node, body=map_nodes(node.body, attr), loop="", loop_helper="", counter=counter
+        )
+
+    return dataclasses.replace(module, body=map_nodes(module.body, fold))

@@ -1,0 +1,142 @@
+"""Helpers the passes share (public: every pass module imports them by name).
+
+Tree rebuilding (``map_nodes``), what a scope's start value is (``is_init``), what is
+known to be a ``str`` (``is_str``), which statements bind a name (``assignments``), whether a
+tuple is a block of statements (``is_block``), and what calls code the template does not show
+(``calls_foreign_code``). Nothing here rewrites a module by itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from .. import ir
+
+#: Helpers whose result is always exactly a ``str`` (never a subclass that prints otherwise).
+STR_HELPERS = frozenset(
+    {
+        "jinja.concat",
+        "jinja_filters.do_tojson",
+        "jinja_filters.do_trim",
+        "jinja_filters.do_upper",
+        "jinja_filters.do_lower",
+        "jinja_filters.do_replace",
+        "jinja_filters.do_join",
+        "jinja_filters.do_title",
+        "jinja_filters.do_capitalize",
+        "jinja_filters.do_string",
+        "jinja_filters.do_center",
+        "jinja_filters.do_indent",
+        "builtins.str",
+    }
+)
+
+#: Helpers that convert to str for printing (the dialect's print rule) and are identity on str.
+TO_STR_HELPERS = frozenset({"jinja.to_str"})
+
+
+def is_str(expr: Any) -> bool:
+    if isinstance(expr, ir.Const):
+        return type(expr.value) is str
+    if isinstance(expr, ir.Helper):
+        return expr.name in STR_HELPERS or expr.name in TO_STR_HELPERS
+    if isinstance(expr, ir.BinOp) and expr.op == "+":
+        # str + anything is a str or raises (a str subclass result prints the same)
+        return is_str(expr.left) or is_str(expr.right)
+    if isinstance(expr, ir.CondExpr):
+        return is_str(expr.body) and is_str(expr.orelse)
+    if isinstance(expr, ir.CallFunc):  # a compiled macro returns its joined buffer
+        return True
+    return False
+
+
+def map_nodes(node: Any, fn: Any) -> Any:
+    """Rebuild ``node`` bottom-up, applying ``fn`` to every IR node."""
+    if isinstance(node, tuple):
+        return ir.map_children(node, lambda n: map_nodes(n, fn))
+    if not isinstance(node, ir.Node):
+        return node
+    return fn(ir.map_children(node, lambda n: map_nodes(n, fn)))
+
+
+#: Start values a scope gives its names (see passes/scope.py): side-effect free lookups.
+INIT_HELPERS = frozenset(
+    {
+        "jinja.undefined",
+        "jinja.resolve",
+        "jinja.resolve_top",
+        "jinja.resolve_missing",
+        "jinja.unset",
+    }
+)
+
+
+def is_init(stmt: Any) -> bool:
+    return (
+        isinstance(stmt, ir.Assign)
+        and isinstance(stmt.target, ir.Name)
+        and isinstance(stmt.value, ir.Helper)
+        and stmt.value.name in INIT_HELPERS
+    )
+
+
+def assignments(module: ir.Module, memo: Optional[dict] = None) -> dict[str, list]:
+    """Every statement or construct that binds each ident, anywhere in the module (in walk
+    order). ``memo`` keeps each statement's own table across calls (``ns_scalars`` asks again every round)."""
+    out: dict[str, list] = {}
+    memo = {} if memo is None else memo
+    for stmt in module.body:
+        for ident, whys in _binds_under(stmt, memo).items():
+            out.setdefault(ident, []).extend(whys)
+    return out
+
+
+def _binds_under(stmt: ir.Stmt, memo: dict) -> dict[str, list]:
+    hit = memo.get(("binds", id(stmt)))
+    if hit is not None:
+        return hit[1]
+    out: dict[str, list] = {}
+
+    def bind(target: Any, why: Any) -> None:
+        if isinstance(target, ir.Name):
+            out.setdefault(target.ident, []).append(why)
+        elif isinstance(target, ir.Target):
+            for t in target.names:
+                bind(t, why)
+
+    def visit(node: Any) -> None:
+        if isinstance(node, tuple):
+            for n in node:
+                visit(n)
+        elif isinstance(node, ir.Stmt) and node is not stmt:
+            for ident, whys in _binds_under(node, memo).items():
+                out.setdefault(ident, []).extend(whys)
+        elif isinstance(node, ir.Node):
+            if isinstance(node, ir.Assign):
+                bind(node.target, node)
+            elif isinstance(node, ir.For):
+                bind(node.target, node)
+                if node.loop:
+                    out.setdefault(node.loop, []).append(node)
+            elif isinstance(node, ir.FuncDef):
+                out.setdefault(node.ident, []).append(node)
+                for p in node.params:
+                    bind(p.name, p)
+            for _f, value in ir.children(node):
+                visit(value)
+
+    visit(stmt)
+    memo[("binds", id(stmt))] = (stmt, out)
+    return out
+
+
+def is_block(value: Any) -> bool:
+    """A tuple of statements (a body), as opposed to a tuple of expressions."""
+    return isinstance(value, tuple) and bool(value) and isinstance(value[0], ir.Stmt)
+
+
+def calls_foreign_code(node: Any) -> bool:
+    """A call of code the template does not show (a macro, a value called)."""
+    return isinstance(node, (ir.CallValue, ir.CallFunc)) or (
+        isinstance(node, ir.Helper) and node.name == "jinja.call"
+    )
