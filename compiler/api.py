@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterator, Optional
 
 from . import __version__, ir
 from .emit import MODULE_HEADER, emit
+from .unparse import QUOTES_STRINGS
 from .errors import CompileError
 from .passes import pipeline
 from tmpl2py.runtime.jinja import hf as _hf
@@ -216,7 +217,7 @@ def _generate(
     }
     metadata.update(dict(module.meta))
     try:
-        text = format_module(emit(module, header, metadata), strings_quoted=True)
+        text = format_module(emit(module, header, metadata), strings_quoted=QUOTES_STRINGS)
     except RecursionError:
         raise CompileError(
             "too-deep", "template nesting is too deep to compile", 0, 0, source, name
@@ -231,7 +232,7 @@ def header_safe(name: str) -> str:
 
 def format_module(text: str, strings_quoted: bool = False) -> str:
     """black, line length 100. ``strings_quoted``: the emitter wrote every string literal in
-    black's quotes already (``emit.unparse``), so black need not normalise them."""
+    black's quotes already (``unparse.QUOTES_STRINGS``), so black need not normalise them."""
     import black
 
     try:
