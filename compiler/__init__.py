@@ -7,9 +7,8 @@ functions generated code may call, ``errors`` the one error type with its stable
 Tools built on this API live in the ``tmpl2py`` facade package, never here.
 """
 
-__version__ = "0.1.0"
-
-from .errors import CompileError  # noqa: E402
-from .api import CompiledTemplate, compile_template, generate  # noqa: E402
+from .api import CompiledTemplate, compile_template, generate
+from .errors import CompileError
+from .version import __version__
 
 __all__ = ["CompileError", "CompiledTemplate", "compile_template", "generate", "__version__"]

