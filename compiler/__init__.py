@@ -1,9 +1,11 @@
 """The compiler pipeline: template text -> frontend (Lark) -> IR -> passes -> emitter.
 
 ``api`` is the entry point (``compile_template``); ``jinja/`` and ``gotmpl/`` are the two
-frontends, ``ir`` the one tree both lower to, ``passes/`` the IR -> IR passes in the order
-``passes/pipeline.py`` lists them, ``emit`` the Python emitter, ``registry`` the runtime
-functions generated code may call, ``errors`` the one error type with its stable codes.
+frontends on their shared base ``frontend`` (Lark bootstrap, token names, error translation),
+``ir`` the one tree both lower to, ``passes/`` the IR -> IR passes in the order
+``passes/pipeline.py`` lists them, ``emit`` the Python emitter (``unparse`` prints its ast
+nodes), ``registry`` the runtime functions generated code may call, ``errors`` the one error
+type with its stable codes, ``version`` the compiler version. docs/architecture.md draws it.
 Tools built on this API live in the ``tmpl2py`` facade package, never here.
 """
 

@@ -47,19 +47,25 @@ progress = _REPORTER.progress
 report = _REPORTER.report
 
 
+def _against_reference(prop: str, source: str, context: dict, problem_of: Any) -> None:
+    """Render through the reference and ours; report ``problem_of(ref, ours)`` (not when the
+    reference itself times out)."""
+    progress(prop)
+    ref = D.reference_render(source, context)
+    if ref.kind == "timeout":
+        return
+    ours = D.ours_render(source, context)
+    note(f"reference: {ref.short()}\nours: {ours.short()}")
+    report(prop, problem_of(ref, ours), source, context, ref, ours)
+
+
 # ----------------------------------------------------------------------------- (a)
 
 
 @profile("render")
 @given(source=S.templates(), context=S.contexts())
 def test_render_matches_reference(source: str, context: dict) -> None:
-    progress("render")
-    ref = D.reference_render(source, context)
-    if ref.kind == "timeout":
-        return
-    ours = D.ours_render(source, context)
-    note(f"reference: {ref.short()}\nours: {ours.short()}")
-    report("render", D.divergence(ref, ours), source, context, ref, ours)
+    _against_reference("render", source, context, D.divergence)
 
 
 # ----------------------------------------------------------------------------- (b)
@@ -99,13 +105,7 @@ def test_generated_source_compiles(source: str) -> None:
 @profile("crash")
 @given(source=S.templates(chaotic=True), context=S.contexts(chaos=True))
 def test_no_internal_crash(source: str, context: dict) -> None:
-    progress("crash")
-    ref = D.reference_render(source, context)
-    if ref.kind == "timeout":
-        return
-    ours = D.ours_render(source, context)
-    note(f"reference: {ref.short()}\nours: {ours.short()}")
-    report("crash", D.internal_crash(ref, ours), source, context, ref, ours)
+    _against_reference("crash", source, context, D.internal_crash)
 
 
 # ----------------------------------------------------------------------------- (e)

@@ -48,9 +48,7 @@ def test_known_divergences_exist() -> None:
 @pytest.mark.parametrize("path", _cases())
 def test_go_regression(path: Path) -> None:
     head, source = load_case(path)
-    if head["profile"] == "plain":
-        ref, ours = G.reference_plain(source, head.get("data")), G.ours_plain(source, head.get("data"))
-    else:
-        ref, ours = G.reference_ollama(source, head["request"]), G.ours_ollama(source, head["request"])
+    data = head.get("data") if head["profile"] == "plain" else head["request"]
+    ref, ours = G.outcomes(head["profile"], source, data)
     problem = G.internal_crash(ref, ours) or G.divergence(ref, ours)
     assert problem is None, f"{path.name}: {problem}\n--- template ---\n{source}"

@@ -134,6 +134,13 @@ def ours_ollama(source: str, request: dict, compiled: Any = None) -> Outcome:
     )
 
 
+def outcomes(profile: str, source: str, data: Any, compiled: Any = None) -> tuple:
+    """(Go's outcome, ours) for one case: ``data`` for ``plain``, a request for ``ollama``."""
+    if profile == "plain":
+        return reference_plain(source, data), ours_plain(source, data, compiled)
+    return reference_ollama(source, data), ours_ollama(source, data, compiled)
+
+
 # ----------------------------------------------------------------------------- comparison
 
 # Pointer addresses as fmt prints them. %v / %p / %#x give 0x + hex (any address); the

@@ -31,14 +31,8 @@ import godiff as G  # noqa: E402
 import harness as H  # noqa: E402
 
 
-def outcomes(profile: str, source: str, data: Any) -> tuple:
-    if profile == "plain":
-        return G.reference_plain(source, data), G.ours_plain(source, data)
-    return G.reference_ollama(source, data), G.ours_ollama(source, data)
-
-
 def case_signature(profile: str, source: str, data: Any) -> Optional[str]:
-    ref, ours = outcomes(profile, source, data)
+    ref, ours = G.outcomes(profile, source, data)
     if G.internal_crash(ref, ours) is None and G.divergence(ref, ours) is None:
         return None
     return G.signature(ref, ours)
@@ -126,7 +120,7 @@ def main() -> None:
             source, data, new_sig = minimise(rec["profile"], rec["template"], rec["data"])
             print(f"=== {sig} ({len(recs)} logged) -> {new_sig}")
             print(f"profile: {rec['profile']}\ntemplate: {source!r}\ndata: {json.dumps(data, ensure_ascii=False)}")
-            ref, ours = outcomes(rec["profile"], source, data)
+            ref, ours = G.outcomes(rec["profile"], source, data)
             print(f"go:   {ref.short()}\nours: {ours.short()}\n")
             if args.out and new_sig:
                 slug = re.sub(r"[^a-z0-9]+", "-", sig.lower()).strip("-")[:40]

@@ -53,7 +53,10 @@ def report(prop: str, problem: Any, source: str, profile_: str, data: Any = None
     _REPORTER.report(prop, problem, source, data, ref, ours, label=profile_, profile=profile_)
 
 
-def _check(prop: str, profile_: str, source: str, data: Any, ref: G.Outcome, ours: G.Outcome) -> None:
+def _check(prop: str, profile_: str, source: str, data: Any, compiled: Any = None) -> None:
+    """One case through Go and ours: fails on an internal error or a divergence."""
+    progress(prop)
+    ref, ours = G.outcomes(profile_, source, data, compiled)
     note(f"go: {ref.short()}\nours: {ours.short()}")
     problem = G.internal_crash(ref, ours) or G.divergence(ref, ours)
     report(prop, problem, source, profile_, data, ref, ours)
@@ -65,19 +68,13 @@ def _check(prop: str, profile_: str, source: str, data: Any, ref: G.Outcome, our
 @profile("go_plain")
 @given(source=S.templates(profile="plain"), data=S.json_data())
 def test_plain_matches_go(source: str, data: Any) -> None:
-    progress("go_plain")
-    ref = G.reference_plain(source, data)
-    ours = G.ours_plain(source, data)
-    _check("go_plain", "plain", source, data, ref, ours)
+    _check("go_plain", "plain", source, data)
 
 
 @profile("go_ollama")
 @given(source=S.templates(profile="ollama"), request=S.requests())
 def test_ollama_matches_go(source: str, request: dict) -> None:
-    progress("go_ollama")
-    ref = G.reference_ollama(source, request)
-    ours = G.ours_ollama(source, request)
-    _check("go_ollama", "ollama", source, request, ref, ours)
+    _check("go_ollama", "ollama", source, request)
 
 
 #: templates that only marshal their tools (GO_TOOLS_JSON: the runtime writes a usual tool's
@@ -95,13 +92,10 @@ JSON_TOOL_TEMPLATES = [
 @given(source=st.sampled_from(JSON_TOOL_TEMPLATES), request=S.requests(), tools=S.tools(),
        usual=st.lists(S.usual_tools(), max_size=3))
 def test_json_only_tools_match_go(source: str, request: dict, tools: list, usual: list) -> None:
-    progress("go_json_tools")
     request = {**request, "tools": usual + tools}
     compiled = G.ours_compile_cached(source, "ollama")
     assert compiled.namespace.get("GO_TOOLS_JSON") is True
-    ref = G.reference_ollama(source, request)
-    ours = G.ours_ollama(source, request, compiled)
-    _check("go_json_tools", "ollama", source, request, ref, ours)
+    _check("go_json_tools", "ollama", source, request, compiled)
 
 
 # ----------------------------------------------------------------------------- (c)
@@ -113,12 +107,8 @@ def test_no_internal_crash(data: st.DataObject) -> None:
     progress("go_crash")
     profile_ = data.draw(st.sampled_from(["plain", "ollama"]))
     source = data.draw(S.templates(profile=profile_, chaotic=True))
-    if profile_ == "plain":
-        value = data.draw(S.json_values(20))
-        ref, ours = G.reference_plain(source, value), G.ours_plain(source, value)
-    else:
-        value = data.draw(S.requests(chaos=True))
-        ref, ours = G.reference_ollama(source, value), G.ours_ollama(source, value)
+    value = data.draw(S.json_values(20) if profile_ == "plain" else S.requests(chaos=True))
+    ref, ours = G.outcomes(profile_, source, value)
     note(f"go: {ref.short()}\nours: {ours.short()}")
     report("go_crash", G.internal_crash(ref, ours), source, profile_, value, ref, ours)
 
@@ -178,9 +168,6 @@ def test_corpus_template(path: Path) -> None:
     @profile("go_corpus")
     @given(request=S.requests())
     def check(request: dict) -> None:
-        progress("go_corpus")
-        ref = G.reference_ollama(source, request)
-        ours = G.ours_ollama(source, request, compiled=compiled)
-        _check("go_corpus", "ollama", source, request, ref, ours)
+        _check("go_corpus", "ollama", source, request, compiled)
 
     check()
