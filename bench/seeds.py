@@ -1,4 +1,6 @@
 """Render benchmark: tmpl2py against transformers, jinja2, minijinja and hand-written Python.
+Long because it is the whole benchmark: scenarios, contenders of both dialects, interleaved
+timing and the report tables.
 
 Run ``python -m tmpl2py.bench.seeds`` (add ``--quick`` for a short run). Everything runs in ONE process;
 the contenders of a scenario are timed interleaved (round-robin, rotating the start each round),

@@ -11,8 +11,10 @@ import hashlib
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Optional
 
-from . import __version__, ir
+from . import ir
 from .emit import MODULE_HEADER, emit
+from .unparse import QUOTES_STRINGS
+from .version import __version__
 from .errors import CompileError
 from .passes import pipeline
 from tmpl2py.runtime.jinja import hf as _hf
@@ -216,12 +218,17 @@ def _generate(
     }
     metadata.update(dict(module.meta))
     try:
-        text = format_module(emit(module, header, metadata), strings_quoted=True)
+        text = format_module(emit(module, header, metadata), strings_quoted=QUOTES_STRINGS)
     except RecursionError:
         raise CompileError(
             "too-deep", "template nesting is too deep to compile", 0, 0, source, name
         ) from None
     return text, module
+
+
+def clear_cache() -> None:
+    """Forget the memoised compilations (``generate``): the next compile is a real one."""
+    _generate.cache_clear()
 
 
 def header_safe(name: str) -> str:
@@ -231,7 +238,7 @@ def header_safe(name: str) -> str:
 
 def format_module(text: str, strings_quoted: bool = False) -> str:
     """black, line length 100. ``strings_quoted``: the emitter wrote every string literal in
-    black's quotes already (``emit.unparse``), so black need not normalise them."""
+    black's quotes already (``unparse.QUOTES_STRINGS``), so black need not normalise them."""
     import black
 
     try:

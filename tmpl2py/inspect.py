@@ -1,4 +1,6 @@
 """``tmpl2py inspect``: what a template reads, touches, supports and can raise, from its IR.
+Long because the analysis of every construct (reads, writes, support, raise sites) and the
+report built from it belong together.
 
 Owns a static reading of the scope-resolved IR (``compiler.api.parse`` + the pass
 pipeline without optimisations); nothing is rendered. For Jinja:

@@ -1,4 +1,6 @@
 """Where templates come from: the files users have, read into :class:`TemplateSource` objects.
+Long because each source format (template files, tokenizer_config.json, GGUF, Modelfile) has
+its own reader, and the combined module is built from what they read.
 
 Owns reading templates out of the files models ship (never compiling them):
 

@@ -17,21 +17,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from lark import Lark, Token, Transformer, Tree
-from lark.exceptions import (
-    UnexpectedCharacters,
-    UnexpectedEOF,
-    UnexpectedInput,
-    UnexpectedToken,
-    VisitError,
-)
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from .. import ir
-from ..errors import CompileError, position
+from ..errors import CompileError
+from ..frontend import LazyParser, TokenNames, error_at, run_parser
 from . import nodes as n
 from .literals import LiteralError, go_quote, parse_number, unquote
 from .lower import BUILTINS, OLLAMA_FUNCS, lower_template_set
-
-_PARSER: Lark | None = None
 
 _SPACES = " \t\r\n"
 
@@ -61,18 +54,8 @@ HUMAN_NAMES = {
 
 
 def parser() -> Lark:
-    global _PARSER
-    if _PARSER is None:
-        _PARSER = Lark.open(
-            "grammar.lark",
-            rel_to=__file__,
-            parser="lalr",
-            lexer="contextual",
-            propagate_positions=True,
-            maybe_placeholders=False,
-            postlex=_TrimMarkers(),
-        )
-    return _PARSER
+    """The Go template parser (built once, by ``compiler/frontend.build_parser``)."""
+    return _PARSER()
 
 
 class _GoError(Exception):
@@ -130,6 +113,9 @@ class _TrimMarkers:
 
 _BAD_COMMENT = "<bad comment>"  # resolved against the source in _error
 
+_PARSER = LazyParser(__file__, _TrimMarkers)
+_NAMES = TokenNames(HUMAN_NAMES, parser)
+
 
 # ----------------------------------------------------------------------------- tree building
 
@@ -148,7 +134,7 @@ def _item_str(tok: Token) -> str:
     """How Go's parser names an unexpected token (item.String)."""
     if tok.type == "$END":
         return "EOF"
-    if tok.type in HUMAN_NAMES and tok.type.startswith("LD"):
+    if tok.type in _NAMES and tok.type.startswith("LD"):
         return "<" + tok.type[3:].lower() + ">" if tok.type != "LD" else '"{{"'
     value = str(tok.value)
     if tok.type in ("IF", "WITH", "NIL"):
@@ -442,19 +428,17 @@ class GoTemplate:
 def parse_tree(source: str, name: str | None = None, profile: str = "ollama") -> GoTemplate:
     """Parse and check ``source`` as Go's ``template.New(name).Funcs(...).Parse`` does."""
     tmpl_name = name or ""
-    try:
-        tree = parser().parse(source)
-        builder = _Builder(source)
-        root = builder.transform(tree)
-    except _GoError as e:
-        raise _error(source, name, e.code, e.message, e.pos) from None
-    except VisitError as e:
-        inner = e.orig_exc
-        if isinstance(inner, _GoError):
-            raise _error(source, name, inner.code, inner.message, inner.pos) from None
-        raise
-    except UnexpectedInput as e:
-        raise _syntax_error(source, name, e) from None
+    builder = _Builder(source)
+
+    def convert(e: _GoError) -> CompileError:
+        return _error(source, name, e.code, e.message, e.pos)
+
+    root = run_parser(
+        lambda: builder.transform(parser().parse(source)),
+        (_GoError,),
+        convert,
+        lambda e: _syntax_error(source, name, e),
+    )
     funcs = BUILTINS | (OLLAMA_FUNCS if profile == "ollama" else frozenset())
     checker = _Checker(funcs)
     templates: dict[str, n.ListNode] = {}
@@ -465,7 +449,7 @@ def parse_tree(source: str, name: str | None = None, profile: str = "ollama") ->
         checker.template(root)
         _add_template(templates, tmpl_name, root, len(source))
     except _GoError as e:
-        raise _error(source, name, e.code, e.message, e.pos) from None
+        raise convert(e) from None
     main = templates.pop(tmpl_name, root)
     return GoTemplate(tmpl_name, main, templates)
 
@@ -502,8 +486,7 @@ def _error(source: str, name: str | None, code: str, message: str, pos: int) -> 
     if message == _BAD_COMMENT:
         closed = source.find("*/", source.find("/*", pos) + 2)
         message = "unclosed comment" if closed < 0 else "comment ends before closing delimiter"
-    line, column = position(source, min(pos, len(source)))
-    return CompileError(code, message, line, column, source, name)
+    return error_at(source, name, code, message, pos)
 
 
 _CONTEXTS = {

@@ -1,4 +1,6 @@
 """Go parse tree -> IR: text/template's execution rules (exec.go), resolved at compile time.
+Long because exec.go's rules for every node kind (fields, calls, pipelines, if/with/range,
+templates) resolve against one scope model that they all share.
 
 Owns the lowering of every node to IR and Go's variable scoping. Variables live on a
 stack exactly as in ``exec.go``: a declaration is pushed when it runs and popped at the

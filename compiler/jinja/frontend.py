@@ -13,23 +13,16 @@ import re
 from typing import Any, Iterator, Optional
 
 from lark import Lark, Token, Transformer, v_args
-from lark.exceptions import (
-    UnexpectedCharacters,
-    UnexpectedEOF,
-    UnexpectedInput,
-    UnexpectedToken,
-    VisitError,
-)
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from .. import ir
 from ..errors import CompileError
+from ..frontend import LazyParser, TokenNames, run_parser
 from .lowering import Lowering
 
 _NEWLINE_RE = re.compile(r"(\r\n|\r|\n)")
 _WHITESPACE_RE = re.compile(r"\s+")
 _TAG_NAME_RE = re.compile(r"\{%[-+]?\s*(\w+)")
-
-_PARSER: Optional[Lark] = None
 
 #: Blocks and the end tags jinja2 looks for while each is open (parser.py end_token_stack).
 _BLOCK_ENDS = {
@@ -57,18 +50,8 @@ HUMAN_NAMES = {
 
 
 def parser() -> Lark:
-    global _PARSER
-    if _PARSER is None:
-        _PARSER = Lark.open(
-            "grammar.lark",
-            rel_to=__file__,
-            parser="lalr",
-            lexer="contextual",
-            propagate_positions=True,
-            maybe_placeholders=False,
-            postlex=_WhitespaceControl(),
-        )
-    return _PARSER
+    """The Jinja parser (built once, by ``compiler/frontend.build_parser``)."""
+    return _PARSER()
 
 
 def normalize_source(source: str) -> str:
@@ -276,20 +259,19 @@ def _nesting_error(name: Optional[str], stack: list[list[Any]], pos: tuple) -> C
     return CompileError(code, " ".join(message), pos[0] or 0, pos[1] or 0)
 
 
+_PARSER = LazyParser(__file__, _WhitespaceControl)
+_NAMES = TokenNames(HUMAN_NAMES, parser)
+
+
 def parse(source: str, name: Optional[str] = None) -> ir.Module:
     """Parse a Jinja template into an IR module (names not yet resolved to locals)."""
     text = normalize_source(source)
-    try:
+
+    def build() -> tuple:
         tree = parser().parse(text)
-        body = Lowering(text).transform(tree)
-    except CompileError:
-        raise
-    except VisitError as e:
-        if isinstance(e.orig_exc, CompileError):
-            raise e.orig_exc from None
-        raise
-    except UnexpectedInput as e:
-        raise _syntax_error(e, text) from None
+        return Lowering(text).transform(tree)
+
+    body = run_parser(build, (CompileError,), lambda e: e, lambda e: _syntax_error(e, text))
     return ir.Module(body=body, dialect="jinja", profile="hf")
 
 
@@ -302,7 +284,7 @@ def _syntax_error(e: UnexpectedInput, text: str) -> CompileError:
         return CompileError("syntax", "unexpected end of template", line, column)
     if isinstance(e, UnexpectedToken):
         tok = e.token
-        got = HUMAN_NAMES.get(tok.type, repr(str(tok)))
+        got = _NAMES.get(tok.type, repr(str(tok)))
         if tok.type == "TEXT":  # lexed by the fallback lexer: name the character, as jinja2 does
             stripped = tok.value.lstrip()
             column = (tok.column or 0) + len(tok.value) - len(stripped)
@@ -311,7 +293,7 @@ def _syntax_error(e: UnexpectedInput, text: str) -> CompileError:
             )
         if tok.type == "$END":
             return CompileError("syntax", "unexpected end of template", line, column)
-        expected = sorted(HUMAN_NAMES.get(t, _describe_terminal(t)) for t in e.expected)
+        expected = sorted(_describe_terminal(t) for t in e.expected)
         message = f"unexpected {got}"
         if len(expected) <= 6:
             message += ", expected " + " or ".join(expected)
@@ -320,9 +302,6 @@ def _syntax_error(e: UnexpectedInput, text: str) -> CompileError:
 
 
 def _describe_terminal(name: str) -> str:
-    if name.startswith("TAG_"):
+    if name.startswith("TAG_") and name not in _NAMES:
         return "'" + name[4:].lower() + "' tag"
-    term = {t.name: t for t in parser().terminals}.get(name)
-    if term is not None and term.pattern.type == "str":
-        return repr(term.pattern.value)
-    return name.lower()
+    return _NAMES.describe(name)

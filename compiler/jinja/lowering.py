@@ -1,4 +1,6 @@
 """Lowering of the Jinja parse tree to IR (a Lark Transformer: one method per rule).
+Long because it is one Lark Transformer with a method per grammar rule: the rule table reads
+as one piece, next to grammar.lark.
 
 Jinja semantics are chosen here: ``x.y`` becomes the sandboxed ``getattr_`` helper,
 calls go through the sandbox's ``call``, ``{{ x }}`` prints with ``str``, filters and

@@ -6,28 +6,20 @@ for ``resolve_top`` of the render context by a constant name (what ``top_resolve
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Any
+from typing import Optional
 
 from .. import ir
+from .util import map_start_values
 
 
 def run(module: ir.Module) -> ir.Module:
     """The template's start values (``resolve_top``) as ``ContextGet``: a ``dict.get`` each,
-    with the defaults computed once, when the module is imported. Runs last (the other passes
-    know ``resolve_top`` as a start value)."""
-    if module.dialect != "jinja":
-        return module
+    with the defaults computed once, when the module is imported."""
+    return map_start_values(module, "jinja.resolve_top", _context_get)
 
-    def one(stmt: Any) -> Any:
-        if (
-            isinstance(stmt, ir.Assign)
-            and isinstance(stmt.value, ir.Helper)
-            and stmt.value.name == "jinja.resolve_top"
-            and stmt.value.args[0] == ir.Local("context")
-            and isinstance(stmt.value.args[1], ir.Const)
-        ):
-            return dataclasses.replace(stmt, value=ir.ContextGet(stmt.value.args[1].value))
-        return stmt
 
-    return dataclasses.replace(module, body=tuple(one(s) for s in module.body))
+def _context_get(call: ir.Helper) -> Optional[ir.Expr]:
+    """``resolve_top(context, "name")`` as ``ContextGet("name")``; None for anything else."""
+    if call.args[0] == ir.Local("context") and isinstance(call.args[1], ir.Const):
+        return ir.ContextGet(call.args[1].value)
+    return None

@@ -45,7 +45,7 @@ def run(module: ir.Module) -> ir.Module:
         elif isinstance(node, ir.Output):
             expr = node.expr
             if isinstance(expr, ir.Helper) and expr.name == "jinja.to_str" and len(expr.args) == 1:
-                expr = expr.args[0]  # dropped later: a macro returns a str (optimize.known_str)
+                expr = expr.args[0]  # dropped later: a macro returns a str (known_str)
             if isinstance(expr, ir.CallFunc):
                 outputs[expr.ident] = outputs.get(expr.ident, 0) + 1
 

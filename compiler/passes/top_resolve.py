@@ -11,24 +11,12 @@ Keeps output byte-identical (pure IR -> IR, Jinja modules after scope resolution
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 from .. import ir
+from .util import map_start_values
 
 
 def run(module: ir.Module) -> ir.Module:
-    if module.dialect != "jinja":
-        return module
-
-    def one(stmt: Any) -> Any:
-        if (
-            isinstance(stmt, ir.Assign)
-            and isinstance(stmt.value, ir.Helper)
-            and stmt.value.name == "jinja.resolve"
-        ):
-            return dataclasses.replace(
-                stmt, value=dataclasses.replace(stmt.value, name="jinja.resolve_top")
-            )
-        return stmt
-
-    return dataclasses.replace(module, body=tuple(one(s) for s in module.body))
+    return map_start_values(
+        module, "jinja.resolve", lambda call: dataclasses.replace(call, name="jinja.resolve_top")
+    )

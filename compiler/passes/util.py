@@ -8,6 +8,7 @@ tuple is a block of statements (``is_block``), and what calls code the template 
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Optional
 
 from .. import ir
@@ -82,7 +83,8 @@ def is_init(stmt: Any) -> bool:
 
 def assignments(module: ir.Module, memo: Optional[dict] = None) -> dict[str, list]:
     """Every statement or construct that binds each ident, anywhere in the module (in walk
-    order). ``memo`` keeps each statement's own table across calls (``ns_scalars`` asks again every round)."""
+    order). ``memo`` keeps each statement's own table across calls (``ns_scalars`` asks again every round).
+    """
     out: dict[str, list] = {}
     memo = {} if memo is None else memo
     for stmt in module.body:
@@ -140,3 +142,22 @@ def calls_foreign_code(node: Any) -> bool:
     return isinstance(node, (ir.CallValue, ir.CallFunc)) or (
         isinstance(node, ir.Helper) and node.name == "jinja.call"
     )
+
+
+def map_start_values(module: ir.Module, helper: str, value: Any) -> ir.Module:
+    """``module`` with each top-level start value ``x = <helper>(...)`` of a Jinja module
+    given ``value(call)`` instead (the template's own scope: no nested statement)."""
+    if module.dialect != "jinja":
+        return module
+
+    def one(stmt: Any) -> Any:
+        if (
+            isinstance(stmt, ir.Assign)
+            and isinstance(stmt.value, ir.Helper)
+            and stmt.value.name == helper
+        ):
+            new = value(stmt.value)
+            return stmt if new is None else dataclasses.replace(stmt, value=new)
+        return stmt
+
+    return dataclasses.replace(module, body=tuple(one(s) for s in module.body))

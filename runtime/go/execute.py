@@ -1,4 +1,6 @@
 """Runtime primitives for compiled Go text/template templates (Ollama's semantics).
+Long because it holds every primitive generated Go-template code calls (truth, field and
+index access, calls, builtins), one import for a generated module.
 
 Standard library only; the generated modules call these functions. Values are modelled
 as described in ``runtime.gotmpl_fmt`` (None is Go's "no value": an invalid reflect.Value

@@ -1,4 +1,6 @@
 """Go values in Python, and Go's ``fmt`` printing and ``encoding/json`` marshalling of them.
+Long because Go's fmt verbs and flags and encoding/json are one coupled printing model: each
+verb must print every kind of Go value.
 
 Standard library only. The value model (shared with ``runtime.gotmpl`` and the Ollama
 view types in ``runtime.ollama``)::

@@ -1,4 +1,6 @@
 """Ollama's ``Template.Execute``: the ``ollama`` profile's conversation entry point.
+Long because Ollama's request binding, message preparation, tool structures and the legacy
+prompt/response mode are the steps of one entry point.
 
 Standard library only. Turns /api/chat-shaped input (messages, tools, think) into what
 Ollama's templates see and runs the compiled template the way Ollama does

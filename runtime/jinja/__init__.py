@@ -5,9 +5,9 @@ with transformers' globals and filters). Standard library only.
   sandbox's attribute and item access, printing and concatenation;
 - ``objects``: ``namespace``, ``loop``, macros, ``dict``/``range``/``self``, ``cycler``/
   ``joiner``/``lipsum``, ``raise_exception``/``strftime_now``, ``{% generation %}`` spans;
-- ``names``: the environment's globals, the template's name lookups, calls through the sandbox;
-- ``markup``, ``filters``, ``tests``: markupsafe's printing rules, jinja2's builtin filters
-  (with transformers' ``tojson``) and tests;
+- ``access``: attribute and item lookups, the template's name lookups, calls through the sandbox;
+- ``markup``, ``filters``: markupsafe's printing rules; jinja2's builtin filters (with
+  transformers' ``tojson``) and tests;
 - ``hf``: transformers' ``render_jinja_template`` input handling (the ``hf`` profile).
 
 This package's namespace is the helper namespace ``jinja.*`` of the IR: generated modules

@@ -1,4 +1,6 @@
 """jinja2 3.1.6's builtin filters, tests and extra globals, as transformers' environment has them.
+Long because it mirrors jinja2's filters.py and tests.py: one function per builtin, each
+with jinja2's exact edge cases.
 
 Standard library only. ``FILTERS`` / ``TESTS`` map every builtin name to a module-level
 function (``do_<name>`` / ``test_<name>``) called as ``f(value, *args, **kwargs)``: jinja2's

@@ -22,8 +22,14 @@ exploratory runs; minimise the logged cases by hand or with ``tests/property/min
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, settings
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from harness import register_budgets  # noqa: E402
 
 PROFILE = os.environ.get("TMPL2PY_HYPOTHESIS_PROFILE", "ci")
 SCALE = float(os.environ.get("TMPL2PY_HYPOTHESIS_SCALE", "1"))
@@ -49,17 +55,6 @@ BUDGETS = {
              "corpus": 400},
 }
 
-# TMPL2PY_HYPOTHESIS_EXAMPLES="render=5000,corpus=100" overrides single budgets of the profile.
-for _item in filter(None, os.environ.get("TMPL2PY_HYPOTHESIS_EXAMPLES", "").split(",")):
-    _prop, _, _n = _item.partition("=")
-    BUDGETS.setdefault(PROFILE, {})[_prop.strip()] = int(_n)
-
-# One profile per property, named "<profile>.<property>": a test applies its own with
-# ``@settings(settings.get_profile(f"{PROFILE}.render"))``.
-for _profile, _table in BUDGETS.items():
-    for _prop, _n in _table.items():
-        settings.register_profile(
-            f"{_profile}.{_prop}", settings.get_profile(_profile), max_examples=max(1, int(_n * SCALE))
-        )
+register_budgets(BUDGETS, SCALE)
 
 settings.load_profile(PROFILE if PROFILE in BUDGETS else "ci")

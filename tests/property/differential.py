@@ -25,41 +25,36 @@ from __future__ import annotations
 
 import copy
 import datetime as _dt
-import os
 import random
 import re
-import signal
 import sys
-import traceback
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
 
 ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+for _p in (ROOT, Path(__file__).resolve().parent):
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
 
-import jinja2  # noqa: E402
+import jinja2  # noqa: E402,F401
 from transformers.utils import chat_template_utils as ctu  # noqa: E402
 
+import harness as H  # noqa: E402
 import tmpl2py.runtime.jinja as rt_jinja  # noqa: E402
+from harness import Outcome, Timeout  # noqa: E402,F401  (the dialect's names for them)
 from tmpl2py.compiler import CompileError, compile_template  # noqa: E402
 
-# TMPL2PY_FAST_COMPILE=1: skip black when compiling (the emitted module is compiled as it is),
-# as TMPL2PY_GO_FAST_COMPILE does for the Go properties. Only for long exploratory runs, where
-# black is most of a compile and half of a render example: black only re-lays the module out,
-# but then a template black would refuse to lay out is not seen failing. Never set in ci.
-if os.environ.get("TMPL2PY_FAST_COMPILE") == "1":
-    import tmpl2py.compiler.api as _api
-
-    _api._format = lambda text: text
+# TMPL2PY_FAST_COMPILE=1: skip black when compiling (harness.skip_black_from_env), as
+# TMPL2PY_GO_FAST_COMPILE does for the Go properties. Only for long exploratory runs: a
+# template black would refuse to lay out is then not seen failing. Never set in ci.
+H.skip_black_from_env("TMPL2PY_FAST_COMPILE")
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
 CORPUS_TEMPLATES = SHARED / "corpus" / "jinja" / "templates"
 
 FROZEN_DATE = _dt.datetime(2024, 7, 26, 12, 0, 0)
-TIMEOUT_S = 10.0
+TIMEOUT_S = H.TIMEOUT_S
 
 
 class _FrozenDatetime(_dt.datetime):
@@ -78,35 +73,8 @@ freeze_clocks()
 
 try:  # build the Lark parser now, not inside the first example's deadline
     compile_template("{{ x }}")
-except Exception:  # noqa: BLE001 (a broken compiler shows up in the tests themselves)
+except CompileError:  # pragma: no cover (a broken compiler shows up in the tests themselves)
     pass
-
-
-class Timeout(BaseException):
-    """A render took longer than TIMEOUT_S (a BaseException: templates never catch it)."""
-
-
-def _on_alarm(signum: int, frame: Any) -> None:
-    raise Timeout()
-
-
-class _deadline:
-    def __enter__(self) -> None:
-        self.active = hasattr(signal, "setitimer") and _main_thread()
-        if self.active:
-            self.previous = signal.signal(signal.SIGALRM, _on_alarm)
-            signal.setitimer(signal.ITIMER_REAL, TIMEOUT_S)
-
-    def __exit__(self, *exc: Any) -> None:
-        if self.active:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, self.previous)
-
-
-def _main_thread() -> bool:
-    import threading
-
-    return threading.current_thread() is threading.main_thread()
 
 
 # repr of a generator/function: " at 0x7f...", also after |upper or |title (" AT 0X7F...")
@@ -117,41 +85,16 @@ def mask(text: str) -> str:
     return _ADDRESS.sub(" at 0x?", text)
 
 
-@dataclass
-class Outcome:
-    kind: str  # ok | compile-error | error | timeout
-    value: str = ""  # the text (ok) or the exception class name
-    message: str = ""
-    where: str = ""  # ours only: the innermost frame that raised
-
-    def short(self) -> str:
-        if self.kind == "ok":
-            return f"ok: {self.value!r}"
-        msg = self.message if len(self.message) < 300 else self.message[:300] + "..."
-        at = f" [at {self.where}]" if self.where else ""
-        return f"{self.kind}: {self.value}: {msg}{at}"
-
-
-def _where(exc: BaseException) -> str:
-    """The innermost traceback frame, as ``file:line in function``."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    if not frames:
-        return ""
-    f = frames[-1]
-    name = f.filename
-    for marker in ("/compiler/", "/runtime/", "/jinja2/", "/transformers/", "/lark/", "/black/"):
-        if marker in name:
-            name = marker.strip("/") + "/" + name.split(marker, 1)[1]
-            break
-    return f"{name}:{f.lineno} in {f.name}"
-
-
 def _error(kind: str, exc: BaseException, ours: bool) -> Outcome:
-    try:
-        message = str(exc)
-    except Exception as e:  # noqa: BLE001 (a broken __str__ is itself a finding)
-        message = f"<str() failed: {type(e).__name__}>"
-    return Outcome(kind, type(exc).__name__, message, _where(exc) if ours else "")
+    return Outcome(kind, type(exc).__name__, H.message_of(exc), H.where(exc) if ours else "")
+
+
+def _ref_error(kind: str) -> Any:
+    return lambda e: _error(kind, e, False)
+
+
+def _our_error(e: BaseException) -> Outcome:
+    return _error("error", e, True)
 
 
 # ----------------------------------------------------------------------------- reference
@@ -163,16 +106,10 @@ def _reference_template(source: str) -> Any:
 
 
 def reference_compile(source: str) -> Any:
-    """The reference template, or an Outcome when it does not compile."""
-    try:
-        with _deadline():
-            return _reference_template(source)
-    except Timeout:
-        return Outcome("timeout")
-    except Exception as e:  # noqa: BLE001
-        # TemplateSyntaxError / TemplateAssertionError, and the odd template whose generated
-        # Python jinja2 itself cannot compile (SyntaxError): rejected at compile time.
-        return _error("compile-error", e, False)
+    """The reference template, or an Outcome when it does not compile: TemplateSyntaxError /
+    TemplateAssertionError, and the odd template whose generated Python jinja2 itself cannot
+    compile (SyntaxError), are rejected at compile time."""
+    return H.attempt(lambda: _reference_template(source), _ref_error("compile-error"))
 
 
 def reference_render(source: str, context: dict) -> Outcome:
@@ -181,13 +118,7 @@ def reference_render(source: str, context: dict) -> Outcome:
         return tmpl
     context = copy.deepcopy(context)
     random.seed(1234)
-    try:
-        with _deadline():
-            return Outcome("ok", tmpl.render(**context))
-    except Timeout:
-        return Outcome("timeout")
-    except Exception as e:  # noqa: BLE001
-        return _error("error", e, False)
+    return H.rendered(lambda: tmpl.render(**context), _ref_error("error"))
 
 
 def reference_conversation(source: str, call: dict) -> Outcome:
@@ -201,36 +132,32 @@ def reference_conversation(source: str, call: dict) -> Outcome:
     documents = call.pop("documents", None)
     agp = call.pop("add_generation_prompt", False)
     random.seed(1234)
-    try:
-        with _deadline():
-            out, _ = ctu.render_jinja_template(
-                conversations=[messages], tools=tools, documents=documents, chat_template=source,
-                add_generation_prompt=agp, **call,
-            )
-            return Outcome("ok", out[0])
-    except Timeout:
-        return Outcome("timeout")
-    except Exception as e:  # noqa: BLE001
-        return _error("error", e, False)
+
+    def render() -> str:
+        out, _ = ctu.render_jinja_template(
+            conversations=[messages], tools=tools, documents=documents, chat_template=source,
+            add_generation_prompt=agp, **call,
+        )
+        return out[0]
+
+    return H.rendered(render, _ref_error("error"))
 
 
 # ----------------------------------------------------------------------------- ours
 
 
-def ours_compile(source: str) -> Any:
-    """Our compiled template, or an Outcome when compiling fails."""
-    try:
-        with _deadline():
-            return compile_template(source)
-    except CompileError as e:
+def _compile_failure(e: BaseException) -> Outcome:
+    if isinstance(e, CompileError):
         out = _error("compile-error", e, True)
         out.value = f"CompileError[{e.code}]"
         out.message = e.message
         return out
-    except Timeout:
-        return Outcome("timeout")
-    except Exception as e:  # noqa: BLE001 (a crash of the compiler itself)
-        return _error("error", e, True)
+    return _our_error(e)  # a crash of the compiler itself
+
+
+def ours_compile(source: str) -> Any:
+    """Our compiled template, or an Outcome when compiling fails."""
+    return H.attempt(lambda: compile_template(source), _compile_failure)
 
 
 @lru_cache(maxsize=128)
@@ -244,13 +171,7 @@ def ours_render(source: str, context: dict, compiled: Any = None) -> Outcome:
         return tmpl
     context = copy.deepcopy(context)
     random.seed(1234)
-    try:
-        with _deadline():
-            return Outcome("ok", tmpl.render(context))
-    except Timeout:
-        return Outcome("timeout")
-    except Exception as e:  # noqa: BLE001
-        return _error("error", e, True)
+    return H.rendered(lambda: tmpl.render(context), _our_error)
 
 
 def ours_conversation(source: str, call: dict, compiled: Any = None) -> Outcome:
@@ -260,13 +181,7 @@ def ours_conversation(source: str, call: dict, compiled: Any = None) -> Outcome:
     call = copy.deepcopy(call)
     messages = call.pop("messages")
     random.seed(1234)
-    try:
-        with _deadline():
-            return Outcome("ok", tmpl.render_conversation(messages, **call))
-    except Timeout:
-        return Outcome("timeout")
-    except Exception as e:  # noqa: BLE001
-        return _error("error", e, True)
+    return H.rendered(lambda: tmpl.render_conversation(messages, **call), _our_error)
 
 
 # ----------------------------------------------------------------------------- comparison

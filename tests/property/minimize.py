@@ -26,6 +26,7 @@ from typing import Any, Callable, Optional
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import differential as D  # noqa: E402
+import harness as H  # noqa: E402
 
 _GENERATED_LINE = re.compile(r"(<tmpl2py:[^>]*>+):\d+")
 
@@ -50,35 +51,9 @@ def case_signature(source: str, context: Any, conversation: bool = False) -> Opt
 _SEGMENT = re.compile(r"\{%.*?%\}|\{\{.*?\}\}|\{#.*?#\}|[^{]+|\{", re.S)
 
 
-def _ddmin(items: list, keep: Callable[[list], bool]) -> list:
-    """Classic delta debugging: the smallest sublist (1-minimal) for which keep() holds."""
-    n = 2
-    while len(items) >= 2:
-        chunk = max(1, len(items) // n)
-        reduced = False
-        for start in range(0, len(items), chunk):
-            candidate = items[:start] + items[start + chunk:]
-            if candidate and keep(candidate):
-                items = candidate
-                n = max(n - 1, 2)
-                reduced = True
-                break
-        if not reduced:
-            if chunk == 1:
-                break
-            n = min(len(items), n * 2)
-    return items
-
-
 def minimise_source(source: str, ok: Callable[[str], bool]) -> str:
-    segments = _SEGMENT.findall(source)
-    if "".join(segments) != source:
-        segments = [source]
-    segments = _ddmin(segments, lambda segs: ok("".join(segs)))
-    source = "".join(segments)
-    # Character level, then a few rewrites that make expressions simpler.
-    chars = _ddmin(list(source), lambda cs: ok("".join(cs)))
-    source = "".join(chars)
+    source = H.reduce_source(source, ok, _SEGMENT, allow_empty=False)
+    # then a few rewrites that make expressions simpler
     for pattern, repl in [(r"\(\s*([\w.'\"]+)\s*\)", r"\1"), (r"[ \t]{2,}", " ")]:
         candidate = re.sub(pattern, repl, source)
         if candidate != source and ok(candidate):
@@ -116,7 +91,7 @@ def minimise_value(value: Any, ok: Callable[[Any], bool]) -> Any:
                 out[key] = minimise_value(out[key], lambda v, key=key: ok({**out, key: v}))
         return out
     if isinstance(value, str) and len(value) > 1:
-        chars = _ddmin(list(value), lambda cs: ok("".join(cs)))
+        chars = H.ddmin(list(value), lambda cs: ok("".join(cs)), allow_empty=False)
         return "".join(chars)
     return value
 
@@ -135,10 +110,6 @@ def minimise(source: str, context: Any, conversation: bool = False) -> tuple:
     source = minimise_source(source, lambda s: case_signature(s, context) == target)
     context = minimise_value(context, lambda c: isinstance(c, dict) and case_signature(source, c) == target)
     return source, context, target
-
-
-def case_text(source: str, context: Any) -> str:
-    return json.dumps(context, ensure_ascii=False) + "\n---\n" + source
 
 
 def main() -> None:
@@ -170,8 +141,7 @@ def main() -> None:
             print("   reference:", ref.short()[:500])
             print("   ours:     ", ours.short()[:500], flush=True)
             if args.out and not conversation:
-                args.out.mkdir(parents=True, exist_ok=True)
-                (args.out / f"case{n:03d}.txt").write_text(case_text(src, ctx), encoding="utf-8", newline="")
+                H.write_case(args.out / f"case{n:03d}.txt", ctx, src)
 
 
 if __name__ == "__main__":

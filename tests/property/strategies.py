@@ -1,4 +1,6 @@
 """Hypothesis strategies for the Jinja differential tests.
+Long because one generator covers every construct, filter and test the compiler supports, in
+the shapes real chat templates use.
 
 Two families:
 

@@ -21,12 +21,9 @@ With ``TMPL2PY_DIVERGENCE_LOG=path`` divergences are logged as JSON lines instea
 
 from __future__ import annotations
 
-import ast
-import json
-import os
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 
@@ -34,63 +31,32 @@ pytest.importorskip("hypothesis")
 pytest.importorskip("jinja2")
 pytest.importorskip("transformers")
 
-from hypothesis import given, note, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import given, note  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import differential as D  # noqa: E402
+import harness as H  # noqa: E402
 import strategies as S  # noqa: E402
 
 from tmpl2py.compiler import CompileError, compile_template  # noqa: E402
 
-PROFILE = os.environ.get("TMPL2PY_HYPOTHESIS_PROFILE", "ci")
-if PROFILE not in ("ci", "deep"):
-    PROFILE = "ci"
-LOG = os.environ.get("TMPL2PY_DIVERGENCE_LOG")
+profile = H.profile
+_REPORTER = H.Reporter(D.signature, "context", "reference")
+progress = _REPORTER.progress
+report = _REPORTER.report
 
 
-def profile(prop: str) -> settings:
-    return settings(settings.get_profile(f"{PROFILE}.{prop}"))
-
-
-def _jsonable(value: Any) -> Any:
-    return json.loads(json.dumps(value, ensure_ascii=False, default=repr))
-
-
-_PROGRESS: dict = {}
-
-
-def progress(prop: str) -> None:
-    """In logging mode, count examples per property in ``<log>.progress`` (for long runs)."""
-    if not LOG:
+def _against_reference(prop: str, source: str, context: dict, problem_of: Any) -> None:
+    """Render through the reference and ours; report ``problem_of(ref, ours)`` (not when the
+    reference itself times out)."""
+    progress(prop)
+    ref = D.reference_render(source, context)
+    if ref.kind == "timeout":
         return
-    _PROGRESS[prop] = _PROGRESS.get(prop, 0) + 1
-    if _PROGRESS[prop] % 100 == 0:
-        with open(f"{LOG}.progress.{os.getpid()}", "w", encoding="utf-8") as fh:
-            json.dump(_PROGRESS, fh)
-
-
-def report(prop: str, problem: Optional[str], source: str, context: Any = None,
-           ref: Optional[D.Outcome] = None, ours: Optional[D.Outcome] = None) -> None:
-    """Fail with a readable report, or (in logging mode) append the case to the log."""
-    if problem is None:
-        return
-    if LOG:
-        record = {
-            "property": prop,
-            "signature": D.signature(ref, ours) if ref and ours else problem.split("\n")[0][:200],
-            "problem": problem,
-            "template": source,
-            "context": _jsonable(context),
-            "reference": ref.short() if ref else None,
-            "ours": ours.short() if ours else None,
-        }
-        with open(LOG, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-        return
-    ctx = json.dumps(context, ensure_ascii=False, default=repr, indent=1) if context is not None else ""
-    pytest.fail(f"{problem}\n--- template ---\n{source}\n--- context ---\n{ctx}", pytrace=False)
+    ours = D.ours_render(source, context)
+    note(f"reference: {ref.short()}\nours: {ours.short()}")
+    report(prop, problem_of(ref, ours), source, context, ref, ours)
 
 
 # ----------------------------------------------------------------------------- (a)
@@ -99,13 +65,7 @@ def report(prop: str, problem: Optional[str], source: str, context: Any = None,
 @profile("render")
 @given(source=S.templates(), context=S.contexts())
 def test_render_matches_reference(source: str, context: dict) -> None:
-    progress("render")
-    ref = D.reference_render(source, context)
-    if ref.kind == "timeout":
-        return
-    ours = D.ours_render(source, context)
-    note(f"reference: {ref.short()}\nours: {ours.short()}")
-    report("render", D.divergence(ref, ours), source, context, ref, ours)
+    _against_reference("render", source, context, D.divergence)
 
 
 # ----------------------------------------------------------------------------- (b)
@@ -122,26 +82,10 @@ def _compile(source: str) -> Any:
 @given(source=S.templates())
 def test_compile_is_deterministic(source: str) -> None:
     progress("deterministic")
-    first, second = _compile(source), _compile(source)
-    if isinstance(first, tuple) or isinstance(second, tuple):
-        problem = None if first == second else f"compile outcomes differ: {first!r} / {second!r}"
-    elif first.python_source != second.python_source:
-        import difflib
-
-        diff = "\n".join(difflib.unified_diff(
-            first.python_source.splitlines(), second.python_source.splitlines(), lineterm="", n=1))
-        problem = f"python_source differs between two compilations:\n{diff}"
-    else:
-        problem = None
-    report("deterministic", problem, source)
+    report("deterministic", H.compilations_differ(_compile(source), _compile(source)), source)
 
 
 # ----------------------------------------------------------------------------- (c)
-
-
-def _allowed_import(module: str) -> bool:
-    top = module.split(".")[0]
-    return module.startswith("tmpl2py.runtime.") or top == "__future__" or top in sys.stdlib_module_names
 
 
 @profile("compiles")
@@ -151,26 +95,7 @@ def test_generated_source_compiles(source: str) -> None:
     tmpl = _compile(source)
     if isinstance(tmpl, tuple):
         return
-    problem = None
-    try:
-        code = compile(tmpl.python_source, "<generated>", "exec")
-        assert code is not None
-        tree = ast.parse(tmpl.python_source)
-    except SyntaxError as e:
-        problem = f"the generated module does not compile: {e}"
-    else:
-        bad = [
-            name
-            for node in ast.walk(tree)
-            if isinstance(node, (ast.Import, ast.ImportFrom))
-            for name in ([a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""])
-            if not _allowed_import(name)
-        ]
-        render_fns = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "render"]
-        if bad:
-            problem = f"the generated module imports {bad}"
-        elif len(render_fns) != 1:
-            problem = "the generated module has no top-level render() function"
+    problem = H.generated_module_problem(tmpl.python_source)
     report("compiles", problem, source)
 
 
@@ -180,23 +105,14 @@ def test_generated_source_compiles(source: str) -> None:
 @profile("crash")
 @given(source=S.templates(chaotic=True), context=S.contexts(chaos=True))
 def test_no_internal_crash(source: str, context: dict) -> None:
-    progress("crash")
-    ref = D.reference_render(source, context)
-    if ref.kind == "timeout":
-        return
-    ours = D.ours_render(source, context)
-    note(f"reference: {ref.short()}\nours: {ours.short()}")
-    report("crash", D.internal_crash(ref, ours), source, context, ref, ours)
+    _against_reference("crash", source, context, D.internal_crash)
 
 
 # ----------------------------------------------------------------------------- (e)
 
 
 def _corpus() -> list:
-    if not D.CORPUS_TEMPLATES.is_dir():
-        return [pytest.param(None, marks=pytest.mark.skip(
-            reason=f"shared corpus not found at {D.CORPUS_TEMPLATES}"), id="no-shared-corpus")]
-    return [pytest.param(p, id=p.stem) for p in sorted(D.CORPUS_TEMPLATES.glob("*.jinja"))]
+    return H.corpus_params(D.CORPUS_TEMPLATES, "*.jinja")
 
 
 @pytest.mark.parametrize("path", _corpus())

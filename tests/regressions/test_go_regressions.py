@@ -14,7 +14,6 @@ Skipped when ``go`` is not available.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -25,6 +24,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE.parent / "property" / "go"))
 
 import godiff as G  # noqa: E402
+import harness as H  # noqa: E402
 
 #: Case files that currently diverge (see the report of the Go property-test issue).
 KNOWN_DIVERGENCES: set[str] = set()
@@ -33,21 +33,11 @@ pytestmark = pytest.mark.skipif(not G.go_available(), reason="`go` is not availa
 
 
 def load_case(path: Path) -> tuple:
-    text = path.read_bytes().decode("utf-8", "surrogateescape")
-    head, sep, source = text.partition("\n---\n")
-    if not sep:
-        raise ValueError(f"{path}: no '---' line between the JSON header and the template")
-    return json.loads(head), source
+    return H.read_case(path)
 
 
 def _cases() -> list:
-    params = []
-    for path in sorted((HERE / "go").glob("*.txt")):
-        marks = []
-        if path.name in KNOWN_DIVERGENCES:
-            marks.append(pytest.mark.xfail(strict=True, reason="known divergence, not fixed yet"))
-        params.append(pytest.param(path, id=path.stem, marks=marks))
-    return params or [pytest.param(None, marks=pytest.mark.skip(reason="no cases"), id="none")]
+    return H.case_params(HERE / "go", KNOWN_DIVERGENCES)
 
 
 def test_known_divergences_exist() -> None:
@@ -58,9 +48,7 @@ def test_known_divergences_exist() -> None:
 @pytest.mark.parametrize("path", _cases())
 def test_go_regression(path: Path) -> None:
     head, source = load_case(path)
-    if head["profile"] == "plain":
-        ref, ours = G.reference_plain(source, head.get("data")), G.ours_plain(source, head.get("data"))
-    else:
-        ref, ours = G.reference_ollama(source, head["request"]), G.ours_ollama(source, head["request"])
+    data = head.get("data") if head["profile"] == "plain" else head["request"]
+    ref, ours = G.outcomes(head["profile"], source, data)
     problem = G.internal_crash(ref, ours) or G.divergence(ref, ours)
     assert problem is None, f"{path.name}: {problem}\n--- template ---\n{source}"

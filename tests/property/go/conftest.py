@@ -17,8 +17,6 @@ import os
 import sys
 from pathlib import Path
 
-from hypothesis import settings
-
 HERE = Path(__file__).resolve().parent
 for p in (HERE, HERE.parents[1]):  # this folder (godiff, gostrategies) and tests/ (goref_client)
     if str(p) not in sys.path:
@@ -26,9 +24,8 @@ for p in (HERE, HERE.parents[1]):  # this folder (godiff, gostrategies) and test
 
 import tmpl2py_paths  # noqa: E402,F401  (puts the checkout root on sys.path)
 
-GO_PROFILE = os.environ.get("TMPL2PY_HYPOTHESIS_PROFILE", "ci")
-if GO_PROFILE not in ("ci", "deep"):
-    GO_PROFILE = "ci"
+from harness import register_budgets  # noqa: E402
+
 _SCALE = float(os.environ.get("TMPL2PY_HYPOTHESIS_SCALE", "1"))
 
 GO_BUDGETS = {
@@ -38,13 +35,4 @@ GO_BUDGETS = {
              "go_deterministic": 20_000, "go_compiles": 20_000, "go_corpus": 1_000,
              "go_json_tools": 20_000},
 }
-for _item in filter(None, os.environ.get("TMPL2PY_HYPOTHESIS_EXAMPLES", "").split(",")):
-    _prop, _, _n = _item.partition("=")
-    if _prop.strip() in GO_BUDGETS[GO_PROFILE]:
-        GO_BUDGETS[GO_PROFILE][_prop.strip()] = int(_n)
-
-for _profile, _table in GO_BUDGETS.items():
-    for _prop, _n in _table.items():
-        settings.register_profile(
-            f"{_profile}.{_prop}", settings.get_profile(_profile), max_examples=max(1, int(_n * _SCALE))
-        )
+register_budgets(GO_BUDGETS, _SCALE)

@@ -21,32 +21,31 @@ Named ``godiff`` (not ``differential``): pytest puts several test folders on ``s
 from __future__ import annotations
 
 import copy
-import os
 import re
-import signal
-import threading
-import traceback
-from dataclasses import dataclass
+import sys
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Optional
 
 from tmpl2py_paths import ROOT, SHARED  # noqa: F401  (puts ROOT on sys.path)
 
+if str(Path(__file__).resolve().parents[1]) not in sys.path:  # tests/property: the harness
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 import goref_client  # noqa: E402
+import harness as H  # noqa: E402
+from harness import Outcome, Timeout  # noqa: E402,F401  (the dialect's names for them)
 from tmpl2py.compiler import CompileError, compile_template  # noqa: E402
 from tmpl2py.runtime.go.execute import ExecError  # noqa: E402
 
 NOW = "2024-07-26"
-TIMEOUT_S = 10.0
+TIMEOUT_S = H.TIMEOUT_S
 CORPUS = SHARED / "corpus" / "gotmpl"
 
-# TMPL2PY_GO_FAST_COMPILE=1: skip black when compiling (the emitted module is compiled as it
-# is). Only for long exploratory runs, where black costs ~80% of a compile; the semantics of
-# the module are the same (black only re-lays it out). Never set in ci.
-if "1" in (os.environ.get("TMPL2PY_GO_FAST_COMPILE"), os.environ.get("TMPL2PY_FAST_COMPILE")):
-    import tmpl2py.compiler.api as _api
-
-    _api._format = lambda text: text
+# TMPL2PY_GO_FAST_COMPILE=1 (or TMPL2PY_FAST_COMPILE=1, both dialects): skip black when
+# compiling (harness.skip_black_from_env). Only for long exploratory runs, where black costs
+# ~80% of a compile. Never set in ci.
+H.skip_black_from_env("TMPL2PY_GO_FAST_COMPILE", "TMPL2PY_FAST_COMPILE")
 
 
 def go_available() -> bool:
@@ -55,55 +54,6 @@ def go_available() -> bool:
 
 def reference() -> goref_client.GoReference:
     return goref_client.get_reference()
-
-
-class Timeout(BaseException):
-    pass
-
-
-def _on_alarm(signum: int, frame: Any) -> None:
-    raise Timeout()
-
-
-class _deadline:
-    def __enter__(self) -> None:
-        self.active = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
-        if self.active:
-            self.previous = signal.signal(signal.SIGALRM, _on_alarm)
-            signal.setitimer(signal.ITIMER_REAL, TIMEOUT_S)
-
-    def __exit__(self, *exc: Any) -> None:
-        if self.active:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, self.previous)
-
-
-@dataclass
-class Outcome:
-    kind: str  # ok | parse | exec | request | internal | timeout
-    value: str = ""  # the text (ok) or the message
-    where: str = ""  # ours only, for internal errors: the innermost frame
-
-    def short(self) -> str:
-        if self.kind == "ok":
-            v = self.value if len(self.value) < 400 else self.value[:400] + "..."
-            return f"ok: {v!r}"
-        v = self.value if len(self.value) < 300 else self.value[:300] + "..."
-        at = f" [at {self.where}]" if self.where else ""
-        return f"{self.kind}: {v}{at}"
-
-
-def _where(exc: BaseException) -> str:
-    frames = traceback.extract_tb(exc.__traceback__)
-    if not frames:
-        return ""
-    f = frames[-1]
-    name = f.filename
-    for marker in ("/compiler/", "/runtime/", "/lark/", "/black/"):
-        if marker in name:
-            name = marker.strip("/") + "/" + name.split(marker, 1)[1]
-            break
-    return f"{name}:{f.lineno} in {f.name}"
 
 
 # ----------------------------------------------------------------------------- reference
@@ -131,24 +81,20 @@ def reference_ollama(source: str, request: dict) -> Outcome:
 
 
 def _internal(e: BaseException) -> Outcome:
-    try:
-        msg = f"{type(e).__name__}: {e}"
-    except Exception:  # noqa: BLE001
-        msg = f"{type(e).__name__}: <str() failed>"
-    return Outcome("internal", msg, _where(e))
+    return Outcome("internal", f"{type(e).__name__}: {H.message_of(e)}", where=H.where(e))
+
+
+def _compile_failure(e: BaseException) -> Outcome:
+    if isinstance(e, CompileError):
+        return Outcome("parse", e.message)
+    return _internal(e)  # a crash of the compiler itself
 
 
 def ours_compile(source: str, profile: str) -> Any:
     """Our compiled template, or an Outcome when compiling fails."""
-    try:
-        with _deadline():
-            return compile_template(source, dialect="go", profile=profile)
-    except CompileError as e:
-        return Outcome("parse", e.message)
-    except Timeout:
-        return Outcome("timeout")
-    except Exception as e:  # noqa: BLE001 (a crash of the compiler itself)
-        return _internal(e)
+    return H.attempt(
+        lambda: compile_template(source, dialect="go", profile=profile), _compile_failure
+    )
 
 
 @lru_cache(maxsize=64)
@@ -157,19 +103,14 @@ def ours_compile_cached(source: str, profile: str) -> Any:
 
 
 def _run(fn: Any, request_errors: bool) -> Outcome:
-    try:
-        with _deadline():
-            return Outcome("ok", fn())
-    except ExecError as e:
-        return Outcome("exec", str(e))
-    except Timeout:
-        return Outcome("timeout")
-    except (ValueError, TypeError) as e:
-        if request_errors:
-            return Outcome("request", str(e), _where(e))
+    def failure(e: BaseException) -> Outcome:
+        if isinstance(e, ExecError):
+            return Outcome("exec", str(e))
+        if request_errors and isinstance(e, (ValueError, TypeError)):
+            return Outcome("request", str(e), where=H.where(e))
         return _internal(e)
-    except Exception as e:  # noqa: BLE001
-        return _internal(e)
+
+    return H.rendered(fn, failure)
 
 
 def ours_plain(source: str, data: Any, compiled: Any = None) -> Outcome:
@@ -191,6 +132,13 @@ def ours_ollama(source: str, request: dict, compiled: Any = None) -> Outcome:
         ),
         True,
     )
+
+
+def outcomes(profile: str, source: str, data: Any, compiled: Any = None) -> tuple:
+    """(Go's outcome, ours) for one case: ``data`` for ``plain``, a request for ``ollama``."""
+    if profile == "plain":
+        return reference_plain(source, data), ours_plain(source, data, compiled)
+    return reference_ollama(source, data), ours_ollama(source, data, compiled)
 
 
 # ----------------------------------------------------------------------------- comparison

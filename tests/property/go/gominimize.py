@@ -25,41 +25,20 @@ from typing import Any, Callable, Optional
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[1]))
+sys.path.insert(0, str(HERE.parent))
 
 import godiff as G  # noqa: E402
-
-
-def outcomes(profile: str, source: str, data: Any) -> tuple:
-    if profile == "plain":
-        return G.reference_plain(source, data), G.ours_plain(source, data)
-    return G.reference_ollama(source, data), G.ours_ollama(source, data)
+import harness as H  # noqa: E402
 
 
 def case_signature(profile: str, source: str, data: Any) -> Optional[str]:
-    ref, ours = outcomes(profile, source, data)
+    ref, ours = G.outcomes(profile, source, data)
     if G.internal_crash(ref, ours) is None and G.divergence(ref, ours) is None:
         return None
     return G.signature(ref, ours)
 
 
 _SEGMENT = re.compile(r"\{\{.*?\}\}|[^{]+|\{", re.S)
-
-
-def _ddmin(items: list, keep: Callable[[list], bool]) -> list:
-    n = 2
-    while len(items) >= 2:
-        chunk = max(1, len(items) // n)
-        reduced = False
-        for start in range(0, len(items), chunk):
-            candidate = items[:start] + items[start + chunk:]
-            if keep(candidate):
-                items, n, reduced = candidate, max(n - 1, 2), True
-                break
-        if not reduced:
-            if chunk == 1:
-                break
-            n = min(len(items), n * 2)
-    return items
 
 
 def _simplify_data(data: Any, keep: Callable[[Any], bool]) -> Any:
@@ -106,9 +85,7 @@ def minimise(profile: str, source: str, data: Any) -> tuple:
         except Exception:  # noqa: BLE001
             return False
 
-    segs = _ddmin(_SEGMENT.findall(source), lambda items: keep_src("".join(items)))
-    source = "".join(segs)
-    source = "".join(_ddmin(list(source), lambda chars: keep_src("".join(chars))))
+    source = H.reduce_source(source, keep_src, _SEGMENT)
 
     def keep_data(d: Any) -> bool:
         try:
@@ -118,16 +95,13 @@ def minimise(profile: str, source: str, data: Any) -> tuple:
 
     data = _simplify_data(data, keep_data)
     # once more on the template, with the smaller data
-    source = "".join(_ddmin(list(source), lambda chars: keep_src("".join(chars))))
+    source = "".join(H.ddmin(list(source), lambda chars: keep_src("".join(chars))))
     return source, data, sig
 
 
 def write_case(folder: Path, name: str, profile: str, source: str, data: Any) -> Path:
     key = "data" if profile == "plain" else "request"
-    head = json.dumps({"profile": profile, key: data}, ensure_ascii=False)
-    path = folder / f"{name}.txt"
-    path.write_bytes((head + "\n---\n" + source).encode("utf-8", "surrogateescape"))
-    return path
+    return H.write_case(folder / f"{name}.txt", {"profile": profile, key: data}, source)
 
 
 def main() -> None:
@@ -146,7 +120,7 @@ def main() -> None:
             source, data, new_sig = minimise(rec["profile"], rec["template"], rec["data"])
             print(f"=== {sig} ({len(recs)} logged) -> {new_sig}")
             print(f"profile: {rec['profile']}\ntemplate: {source!r}\ndata: {json.dumps(data, ensure_ascii=False)}")
-            ref, ours = outcomes(rec["profile"], source, data)
+            ref, ours = G.outcomes(rec["profile"], source, data)
             print(f"go:   {ref.short()}\nours: {ours.short()}\n")
             if args.out and new_sig:
                 slug = re.sub(r"[^a-z0-9]+", "-", sig.lower()).strip("-")[:40]

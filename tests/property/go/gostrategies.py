@@ -1,4 +1,6 @@
 """Hypothesis strategies for the Go text/template dialect.
+Long because one generator covers every action, function and data shape of the Go dialect
+and Ollama's requests.
 
 * :func:`requests`    Ollama /api/chat-shaped requests (messages of every role, tool calls with
   object arguments, tool results, thinking, tools with nested parameters, ``think``);
