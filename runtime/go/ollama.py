@@ -809,6 +809,26 @@ def render_conversation(
         gotmpl._NOW = saved
 
 
+def think_values(think: Any) -> tuple[bool, str, bool]:
+    """A request's ``think`` -> (Think, ThinkLevel, IsThinkSet), as the handlers fill them."""
+    if think is None:
+        return False, "", False
+    return _think(think)
+
+
+def render_data(namespace: Any, data: Any, now: Any = None) -> str:
+    """One Template.Execute of the compiled module on already-shaped ``data`` (the
+    fill-in-middle values), the clock frozen at ``now`` when given."""
+    if now is None:
+        return namespace["render"](data)
+    saved = gotmpl._NOW
+    gotmpl.set_now(now)
+    try:
+        return namespace["render"](data)
+    finally:
+        gotmpl._NOW = saved
+
+
 def conversation_entry(namespace: Any) -> Any:
     """``render_conversation`` for one compiled module (its ``namespace``), its mode chosen
     once: the messages mode renders the values directly (with ``now``, the general way)."""
