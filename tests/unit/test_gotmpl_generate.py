@@ -89,3 +89,54 @@ def test_render_generate_api() -> None:
     plain = compile_template("{{ .Prompt }}", dialect="go", profile="plain")
     with pytest.raises(TypeError, match="no generate entry point"):
         plain.render_generate("p")
+
+
+MODELFILE = (
+    'FROM x\nSYSTEM first\nSYSTEM """Be brief."""\nMESSAGE user Hello there\nMESSAGE assistant Hi!\n'
+    'TEMPLATE """{{ if .Suffix }}<PRE> {{ .Prompt }} <SUF>{{ .Suffix }} <MID>{{ else }}'
+    '{{ range .Messages }}[{{ .Role }}] {{ .Content }}\n{{ end }}{{ end }}"""\n'
+)
+MODELFILE_DEFAULTS = {
+    "system": "Be brief.",
+    "messages": [{"role": "user", "content": "Hello there"}, {"role": "assistant", "content": "Hi!"}],
+}
+
+
+def test_modelfile_defaults_exposed(tmp_path: Path) -> None:
+    from tmpl2py import sources
+
+    path = tmp_path / "Modelfile"
+    path.write_text(MODELFILE, encoding="utf-8")
+    (source,) = sources.load(path)
+    assert source.modelfile_defaults() == MODELFILE_DEFAULTS  # the last SYSTEM wins
+
+
+@pytest.mark.parametrize(
+    "request_json",
+    [
+        {"model": "m", "prompt": "Why?", "stream": False},
+        {"prompt": "def f(", "suffix": "pass", "system": "unused"},
+        {"prompt": "p", "think": True, "template": "T={{ .Prompt }}{{ .Think }}"},
+        {"messages": [{"role": "user", "content": "q"}]},
+    ],
+    ids=["generate", "fim", "request-template", "chat"],
+)
+def test_cli_renders_requests_with_modelfile_defaults(
+    tmp_path: Path, capsys: pytest.CaptureFixture, request_json: dict
+) -> None:
+    """``tmpl2py render Modelfile --context request.json``: a ``prompt`` key makes it a
+    generate request; the Modelfile's SYSTEM / MESSAGE defaults apply to both kinds."""
+    from tmpl2py.cli import main
+
+    path = tmp_path / "Modelfile"
+    path.write_text(MODELFILE, encoding="utf-8")
+    ctx = tmp_path / "request.json"
+    ctx.write_text(json.dumps(request_json), encoding="utf-8")
+    assert main(["render", str(path), "--context", str(ctx)]) == 0
+    out = capsys.readouterr().out
+    template = MODELFILE.split('TEMPLATE """', 1)[1].rsplit('"""', 1)[0]
+    if "messages" in request_json:
+        ref = G.reference_chat(template, request_json, MODELFILE_DEFAULTS)
+    else:
+        ref = G.reference_generate(template, request_json, MODELFILE_DEFAULTS)
+    assert ref.kind == "ok" and out == ref.value
