@@ -100,7 +100,9 @@ class ToolPropertiesMap(GoStruct):
     go_type = "main.ToolPropertiesMap"
     go_pointer = True
     go_fields = ()
-    go_opaque = True  # its one field is an unexported pointer: fmt prints an address
+    # its one field is an unexported pointer (name, Go type as the reference names it):
+    # fmt prints an address
+    go_opaque = ("om", "*main.orderedMap[main.ToolProperty]")
     go_methods = frozenset({"ToMap"})
 
     def __init__(self, om: dict) -> None:
@@ -126,6 +128,21 @@ class _PlainPropertyMap(GoMap):
     @staticmethod
     def go_zero() -> Any:
         return _zero_property()
+
+
+class _NilPropertiesMap(GoNil):
+    """A nil *api.ToolPropertiesMap (``Properties`` absent). Go calls a method of a nil
+    pointer receiver: ``ToMap`` answers a nil map, as its nil check says; its one field
+    ``om`` is a field of the pointed-to struct (reading it is a nil pointer error)."""
+
+    __slots__ = ()
+    go_methods = frozenset({"ToMap"})
+    go_pointee_fields = ("om",)
+
+    def ToMap(self) -> GoMap:
+        m = _PlainPropertyMap()
+        m.nil = True
+        return m
 
 
 def _to_typescript(prop: Any) -> str:
@@ -169,7 +186,7 @@ def _zero_property() -> Any:
         Items=None,
         Description="",
         Enum=_slice([], "[]interface {}", nil=True),
-        Properties=GoNil("*main.ToolPropertiesMap"),
+        Properties=_NilPropertiesMap("*main.ToolPropertiesMap"),
     )
 
 
@@ -423,7 +440,7 @@ _new = object.__new__
 plain_data = gotmpl.plain_data
 _NIL_PROPERTY_LIST = _slice((), "[]main.ToolProperty", nil=True)
 _NIL_ENUM = _slice((), "[]interface {}", nil=True)
-_NIL_PROPERTIES_MAP = GoNil("*main.ToolPropertiesMap")
+_NIL_PROPERTIES_MAP = _NilPropertiesMap("*main.ToolPropertiesMap")
 #: the PropertyType of each JSON Schema type name, shared (templates cannot change a slice)
 _SCHEMA_TYPES = {
     t: PropertyType((GoString(t),))
