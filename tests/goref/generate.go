@@ -152,6 +152,16 @@ func doGenerate(in *input) (output, *failure) {
 	if f != nil {
 		return output{}, f
 	}
+	// the model's template was parsed when the model was created (a template that does
+	// not parse makes no model): before any request check
+	src, err := in.templateText()
+	if err != nil {
+		return output{}, fail("request", err)
+	}
+	t, err := Parse(src, ollamaFuncs(now))
+	if err != nil {
+		return output{}, fail("parse", err)
+	}
 	values, _, f := generateValues(&req, m)
 	if f != nil {
 		return output{}, f
@@ -159,16 +169,10 @@ func doGenerate(in *input) (output, *failure) {
 	if req.Raw {
 		return success([]byte(req.Prompt)), nil
 	}
-	src, err := in.templateText()
-	if err != nil {
-		return output{}, fail("request", err)
-	}
 	if req.Template != "" {
-		src = req.Template
-	}
-	t, err := Parse(src, ollamaFuncs(now))
-	if err != nil {
-		return output{}, fail("parse", err)
+		if t, err = Parse(req.Template, ollamaFuncs(now)); err != nil {
+			return output{}, fail("parse", err)
+		}
 	}
 	var b bytes.Buffer
 	if err := t.Execute(&b, values); err != nil {
