@@ -24,6 +24,7 @@ window (the prompt is taken to fit), and ``context`` token ids (detokenizing nee
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 from . import ollama
@@ -106,6 +107,24 @@ def image_tagged(messages: list) -> list:
     return out
 
 
+def _check_images(images: Any) -> None:
+    """The request's images as Go's JSON binding decodes them (base64 strings, or bytes
+    given directly), for every request kind: a bad one refuses the request."""
+    if images is None:
+        return
+    if not isinstance(images, list):
+        raise RequestError(
+            "json: cannot unmarshal images into Go struct field GenerateRequest.images of type []api.ImageData"
+        )
+    for image in images:
+        if isinstance(image, (bytes, bytearray)):
+            continue
+        try:
+            base64.b64decode(image, validate=True)
+        except (ValueError, TypeError):
+            raise RequestError("illegal base64 data in image") from None
+
+
 def _generate_messages(
     prompt: str, system: str, images: Any, modelfile: Any, has_context: bool
 ) -> list:
@@ -119,8 +138,6 @@ def _generate_messages(
         messages.extend(defaults)
     user: dict = {"role": "user", "content": prompt}
     if images:
-        if not isinstance(images, list):
-            raise RequestError("json: cannot unmarshal images into Go struct field of type []api.ImageData")
         user["images"] = list(images)
     messages.append(user)
     return messages
@@ -146,6 +163,7 @@ def render_generate(
     ``template``). ``modelfile``: the model's defaults, ``{"system": ..., "messages": [...]}``.
     Other request keys (model, options, stream, ...) are ignored as Ollama ignores them."""
     prompt, suffix, system = _text(prompt, "prompt"), _text(suffix, "suffix"), _text(system, "system")
+    _check_images(images)
     if raw and (template_in_request or system or context):
         raise RequestError(RAW_REFUSED)
     if not prompt:
