@@ -1,6 +1,7 @@
 """Ollama's ``Template.Execute``: the ``ollama`` profile's conversation entry point.
 
-Standard library only. Turns /api/chat-shaped input (messages, tools, think) into what
+Long because it holds every view type Ollama's templates see (their fields, methods, JSON
+and fast paths) next to the request shaping that builds them. Standard library only. Turns /api/chat-shaped input (messages, tools, think) into what
 Ollama's templates see and runs the compiled template the way Ollama does
 (template/template.go at fb307609, reproduced by tests/goref/main.go):
 
