@@ -18,6 +18,7 @@ from .version import __version__
 from .errors import CompileError
 from .passes import pipeline
 from tmpl2py.runtime.jinja import hf as _hf
+from tmpl2py.runtime.go import generate as _go_generate
 from tmpl2py.runtime.go import ollama as _ollama
 from tmpl2py.runtime.budget import time_budget
 
@@ -90,6 +91,8 @@ class CompiledTemplate:
             raise TypeError(
                 f"profile {self.profile!r} has no conversation entry point; use render()"
             )
+        if self.profile == "ollama" and "modelfile" in options:  # SYSTEM / MESSAGE defaults
+            messages = _go_generate.chat_messages(messages, options.pop("modelfile"))
         if budget is None:  # the fast path, as in render()
             try:
                 return entry(messages, **options)
@@ -97,6 +100,33 @@ class CompiledTemplate:
                 raise _too_deep(self.dialect) from None
         with time_budget(budget), _recursion_guard(self.dialect):
             return entry(messages, **options)
+
+    def render_generate(
+        self,
+        prompt: Any,
+        *,
+        suffix: Any = None,
+        system: Any = None,
+        images: Any = None,
+        think: Any = None,
+        raw: bool = False,
+        budget: Optional[float] = None,
+        **request: Any,
+    ) -> str:
+        """Ollama's /api/generate prompt (``ollama`` profile): the values its generate handler
+        fills from the request, this template as the model's (runtime/go/generate.py).
+        ``request`` may add ``modelfile={"system": ..., "messages": [...]}`` (the model's
+        defaults), ``template_in_request=True``, ``context``, ``now``; other keys are ignored."""
+        if self.profile != "ollama":
+            raise TypeError(f"profile {self.profile!r} has no generate entry point; use render()")
+        values = dict(suffix=suffix, system=system, images=images, think=think, raw=raw)
+        if budget is None:
+            try:
+                return _go_generate.render_generate(self.namespace, prompt, **values, **request)
+            except RecursionError:
+                raise _too_deep("go") from None
+        with time_budget(budget), _recursion_guard("go"):
+            return _go_generate.render_generate(self.namespace, prompt, **values, **request)
 
     def __repr__(self) -> str:
         return f"<CompiledTemplate {self.name!r} {self.dialect}/{self.profile}>"

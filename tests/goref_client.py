@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 
 GOREF_DIR = Path(__file__).resolve().parent / "goref"
-SOURCES = ("go.mod", "main.go")
+SOURCES = ("go.mod", "main.go", "generate.go")
 DEFAULT_NOW = "2024-07-26"
 DEFAULT_TIMEOUT = 120.0
 #: Go experiments the reference is built with when the toolchain knows them (see above).
@@ -240,13 +240,28 @@ class GoReference:
 
     # -- public API -----------------------------------------------------------
 
-    def ollama(self, template: str, request: dict, now: str = DEFAULT_NOW) -> tuple[bool, str]:
+    def ollama(self, template: str, request: dict, now: str = DEFAULT_NOW,
+               modelfile: dict | None = None) -> tuple[bool, str]:
         """Ollama's Template.Execute for an /api/chat-shaped request.
 
         Returns (True, prompt) or (False, "parse: ..." / "exec: ..."); a request
         Ollama itself would reject (e.g. ``think: "max"``) gives "request: ...".
+        ``modelfile`` (``{"system": ..., "messages": [...]}``): the model's SYSTEM and
+        MESSAGE defaults, applied as ChatHandler applies them.
         """
         msg = {"op": "ollama", **_encode_template(template), "request": request, "now": now}
+        if modelfile is not None:
+            msg["modelfile"] = modelfile
+        return self._result(self._call(msg))
+
+    def generate(self, template: str, request: dict, now: str = DEFAULT_NOW,
+                 modelfile: dict | None = None) -> tuple[bool, str]:
+        """Ollama's /api/generate prompt for ``request`` (``prompt``, ``suffix``, ``system``,
+        ``images``, ``think``, ``raw``, ``template``): GenerateHandler's values, its chat-like
+        flow through chatPrompt or the legacy Template.Execute (tests/goref/generate.go)."""
+        msg = {"op": "generate", **_encode_template(template), "request": request, "now": now}
+        if modelfile is not None:
+            msg["modelfile"] = modelfile
         return self._result(self._call(msg))
 
     def plain(self, template: str, data, funcs: bool = False,

@@ -238,6 +238,32 @@ def choose_source(
     )
 
 
+def _is_generate_request(context: Any) -> bool:
+    """An Ollama /api/generate request: a ``prompt`` key (and no ``messages``)."""
+    return isinstance(context, dict) and "prompt" in context and "messages" not in context
+
+
+def _modelfile_option(options: dict, source: Any) -> None:
+    """A Modelfile's SYSTEM / MESSAGE defaults, unless the request names its own."""
+    defaults = source.modelfile_defaults()
+    if defaults and (defaults["system"] or defaults["messages"]):
+        options.setdefault("modelfile", defaults)
+
+
+def _render_generate(template: Any, source: Any, request: dict) -> str:
+    """The prompt Ollama builds for an /api/generate request (runtime/go/generate.py)."""
+    from .compiler.api import compile_template
+
+    options = dict(request)
+    prompt = options.pop("prompt")
+    own = options.pop("template", None)
+    if own:  # the request's template replaces the model's (Ollama's legacy flow)
+        template = compile_template(own, "go", "ollama", name="request template")
+        options["template_in_request"] = True
+    _modelfile_option(options, source)
+    return template.render_generate(prompt, **options)
+
+
 def cmd_render(args: argparse.Namespace) -> int:
     from .compiler.api import compile_template
 
@@ -262,7 +288,9 @@ def cmd_render(args: argparse.Namespace) -> int:
         _error(str(e))
         return 2
     try:
-        if (
+        if not args.raw and template.profile == "ollama" and _is_generate_request(context):
+            text = _render_generate(template, source, context)
+        elif (
             not args.raw
             and template.profile in ("hf", "ollama")
             and isinstance(context, dict)
@@ -272,6 +300,7 @@ def cmd_render(args: argparse.Namespace) -> int:
             messages = options.pop("messages")
             if template.profile == "ollama":
                 options.pop("source", None)
+                _modelfile_option(options, source)
             else:  # transformers passes the tokenizer's special tokens; the context wins
                 options = {**source.special_tokens, **options}
             text = template.render_conversation(messages, **options)

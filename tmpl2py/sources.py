@@ -105,6 +105,16 @@ class TemplateSource:
     path: str = ""
     kind: str = "template"
     special_tokens: dict = field(default_factory=dict)
+    #: a Modelfile's defaults: its last ``SYSTEM`` and its ``MESSAGE`` lines (role, content)
+    system: str = ""
+    messages: list = field(default_factory=list)
+
+    def modelfile_defaults(self) -> Optional[dict]:
+        """The Modelfile's ``SYSTEM`` / ``MESSAGE`` defaults as the ollama profile's
+        ``modelfile=`` option takes them (None when the source is not a Modelfile)."""
+        if self.kind != "modelfile":
+            return None
+        return {"system": self.system, "messages": [dict(m) for m in self.messages]}
 
 
 # ----------------------------------------------------------------------------- detection
@@ -509,6 +519,12 @@ def _load_modelfile(path: Path) -> TemplateSource:
             path, "no TEMPLATE command (the template then comes from the FROM model)", "no-template"
         )
     stop = [arg for cmd, arg in commands if cmd == "stop"]
+    systems = [arg for cmd, arg in commands if cmd == "system"]
+    messages = []
+    for cmd, arg in commands:
+        if cmd == "message":  # "role: content", as the parser joins them (Ollama cuts there)
+            role, _, content = arg.partition(": ")
+            messages.append({"role": role, "content": content})
     return TemplateSource(
         "default",
         templates[-1],
@@ -517,6 +533,8 @@ def _load_modelfile(path: Path) -> TemplateSource:
         stop=stop,
         path=str(path),
         kind="modelfile",
+        system=systems[-1] if systems else "",
+        messages=messages,
     )
 
 

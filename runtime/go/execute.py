@@ -221,8 +221,10 @@ def _lookup(recv: Any, name: str, typ: str | None, zero: bool) -> tuple[Any, str
             return recv[name], recv.go_elem_type, recv.go_elem_type == "interface {}"
         value = recv.go_zero()
         return value, recv.go_elem_type, recv.go_elem_type == "interface {}"
-    elif isinstance(recv, GoNil):
-        raise ExecError(f"nil pointer evaluating {recv.go_type}.{name}")
+    elif isinstance(recv, GoNil):  # (its methods were called above, nil receiver and all)
+        if name in getattr(recv, "go_pointee_fields", (name,)):
+            raise ExecError(f"nil pointer evaluating {recv.go_type}.{name}")
+        raise ExecError(f"can't evaluate field {name} in type {recv.go_type}")
     raise ExecError(f"can't evaluate field {name} in type {typ or go_type(recv)}")
 
 

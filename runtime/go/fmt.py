@@ -558,6 +558,15 @@ def _fmt_integer(v: int, verb: str, f: _Flags, unsigned: bool = False) -> str:
     return _pad(sign + body, _no_zero(f))
 
 
+def _sharp(f: _Flags) -> _Flags:
+    """``f`` with the ``#`` flag (fmt0x64's leading 0x), the other flags kept."""
+    g = _Flags()
+    for name in _Flags.__slots__:
+        setattr(g, name, getattr(f, name))
+    g.sharp = True
+    return g
+
+
 def _no_zero(f: _Flags) -> _Flags:
     if not f.zero:
         return f
@@ -702,6 +711,8 @@ def _format(v: Any, verb: str, f: _Flags, depth: int) -> str:
             return _pad("true" if v else "false", f)
         return _bad_verb(verb, v, f)
     if isinstance(v, int):
+        if verb == "v" and f.sharp_v and type(v) is GoUint8:  # fmt0x64: unsigned %#v in hex
+            return _fmt_integer(int(v), "x", _sharp(f))
         if verb in "vdboOxXcqU":
             return _fmt_integer(int(v), verb, f)
         return _bad_verb(verb, v, f)
@@ -730,7 +741,11 @@ def _format(v: Any, verb: str, f: _Flags, depth: int) -> str:
     if isinstance(v, (bytes, bytearray)):
         if verb in "sqxX":
             return _fmt_string(from_bytes(bytes(v)), verb, f) or ""
-        return "[" + " ".join(_format(b, verb, f, depth + 1) for b in v) + "]"
+        items = [_format(GoUint8(b), verb, f, depth + 1) for b in v]  # elements are uint8s
+        if f.sharp_v:  # printArg names a top-level []uint8 "[]byte" (fmtBytes)
+            name = go_type(v)
+            return ("[]byte" if depth == 0 and name == "[]uint8" else name) + "{" + ", ".join(items) + "}"
+        return "[" + " ".join(items) + "]"
     if isinstance(v, GoStruct):
         if v.go_pointer and depth > 0:  # printValue: only a top-level pointer shows "&{...}"
             if verb in "vp":  # fmtPointer (the address; masked when compared)
@@ -741,8 +756,12 @@ def _format(v: Any, verb: str, f: _Flags, depth: int) -> str:
                 return _fmt_integer(0xC000010000, verb, f, unsigned=True)
             return _bad_verb(verb, v, f)  # the operand printed with %v at depth 0: &{...}
         prefix = "&" if v.go_pointer and depth == 0 else ""
-        if getattr(v, "go_opaque", False):  # only unexported pointer fields: addresses
-            return prefix + "{0xc000010000}"
+        opaque = getattr(v, "go_opaque", False)  # one unexported pointer field: an address
+        if opaque:
+            name, inner = opaque  # the field's name and Go type
+            if f.sharp_v:
+                return f"{prefix}{v.go_type}{{{name}:({inner})(0xc000010000)}}"
+            return prefix + ("{" + name + ":0xc000010000}" if f.plus_v else "{0xc000010000}")
         parts = []
         for field in v.go_fields:
             name = field[0]

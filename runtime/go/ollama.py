@@ -2,7 +2,8 @@
 Long because Ollama's request binding, message preparation, tool structures and the legacy
 prompt/response mode are the steps of one entry point.
 
-Standard library only. Turns /api/chat-shaped input (messages, tools, think) into what
+Long because it holds every view type Ollama's templates see (their fields, methods, JSON
+and fast paths) next to the request shaping that builds them. Standard library only. Turns /api/chat-shaped input (messages, tools, think) into what
 Ollama's templates see and runs the compiled template the way Ollama does
 (template/template.go at fb307609, reproduced by tests/goref/main.go):
 
@@ -102,7 +103,9 @@ class ToolPropertiesMap(GoStruct):
     go_type = "main.ToolPropertiesMap"
     go_pointer = True
     go_fields = ()
-    go_opaque = True  # its one field is an unexported pointer: fmt prints an address
+    # its one field is an unexported pointer (name, Go type as the reference names it):
+    # fmt prints an address
+    go_opaque = ("om", "*main.orderedMap[main.ToolProperty]")
     go_methods = frozenset({"ToMap"})
 
     def __init__(self, om: dict) -> None:
@@ -128,6 +131,21 @@ class _PlainPropertyMap(GoMap):
     @staticmethod
     def go_zero() -> Any:
         return _zero_property()
+
+
+class _NilPropertiesMap(GoNil):
+    """A nil *api.ToolPropertiesMap (``Properties`` absent). Go calls a method of a nil
+    pointer receiver: ``ToMap`` answers a nil map, as its nil check says; its one field
+    ``om`` is a field of the pointed-to struct (reading it is a nil pointer error)."""
+
+    __slots__ = ()
+    go_methods = frozenset({"ToMap"})
+    go_pointee_fields = ("om",)
+
+    def ToMap(self) -> GoMap:
+        m = _PlainPropertyMap()
+        m.nil = True
+        return m
 
 
 def _to_typescript(prop: Any) -> str:
@@ -171,7 +189,7 @@ def _zero_property() -> Any:
         Items=None,
         Description="",
         Enum=_slice([], "[]interface {}", nil=True),
-        Properties=GoNil("*main.ToolPropertiesMap"),
+        Properties=_NilPropertiesMap("*main.ToolPropertiesMap"),
     )
 
 
@@ -425,7 +443,7 @@ _new = object.__new__
 plain_data = gotmpl.plain_data
 _NIL_PROPERTY_LIST = _slice((), "[]main.ToolProperty", nil=True)
 _NIL_ENUM = _slice((), "[]interface {}", nil=True)
-_NIL_PROPERTIES_MAP = GoNil("*main.ToolPropertiesMap")
+_NIL_PROPERTIES_MAP = _NilPropertiesMap("*main.ToolPropertiesMap")
 #: the PropertyType of each JSON Schema type name, shared (templates cannot change a slice)
 _SCHEMA_TYPES = {
     t: PropertyType((GoString(t),))
@@ -807,6 +825,26 @@ def render_conversation(
             json_tools = bool(namespace.get("GO_TOOLS_JSON"))
             return render(template_values(messages, tools, think, json_tools))
         return _legacy(namespace, render, template_values(messages, tools, think))
+    finally:
+        gotmpl._NOW = saved
+
+
+def think_values(think: Any) -> tuple[bool, str, bool]:
+    """A request's ``think`` -> (Think, ThinkLevel, IsThinkSet), as the handlers fill them."""
+    if think is None:
+        return False, "", False
+    return _think(think)
+
+
+def render_data(namespace: Any, data: Any, now: Any = None) -> str:
+    """One Template.Execute of the compiled module on already-shaped ``data`` (the
+    fill-in-middle values), the clock frozen at ``now`` when given."""
+    if now is None:
+        return namespace["render"](data)
+    saved = gotmpl._NOW
+    gotmpl.set_now(now)
+    try:
+        return namespace["render"](data)
     finally:
         gotmpl._NOW = saved
 

@@ -1000,6 +1000,7 @@ type input struct {
 	Data        json.RawMessage `json:"data"`
 	Funcs       bool            `json:"funcs"`
 	Iterations  int             `json:"iterations"`
+	Modelfile   json.RawMessage `json:"modelfile"` // generate.go
 }
 
 type output struct {
@@ -1057,6 +1058,15 @@ func parseOllama(in *input) (*Template, *ChatRequest, *failure) {
 	if len(in.Request) > 0 {
 		if err := json.Unmarshal(in.Request, &req); err != nil {
 			return nil, nil, fail("request", err)
+		}
+	}
+	if len(in.Modelfile) > 0 { // the model's SYSTEM and MESSAGE defaults (generate.go)
+		m, f := in.modelfile()
+		if f != nil {
+			return nil, nil, f
+		}
+		if f := chatModelfile(&req, m); f != nil {
+			return nil, nil, f
 		}
 	}
 	src, err := in.templateText()
@@ -1213,6 +1223,8 @@ func handle(line []byte) (out output) {
 		out, f = doPlain(&in)
 	case "bench":
 		out, f = doBench(&in)
+	case "generate":
+		out, f = doGenerate(&in)
 	default:
 		f = fail("request", fmt.Errorf("unknown op %q", in.Op))
 	}

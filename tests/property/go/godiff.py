@@ -141,6 +141,50 @@ def outcomes(profile: str, source: str, data: Any, compiled: Any = None) -> tupl
     return reference_ollama(source, data), ours_ollama(source, data, compiled)
 
 
+def reference_generate(source: str, request: dict, modelfile: Optional[dict] = None) -> Outcome:
+    """Ollama's /api/generate prompt (tests/goref op "generate"); a ``template`` key of the
+    request replaces ``source``, as Ollama uses the request's template."""
+    return _ref_outcome(reference().generate(source, request, now=NOW, modelfile=modelfile))
+
+
+def reference_chat(source: str, request: dict, modelfile: Optional[dict] = None) -> Outcome:
+    return _ref_outcome(reference().ollama(source, request, now=NOW, modelfile=modelfile))
+
+
+_GENERATE_KEYS = ("suffix", "system", "images", "think", "raw", "context")
+
+
+def ours_generate(source: str, request: dict, modelfile: Optional[dict] = None) -> Outcome:
+    """``render_generate`` of ``source`` (or of the request's own ``template``)."""
+    req = copy.deepcopy(request)
+    in_request = bool(req.get("template"))
+    tmpl = ours_compile_cached(req["template"] if in_request else source, "ollama")
+    if isinstance(tmpl, Outcome):
+        return tmpl
+    options = {k: req[k] for k in _GENERATE_KEYS if k in req}
+    if in_request:
+        options["template_in_request"] = True
+    mf = copy.deepcopy(modelfile)
+    return _run(
+        lambda: tmpl.render_generate(req.get("prompt"), modelfile=mf, now=NOW, **options), True
+    )
+
+
+def ours_chat(source: str, request: dict, modelfile: Optional[dict] = None) -> Outcome:
+    """``render_conversation`` with the Modelfile defaults (``modelfile=``)."""
+    tmpl = ours_compile_cached(source, "ollama")
+    if isinstance(tmpl, Outcome):
+        return tmpl
+    req, mf = copy.deepcopy(request), copy.deepcopy(modelfile)
+    return _run(
+        lambda: tmpl.render_conversation(
+            req.get("messages"), tools=req.get("tools"), think=req.get("think"), now=NOW,
+            modelfile=mf,
+        ),
+        True,
+    )
+
+
 # ----------------------------------------------------------------------------- comparison
 
 # Pointer addresses as fmt prints them. %v / %p / %#x give 0x + hex (any address); the

@@ -299,6 +299,120 @@ def requests(chaos: bool = False) -> st.SearchStrategy[dict]:
     return _REQUESTS[chaos]
 
 
+# ----------------------------------------------------------------------------- /api/generate
+
+IMAGES = ["aGVsbG8=", "", "AA==", "/w==", "d29ybGQh"]
+PROMPTS = ["Why?", "def f(x):\n    ", "[img] and [img]", "<|im_start|>", "", "a\n\nb", "%v {{ .X }}"]
+
+
+def _modelfile(g: Dice) -> dict:
+    out: dict = {}
+    if g.roll(2):
+        out["system"] = g.pick(["Be brief.", "", "Sys\n\nline"])
+    if g.roll(2):
+        out["messages"] = [
+            {"role": g.pick(["user", "assistant", "system", "USER"]), "content": _text_value(g, 8)}
+            for _ in range(g.int(0, 3))
+        ]
+    return out
+
+
+def _generate_request(g: Dice) -> tuple:
+    req: dict = {"prompt": g.pick(PROMPTS) if g.roll(2) else _text_value(g)}
+    if g.roll(2):
+        req["suffix"] = g.pick(["", "return x", "\n}", "<SUF>"]) if g.roll(2) else _text_value(g, 8)
+    if g.roll(3) == 0:
+        req["system"] = g.pick(["", "You are terse.", "S\nS"])
+    if g.roll(3) == 0:
+        req["images"] = [g.pick(IMAGES) for _ in range(g.int(1, 3))]
+    if g.roll(2):
+        req["think"] = g.pick(THINKS)
+    if g.roll(8) == 0:
+        req["raw"] = True
+    modelfile = _modelfile(g) if g.roll(2) else None
+    return req, modelfile
+
+
+_GENERATE = generator(_generate_request)
+
+
+def generate_requests() -> st.SearchStrategy[tuple]:
+    """An /api/generate request (prompt, suffix, system, images, think, raw) and the model's
+    Modelfile defaults (``{"system", "messages"}``) or None."""
+    return _GENERATE
+
+
+# ----------------------------------------------------------------------------- view types
+
+VERBS = ["%v", "%+v", "%#v", "%s", "%q", "%x", "%d", "%T", "%t", "%6.2v", "%-4v"]
+#: what to print inside ``range .Tools`` / ``range .Messages`` / ``range .ToolCalls``
+VIEW_PATHS = {
+    "tools": ["$", "$.Tools", ".", ".Function", ".Function.Parameters", ".Function.Parameters.Properties",
+              ".Function.Parameters.Required", ".Function.Parameters.Defs", ".Items", ".Type",
+              ".Function.Description"],
+    "properties": [".", ".Type", ".Enum", ".Items", ".AnyOf", ".Properties", ".Description"],
+    "messages": ["$.Messages", ".", ".Images", ".ToolCalls", ".Thinking", ".ToolName"],
+    "calls": [".", ".Function", ".Function.Arguments", ".Function.Index", ".ID"],
+}
+
+
+def _form(g: Dice, expr: str) -> str:
+    kind = g.int(0, 4)
+    if kind == 0:
+        return f"{{{{ {expr} }}}}"
+    if kind == 1:
+        return f"{{{{ print {expr} }}}}"
+    if kind == 2:
+        return f"{{{{ json {expr} }}}}"
+    return f'{{{{ printf "{g.pick(VERBS)}" {expr} }}}}'
+
+
+def _prints(g: Dice, kind: str) -> str:
+    return "|".join(_form(g, g.pick(VIEW_PATHS[kind])) for _ in range(g.int(1, 3)))
+
+
+def _view_template(g: Dice) -> str:
+    parts = ["{{ $m := .Messages }}"]
+    if g.roll(2):
+        inner = _prints(g, "tools")
+        if g.roll(2):
+            inner += "{{ range $k, $p := .Function.Parameters.Properties }}" + _prints(g, "properties") + "{{ end }}"
+        parts.append("{{ range .Tools }}" + inner + ";{{ end }}")
+    if g.roll(3):
+        inner = _prints(g, "messages")
+        if g.roll(2):
+            inner += "{{ range .ToolCalls }}" + _prints(g, "calls") + "{{ end }}"
+        parts.append("{{ range .Messages }}" + inner + ";{{ end }}")
+    if g.roll(3) == 0:
+        parts.append(_form(g, g.pick([".", ".Think", ".ThinkLevel", ".IsThinkSet", ".System"])))
+    return "\n".join(parts)
+
+
+_VIEWS = generator(_view_template)
+
+
+def view_templates() -> st.SearchStrategy[str]:
+    """A messages-mode template printing the view types Ollama's templates see (tools,
+    functions, parameters, properties, messages, images, tool calls, arguments, think values,
+    the data map), each with ``{{ X }}``, ``print``, ``json`` or ``printf`` in a verb."""
+    return _VIEWS
+
+
+def _with_images(g: Dice, request: dict) -> dict:
+    for msg in request.get("messages") or []:
+        if isinstance(msg, dict) and g.roll(4) == 0:
+            msg["images"] = [g.pick(IMAGES) for _ in range(g.int(1, 2))]
+    return request
+
+
+_IMAGE_REQUESTS = generator(lambda g: _with_images(g, _request(g)))
+
+
+def requests_with_images() -> st.SearchStrategy[dict]:
+    """:func:`requests` with images on some messages."""
+    return _IMAGE_REQUESTS
+
+
 # ----------------------------------------------------------------------------- templates
 
 

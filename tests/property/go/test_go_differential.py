@@ -14,6 +14,12 @@
     module imports only ``runtime`` and the standard library.
 (g) ``test_json_only_tools_match_go``: templates that only marshal their tools (the
     runtime's JsonTool) on requests with usual and odd tools.
+(h) ``test_generate_matches_go``: generated templates and fill-in-middle ones x /api/generate
+    requests (suffix, system, images, think, raw) with and without Modelfile defaults:
+    ``t.render_generate(...)`` equals Ollama's generate prompt (tests/goref op "generate").
+(i) ``test_view_types_print_like_go``: templates printing every view type (tools, functions,
+    parameters, properties, messages, images, tool calls, arguments, think values) in every
+    verb x chat requests with images.
 (f) ``test_corpus_template``: every template of ../shared/corpus/gotmpl/templates on
     generated Ollama conversations.
 
@@ -57,6 +63,11 @@ def _check(prop: str, profile_: str, source: str, data: Any, compiled: Any = Non
     """One case through Go and ours: fails on an internal error or a divergence."""
     progress(prop)
     ref, ours = G.outcomes(profile_, source, data, compiled)
+    _compare(prop, profile_, source, data, ref, ours)
+
+
+def _compare(prop: str, profile_: str, source: str, data: Any, ref: Any, ours: Any) -> None:
+    """Go's outcome against ours: fails on an internal error or a divergence."""
     note(f"go: {ref.short()}\nours: {ours.short()}")
     problem = G.internal_crash(ref, ours) or G.divergence(ref, ours)
     report(prop, problem, source, profile_, data, ref, ours)
@@ -96,6 +107,34 @@ def test_json_only_tools_match_go(source: str, request: dict, tools: list, usual
     compiled = G.ours_compile_cached(source, "ollama")
     assert compiled.namespace.get("GO_TOOLS_JSON") is True
     _check("go_json_tools", "ollama", source, request, compiled)
+
+
+# ----------------------------------------------------------------------------- (h) (i)
+
+FIM_TEMPLATES = sorted(
+    p.read_text(encoding="utf-8")
+    for p in (Path(__file__).resolve().parents[2] / "fixtures" / "ollama_generate").glob("*.gotmpl")
+)
+
+
+@profile("go_generate")
+@given(source=st.one_of(S.templates(profile="ollama"), st.sampled_from(FIM_TEMPLATES)),
+       drawn=S.generate_requests())
+def test_generate_matches_go(source: str, drawn: tuple) -> None:
+    progress("go_generate")
+    request, modelfile = drawn
+    ref = G.reference_generate(source, request, modelfile)
+    ours = G.ours_generate(source, request, modelfile)
+    _compare("go_generate", "ollama", source, {"request": request, "modelfile": modelfile}, ref, ours)
+
+
+@profile("go_views")
+@given(source=S.view_templates(), request=S.requests_with_images())
+def test_view_types_print_like_go(source: str, request: dict) -> None:
+    progress("go_views")
+    ref = G.reference_ollama(source, request)
+    ours = G.ours_ollama(source, request)
+    _compare("go_views", "ollama", source, request, ref, ours)
 
 
 # ----------------------------------------------------------------------------- (c)
