@@ -237,7 +237,9 @@ def _read_text(path: Path) -> str:
         raise SourceError(path, f"cannot read: {e.strerror or e}", "missing") from None
 
 
-def _load_json(path: Path) -> list[TemplateSource]:
+def read_json_object(path: Any) -> dict:
+    """A JSON file holding an object (``tokenizer_config.json`` ...); raises :class:`SourceError`."""
+    path = Path(path)
     text = _read_text(path)
     try:
         data = json.loads(text)
@@ -247,6 +249,11 @@ def _load_json(path: Path) -> list[TemplateSource]:
         ) from None
     if not isinstance(data, dict):
         raise SourceError(path, f"expected a JSON object, found {type(data).__name__}")
+    return data
+
+
+def _load_json(path: Path) -> list[TemplateSource]:
+    data = read_json_object(path)
     kind = "processor" if path.name.lower() == "chat_template.json" else "tokenizer_config"
     if data.get("chat_template") is None:
         sibling = path.parent / "chat_template.jinja"
@@ -739,7 +746,7 @@ def get_template(name=None, tools=None):
 
 
 def _assemble(label, names, funcs, imports, bodies, metadata) -> str:  # type: ignore[no-untyped-def]
-    from . import __version__
+    from .compiler import __version__
     from .compiler.api import format_module, header_safe
 
     default = names.index("default") if "default" in names else 0
