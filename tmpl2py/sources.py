@@ -538,9 +538,18 @@ def _ident(text: str) -> str:
     return name
 
 
+_KNOWN_SUFFIXES = (*EXTENSIONS, ".json", ".gguf", ".modelfile")
+
+
 def module_name(path: Any) -> str:
-    """The module a template file compiles to: its stem (``seed001_qwen.jinja`` -> ``seed001_qwen``)."""
-    return _ident(Path(path).name.split(".")[0])
+    """The module a template file compiles to: its whole stem made an identifier
+    (``seed001_qwen.jinja`` -> ``seed001_qwen``, ``granite-3.0-instruct.jinja`` ->
+    ``granite_3_0_instruct``, ``phi3.5.jinja`` -> ``phi3_5``); only a known extension is cut."""
+    name = Path(path).name
+    suffix = Path(name).suffix.lower()
+    if suffix in _KNOWN_SUFFIXES and len(name) > len(suffix):
+        name = name[: -len(suffix)]
+    return _ident(name)
 
 
 def output_names(paths: Sequence[Any]) -> dict[str, str]:
