@@ -135,36 +135,41 @@ class ModuleCache:
     def get(self, key: str) -> Optional[tuple[str, CodeType]]:
         """The entry's (module text, code object), or None when absent or not to be trusted."""
         text_path, code_path = self.paths(key)
-        text = self._read_text(text_path, key)
-        if text is None:
+        found = self._read_text(text_path, key)
+        if found is None:
             return None
-        code = self._read_code(code_path, _sha(text))
+        text, sha = found
+        code = self._read_code(code_path, sha)
         if code is None:  # a whole text without its code: compile the text, keep the code
             code = compile(text, f"<tmpl2py-cache:{key[:12]}>", "exec")
-            self._store(code_path, MAGIC + _sha(text).encode("ascii") + marshal.dumps(code))
+            self._store(code_path, MAGIC + sha.encode("ascii") + marshal.dumps(code))
         return text, code
 
-    def _read_text(self, path: Path, key: str) -> Optional[str]:
+    @staticmethod
+    def _read_text(path: Path, key: str) -> Optional[tuple[str, str]]:
+        """The entry's module text and its sha256, when the header vouches for both."""
         try:
-            raw = path.read_bytes()
+            with open(path, "rb") as f:
+                raw = f.read()
         except OSError:
             return None
         head, sep, body = raw.partition(b"\n")
+        fields = head.split(b" ")
+        if not sep or len(fields) != 4 or head[: len(_HEADER)] != _HEADER.encode("ascii"):
+            return None
+        sha = hashlib.sha256(body).hexdigest()
+        if fields[2] != key.encode("ascii") or fields[3] != sha.encode("ascii"):
+            return None
         try:
-            fields = head.decode("ascii").split(" ")
-            text = body.decode("utf-8")
+            return body.decode("utf-8"), sha
         except UnicodeDecodeError:
             return None
-        if not sep or len(fields) != 4 or head.decode("ascii")[: len(_HEADER)] != _HEADER:
-            return None
-        if fields[2] != key or fields[3] != _sha(text):
-            return None
-        return text
 
     @staticmethod
     def _read_code(path: Path, text_sha: str) -> Optional[CodeType]:
         try:
-            raw = path.read_bytes()
+            with open(path, "rb") as f:
+                raw = f.read()
         except OSError:
             return None
         start = len(MAGIC) + 64
