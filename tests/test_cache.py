@@ -176,3 +176,21 @@ def test_many_writers_at_once(store: ModuleCache) -> None:
     assert len({t.python_source for t in made}) == 1
     assert len(entry_files(store)) == 2
     assert not [p for p in store.directory.iterdir() if p.name.startswith(".")]
+
+
+def test_many_processes_start_at_once(tmp_path: Path) -> None:
+    """Processes racing on an empty cache: every one renders, one whole entry is left."""
+    path = tmp_path / "small.jinja"
+    path.write_text("{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}", encoding="utf-8")
+    env = {**os.environ, "TMPL2PY_CACHE_DIR": str(tmp_path / "cache")}
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _CHILD, str(path)], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+        for _ in range(4)
+    ]  # fmt: skip
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [e for _, e in outs]
+    assert {o.strip().splitlines()[-1].split('"out": ')[1] for o, _ in outs} == {'"<user>hi"}'}
+    store = ModuleCache(tmp_path / "cache")
+    assert len(entry_files(store)) == 2
+    assert not [p for p in store.directory.iterdir() if p.name.startswith(".")]

@@ -35,6 +35,7 @@ from inspect import isfunction, ismethod
 from pathlib import Path
 from typing import Any, Optional, Union
 
+from . import cache as _cache_module  # noqa: F401 - load() compiles through it: imported once, here
 from . import sources
 from .compiler import CompileError, CompiledTemplate, compile_template
 from .sources import SPECIAL_TOKENS, SourceError, TemplateSource
