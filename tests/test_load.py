@@ -172,6 +172,11 @@ def test_load_errors(tmp_path: Path, cache: ModuleCache) -> None:
     (tmp_path / "ok.jinja").write_text("x")
     with pytest.raises(SourceError, match="no template named 'nope'"):
         tmpl2py.load(tmp_path / "ok.jinja", name="nope", cache=cache)
+    config = tmp_path / "m" / "tokenizer_config.json"
+    config.parent.mkdir()
+    config.write_text(json.dumps({"chat_template": "x", "bos_token": 5}))
+    with pytest.raises(SourceError, match=r"tokenizer_config\.json: bos_token must be a string"):
+        tmpl2py.load(config.parent, cache=cache)
     with pytest.raises(ValueError, match="fallback must be None or 'jinja2'"):
         tmpl2py.load(tmp_path / "ok.jinja", fallback="minijinja", cache=cache)
 

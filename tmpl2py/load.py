@@ -71,7 +71,7 @@ def read_model(path: Any, dialect: Optional[str] = None) -> ModelSources:
     special = dict(loaded[0].special_tokens)
     extra: list = []
     if loaded[0].kind == "tokenizer_config":  # transformers' rules, not only the seven names
-        special, extra = special_tokens(sources.read_json_object(p), None)
+        special, extra = special_tokens(sources.read_json_object(p), None, p)
     templates = {s.name: s for s in loaded}
     return ModelSources(str(p), loaded[0].kind, templates, special, extra, list(loaded[0].stop))
 
@@ -80,7 +80,9 @@ def _read_folder(folder: Path) -> ModelSources:
     config_path = folder / "tokenizer_config.json"
     config = sources.read_json_object(config_path) if config_path.is_file() else {}
     special_map = folder / "special_tokens_map.json"
-    special, extra = special_tokens(config, special_map if special_map.is_file() else None)
+    special, extra = special_tokens(
+        config, special_map if special_map.is_file() else None, config_path
+    )
     templates = _jinja_files(folder)
     kind = "folder"
     if not templates and config.get("chat_template") is not None:
@@ -138,7 +140,9 @@ def _is_added(value: Any) -> bool:
     return isinstance(value, Mapping) and value.get("__type") == "AddedToken"
 
 
-def special_tokens(config: dict, special_map_path: Optional[Path]) -> tuple[dict, list]:
+def special_tokens(
+    config: dict, special_map_path: Optional[Path], origin: Any = "tokenizer_config.json"
+) -> tuple[dict, list]:
     """transformers 5's ``special_tokens_map`` and ``extra_special_tokens`` for a saved tokenizer:
     the seven named tokens (strings or ``AddedToken`` dicts; ``None`` left out), then the
     model-specific ones (other ``*_token`` string keys, and an ``extra_special_tokens`` dict);
@@ -162,14 +166,15 @@ def special_tokens(config: dict, special_map_path: Optional[Path]) -> tuple[dict
                 continue
             values[key] = value
     named = {}
-    for key in SPECIAL_TOKENS:
-        value = _token_text(values.get(key))
-        if value is not None:
-            named[key] = str(value)
-    for key, value in specific.items():
+    for key, value in [(k, values.get(k)) for k in SPECIAL_TOKENS] + list(specific.items()):
         value = _token_text(value)
-        if value is not None:
-            named[key] = str(value)
+        if value is None:
+            continue
+        if not isinstance(value, str):  # transformers refuses these too (a TypeError)
+            raise SourceError(
+                origin, f"{key} must be a string or an AddedToken object, not {type(value).__name__}"
+            )
+        named[key] = value
     extra = [str(_token_text(t)) for t in (values.get("extra_special_tokens") or [])]
     return named, extra
 
