@@ -75,6 +75,9 @@ FOLDERS = {
                                                 {"name": "tool_use", "template": "T" + TEMPLATE}]},
         {},
     ),  # fmt: skip
+    "named-list-of-one": (
+        {"eos_token": "</s>", "chat_template": [{"name": "default", "template": TEMPLATE}]}, {}
+    ),
     "additional-dir": (
         {"eos_token": "</s>"},
         {"chat_template.jinja": TEMPLATE, "additional_chat_templates/rag.jinja": "R{{ eos_token }}"},

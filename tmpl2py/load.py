@@ -242,8 +242,10 @@ class ChatTemplate:
         self.stop = list(model.stop)
         self.dialect = next(iter(self.sources.values())).dialect
         texts = {n: s.text for n, s in self.sources.items()}
+        # one template is a string, as on a tokenizer; a config's list of named ones stays a dict
+        listed = any(s.origin.endswith("]") for s in self.sources.values())
         self.chat_template: Union[str, dict] = (
-            texts["default"] if list(texts) == ["default"] else texts
+            texts["default"] if list(texts) == ["default"] and not listed else texts
         )
         if name is not None and name not in texts:
             raise SourceError(
