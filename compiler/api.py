@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import hashlib
 from contextlib import contextmanager
+from types import CodeType
 from typing import Any, Callable, Iterator, Optional
 
 from . import ir
@@ -36,16 +37,20 @@ class CompiledTemplate:
         name: str,
         dialect: str,
         profile: str,
-        module: ir.Module,
+        module: Optional[ir.Module],
+        code: Optional[CodeType] = None,
+        optimize: bool = True,
     ):
         self.source = source
         self.python_source = python_source
         self.name = name
         self.dialect = dialect
         self.profile = profile
-        self.ir = module
+        self._ir = module  # None for a module loaded from the cache: made again on demand
+        self._optimize = optimize
         namespace: dict[str, Any] = {"__name__": f"tmpl2py_compiled.{_safe_ident(name)}"}
-        code = compile(python_source, f"<tmpl2py:{name}>", "exec")
+        if code is None:
+            code = compile(python_source, f"<tmpl2py:{name}>", "exec")
         exec(code, namespace)  # our own generated code, never template text
         self.namespace = namespace
         self._render: Callable[[dict], str] = namespace["render"]
@@ -61,6 +66,13 @@ class CompiledTemplate:
             self.render_conversation = _ollama_fast_entry(  # type: ignore[method-assign]
                 self._conversation, functools.partial(CompiledTemplate.render_conversation, self)
             )
+
+    @property
+    def ir(self) -> ir.Module:
+        """The final IR (a template loaded from the cache compiles it again when asked)."""
+        if self._ir is None:
+            self._ir = generate(self.source, self.dialect, self.profile, self.name, self._optimize)[1]
+        return self._ir
 
     def render(self, context: Optional[dict] = None, *, budget: Optional[float] = None) -> str:
         """The engine's own render of exactly this data (no input shaping).
@@ -288,13 +300,72 @@ def compile_template(
     profile: Optional[str] = None,
     name: Optional[str] = None,
     optimize: bool = True,
+    cache: Any = None,
 ) -> CompiledTemplate:
-    """Compile a template; raises :class:`CompileError` for a malformed one."""
+    """Compile a template; raises :class:`CompileError` for a malformed one.
+
+    ``cache``: ``True`` (the user's cache folder), a folder path or a
+    ``tmpl2py.cache.ModuleCache`` keeps the generated module across processes (see
+    ``tmpl2py/cache.py``); the default ``None`` compiles in memory only."""
     profile = profile or PROFILES.get(dialect, ("",))[0]
+    if cache is not None and cache is not False:
+        return _compile_cached(cache, source, dialect, profile, name, optimize)
     python_source, module = generate(source, dialect, profile, name, optimize)
+    return _instantiate(source, python_source, name, dialect, profile, module, None, optimize)
+
+
+def _compile_cached(
+    cache: Any, source: str, dialect: str, profile: str, name: Optional[str], optimize: bool
+) -> CompiledTemplate:
+    """compile_template through the module cache (the key: everything that changes the code)."""
+    from tmpl2py.cache import as_cache, entry_key
+
+    store = as_cache(cache)
+    sha = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
+    key = entry_key(
+        source_sha256=sha,
+        dialect=dialect,
+        profile=profile,
+        name=name,
+        optimize=optimize,
+        compiler=__version__,
+    )
+    built: list = []
+
+    def build() -> tuple[str, CodeType]:
+        text, module = generate(source, dialect, profile, name, optimize)
+        built.append(module)
+        try:
+            return text, compile(text, f"<tmpl2py:{name or '<template>'}>", "exec")
+        except SyntaxError as e:
+            raise CompileError(
+                "too-deep", f"the generated Python is rejected: {e.msg}", 0, 0, source, name
+            ) from None
+        except RecursionError:
+            raise CompileError(
+                "too-deep", "template nesting is too deep to compile", 0, 0, source, name
+            ) from None
+
+    def make(text: str, code: CodeType) -> CompiledTemplate:
+        module = built[0] if built else None
+        return _instantiate(source, text, name, dialect, profile, module, code, optimize)
+
+    return store.get_or_build(key, build, make)
+
+
+def _instantiate(
+    source: str,
+    python_source: str,
+    name: Optional[str],
+    dialect: str,
+    profile: str,
+    module: Optional[ir.Module],
+    code: Optional[CodeType],
+    optimize: bool,
+) -> CompiledTemplate:
     try:
         return CompiledTemplate(
-            source, python_source, name or "<template>", dialect, profile, module
+            source, python_source, name or "<template>", dialect, profile, module, code, optimize
         )
     except SyntaxError as e:  # e.g. "too many statically nested blocks"
         raise CompileError(

@@ -24,6 +24,13 @@ CONVERSATION = json.loads((ROOT / "examples" / "conversation.json").read_text(en
 STDLIB = set(sys.stdlib_module_names)
 
 
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """`render` uses the compile cache: keep it inside the test's folder."""
+    monkeypatch.setenv("TMPL2PY_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
 @pytest.fixture
 def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Run in tmp_path (names recorded in headers are relative to the working folder)."""
@@ -178,7 +185,8 @@ def test_render_a_tokenizer_config_like_transformers(tmp_path: Path, monkeypatch
     monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps({**chat, "bos_token": "[B]"})))
     assert main(["render", str(config), "--context", "-", "--name", "default"]) == 0
     assert capsys.readouterr().out == "[B]hi"  # the context wins
-    assert main(["render", str(config), "--name", "nope"]) == 2
+    monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps(chat)))
+    assert main(["render", str(config), "--context", "-", "--name", "nope"]) == 2
     assert "no template named 'nope'" in capsys.readouterr().err
 
 
@@ -227,3 +235,134 @@ def test_module_entry_point(tmp_path: Path) -> None:
     assert json.loads(out.stdout)["message_fields"] == ["content", "role", "tool_calls"]
     usage = subprocess.run([sys.executable, "-m", "tmpl2py", "nope"], check=False, capture_output=True, text=True, cwd=ROOT)
     assert usage.returncode == 2
+
+
+# ----------------------------------------------------------------------------- newcomer issues
+
+
+def test_compile_keeps_the_umask_mode_and_skips_unchanged_files(
+    in_tmp: Path, capsys: pytest.CaptureFixture
+) -> None:
+    import os
+    import stat
+
+    _template(in_tmp, "a.jinja", "{{ messages }}")
+    old = os.umask(0o002)
+    try:
+        assert main(["compile", "a.jinja", "-o", "out"]) == 0
+    finally:
+        os.umask(old)
+    target = in_tmp / "out" / "a.py"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o664
+    os.utime(target, (1_000_000, 1_000_000))
+    capsys.readouterr()
+    assert main(["compile", "a.jinja", "-o", "out", "--progress"]) == 0
+    captured = capsys.readouterr()
+    assert target.stat().st_mtime == 1_000_000  # not rewritten
+    assert "(unchanged)" in captured.out and "compiled 1 file(s), 1 unchanged" in captured.err
+    _template(in_tmp, "a.jinja", "{{ messages }}!")
+    assert main(["compile", "a.jinja", "-o", "out", "-q"]) == 0
+    assert target.stat().st_mtime != 1_000_000 and "!" in target.read_text()
+
+
+def test_output_names_keep_the_whole_stem(in_tmp: Path, capsys: pytest.CaptureFixture) -> None:
+    for name in ("granite-3.0-instruct.jinja", "phi3.jinja", "phi3.5.jinja"):
+        _template(in_tmp, name, "{{ messages }}")
+    assert main(["compile", "granite-3.0-instruct.jinja", "phi3.jinja", "phi3.5.jinja", "-o", "out", "-q"]) == 0
+    assert sorted(p.name for p in (in_tmp / "out").iterdir()) == [
+        "granite_3_0_instruct.py", "phi3.py", "phi3_5.py"
+    ]  # fmt: skip
+
+
+def test_the_summary_does_not_count_failed_files(in_tmp: Path, capsys: pytest.CaptureFixture) -> None:
+    _template(in_tmp, "bad.jinja", "{% if x %}")
+    _template(in_tmp, "good.jinja", "ok")
+    assert main(["compile", "bad.jinja", "good.jinja", "-o", "out", "--progress"]) == 3
+    assert "compiled 1 file(s), 1 failed" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("context", ["[1, 2]", '"text"', "null", "3", "{not json"])
+def test_a_context_that_is_not_a_json_object(
+    context: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(context))
+    assert main(["render", str(QWEN_PATH), "--context", "-"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tmpl2py: cannot read the context -: ") and "Traceback" not in err
+    if context != "{not json":
+        assert "must be a JSON object" in err
+
+
+def test_render_without_context_is_an_error(capsys: pytest.CaptureFixture) -> None:
+    assert main(["render", str(QWEN_PATH)]) == 2
+    assert "--context - to read it from stdin" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["render", "--help"])
+    assert "'-' reads it from stdin" in capsys.readouterr().out
+
+
+def test_help_version_and_bare_command(capsys: pytest.CaptureFixture) -> None:
+    from tmpl2py import __version__
+
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: tmpl2py") and "exit codes:" in out and "130" in out
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out.strip() == f"tmpl2py {__version__}"
+    with pytest.raises(SystemExit):
+        main(["compile", "--help"])
+    assert "exit codes:" in capsys.readouterr().out
+
+
+def test_ctrl_c_exits_130_without_a_traceback(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    import tmpl2py.cli as cli
+
+    def interrupted(args: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "cmd_compile", interrupted)
+    assert main(["compile", "x.jinja"]) == 130
+    assert capsys.readouterr().err == "tmpl2py: interrupted\n"
+
+
+def test_ctrl_c_in_a_real_process(tmp_path: Path) -> None:
+    import os
+    import signal
+    import time
+
+    # a render that blocks reading stdin, then SIGINT
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tmpl2py", "render", str(QWEN_PATH), "--context", "-"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "TMPL2PY_CACHE_DIR": str(tmp_path / "c")},
+    )  # fmt: skip
+    time.sleep(3)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "Traceback" not in err, err
+
+
+def test_render_special_tokens_flags_and_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    template = _template(tmp_path, "t.jinja", "{{ bos_token }}{{ messages[0].content }}{{ eos_token }}")
+    chat = json.dumps({"messages": [{"role": "user", "content": "hi"}]})
+    monkeypatch.setattr(sys, "stdin", io.StringIO(chat))
+    assert main(["render", str(template), "--context", "-", "--bos-token", "<s>"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "<s>hi"
+    assert "reads eos_token, which nothing supplies" in captured.err and "bos_token" not in captured.err
+    monkeypatch.setattr(sys, "stdin", io.StringIO(chat))
+    assert main(["render", str(template), "--context", "-", "--bos-token", "<s>", "--eos-token", "</s>"]) == 0
+    captured = capsys.readouterr()
+    assert (captured.out, captured.err) == ("<s>hi</s>", "")
+
+
+def test_render_a_model_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    """A folder as transformers saves it: chat_template.jinja beside tokenizer_config.json."""
+    folder = tmp_path / "model"
+    _template(folder, "chat_template.jinja", "{{ bos_token }}{{ messages[0].content }}{{ eos_token }}")
+    _template(folder, "tokenizer_config.json", json.dumps({"bos_token": "<s>", "eos_token": {"content": "</s>"}}))
+    monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps({"messages": [{"role": "user", "content": "hi"}]})))
+    assert main(["render", str(folder), "--context", "-"]) == 0
+    captured = capsys.readouterr()
+    assert (captured.out, captured.err) == ("<s>hi</s>", "")

@@ -10,9 +10,23 @@ under it:
   modules call, one package per dialect;
 - this folder: the tools built on the compiler's API (the command line, ``inspect``, multi-
   template ``sources``, ``--standalone`` modules);
+- ``tmpl2py.load(path)``: a model folder or template file in, a :class:`ChatTemplate` out,
+  whose ``apply_chat_template`` is transformers' (``tokenize=False``); compiled modules are
+  kept across processes by ``tmpl2py.cache``;
 - ``tmpl2py.bench`` (folder ``bench/``): the benchmark harness behind ``tmpl2py bench``.
 """
 
 from .compiler import CompileError, CompiledTemplate, __version__, compile_template, generate
+from .load import ChatTemplate, load
+from .sources import SourceError
 
-__all__ = ["CompileError", "CompiledTemplate", "compile_template", "generate", "__version__"]
+__all__ = [
+    "ChatTemplate",
+    "CompileError",
+    "CompiledTemplate",
+    "SourceError",
+    "compile_template",
+    "generate",
+    "load",
+    "__version__",
+]

@@ -1,27 +1,34 @@
 """The ``tmpl2py`` command line: compile, render, inspect, bench.
 
-Exit codes: 0 success, 1 stale files (``compile --check``) or a render error,
-2 usage errors and unreadable sources (``SourceError``), 3 compile errors.
+Exit codes (also in ``--help``): see ``EXIT_CODES``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Optional, TextIO
 
+from . import cache as cache_mod
 from . import sources as src_mod
+from .compiler import __version__
 from .compiler.api import PROFILES
 from .compiler.errors import CompileError
-from .sources import EXTENSIONS, SourceError, TemplateSource
+from .sources import EXTENSIONS, SPECIAL_TOKENS, SourceError, TemplateSource
 
-__all__ = ["EXTENSIONS", "build_parser", "main", "module_name"]
+__all__ = ["EXTENSIONS", "EXIT_CODES", "build_parser", "main", "module_name"]
+
+EXIT_CODES = """\
+exit codes:
+  0    success
+  1    stale generated files (compile --check), or the template raised while rendering
+  2    usage errors: bad arguments, unreadable or unrecognised sources, a bad context
+  3    compile errors (the template is malformed or unsupported)
+  130  interrupted (Ctrl-C)"""
 
 
 def infer_dialect(path: str, explicit: Optional[str]) -> str:
@@ -44,18 +51,18 @@ def read_template(path: str) -> str:
         return f.read()
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so readers see the old file or the new one, never half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+def write_atomic(path: Path, text: str) -> bool:
+    """Write ``text`` to ``path`` so readers see the old file or the new one, never half; the
+    mode follows the umask. A file that already holds ``text`` is left alone (its mtime
+    kept): returns whether the file was written."""
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+        if path.read_bytes() == text.encode("utf-8"):
+            return False
+    except OSError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    cache_mod.write_atomic(path, text)
+    return True
 
 
 def _error(message: str) -> None:
@@ -170,6 +177,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     status = max(status, 2 if problems else 0)
     names = src_mod.output_names(list(loaded))
     stale: list[str] = []
+    counts = {"ok": 0, "unchanged": 0, "failed": 0}
     progress = Progress(len(loaded), always=args.progress)
     for i, (path, sources) in enumerate(loaded.items(), 1):
         progress.step(i, str(path))
@@ -178,21 +186,25 @@ def cmd_compile(args: argparse.Namespace) -> int:
         except CompileError as e:
             _error(str(e))
             status = max(status, 3)
+            counts["failed"] += 1
             continue
         except ValueError as e:  # e.g. --profile hf on a Go template
             _error(f"{path}: {e}")
             status = max(status, 2)
+            counts["failed"] += 1
             continue
+        counts["ok"] += 1
         target = out_dir / f"{names[str(path)]}.py"
         if args.check:
             current = target.read_text(encoding="utf-8") if target.exists() else None
             if current != text:
                 stale.append(str(target))
             continue
-        write_atomic(target, text)
+        written = write_atomic(target, text)
+        counts["unchanged"] += not written
         if not args.quiet and len(loaded) <= 5:
-            print(target)
-    progress.done(f"{'checked' if args.check else 'compiled'} {len(loaded)} file(s)")
+            print(target if written else f"{target} (unchanged)")
+    progress.done(_summary(counts, args.check))
     if args.check and stale:
         print("stale generated files (run `tmpl2py compile` again):", file=sys.stderr)
         for s in stale:
@@ -201,14 +213,34 @@ def cmd_compile(args: argparse.Namespace) -> int:
     return status
 
 
+def _summary(counts: dict, check: bool) -> str:
+    """``compiled N file(s)[, U unchanged][, F failed]`` (failed files are not counted as compiled)."""
+    text = f"{'checked' if check else 'compiled'} {counts['ok']} file(s)"
+    if counts["unchanged"]:
+        text += f", {counts['unchanged']} unchanged"
+    if counts["failed"]:
+        text += f", {counts['failed']} failed"
+    return text
+
+
 # ----------------------------------------------------------------------------- render
 
 
-def _load_context(spec: str) -> Any:
+def _load_context(spec: str) -> dict:
+    """The JSON object of ``--context`` (a file, or ``-``: stdin); ``ValueError`` otherwise."""
     if spec == "-":
-        return json.load(sys.stdin)
-    with open(spec, encoding="utf-8") as f:
-        return json.load(f)
+        context = json.load(sys.stdin)
+    else:
+        with open(spec, encoding="utf-8") as f:
+            context = json.load(f)
+    if not isinstance(context, dict):
+        raise ValueError(f"the context must be a JSON object, not a JSON {_json_kind(context)}")
+    return context
+
+
+def _json_kind(value: Any) -> str:
+    names = {list: "array", str: "string", bool: "boolean", int: "number", float: "number"}
+    return "null" if value is None else names.get(type(value), type(value).__name__)
 
 
 def choose_source(
@@ -266,18 +298,23 @@ def _render_generate(template: Any, source: Any, request: dict) -> str:
 
 def cmd_render(args: argparse.Namespace) -> int:
     from .compiler.api import compile_template
+    from .load import read_model
 
+    if args.context is None:
+        _error("render needs --context FILE (a JSON object), or --context - to read it from stdin")
+        return 2
     try:
-        context = _load_context(args.context) if args.context else {}
+        context = _load_context(args.context)
     except (OSError, ValueError) as e:
         _error(f"cannot read the context {args.context}: {e}")
         return 2
-    tools = context.get("tools") if isinstance(context, dict) else None
     try:
-        source = choose_source(src_mod.load(args.template, args.dialect), args.name, tools)
+        model = read_model(args.template, args.dialect)
+        source = choose_source(list(model.templates.values()), args.name, context.get("tools"))
         template = compile_template(
-            source.text, source.dialect, args.profile, name=src_mod.display_name(source)
-        )
+            source.text, source.dialect, args.profile, name=src_mod.display_name(source),
+            cache=None if args.no_cache else True,
+        )  # fmt: skip
     except SourceError as e:
         _error(str(e))
         return 2
@@ -287,22 +324,21 @@ def cmd_render(args: argparse.Namespace) -> int:
     except ValueError as e:
         _error(str(e))
         return 2
+    conversation = not args.raw and template.profile in ("hf", "ollama") and "messages" in context
+    tokens = {**model.special_tokens, **_token_flags(args)} if template.dialect == "jinja" else {}
+    supplied = set(context) | (set(tokens) if conversation else set())
+    _warn_unsupplied_tokens(source, template.profile, supplied)
     try:
         if not args.raw and template.profile == "ollama" and _is_generate_request(context):
             text = _render_generate(template, source, context)
-        elif (
-            not args.raw
-            and template.profile in ("hf", "ollama")
-            and isinstance(context, dict)
-            and "messages" in context
-        ):
+        elif conversation:
             options = dict(context)
             messages = options.pop("messages")
             if template.profile == "ollama":
                 options.pop("source", None)
                 _modelfile_option(options, source)
             else:  # transformers passes the tokenizer's special tokens; the context wins
-                options = {**source.special_tokens, **options}
+                options = {**tokens, **options}
             text = template.render_conversation(messages, **options)
         else:
             text = template.render(context)
@@ -315,6 +351,35 @@ def cmd_render(args: argparse.Namespace) -> int:
     if args.newline:
         sys.stdout.write("\n")
     return 0
+
+
+def _token_flags(args: argparse.Namespace) -> dict:
+    return {
+        name: value
+        for name, value in (("bos_token", args.bos_token), ("eos_token", args.eos_token))
+        if value is not None
+    }
+
+
+def _warn_unsupplied_tokens(source: TemplateSource, profile: Optional[str], supplied: set) -> None:
+    """A warning on stderr for each special token the template reads and nothing supplies
+    (neither the model's files, nor --bos-token/--eos-token, nor the context)."""
+    if source.dialect != "jinja":
+        return
+    from .inspect import inspect_template
+
+    try:
+        read = inspect_template(source.text, source.dialect, source.name, profile).variables
+    except CompileError:
+        return
+    missing = [n for n in read if (n in SPECIAL_TOKENS or n.endswith("_token")) and n not in supplied]
+    for name in missing:
+        flag = f" --{name.replace('_', '-')}" if name in ("bos_token", "eos_token") else ""
+        print(
+            f"tmpl2py: warning: the template reads {name}, which nothing supplies (render a model "
+            f"folder or tokenizer_config.json, pass{flag or ' it in the context'}); it is undefined",
+            file=sys.stderr,
+        )
 
 
 # ----------------------------------------------------------------------------- inspect
@@ -383,9 +448,13 @@ def cmd_bench(argv: Sequence[str]) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="tmpl2py", description="Compile LLM chat templates to Python."
+        prog="tmpl2py",
+        description="Compile LLM chat templates to Python.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--version", action="version", version=f"tmpl2py {__version__}")
+    sub = parser.add_subparsers(dest="command")
 
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument(
@@ -398,7 +467,12 @@ def build_parser() -> argparse.ArgumentParser:
     kinds = (
         "a template file, tokenizer_config.json, chat_template.json, a .gguf file or a Modelfile"
     )
-    c = sub.add_parser("compile", help="compile templates into Python modules")
+    c = sub.add_parser(
+        "compile",
+        help="compile templates into Python modules",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     c.add_argument("templates", nargs="+", metavar="TEMPLATE", help=f"{kinds}, or a folder of them")
     c.add_argument("-o", "--output", default="generated", help="output folder (default: generated)")
     c.add_argument(
@@ -412,14 +486,26 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--progress", action="store_true", help="always show progress on stderr (default: after 1s)"
     )
-    c.add_argument("-q", "--quiet", action="store_true")
+    c.add_argument("-q", "--quiet", action="store_true", help="print only errors")
     common(c)
     c.set_defaults(func=cmd_compile)
 
-    r = sub.add_parser("render", help="compile a template and print the prompt for a context")
-    r.add_argument("template", metavar="TEMPLATE", help=kinds)
+    r = sub.add_parser(
+        "render",
+        help="compile a template and print the prompt for a context",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    r.add_argument("template", metavar="TEMPLATE", help=f"{kinds}, or a model folder")
     r.add_argument(
-        "--context", metavar="FILE|-", help="JSON context (with 'messages': a conversation)"
+        "--context",
+        metavar="FILE|-",
+        help="required: a JSON object (with 'messages': a conversation); '-' reads it from stdin",
+    )
+    r.add_argument("--bos-token", help="the bos_token passed to the template (default: the model's)")
+    r.add_argument("--eos-token", help="the eos_token passed to the template (default: the model's)")
+    r.add_argument(
+        "--no-cache", action="store_true", help="do not use the compile cache (TMPL2PY_CACHE_DIR)"
     )
     r.add_argument("--name", help="which named template (default: transformers' choice)")
     r.add_argument(
@@ -446,10 +532,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] == "bench":
-        return cmd_bench(argv[1:])
-    args = build_parser().parse_args(argv)
-    return int(args.func(args))
+    try:
+        if argv and argv[0] == "bench":
+            return cmd_bench(argv[1:])
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if args.command is None:  # bare `tmpl2py`: the help
+            parser.print_help()
+            return 0
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        print("tmpl2py: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

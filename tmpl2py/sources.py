@@ -249,7 +249,9 @@ def _read_text(path: Path) -> str:
         raise SourceError(path, f"cannot read: {e.strerror or e}", "missing") from None
 
 
-def _load_json(path: Path) -> list[TemplateSource]:
+def read_json_object(path: Any) -> dict:
+    """A JSON file holding an object (``tokenizer_config.json`` ...); raises :class:`SourceError`."""
+    path = Path(path)
     text = _read_text(path)
     try:
         data = json.loads(text)
@@ -259,6 +261,11 @@ def _load_json(path: Path) -> list[TemplateSource]:
         ) from None
     if not isinstance(data, dict):
         raise SourceError(path, f"expected a JSON object, found {type(data).__name__}")
+    return data
+
+
+def _load_json(path: Path) -> list[TemplateSource]:
+    data = read_json_object(path)
     kind = "processor" if path.name.lower() == "chat_template.json" else "tokenizer_config"
     if data.get("chat_template") is None:
         sibling = path.parent / "chat_template.jinja"
@@ -551,9 +558,18 @@ def _ident(text: str) -> str:
     return name
 
 
+_KNOWN_SUFFIXES = (*EXTENSIONS, ".json", ".gguf", ".modelfile")
+
+
 def module_name(path: Any) -> str:
-    """The module a template file compiles to: its stem (``seed001_qwen.jinja`` -> ``seed001_qwen``)."""
-    return _ident(Path(path).name.split(".")[0])
+    """The module a template file compiles to: its whole stem made an identifier
+    (``seed001_qwen.jinja`` -> ``seed001_qwen``, ``granite-3.0-instruct.jinja`` ->
+    ``granite_3_0_instruct``, ``phi3.5.jinja`` -> ``phi3_5``); only a known extension is cut."""
+    name = Path(path).name
+    suffix = Path(name).suffix.lower()
+    if suffix in _KNOWN_SUFFIXES and len(name) > len(suffix):
+        name = name[: -len(suffix)]
+    return _ident(name)
 
 
 def output_names(paths: Sequence[Any]) -> dict[str, str]:
@@ -759,7 +775,7 @@ def get_template(name=None, tools=None):
 
 
 def _assemble(label, names, funcs, imports, bodies, metadata) -> str:  # type: ignore[no-untyped-def]
-    from . import __version__
+    from .compiler import __version__
     from .compiler.api import format_module, header_safe
 
     default = names.index("default") if "default" in names else 0

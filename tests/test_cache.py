@@ -1,0 +1,196 @@
+"""The compiled-module cache (tmpl2py/cache.py): hits, corrupted entries, modes, folders,
+other processes and many writers at once."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from tmpl2py_paths import ROOT
+
+import tmpl2py
+from tmpl2py.cache import CacheWarning, ModuleCache, default_cache_dir
+from tmpl2py.compiler import api
+
+QWEN = (ROOT / "examples" / "seed001_qwen.jinja").read_text(encoding="utf-8")
+HI = [{"role": "user", "content": "hi"}]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> ModuleCache:
+    return ModuleCache(tmp_path / "cache")
+
+
+def entry_files(store: ModuleCache) -> list[Path]:
+    return sorted(p for p in store.directory.iterdir() if not p.name.startswith("."))
+
+
+def test_a_hit_skips_the_compiler(store: ModuleCache, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = tmpl2py.compile_template(QWEN, cache=store, name="q")
+    files = entry_files(store)
+    assert [p.suffix for p in files] == [".code", ".py"]
+    text = files[1].read_text(encoding="utf-8")
+    assert text.startswith("# tmpl2py-cache ") and text.split("\n", 1)[1] == first.python_source
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("compiled again on a cache hit")
+
+    monkeypatch.setattr(api, "generate", refuse)
+    again = tmpl2py.compile_template(QWEN, cache=store, name="q")
+    assert again.python_source == first.python_source
+    assert again.render_conversation(HI) == first.render_conversation(HI)
+    monkeypatch.undo()
+    assert again.ir == first.ir  # the IR is made again when asked for
+
+
+def test_the_key_covers_what_changes_the_code(store: ModuleCache) -> None:
+    tmpl2py.compile_template(QWEN, cache=store, name="q")
+    tmpl2py.compile_template(QWEN, cache=store, name="other")  # the name is in the header
+    tmpl2py.compile_template(QWEN, cache=store, name="q", profile="plain")
+    tmpl2py.compile_template(QWEN, cache=store, name="q", optimize=False)
+    assert len(entry_files(store)) == 8
+
+
+@pytest.mark.parametrize(
+    "damage",
+    ["truncate-text", "edit-text", "bad-header", "truncate-code", "garbage-code", "code-of-other", "raises"],
+)
+def test_a_corrupted_entry_is_recompiled(store: ModuleCache, damage: str) -> None:
+    good = tmpl2py.compile_template(QWEN, cache=store, name="q")
+    code, text = entry_files(store)
+    if damage == "truncate-text":
+        text.write_bytes(text.read_bytes()[:500])
+    elif damage == "edit-text":  # valid Python, but not what the header's hash says
+        text.write_text(text.read_text().replace("<|im_start|>", "<|EVIL|>"))
+    elif damage == "bad-header":
+        text.write_text("# tmpl2py-cache nonsense\n" + good.python_source)
+    elif damage == "truncate-code":
+        code.write_bytes(code.read_bytes()[:100])
+    elif damage == "garbage-code":
+        data = code.read_bytes()
+        code.write_bytes(data[: len(data) // 2] + b"\x00garbage" * 10)
+    elif damage == "code-of-other":  # a whole code file of another template under this name
+        tmpl2py.compile_template("{{ 1 }}", cache=ModuleCache(store.directory / "o"), name="o")
+        other = next((store.directory / "o").glob("*.code"))
+        code.write_bytes(other.read_bytes())
+    elif damage == "raises":  # a consistent entry whose module fails to run
+        body = "raise RuntimeError('boom')\n"
+        store.put(text.name[:-3], body)
+    again = tmpl2py.compile_template(QWEN, cache=store, name="q")
+    assert again.python_source == good.python_source
+    assert again.render_conversation(HI) == good.render_conversation(HI)
+    assert ModuleCache(store.directory).get(text.name[:-3])[0] == good.python_source  # rewritten
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o002, 0o077])
+def test_modes_follow_the_umask(tmp_path: Path, umask: int) -> None:
+    old = os.umask(umask)
+    try:
+        store = ModuleCache(tmp_path / f"c{umask:o}")
+        tmpl2py.compile_template("{{ x }}", cache=store, name="m")
+    finally:
+        os.umask(old)
+    for p in entry_files(store):
+        assert stat.S_IMODE(p.stat().st_mode) == 0o666 & ~umask, p
+    assert stat.S_IMODE(store.directory.stat().st_mode) == 0o777 & ~umask
+    assert not [p for p in store.directory.iterdir() if p.name.startswith(".")]  # no temp files
+
+
+def test_the_default_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("TMPL2PY_CACHE_DIR", str(tmp_path / "explicit"))
+    assert default_cache_dir() == tmp_path / "explicit"
+    monkeypatch.delenv("TMPL2PY_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert default_cache_dir() == tmp_path / "xdg" / "tmpl2py"
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative")  # ignored, as the XDG spec says
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert default_cache_dir() == tmp_path / "home" / ".cache" / "tmpl2py"
+    monkeypatch.setenv("TMPL2PY_CACHE_DIR", str(tmp_path / "env"))
+    tmpl2py.compile_template("{{ y }}", cache=True)
+    assert len(entry_files(ModuleCache(tmp_path / "env"))) == 2
+
+
+def test_an_unwritable_folder_warns_and_still_compiles(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    store = ModuleCache(blocker / "cache")
+    with pytest.warns(CacheWarning, match="cannot write the compile cache"):
+        t = tmpl2py.compile_template("{{ z }}", cache=store)
+    assert t.render({"z": 1}) == "1"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tmpl2py.compile_template("{{ z }}!", cache=store)  # warned once per cache
+
+
+def test_bad_cache_argument() -> None:
+    with pytest.raises(TypeError, match="cache must be True"):
+        tmpl2py.compile_template("x", cache=3)
+
+
+_CHILD = textwrap.dedent(
+    """
+    import sys, json
+    from tmpl2py.compiler import api
+    import tmpl2py
+    calls = []
+    real = api.generate
+    api.generate = lambda *a, **k: (calls.append(1), real(*a, **k))[1]
+    t = tmpl2py.load(sys.argv[1])
+    print(json.dumps({"compiled": len(calls), "out": t.apply_chat_template([{"role": "user", "content": "hi"}])}))
+    """
+)
+
+
+def _child(path: Path, cache_dir: Path) -> dict:
+    import json
+
+    env = {**os.environ, "TMPL2PY_CACHE_DIR": str(cache_dir)}
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(path)], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_a_second_process_loads_from_the_cache(tmp_path: Path) -> None:
+    path = tmp_path / "qwen.jinja"
+    path.write_text(QWEN, encoding="utf-8")
+    first = _child(path, tmp_path / "cache")
+    second = _child(path, tmp_path / "cache")
+    assert (first["compiled"], second["compiled"]) == (1, 0)
+    assert first["out"] == second["out"] == tmpl2py.compile_template(QWEN).render_conversation(HI)
+
+
+def test_many_writers_at_once(store: ModuleCache) -> None:
+    """Threads racing on one key all get a working template and leave one whole entry."""
+    with ThreadPoolExecutor(8) as pool:
+        made = list(pool.map(lambda _: tmpl2py.compile_template(QWEN, cache=store, name="q"), range(16)))
+    assert len({t.python_source for t in made}) == 1
+    assert len(entry_files(store)) == 2
+    assert not [p for p in store.directory.iterdir() if p.name.startswith(".")]
+
+
+def test_many_processes_start_at_once(tmp_path: Path) -> None:
+    """Processes racing on an empty cache: every one renders, one whole entry is left."""
+    path = tmp_path / "small.jinja"
+    path.write_text("{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}", encoding="utf-8")
+    env = {**os.environ, "TMPL2PY_CACHE_DIR": str(tmp_path / "cache")}
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _CHILD, str(path)], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+        for _ in range(4)
+    ]  # fmt: skip
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [e for _, e in outs]
+    assert {o.strip().splitlines()[-1].split('"out": ')[1] for o, _ in outs} == {'"<user>hi"}'}
+    store = ModuleCache(tmp_path / "cache")
+    assert len(entry_files(store)) == 2
+    assert not [p for p in store.directory.iterdir() if p.name.startswith(".")]
