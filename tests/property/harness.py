@@ -50,8 +50,8 @@ def _on_alarm(signum: int, frame: Any) -> None:
 class deadline:
     """Raise ``Timeout`` in the block after ``seconds`` (main thread only; elsewhere no limit)."""
 
-    def __init__(self, seconds: float = TIMEOUT_S) -> None:
-        self.seconds = seconds
+    def __init__(self, seconds: Optional[float] = None) -> None:
+        self.seconds = TIMEOUT_S if seconds is None else seconds  # read now: a run may raise it
 
     def __enter__(self) -> None:
         self.active = (

@@ -165,12 +165,17 @@ def _compile(source: str, profile_: str) -> Any:
 _PROFILES = st.sampled_from(["plain", "ollama"])
 
 
+def _any_template(data: st.DataObject) -> tuple:
+    """(profile, template) for either profile; one in four templates chaotic."""
+    profile_ = data.draw(_PROFILES)
+    return profile_, data.draw(S.templates(profile=profile_, chaotic=data.draw(st.integers(0, 3)) == 0))
+
+
 @profile("go_deterministic")
 @given(data=st.data())
 def test_compile_is_deterministic(data: st.DataObject) -> None:
     progress("go_deterministic")
-    profile_ = data.draw(_PROFILES)
-    source = data.draw(S.templates(profile=profile_, chaotic=data.draw(st.integers(0, 3)) == 0))
+    profile_, source = _any_template(data)
     first, second = _compile(source, profile_), _compile(source, profile_)
     problem = H.compilations_differ(first, second)
     if problem is None and isinstance(first, tuple) and first[0] == "internal":
@@ -182,8 +187,7 @@ def test_compile_is_deterministic(data: st.DataObject) -> None:
 @given(data=st.data())
 def test_generated_source_compiles(data: st.DataObject) -> None:
     progress("go_compiles")
-    profile_ = data.draw(_PROFILES)
-    source = data.draw(S.templates(profile=profile_, chaotic=data.draw(st.integers(0, 3)) == 0))
+    profile_, source = _any_template(data)
     tmpl = _compile(source, profile_)
     if isinstance(tmpl, tuple):
         report("go_compiles", f"compiler crashed: {tmpl!r}" if tmpl[0] == "internal" else None, source, profile_)
