@@ -110,7 +110,7 @@ class _Scanner:
         origins = _origins(body)
         self.clock = {i for i, n in origins.items() if n == "strftime_now"}
         self.lists = {i for i, n in origins.items() if n == "messages"}
-        self.loops: set[str] = set()  # loop idents of loops over the messages
+        self.loops: set[str] = set()  # loop idents of the enclosing loops over the messages
         self.findings: list[Finding] = []
         changed = True
         while changed:  # aliases: `set loop_messages = messages[1:]`, loop targets' lists
@@ -145,13 +145,16 @@ class _Scanner:
     def stmt(self, node: Any, line: int) -> None:
         if isinstance(node, ir.For):
             self.expr(node.iter, line)
+            saved = set(self.loops)  # loop idents are reused: the innermost loop decides
             if self.is_list(node.iter):
-                if node.loop:
-                    self.loops.add(node.loop)
+                self.loops.add(node.loop)
                 self.namespace_writes(node, line)
+            else:
+                self.loops.discard(node.loop)
             if node.filter is not None:
                 self.expr(node.filter, line)
             self.stmts(node.body, line)
+            self.loops = saved
             self.stmts(node.else_, line)
             return
         for _, value in ir.children(node):
@@ -402,8 +405,12 @@ def _hard_errors() -> tuple:
     return (RenderBudgetExceeded, MemoryError)
 
 
-def check_shape(template: Any, shape: str, max_examples: int = 200) -> ShapeResult:
-    """Search for a counterexample of ``shape`` (Hypothesis ``find``: derandomised, shrunk)."""
+def check_shape(
+    template: Any, shape: str, max_examples: int = 200, seed: Optional[int] = None
+) -> ShapeResult:
+    """Search for a counterexample of ``shape`` (Hypothesis ``find``, shrunk; derandomised
+    unless a ``seed`` is given)."""
+    import random
     from hypothesis import HealthCheck, find, settings
     from hypothesis.errors import NoSuchExample
 
@@ -424,13 +431,14 @@ def check_shape(template: Any, shape: str, max_examples: int = 200) -> ShapeResu
 
     config = settings(
         max_examples=max_examples,
-        derandomize=True,
+        derandomize=seed is None,
         database=None,
         deadline=None,
         suppress_health_check=list(HealthCheck),
     )
     try:
-        minimal = find(conversations(shape, template.dialect), breaks, settings=config)
+        rng = None if seed is None else random.Random(seed)
+        minimal = find(conversations(shape, template.dialect), breaks, settings=config, random=rng)
     except NoSuchExample:
         status = "stable" if seen["ok"] else "rejected"
         return ShapeResult(shape, status, seen["ok"], error=str(seen["error"])[:160])

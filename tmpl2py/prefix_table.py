@@ -151,6 +151,43 @@ def _frozen(day: datetime.datetime) -> type:
     return Frozen
 
 
+def inspect_prefix(args: Any) -> int:
+    """``tmpl2py inspect --prefix TEMPLATE`` / ``--corpus DIR [--markdown] [-o FILE]``."""
+    if args.corpus:
+        argv = ["--corpus", args.corpus, "--examples", str(args.examples)]
+        argv += ["--markdown"] * bool(args.markdown) + (["-o", args.output] if args.output else [])
+        return main(argv)
+    from . import sources as src_mod
+    from .compiler.api import compile_template
+    from .compiler.errors import CompileError
+
+    if args.template is None:
+        print("tmpl2py: error: inspect --prefix: a TEMPLATE is required", file=sys.stderr)
+        return 2
+    try:
+        loaded = src_mod.load(args.template, args.dialect)
+        chosen = [s for s in loaded if not args.name or s.name == args.name]
+        reports = [
+            prefix_report(
+                compile_template(s.text, s.dialect, args.profile, src_mod.display_name(s)),
+                max_examples=args.examples,
+            )
+            for s in chosen
+        ]
+    except (src_mod.SourceError, ValueError) as e:
+        print(f"tmpl2py: error: {e}", file=sys.stderr)
+        return 2
+    except CompileError as e:
+        print(f"tmpl2py: error: {e}", file=sys.stderr)
+        return 3
+    if args.json:
+        docs = [r.as_dict() for r in reports]
+        sys.stdout.write(json.dumps(docs[0] if len(docs) == 1 else docs, indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write("\n".join(format_text(r) for r in reports))
+    return 0
+
+
 def main(argv: Optional[list] = None) -> int:
     import argparse
 
