@@ -11,15 +11,14 @@ import os
 from pathlib import Path
 
 import pytest
+import reference  # noqa: F401  (skips without transformers)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import reference  # noqa: F401  (skips without transformers)
-from tmpl2py import compile_template
-from tmpl2py.conversation import Conversation
-from tmpl2py.prefix import conversations, shape_options
 from tmpl2py_paths import SHARED
 from transformers.utils import chat_template_utils as ctu  # noqa: E402
+
+from tmpl2py import compile_template
+from tmpl2py.prefix import conversations, shape_options
 
 SHARED_DIR = Path(os.environ.get("TMPL2PY_SHARED", SHARED))
 JINJA = SHARED_DIR / "corpus" / "jinja" / "templates"

@@ -14,14 +14,12 @@ import sys
 from pathlib import Path
 
 import pytest
+import reference  # noqa: F401  (freezes transformers' clock name lookup; skips without it)
+from tmpl2py_paths import ROOT, SHARED
+from transformers.utils import chat_template_utils as ctu  # noqa: E402
 
 from tmpl2py import compile_template
-from tmpl2py.prefix import first_break, prefix_report, scan
-from tmpl2py.prefix import analysis_ir
-from tmpl2py_paths import ROOT, SHARED
-
-import reference  # noqa: F401  (freezes transformers' clock name lookup; skips without it)
-from transformers.utils import chat_template_utils as ctu  # noqa: E402
+from tmpl2py.prefix import analysis_ir, first_break, prefix_report, scan
 
 SHARED_DIR = Path(os.environ.get("TMPL2PY_SHARED", SHARED))
 CORPUS = SHARED_DIR / "corpus"
@@ -75,11 +73,11 @@ def test_static_precheck_is_quiet_on_benign_reads():
 
 def transformers_renderer(source: str, options: dict):
     """``render(messages, agp, day)`` through transformers' render_jinja_template."""
-    from tmpl2py.prefix_table import _frozen  # noqa: PLC2701 - a test of that module
+    from tmpl2py.prefix_table import frozen_clock
 
     def render(messages, agp, day):
         saved = ctu.datetime
-        ctu.datetime = _frozen(day)
+        ctu.datetime = frozen_clock(day)
         try:
             out = ctu.render_jinja_template(
                 conversations=[messages], chat_template=source, add_generation_prompt=agp, **options
@@ -250,3 +248,12 @@ def test_doc_stable_claims_pass_a_search_sample():
         dialect, path = paths[name]
         t = compile_template(path.read_text(encoding="utf-8"), dialect, name=name)
         assert check_shape(t, shape, max_examples=40, seed=21).status == "stable", (name, shape)
+
+
+def test_go_precheck_names_last_and_clock():
+    source = (
+        "{{ currentDate }}\n{{- range $i, $_ := .Messages }}\n"
+        "{{- $last := eq (len (slice $.Messages $i)) 1 }}{{ .Content }}{{ end }}"
+    )
+    found = scan(analysis_ir(source, "go", "g", "ollama"))
+    assert [(f.kind, f.line) for f in found] == [("clock", 1), ("messages-length", 3)], found

@@ -238,12 +238,42 @@ def _is_slice(node: Any) -> bool:
 
 
 def _scan_go(module: ir.Module) -> list[Finding]:
-    """Go: the clock funcs (currentDate, yesterdayDate) are what the IR can tell."""
-    out = set()
-    for node in ir.walk(module.body):
-        if isinstance(node, ir.Helper) and node.name.startswith("go.") and "date" in node.name.lower():
-            out.add(Finding("clock", node.span[0], node.name.split(".")[-1]))
-    return sorted(out, key=lambda f: (f.line, f.construct))
+    """Go: the clock funcs (currentDate, yesterdayDate), and the length of ``.Messages`` (how
+    Go templates compute ``$last``: ``len (slice $.Messages $i)``, ``len $.Messages``)."""
+    out: set = set()
+
+    def visit(body: Iterable[Any], line: int) -> None:
+        for stmt in body:
+            here = stmt.span[0] or line
+            for n in _shallow(stmt):
+                if isinstance(n, ir.Helper):
+                    if n.name in ("gotmpl.current_date", "gotmpl.yesterday_date"):
+                        out.add(Finding("clock", here, n.name.split(".")[-1]))
+                    elif "len" in n.name and _mentions_messages(n):
+                        out.add(Finding("messages-length", here, "len of .Messages ($last)"))
+            for _, value in ir.children(stmt):
+                items = value if isinstance(value, tuple) else (value,)
+                visit([c for c in items if isinstance(c, ir.Stmt)], here)
+
+    visit(module.body, 0)
+    return sorted(out, key=lambda f: (f.line, f.kind, f.construct))
+
+
+def _shallow(stmt: Any) -> list:
+    """The expression nodes of one statement (not of the statements nested in it)."""
+    out = []
+    for _, value in ir.children(stmt):
+        for child in value if isinstance(value, tuple) else (value,):
+            if isinstance(child, ir.Expr):
+                out += list(ir.walk(child))
+    return out
+
+
+def _mentions_messages(node: Any) -> bool:
+    for n in ir.walk(node):
+        if isinstance(n, ir.Const) and n.value in ("Messages", ("Messages",)):
+            return True
+    return False
 
 
 # ----------------------------------------------------------------------------- conversations
@@ -370,12 +400,15 @@ def first_break(
 
 
 def _common(a: str, b: str) -> int:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
+    """The length of the common prefix (a binary search of C-speed comparisons)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if b.startswith(a[:mid]):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 @dataclasses.dataclass
@@ -411,6 +444,7 @@ def check_shape(
     """Search for a counterexample of ``shape`` (Hypothesis ``find``, shrunk; derandomised
     unless a ``seed`` is given)."""
     import random
+
     from hypothesis import HealthCheck, find, settings
     from hypothesis.errors import NoSuchExample
 

@@ -125,7 +125,7 @@ def transformers_confirm(source_of: Callable[[str], str]) -> Callable:
 
         def render(messages: list, agp: bool, day: datetime.datetime) -> str:
             saved = ctu.datetime
-            ctu.datetime = _frozen(day)  # strftime_now looks the name up at call time
+            ctu.datetime = frozen_clock(day)  # strftime_now looks the name up at call time
             try:
                 out = ctu.render_jinja_template(
                     conversations=[messages], chat_template=source, add_generation_prompt=agp,
@@ -142,7 +142,7 @@ def transformers_confirm(source_of: Callable[[str], str]) -> Callable:
     return confirm
 
 
-def _frozen(day: datetime.datetime) -> type:
+def frozen_clock(day: datetime.datetime) -> type:
     class Frozen(datetime.datetime):
         @classmethod
         def now(cls, tz: Any = None) -> Any:  # type: ignore[override]
