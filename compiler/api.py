@@ -139,6 +139,18 @@ class CompiledTemplate:
                 raise _too_deep("go") from None
         with time_budget(budget), _recursion_guard("go"):
             return _go_generate.render_generate(self.namespace, prompt, **values, **request)
+    def prefix_report(self, shapes: Any = None, max_examples: int = 200) -> Any:
+        """Is the prompt of each turn a prefix of the next one's? (``tmpl2py.prefix``)"""
+        from tmpl2py.prefix import SHAPES, prefix_report
+
+        return prefix_report(self, SHAPES if shapes is None else shapes, max_examples)
+
+    def conversation(self, **options: Any) -> Any:
+        """A session that renders a growing conversation, only the new messages where the
+        template is proven append-only (``tmpl2py.conversation``)."""
+        from tmpl2py.conversation import Conversation
+
+        return Conversation(self, **options)
 
     def __repr__(self) -> str:
         return f"<CompiledTemplate {self.name!r} {self.dialect}/{self.profile}>"

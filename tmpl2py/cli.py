@@ -388,6 +388,13 @@ def _warn_unsupplied_tokens(source: TemplateSource, profile: Optional[str], supp
 def cmd_inspect(args: argparse.Namespace) -> int:
     from .inspect import format_text, inspect_template
 
+    if args.prefix or args.corpus:
+        from .prefix_table import inspect_prefix
+
+        return inspect_prefix(args)
+    if args.template is None:
+        _error("inspect: a TEMPLATE is required")
+        return 2
     try:
         loaded = src_mod.load(args.template, args.dialect)
         chosen = [choose_source(loaded, args.name)] if args.name else loaded
@@ -520,8 +527,15 @@ def build_parser() -> argparse.ArgumentParser:
     i = sub.add_parser(
         "inspect", help="variables, message fields, capabilities and errors of a template"
     )
-    i.add_argument("template", metavar="TEMPLATE", help=kinds)
+    i.add_argument("template", metavar="TEMPLATE", nargs="?", help=kinds)
     i.add_argument("--json", action="store_true", help="print JSON")
+    i.add_argument(
+        "--prefix", action="store_true", help="prefix stability report (tmpl2py.prefix)"
+    )
+    i.add_argument("--corpus", metavar="DIR", help="--prefix for every template under DIR")
+    i.add_argument("--markdown", action="store_true", help="with --corpus: the docs/prefix.md table")
+    i.add_argument("--examples", type=int, default=200, help="--prefix: Hypothesis examples per shape")
+    i.add_argument("-o", "--output", help="with --corpus: write the table here (atomically)")
     i.add_argument("--name", help="only this named template (default: all)")
     common(i)
     i.set_defaults(func=cmd_inspect)
