@@ -26,6 +26,7 @@ from lark.exceptions import (
 )
 
 from .. import ir
+from ..lark_tables import load_parser
 from ..errors import CompileError, position
 from . import nodes as n
 from .literals import LiteralError, go_quote, parse_number, unquote
@@ -61,18 +62,16 @@ HUMAN_NAMES = {
 
 
 def parser() -> Lark:
+    """The parser, made once per process from the prebuilt tables (``lark_tables``)."""
     global _PARSER
     if _PARSER is None:
-        _PARSER = Lark.open(
-            "grammar.lark",
-            rel_to=__file__,
-            parser="lalr",
-            lexer="contextual",
-            propagate_positions=True,
-            maybe_placeholders=False,
-            postlex=_TrimMarkers(),
-        )
+        _PARSER = load_parser("gotmpl", post_lexer())
     return _PARSER
+
+
+def post_lexer() -> _TrimMarkers:
+    """A fresh post-lexer for this grammar's parser (also for ``lark_tables``' tests)."""
+    return _TrimMarkers()
 
 
 class _GoError(Exception):

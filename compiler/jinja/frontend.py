@@ -22,6 +22,7 @@ from lark.exceptions import (
 )
 
 from .. import ir
+from ..lark_tables import load_parser
 from ..errors import CompileError
 from .lowering import Lowering
 
@@ -57,18 +58,16 @@ HUMAN_NAMES = {
 
 
 def parser() -> Lark:
+    """The parser, made once per process from the prebuilt tables (``lark_tables``)."""
     global _PARSER
     if _PARSER is None:
-        _PARSER = Lark.open(
-            "grammar.lark",
-            rel_to=__file__,
-            parser="lalr",
-            lexer="contextual",
-            propagate_positions=True,
-            maybe_placeholders=False,
-            postlex=_WhitespaceControl(),
-        )
+        _PARSER = load_parser("jinja", post_lexer())
     return _PARSER
+
+
+def post_lexer() -> _WhitespaceControl:
+    """A fresh post-lexer for this grammar's parser (also for ``lark_tables``' tests)."""
+    return _WhitespaceControl()
 
 
 def normalize_source(source: str) -> str:
