@@ -443,14 +443,14 @@ def measure_compile_largest(repeats: int) -> dict | None:
     if not files:
         return None
     from tmpl2py.compiler import compile_template
-    from tmpl2py.compiler.api import _generate
+    from tmpl2py.compiler.api import clear_compile_cache
 
     path = files[0]
     src = path.read_text()
     best = math.inf
     try:
         for _ in range(repeats):
-            _generate.cache_clear()  # compilation is memoised per process: time a real one
+            clear_compile_cache()  # compilation is memoised per process: time a real one
             t0 = time.perf_counter_ns()
             compile_template(src, name=path.name)
             best = min(best, time.perf_counter_ns() - t0)
@@ -771,6 +771,11 @@ def run_profile(spec: str, scenarios: list[Scenario], renders: int) -> int:
 # main
 # --------------------------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if any(a == "--corpus" or a.startswith("--corpus=") for a in argv):
+        from .corpus import main as corpus_main  # the corpus benchmark (bench/corpus.py)
+
+        return corpus_main(argv)
     ap = argparse.ArgumentParser(
         prog="python -m tmpl2py.bench.seeds", description=__doc__.split("\n\n")[0]
     )
