@@ -2,7 +2,8 @@
 
 Building a frontend's parser from ``grammar.lark`` costs ~0.4 s (the LALR analysis), and
 ~1.5 s more when ``interegular`` is installed, because Lark then checks every pair of
-terminals for regex collisions. Both are properties of the grammar, not of the template, so
+terminals for regex collisions (and Lark imports it, ~0.1 s, if this module imports Lark
+first it does so with interegular hidden). Both are properties of the grammar, not of the template, so
 they are done once, ahead of time: ``TMPL2PY_UPDATE_TABLES=1 pytest tests/unit/test_lark_tables.py`` writes
 each frontend's tables (Lark's own serialisation, plain literals) to ``<frontend>/grammar_tables.py``,
 keyed by the sha256 of the grammar text, the Lark version and the options. ``load_parser``
@@ -15,12 +16,30 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import sys
 import threading
 from pathlib import Path
 from typing import Any
 
-import lark
-from lark import Lark
+
+def _import_lark_without_interegular() -> None:
+    """Import Lark with ``interegular`` hidden: Lark imports it, if installed, only for the
+    collision check, and importing it costs ~0.1 s. A process that imported either before
+    keeps what it has."""
+    if "lark" in sys.modules or "interegular" in sys.modules:
+        return
+    sys.modules["interegular"] = None  # type: ignore[assignment]  # its import fails
+    try:
+        import lark.lexer  # noqa: F401
+    finally:
+        if "interegular" in sys.modules and sys.modules["interegular"] is None:
+            del sys.modules["interegular"]
+
+
+_import_lark_without_interegular()
+
+import lark  # noqa: E402
+from lark import Lark  # noqa: E402
 
 #: The options every frontend builds its parser with (besides its post-lexer).
 OPTIONS: dict[str, Any] = {
@@ -66,18 +85,21 @@ def load_parser(frontend: str, postlex: Any) -> Lark:
 def build_parser(frontend: str, postlex: Any, check_collisions: bool) -> Lark:
     """Build from the grammar. ``check_collisions``: Lark's interegular check, strictly (a
     collision raises); off, the check is skipped whether or not interegular is installed."""
-    path = grammar_path(frontend)
-    if check_collisions:
-        return Lark.open(str(path), postlex=postlex, strict=True, **OPTIONS)
     from lark import lexer as lark_lexer
 
-    with _BUILD_LOCK:  # Lark reads the module flag while building its lexers
-        saved = lark_lexer.has_interegular
-        lark_lexer.has_interegular = False
+    path = grammar_path(frontend)
+    strict = {"strict": True} if check_collisions else {}
+    with _BUILD_LOCK:  # Lark reads the module's flag while building its lexers
+        saved = lark_lexer.has_interegular, getattr(lark_lexer, "interegular", None)
+        if check_collisions:  # interegular is required here (ImportError otherwise)
+            lark_lexer.interegular = importlib.import_module("interegular")
+        lark_lexer.has_interegular = check_collisions
         try:
-            return Lark.open(str(path), postlex=postlex, **OPTIONS)
+            return Lark.open(str(path), postlex=postlex, **strict, **OPTIONS)
         finally:
-            lark_lexer.has_interegular = saved
+            lark_lexer.has_interegular = saved[0]
+            if saved[1] is not None:
+                lark_lexer.interegular = saved[1]
 
 
 def tables_source(frontend: str, postlex: Any) -> str:

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ..lark_tables import load_parser  # first: it imports Lark (see there)
 from lark import Lark, Token, Transformer, Tree
 from lark.exceptions import (
     UnexpectedCharacters,
@@ -26,7 +27,6 @@ from lark.exceptions import (
 )
 
 from .. import ir
-from ..lark_tables import load_parser
 from ..errors import CompileError, position
 from . import nodes as n
 from .literals import LiteralError, go_quote, parse_number, unquote

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator, Optional
 
+from ..lark_tables import load_parser  # first: it imports Lark (see there)
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import (
     UnexpectedCharacters,
@@ -22,7 +23,6 @@ from lark.exceptions import (
 )
 
 from .. import ir
-from ..lark_tables import load_parser
 from ..errors import CompileError
 from .lowering import Lowering
 
