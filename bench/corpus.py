@@ -9,7 +9,8 @@ is what ``render_jinja_template`` passes (``hf.conversation_context``), and the 
 same context (clock frozen on both sides) and minijinja (``pycompat``, transformers' ``tojson``,
 ``raise_exception``, ``strftime_now``). tmpl2py's output must equal transformers' (else the
 case is reported as a mismatch and not timed); minijinja is timed where it renders at all.
-Timing: ``seeds.time_interleaved`` (round-robin, batches with the collector off, medians).
+Timing: ``seeds.time_interleaved`` (round-robin, batches with the collector off, medians);
+``--clock cpu`` times batches by the process's CPU time, which a busy machine disturbs less.
 
 Compile time: each template compiled in memory (caches cleared) and by
 ``_cached_compile_jinja_template`` (the function behind transformers' lru_cache) in one fresh
@@ -26,6 +27,7 @@ import math
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -38,7 +40,8 @@ class Case:
     def __init__(self, template: str, fixture: str, source: str, context: dict):
         self.template, self.fixture = template, fixture
         self.source, self.context = source, context
-        self.us: dict[str, float] = {}
+        self.us: dict[str, float] = {}  # medians
+        self.min_us: dict[str, float] = {}  # fastest samples
         self.note = ""
 
     @property
@@ -310,9 +313,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise SystemExit("no case: no template x fixture that transformers renders")
     rounds = args.rounds or (3 if args.quick else 7)
     batch_ns = 1_000_000 if args.quick else 4_000_000
+    clock = time.process_time_ns if args.clock == "cpu" else time.perf_counter_ns
     for i, case in enumerate(cases):
         stats: dict = {}
-        case.us = time_interleaved(contenders(case), rounds, batch_ns, stats)
+        case.us = time_interleaved(contenders(case), rounds, batch_ns, stats, clock)
+        case.min_us = {name: st["min_us"] for name, st in stats.items()}
         if args.progress:
             print(f"[{i + 1}/{len(cases)}] {case.label}", file=sys.stderr)
     header = ["template", "cases", "tmpl2py us (median)", "transformers/tmpl2py geomean",
@@ -329,7 +334,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         f"{c.label} {_x(c.ratio('minijinja'))}" for c in vs_mini[: args.slowest]))
     s = summary(cases)
     result: dict[str, Any] = {"summary": s, "cases": [
-        {"template": c.template, "fixture": c.fixture, "us": c.us, "note": c.note} for c in cases]}
+        {"template": c.template, "fixture": c.fixture, "us": c.us, "min_us": c.min_us,
+         "note": c.note} for c in cases]}
     if not args.skip_compile:
         paths = sorted({Path(args.corpus) / f"{c.template}.jinja" for c in cases})
         times = compile_times(paths, 1 if args.quick else 3, 0 if args.quick else 3)
@@ -347,6 +353,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--fixtures", required=True, metavar="FIXTURES_DIR")
     ap.add_argument("--quick", action="store_true", help="3 rounds of 1 ms batches, no cold compile")
     ap.add_argument("--rounds", type=int, default=None)
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                    help="time batches by wall clock (default) or by this process's CPU time"
+                    " (steadier on a busy machine)")
     ap.add_argument("--only", metavar="TEXT", help="only templates whose name contains TEXT")
     ap.add_argument("--slowest", type=int, default=5, help="how many slowest cases to list")
     ap.add_argument("--skip-compile", action="store_true", help="leave out compile times")

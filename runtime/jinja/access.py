@@ -204,7 +204,12 @@ def getitem(obj: Any, argument: Any) -> Any:
         else:
             names = _PLAIN_ATTRS.get(cls)
             if names is not None and argument not in names:
-                return _no_attribute(obj, argument)
+                value = _new(Undefined)  # _no_attribute(obj, argument), inline: per character
+                value._undefined_hint = None
+                value._undefined_obj = obj
+                value._undefined_name = argument
+                value._undefined_exception = UndefinedError
+                return value
     try:
         return obj[argument]
     except (TypeError, LookupError):
