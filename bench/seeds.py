@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
+SHARED = Path(os.environ.get("TMPL2PY_SHARED") or ROOT.parent / "shared")  # ../shared, or where named
 BENCH_DIR = SHARED / "bench"
 CORPUS_DIR = SHARED / "corpus" / "jinja" / "templates"
 GO_CORPUS_DIR = SHARED / "corpus" / "gotmpl" / "templates"
