@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
+SHARED = Path(os.environ.get("TMPL2PY_SHARED") or ROOT.parent / "shared")  # ../shared, or where named
 BENCH_DIR = SHARED / "bench"
 CORPUS_DIR = SHARED / "corpus" / "jinja" / "templates"
 GO_CORPUS_DIR = SHARED / "corpus" / "gotmpl" / "templates"
@@ -256,42 +256,48 @@ def make_contenders(sc: Scenario) -> tuple[dict[str, Callable[[], str]], dict[st
 # --------------------------------------------------------------------------------------------
 # timing
 # --------------------------------------------------------------------------------------------
-def _batch_ns(fn: Callable[[], str], inner: int) -> int:
+def _batch_ns(fn: Callable[[], str], inner: int, clock: Callable[[], int] = time.perf_counter_ns) -> int:
     gcold = gc.isenabled()
     gc.disable()
     try:
-        t0 = time.perf_counter_ns()
+        t0 = clock()
         for _ in range(inner):
             fn()
-        return time.perf_counter_ns() - t0
+        return clock() - t0
     finally:
         if gcold:
             gc.enable()
 
 
-def _sample_ns(fn: Any, inner: int) -> int:
+def _sample_ns(fn: Any, inner: int, clock: Callable[[], int] = time.perf_counter_ns) -> int:
     """Nanoseconds of ``inner`` calls: measured here, or by the contender itself when it has a
     ``batch_ns`` method (a contender running in another process, e.g. the Go reference)."""
     remote = getattr(fn, "batch_ns", None)
-    return remote(inner) if remote is not None else _batch_ns(fn, inner)
+    return remote(inner) if remote is not None else _batch_ns(fn, inner, clock)
 
 
 def time_interleaved(
-    fns: dict[str, Callable[[], str]], rounds: int, batch_ns: int, stats: dict | None = None
+    fns: dict[str, Callable[[], str]],
+    rounds: int,
+    batch_ns: int,
+    stats: dict | None = None,
+    clock: Callable[[], int] = time.perf_counter_ns,
 ) -> dict[str, float]:
-    """Median µs per call for each callable, sampled round-robin (min/max/inner into ``stats``)."""
+    """Median µs per call for each callable, sampled round-robin (min/max/inner into ``stats``).
+    ``clock``: wall time by default; ``time.process_time_ns`` counts only this process's CPU
+    time (steadier on a shared machine: time spent preempted is not counted)."""
     names = list(fns)
     inner: dict[str, int] = {}
     for name in names:  # calibrate (also a warm-up)
         fns[name]()
-        one = max(_sample_ns(fns[name], 1), 1)
+        one = max(_sample_ns(fns[name], 1, clock), 1)
         inner[name] = max(1, min(100_000, batch_ns // one))
     samples: dict[str, list[float]] = {n: [] for n in names}
     gc.collect()
     for r in range(rounds):
         k = r % len(names)
         for name in names[k:] + names[:k]:
-            samples[name].append(_sample_ns(fns[name], inner[name]) / inner[name] / 1000.0)
+            samples[name].append(_sample_ns(fns[name], inner[name], clock) / inner[name] / 1000.0)
     if stats is not None:
         for n, s in samples.items():
             stats[n] = {"min_us": min(s), "max_us": max(s), "inner": inner[n], "samples": len(s)}
@@ -445,14 +451,14 @@ def measure_compile_largest(repeats: int) -> dict | None:
     if not files:
         return None
     from tmpl2py.compiler import compile_template
-    from tmpl2py.compiler.api import _generate
+    from tmpl2py.compiler.api import clear_compile_cache
 
     path = files[0]
     src = path.read_text()
     best = math.inf
     try:
         for _ in range(repeats):
-            _generate.cache_clear()  # compilation is memoised per process: time a real one
+            clear_compile_cache()  # compilation is memoised per process: time a real one
             t0 = time.perf_counter_ns()
             compile_template(src, name=path.name)
             best = min(best, time.perf_counter_ns() - t0)
@@ -773,6 +779,11 @@ def run_profile(spec: str, scenarios: list[Scenario], renders: int) -> int:
 # main
 # --------------------------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if any(a == "--corpus" or a.startswith("--corpus=") for a in argv):
+        from .corpus import main as corpus_main  # the corpus benchmark (bench/corpus.py)
+
+        return corpus_main(argv)
     ap = argparse.ArgumentParser(
         prog="python -m tmpl2py.bench.seeds", description=__doc__.split("\n\n")[0]
     )

@@ -1,6 +1,8 @@
 """The public API: ``compile_template`` and the compiled template object.
 
-Pipeline: frontend (Lark) -> IR -> passes -> emitter -> black -> ``compile()``.
+Pipeline: frontend (Lark) -> IR -> passes -> emitter -> ``compile()``; black lays the module
+out only where its text is asked for (``generate``, which writes files, and
+``CompiledTemplate.python_source``), never on the way to a render function.
 Errors are attached to the source (excerpt, template name) here, once.
 """
 
@@ -42,7 +44,8 @@ class CompiledTemplate:
         optimize: bool = True,
     ):
         self.source = source
-        self.python_source = python_source
+        self._emitted = python_source  # the emitter's text, compiled as it is
+        self._formatted: Optional[str] = None
         self.name = name
         self.dialect = dialect
         self.profile = profile
@@ -73,6 +76,16 @@ class CompiledTemplate:
         if self._ir is None:
             self._ir = generate(self.source, self.dialect, self.profile, self.name, self._optimize)[1]
         return self._ir
+
+    @property
+    def python_source(self) -> str:
+        """The generated module text, black-formatted (laid out on first access)."""
+        if self._formatted is None:
+            try:
+                self._formatted = _format_cached(self._emitted)
+            except CompileError as e:
+                raise e.with_source(self.source, self.name) from None
+        return self._formatted
 
     def render(self, context: Optional[dict] = None, *, budget: Optional[float] = None) -> str:
         """The engine's own render of exactly this data (no input shaping).
@@ -235,13 +248,35 @@ def generate(
 
     Compiling is a pure function of its arguments, so results are memoised (a server that
     compiles the same template per request, and the test suite, pay for it once)."""
-    return _generate(source, dialect, profile, name, optimize)
+    text, module = _generate(source, dialect, profile, name, optimize)
+    try:
+        return _format_cached(text), module
+    except CompileError as e:
+        raise e.with_source(source, name or "<template>") from None
+
+
+def clear_cache() -> None:
+    """Forget every memoised compilation and layout: the next compile is a real one."""
+    _generate.cache_clear()
+    _format_cached.cache_clear()
+
+
+clear_compile_cache = clear_cache  # the benchmarks' name for it
+
+
+@functools.lru_cache(maxsize=256)
+def _format_cached(text: str) -> str:
+    try:
+        return format_module(text, strings_quoted=True)
+    except RecursionError:
+        raise CompileError("too-deep", "template nesting is too deep to format", 0, 0) from None
 
 
 @functools.lru_cache(maxsize=256)
 def _generate(
     source: str, dialect: str, profile: Optional[str], name: Optional[str], optimize: bool
 ) -> tuple[str, ir.Module]:
+    """Source -> (the emitter's module text, not yet laid out by black; final IR)."""
     profile = profile or PROFILES.get(dialect, ("",))[0]
     if dialect not in PROFILES:
         raise ValueError(f"unknown dialect {dialect!r} (expected one of {', '.join(DIALECTS)})")
@@ -272,17 +307,12 @@ def _generate(
     }
     metadata.update(dict(module.meta))
     try:
-        text = format_module(emit(module, header, metadata), strings_quoted=QUOTES_STRINGS)
+        text = emit(module, header, metadata)
     except RecursionError:
         raise CompileError(
             "too-deep", "template nesting is too deep to compile", 0, 0, source, name
         ) from None
     return text, module
-
-
-def clear_cache() -> None:
-    """Forget the memoised compilations (``generate``): the next compile is a real one."""
-    _generate.cache_clear()
 
 
 def header_safe(name: str) -> str:
@@ -322,7 +352,7 @@ def compile_template(
     profile = profile or PROFILES.get(dialect, ("",))[0]
     if cache is not None and cache is not False:
         return _compile_cached(cache, source, dialect, profile, name, optimize)
-    python_source, module = generate(source, dialect, profile, name, optimize)
+    python_source, module = _generate(source, dialect, profile, name, optimize)
     return _instantiate(source, python_source, name, dialect, profile, module, None, optimize)
 
 
@@ -345,7 +375,7 @@ def _compile_cached(
     built: list = []
 
     def build() -> tuple[str, CodeType]:
-        text, module = generate(source, dialect, profile, name, optimize)
+        text, module = _generate(source, dialect, profile, name, optimize)
         built.append(module)
         try:
             return text, compile(text, f"<tmpl2py:{name or '<template>'}>", "exec")

@@ -1,7 +1,7 @@
 """What the two frontends share: the Lark bootstrap, terminal names, error translation.
 
 Each dialect's frontend (``jinja/frontend.py``, ``gotmpl/frontend.py``) supplies its grammar
-(``grammar.lark`` next to it), its post-lexer, its table of human token names and its own
+(``grammar.lark`` next to it, its LALR tables prebuilt in ``grammar_tables.py``), its post-lexer, its table of human token names and its own
 wording; this module builds the parser (``build_parser``, the one place a ``Lark`` is
 constructed), caches it (``LazyParser``), names terminals for "unexpected X" messages
 (``TokenNames``) and turns what Lark raises into ``CompileError`` (``run_parser``), so both
@@ -10,9 +10,11 @@ dialects report a bad template the same way: a typed error at a template positio
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, TypeVar
 
-from lark import Lark
+from . import lark_tables  # first: it imports Lark without interegular (see there)
+from lark import Lark  # noqa: E402
 from lark.exceptions import UnexpectedInput, VisitError
 
 from .errors import CompileError, position
@@ -21,18 +23,11 @@ T = TypeVar("T")
 
 
 def build_parser(grammar_dir: str, postlex: Any) -> Lark:
-    """The frontends' Lark parser: ``grammar.lark`` beside ``grammar_dir`` (a module's
-    ``__file__``), LALR with the contextual lexer, positions kept, ``postlex`` applied to the
-    token stream. Every frontend parser is built here (one place to tune construction)."""
-    return Lark.open(
-        "grammar.lark",
-        rel_to=grammar_dir,
-        parser="lalr",
-        lexer="contextual",
-        propagate_positions=True,
-        maybe_placeholders=False,
-        postlex=postlex,
-    )
+    """The frontends' Lark parser: the grammar of the frontend package beside ``grammar_dir``
+    (a module's ``__file__``), LALR with the contextual lexer, positions kept, ``postlex``
+    applied to the token stream; loaded from its prebuilt tables when they are current
+    (``lark_tables``). Every frontend parser is made here (one place to tune construction)."""
+    return lark_tables.load_parser(Path(grammar_dir).resolve().parent.name, postlex)
 
 
 class LazyParser:

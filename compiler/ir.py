@@ -15,6 +15,7 @@ leave it empty; the scope pass (``compiler.passes.scope``) fills it in.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from operator import is_not
 from typing import Any, Callable, Iterator, Optional, Tuple
 
 Span = Tuple[int, int]
@@ -440,25 +441,57 @@ def children(node: Any) -> Iterator[Tuple[str, Any]]:
 
 def map_children(node: Any, fn: Callable[[Any], Any]) -> Any:
     """``node`` with ``fn`` applied to each child (each item of a tuple); the same object when
-    nothing changed."""
-    if isinstance(node, tuple):
-        items = [fn(n) for n in node]
-        for new, old in zip(items, node):
-            if new is not old:
-                return tuple(items)
+    nothing changed. Every pass rebuilds trees through here, so each node class gets its own
+    mapper, written once (``_mapper``): no field loop, no ``dataclasses.replace``."""
+    if type(node) is tuple:
+        return _map_tuple(node, fn)
+    mapper = _MAPPERS.get(type(node))
+    if mapper is None:
+        mapper = _mapper(type(node))
+    return mapper(node, fn)
+
+
+def _map_tuple(node: tuple, fn: Callable[[Any], Any]) -> tuple:
+    if not node:
         return node
-    if not isinstance(node, Node):
-        return node
-    changes = None
-    for f in _child_fields(type(node)):
-        old = getattr(node, f)
-        if isinstance(old, (Node, tuple)):
-            new = fn(old)
-            if new is not old:
-                if changes is None:
-                    changes = {}
-                changes[f] = new
-    return replace(node, **changes) if changes else node
+    items = [fn(n) for n in node]
+    if any(map(is_not, items, node)):
+        return tuple(items)
+    return node
+
+
+def _unchanged(node: Any, fn: Callable[[Any], Any]) -> Any:
+    return node
+
+
+_MAPPERS: dict = {}
+
+
+def _mapper(cls: type) -> Callable[[Any, Callable[[Any], Any]], Any]:
+    """``map_children`` for one class: for a node class, a function reading each child field,
+    applying ``fn`` to the sub-nodes and tuples, and building the node again only when one
+    changed (every field by keyword, as ``dataclasses.replace`` does); tuples map their
+    items; any other value is its own result. The source is made from the class's own field
+    names (identifiers of this module), never from template text."""
+    if issubclass(cls, tuple):
+        return _MAPPERS.setdefault(cls, _map_tuple)
+    if not (issubclass(cls, Node) and hasattr(cls, "__dataclass_fields__")):
+        return _MAPPERS.setdefault(cls, _unchanged)
+    child = _child_fields(cls)
+    lines = ["def mapper(node, fn):"]
+    for f in child:
+        lines.append(f"    o_{f} = node.{f}")
+        lines.append(f"    n_{f} = fn(o_{f}) if isinstance(o_{f}, KINDS) else o_{f}")
+    unchanged = " and ".join(f"n_{f} is o_{f}" for f in child) or "True"
+    lines.append(f"    if {unchanged}:")
+    lines.append("        return node")
+    fields = ", ".join(
+        f"{f}=n_{f}" if f in child else f"{f}=node.{f}" for f in cls.__dataclass_fields__
+    )
+    lines.append(f"    return cls({fields})")
+    namespace: dict = {"KINDS": (Node, tuple), "cls": cls}
+    exec("\n".join(lines), namespace)  # noqa: S102 - our own field names only
+    return _MAPPERS.setdefault(cls, namespace["mapper"])
 
 
 def walk(node: Any) -> Iterator[Any]:

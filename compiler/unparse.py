@@ -19,7 +19,8 @@ from typing import Any, Optional
 
 @functools.lru_cache(maxsize=4096)
 def _black_quoted(value: str) -> str:
-    from black.strings import normalize_string_quotes
+    """black's quotes without importing black (``quotes`` is black's rule, checked against it)."""
+    from .quotes import normalize_string_quotes
 
     return normalize_string_quotes(repr(value))
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
+#: ../shared, or where TMPL2PY_SHARED names it (a worktree checked out elsewhere)
+SHARED = Path(os.environ.get("TMPL2PY_SHARED") or ROOT.parent / "shared")
 
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))

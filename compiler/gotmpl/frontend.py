@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from .. import lark_tables  # noqa: F401  first: it imports Lark (see there)
 from lark import Lark, Token, Transformer, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
@@ -56,6 +57,11 @@ HUMAN_NAMES = {
 def parser() -> Lark:
     """The Go template parser (built once, by ``compiler/frontend.build_parser``)."""
     return _PARSER()
+
+
+def post_lexer() -> _TrimMarkers:
+    """A fresh post-lexer for this grammar's parser (also for ``lark_tables``' tests)."""
+    return _TrimMarkers()
 
 
 class _GoError(Exception):

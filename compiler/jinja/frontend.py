@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator, Optional
 
+from .. import lark_tables  # noqa: F401  first: it imports Lark (see there)
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
@@ -52,6 +53,11 @@ HUMAN_NAMES = {
 def parser() -> Lark:
     """The Jinja parser (built once, by ``compiler/frontend.build_parser``)."""
     return _PARSER()
+
+
+def post_lexer() -> _WhitespaceControl:
+    """A fresh post-lexer for this grammar's parser (also for ``lark_tables``' tests)."""
+    return _WhitespaceControl()
 
 
 def normalize_source(source: str) -> str:

@@ -120,6 +120,19 @@ LOOP_ATTRS = _LOOP_ATTRS = frozenset(
 _PLAIN_ATTRS = {t: frozenset(dir(t)) for t in (str, list, tuple, int, float, bool, type(None))}
 
 
+#: The methods of the plain data types the sandbox allows, read without its probes: every
+#: public name it finds safe on a value of the type, except ``format``/``format_map`` (the
+#: sandbox wraps those). The verdict depends only on the type and the name (``core``).
+_SAFE_METHODS = {
+    type(v): frozenset(
+        name
+        for name in dir(v)
+        if name not in ("format", "format_map") and is_safe_attribute(v, name)
+    )
+    for v in ("", [], (), {}, 0, 0.0, True, None)
+}
+
+
 _new = object.__new__
 
 
@@ -147,6 +160,9 @@ def getattr_(obj: Any, attribute: str) -> Any:
     names = _PLAIN_ATTRS.get(cls)
     if names is not None and attribute not in names:
         return _no_attribute(obj, attribute)
+    safe = _SAFE_METHODS.get(cls)
+    if safe is not None and attribute in safe:  # "text.strip", "message.items": no probes
+        return getattr(obj, attribute)
     if cls is Namespace and attribute[:1] != "_":
         try:
             value = ns_attrs(obj)[attribute]
@@ -174,6 +190,26 @@ def getattr_(obj: Any, attribute: str) -> Any:
 
 def getitem(obj: Any, argument: Any) -> Any:
     """``obj[argument]`` under the sandbox: item first, then (string keys) attribute."""
+    if type(argument) is str:
+        # Fast paths for a string key, with the outcome of the general path below: a dict
+        # without that method name (the usual ``message["role"]``); a plain value (str,
+        # list, number, None, ...) that has no such attribute rejects a string subscript, so
+        # the key is undefined with no exception raised (a template iterating a string where
+        # it expects a list of parts does this for every character).
+        cls = type(obj)
+        if cls is dict:
+            if argument not in _DICT_ATTRS:
+                value = obj.get(argument, MISSING)
+                return _no_attribute(obj, argument) if value is MISSING else value
+        else:
+            names = _PLAIN_ATTRS.get(cls)
+            if names is not None and argument not in names:
+                value = _new(Undefined)  # _no_attribute(obj, argument), inline: per character
+                value._undefined_hint = None
+                value._undefined_obj = obj
+                value._undefined_name = argument
+                value._undefined_exception = UndefinedError
+                return value
     try:
         return obj[argument]
     except (TypeError, LookupError):

@@ -57,7 +57,7 @@ import operator
 from collections import abc, namedtuple
 from itertools import chain, groupby
 
-from .access import getattr_, getitem
+from .access import DICT_ATTRS, getattr_, getitem
 from .core import TemplateRuntimeError, Undefined
 from .markup import Markup, escape, soft_str
 
@@ -151,6 +151,8 @@ def make_attrgetter(
 ) -> Callable[[Any], Any]:
     """Look ``attribute`` (dotted path, integer parts as ints) up with the sandbox's getitem."""
     parts = _prepare_attribute_parts(attribute)
+    if len(parts) == 1 and default is None and postprocess is None:
+        return _one_part_getter(parts[0])
 
     def attrgetter(item: Any) -> Any:
         for part in parts:
@@ -162,6 +164,20 @@ def make_attrgetter(
         return item
 
     return attrgetter
+
+
+def _one_part_getter(part: Any) -> Callable[[Any], Any]:
+    """``item[part]`` under the sandbox (``getitem``), a dict's key read inline when the
+    name is no dict method (``selectattr("role", ...)``, ``map(attribute="name")``)."""
+    if type(part) is str and part not in DICT_ATTRS:
+
+        def key_getter(item: Any) -> Any:
+            if type(item) is dict and part in item:
+                return item[part]
+            return getitem(item, part)
+
+        return key_getter
+    return lambda item: getitem(item, part)
 
 
 def make_multi_attrgetter(
@@ -547,6 +563,13 @@ def do_tojson(
     options) goes to one encoder made once, as json.dumps would make it."""
     if ensure_ascii is False and indent is None and separators is None and sort_keys is False:
         return (_PLAIN_JSON or _plain_json())(x)
+    if (
+        type(indent) is int
+        and separators is None
+        and type(ensure_ascii) is bool
+        and type(sort_keys) is bool
+    ):
+        return _indented_json(x, indent, ensure_ascii, sort_keys)
     import json
 
     return json.dumps(
@@ -581,6 +604,92 @@ def _plain_json() -> Callable[[Any], str]:
 
     _PLAIN_JSON = encode
     return encode
+
+
+class _NotPlainJSON(Exception):
+    """A value ``_indented_json`` leaves to json.dumps (not one of the exact plain types)."""
+
+
+def _indented_json(x: Any, indent: int, ensure_ascii: bool, sort: bool) -> str:
+    """``json.dumps(x, indent=indent, ensure_ascii=..., sort_keys=...)`` without the
+    generators of the pure-Python encoder json.dumps runs for ``indent``: the same text
+    (``_make_iterencode``'s layout: ``[]``/``{}`` for an empty container, else a newline and
+    the depth's indent after the opening and each ``,``, ``": "`` after a key, a newline and
+    the outer indent before the closing; strings through json's C escaping, numbers through
+    ``int.__repr__``/``float.__repr__``, ``NaN``/``Infinity``), written by one recursive
+    function. Values of the exact types dict (string keys), list, tuple, str, int, float, bool
+    and None only: anything else (subclasses, other keys, a cycle: RecursionError) is left
+    to json.dumps, to come out or fail exactly as it does."""
+    import json
+    from json.encoder import encode_basestring, encode_basestring_ascii
+
+    enc = encode_basestring_ascii if ensure_ascii else encode_basestring
+    parts: list = []
+    put = parts.append
+    unit = " " * indent
+
+    def value(o: Any, nl: str) -> None:
+        t = type(o)
+        if t is str:
+            put(enc(o))
+        elif o is None:
+            put("null")
+        elif o is True:
+            put("true")
+        elif o is False:
+            put("false")
+        elif t is int:
+            put(int.__repr__(o))
+        elif t is float:
+            put(_float_json(o))
+        elif t is dict:
+            if not o:
+                put("{}")
+                return
+            inner = nl + unit
+            sep = "{" + inner
+            for k, v in sorted(o.items()) if sort else o.items():
+                if type(k) is not str:
+                    raise _NotPlainJSON
+                put(sep)
+                put(enc(k))
+                put(": ")
+                value(v, inner)
+                sep = "," + inner
+            put(nl + "}")
+        elif t is list or t is tuple:
+            if not o:
+                put("[]")
+                return
+            inner = nl + unit
+            sep = "[" + inner
+            for v in o:
+                put(sep)
+                value(v, inner)
+                sep = "," + inner
+            put(nl + "]")
+        else:
+            raise _NotPlainJSON
+
+    try:
+        value(x, "\n")
+    except (_NotPlainJSON, RecursionError):
+        return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, sort_keys=sort)
+    return "".join(parts)
+
+
+def _float_json(o: float) -> str:
+    """json's float text (``allow_nan``): ``float.__repr__``, or NaN / Infinity / -Infinity."""
+    if o != o:
+        return "NaN"
+    if o == _INF:
+        return "Infinity"
+    if o == -_INF:
+        return "-Infinity"
+    return float.__repr__(o)
+
+
+_INF = float("inf")
 
 
 # ----------------------------------------------------------------------------- numbers
@@ -897,10 +1006,33 @@ def select_or_reject(
     value: Any, args: tuple, kwargs: dict, modfunc: Callable[[Any], Any], lookup_attr: bool
 ) -> Iterator[Any]:
     if value:
+        fast = _direct_test(args, kwargs, lookup_attr)
+        if fast is not None:  # the test and the lookup found once, not per item
+            test, get, test_args = fast
+            keep = modfunc is _keep
+            for item in value:
+                if bool(test(get(item), *test_args, **kwargs)) is keep:
+                    yield item
+            return
         func = _prepare_select_or_reject(args, kwargs, modfunc, lookup_attr)
         for item in value:
             if func(item):
                 yield item
+
+
+def _direct_test(args: tuple, kwargs: dict, lookup_attr: bool) -> Optional[tuple]:
+    """``(test, getter, test arguments)`` when the filter names a known test (and, for
+    ``selectattr``/``rejectattr``, an attribute): what ``_prepare_select_or_reject``'s
+    lambdas compute per item, looked up once. None: the general path (no test named, an
+    unknown one, which fails on the first item as jinja2 fails)."""
+    off = 1 if lookup_attr else 0
+    if len(args) <= off:
+        return None
+    test = TESTS.get(args[off]) if isinstance(args[off], str) else None
+    if test is None:
+        return None
+    get = make_attrgetter(args[0]) if lookup_attr else _keep
+    return test, get, args[1 + off :]
 
 
 def _keep(x: Any) -> Any:

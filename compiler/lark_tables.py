@@ -1,0 +1,130 @@
+"""Lark parsers loaded from prebuilt LALR tables, so no process pays for building them.
+
+Building a frontend's parser from ``grammar.lark`` costs ~0.4 s (the LALR analysis), and
+~1.5 s more when ``interegular`` is installed, because Lark then checks every pair of
+terminals for regex collisions (and Lark imports it, ~0.1 s, if this module imports Lark
+first it does so with interegular hidden). Both are properties of the grammar, not of the template, so
+they are done once, ahead of time: ``TMPL2PY_UPDATE_TABLES=1 pytest tests/unit/test_lark_tables.py`` writes
+each frontend's tables (Lark's own serialisation, plain literals) to ``<frontend>/grammar_tables.py``,
+keyed by the sha256 of the grammar text, the Lark version and the options. ``load_parser``
+uses them when the key matches and otherwise (a grammar edited since, another Lark version)
+builds the parser with the collision check off, which ``tests/unit/test_lark_tables.py`` runs
+instead, strictly, together with a check that the shipped tables are current.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+
+def _import_lark_without_interegular() -> None:
+    """Import Lark with ``interegular`` hidden: Lark imports it, if installed, only for the
+    collision check, and importing it costs ~0.1 s. A process that imported either before
+    keeps what it has."""
+    if "lark" in sys.modules or "interegular" in sys.modules:
+        return
+    sys.modules["interegular"] = None  # type: ignore[assignment]  # its import fails
+    try:
+        import lark.lexer  # noqa: F401
+    finally:
+        if "interegular" in sys.modules and sys.modules["interegular"] is None:
+            del sys.modules["interegular"]
+
+
+_import_lark_without_interegular()
+
+import lark  # noqa: E402
+from lark import Lark  # noqa: E402
+
+#: The options every frontend builds its parser with (besides its post-lexer).
+OPTIONS: dict[str, Any] = {
+    "parser": "lalr",
+    "lexer": "contextual",
+    "propagate_positions": True,
+    "maybe_placeholders": False,
+}
+
+#: The frontend packages (under ``tmpl2py.compiler``) that have a grammar. A post-lexer's
+#: ``always_accept`` shapes the contextual lexer's states, so it is part of the key too.
+FRONTENDS = ("jinja", "gotmpl")
+
+_BUILD_LOCK = threading.Lock()
+
+
+def grammar_path(frontend: str) -> Path:
+    return Path(__file__).resolve().parent / frontend / "grammar.lark"
+
+
+def tables_key(grammar_text: str, always_accept: tuple[str, ...]) -> str:
+    """What the tables depend on: the grammar, Lark's version and the options."""
+    options = sorted(OPTIONS.items()) + [("always_accept", tuple(always_accept))]
+    blob = f"{lark.__version__}\n{options!r}\n{grammar_text}"
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def load_parser(frontend: str, postlex: Any) -> Lark:
+    """The frontend's parser: from its shipped tables when they are current, else built."""
+    text = grammar_path(frontend).read_text(encoding="utf-8")
+    key = tables_key(text, tuple(postlex.always_accept))
+    try:
+        tables = importlib.import_module(f"{__package__}.{frontend}.grammar_tables")
+    except ImportError:
+        tables = None
+    if tables is not None and getattr(tables, "KEY", None) == key:
+        return Lark._load_from_dict(
+            tables.DATA, tables.MEMO, postlex=postlex, propagate_positions=True
+        )
+    return build_parser(frontend, postlex, check_collisions=False)
+
+
+def build_parser(frontend: str, postlex: Any, check_collisions: bool) -> Lark:
+    """Build from the grammar. ``check_collisions``: Lark's interegular check, strictly (a
+    collision raises); off, the check is skipped whether or not interegular is installed."""
+    from lark import lexer as lark_lexer
+
+    path = grammar_path(frontend)
+    strict = {"strict": True} if check_collisions else {}
+    with _BUILD_LOCK:  # Lark reads the module's flag while building its lexers
+        saved = lark_lexer.has_interegular, getattr(lark_lexer, "interegular", None)
+        if check_collisions:  # interegular is required here (ImportError otherwise)
+            lark_lexer.interegular = importlib.import_module("interegular")
+        lark_lexer.has_interegular = check_collisions
+        try:
+            return Lark.open(str(path), postlex=postlex, **strict, **OPTIONS)
+        finally:
+            lark_lexer.has_interegular = saved[0]
+            if saved[1] is not None:
+                lark_lexer.interegular = saved[1]
+
+
+def tables_source(frontend: str, postlex: Any) -> str:
+    """The text of ``<frontend>/grammar_tables.py`` for the current grammar and Lark."""
+    from lark.grammar import Rule
+    from lark.lexer import TerminalDef
+
+    text = grammar_path(frontend).read_text(encoding="utf-8")
+    parser = build_parser(frontend, postlex, check_collisions=False)
+    data, memo = parser.memo_serialize([TerminalDef, Rule])
+    data["options"] = {k: v for k, v in data["options"].items() if k != "postlex"}
+    return (
+        f'"""Prebuilt LALR tables of ``{frontend}/grammar.lark`` (generated by\n'
+        "``TMPL2PY_UPDATE_TABLES=1 pytest tests/unit/test_lark_tables.py``; do not edit). Long because it is data:\n"
+        'Lark\'s serialised parser, loaded by ``lark_tables.load_parser``."""\n\n'
+        f"KEY = {tables_key(text, tuple(postlex.always_accept))!r}\n"
+        f"DATA = {data!r}\n"
+        f"MEMO = {memo!r}\n"
+    )
+
+
+def write_tables(frontend: str, postlex: Any) -> Path:
+    """Regenerate ``<frontend>/grammar_tables.py`` (atomically); returns its path."""
+    target = grammar_path(frontend).with_name("grammar_tables.py")
+    tmp = target.with_suffix(".py.tmp")
+    tmp.write_text(tables_source(frontend, postlex), encoding="utf-8")
+    tmp.replace(target)
+    return target

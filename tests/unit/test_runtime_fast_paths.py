@@ -1,0 +1,154 @@
+"""The runtime's type-directed fast paths (issue 15), each against transformers' environment:
+``getitem`` with a string key on dicts and plain values, ``getattr_`` of the safe methods of
+plain types, ``selectattr``/``rejectattr``/``select``/``reject``/``map(attribute=)`` with the
+test and the lookup found once, and ``tojson`` with ``indent`` written without json's
+pure-Python encoder. Every case renders through ``compile_template`` and through
+``_compile_jinja_template`` and must come out (or fail) the same.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reference import ours_render, ref_render, same_outcome
+from tmpl2py.runtime.jinja.filters import do_tojson
+
+PARTS = [{"type": "text", "text": "hi"}, {"type": "image"}, {"type": "text", "text": "yo"}]
+
+#: Values a template indexes with a string key: dicts with and without the key (and keys
+#: that are dict method names), strings iterated as if they were lists of parts, numbers,
+#: None, lists, tuples, booleans.
+VALUES = [
+    {"content": "plain text"},
+    {"content": PARTS},
+    {"content": ""},
+    {"content": None},
+    {"content": 5},
+    {"content": [1, [2], (3,)]},
+    {"content": {"items": 1, "type": "t", "get": 2}},
+    {"content": True},
+]
+
+GETITEM_TEMPLATES = [
+    "{% for line in m.content %}[{{ line['type'] }}|{{ line['text'] }}]{% endfor %}",
+    "{% for line in m.content %}{% if line['type'] == 'text' %}{{ line['text'] }}{% endif %}{% endfor %}",
+    "{{ m.content['type'] is defined }}{{ m.content['upper'] is defined }}{{ m.content['_x'] is defined }}",
+    "{{ m.content['items'] is defined }}{{ m.content['get'] is defined }}{{ m.content['nope'] }}",
+    "{{ m.content['__class__'] is defined }}",
+    "{{ m.content['type']['x'] }}",
+    "{% for line in m.content %}{{ line['type'].x }}{% endfor %}",
+]
+
+
+@pytest.mark.parametrize("template", GETITEM_TEMPLATES)
+@pytest.mark.parametrize("value", VALUES, ids=[type(v["content"]).__name__ for v in VALUES])
+def test_getitem_with_a_string_key(template: str, value: dict) -> None:
+    ctx = {"m": value}
+    assert same_outcome(ours_render(template, ctx), ref_render(template, ctx))
+
+
+METHOD_TEMPLATES = [
+    "{{ s.strip() }}|{{ s.split(',') }}|{{ s.capitalize() }}|{{ s.upper() }}|{{ s.startswith(' a') }}",
+    "{{ s.replace('a', 'b') }}{{ s.lstrip().rstrip() }}{{ s.title() }}{{ s.count('a') }}",
+    "{{ s.format(1) }}{{ s.format_map({}) }}",
+    "{% set f = s.format %}{{ f(2) }}",
+    "{{ s.__class__ }}{{ s.mro }}",
+    "{{ d.items() | list }}{{ d.keys() | list }}{{ d.values() | list }}{{ d.get('a') }}{{ d.get('z', 3) }}",
+    "{{ d.copy() }}{{ d.pop('a') }}",
+    "{{ d.update({}) }}",
+    "{{ l.index(2) }}{{ l.count(1) }}{{ l.copy() }}",
+    "{{ l.append(4) }}",
+    "{{ t.index(2) }}{{ t.count(1) }}",
+    "{{ n.bit_length() }}{{ x.is_integer() }}{{ n.real }}{{ x.hex() }}",
+    "{{ none.strip }}|{{ b.conjugate() }}",
+]
+
+
+@pytest.mark.parametrize("template", METHOD_TEMPLATES)
+def test_methods_of_plain_values(template: str) -> None:
+    ctx = {"s": " a,b {} ", "d": {"a": 1, "b": 2}, "l": [1, 2], "t": (1, 2), "n": 7,
+           "x": 2.5, "none": None, "b": True}
+    assert same_outcome(ours_render(template, ctx), ref_render(template, ctx))
+
+
+MESSAGES = [
+    {"role": "system", "content": "s"},
+    {"role": "user", "content": "u", "name": "x"},
+    {"role": "assistant", "content": None, "tool_calls": [{"id": 1}]},
+    {"role": "tool", "content": "r"},
+    "a string",
+    {"content": "no role"},
+    {"role": "items"},
+]
+
+SELECT_TEMPLATES = [
+    "{{ messages | selectattr('role', 'equalto', 'user') | list }}",
+    "{{ messages | rejectattr('role', 'equalto', 'user') | list }}",
+    "{{ messages | selectattr('role', '==', 'tool') | list | length }}",
+    "{{ messages | selectattr('tool_calls', 'defined') | list }}",
+    "{{ messages | rejectattr('tool_calls', 'undefined') | list }}",
+    "{{ messages | selectattr('content', 'none') | list }}",
+    "{{ messages | selectattr('content') | list }}",
+    "{{ messages | rejectattr('content') | list }}",
+    "{{ messages | selectattr('role', 'in', ['user', 'tool']) | list }}",
+    "{{ messages | selectattr('role', 'nosuchtest') | list }}",
+    "{{ messages | selectattr('items', 'defined') | list | length }}",
+    "{{ messages | selectattr('tool_calls.0.id', 'defined') | list | length }}",
+    "{{ messages | selectattr() | list }}",
+    "{{ messages | map(attribute='role') | list }}",
+    "{{ messages | map(attribute='role', default='?') | list }}",
+    "{{ messages | map(attribute='items') | list | length }}",
+    "{{ [1, 0, 2, none] | select | list }}{{ [1, 0, 2] | reject | list }}",
+    "{{ [1, 2, 3, 4] | select('odd') | list }}{{ ['a', 1] | reject('string') | list }}",
+    "{{ [1, 2, 3] | select('greaterthan', 1) | list }}{{ [] | selectattr('x', 'nope') | list }}",
+]
+
+
+@pytest.mark.parametrize("template", SELECT_TEMPLATES)
+def test_select_reject_and_map(template: str) -> None:
+    ctx = {"messages": MESSAGES}
+    assert same_outcome(ours_render(template, ctx), ref_render(template, ctx))
+
+
+TOOLS = [
+    {"type": "function", "function": {"name": "get_weather", "description": "Get the weather, \"now\"",
+     "parameters": {"type": "object", "properties": {"city": {"type": "string", "enum": ["a", "é"]},
+                    "days": {"type": "integer", "minimum": 0, "default": 1.5}},
+                    "required": ["city"], "additionalProperties": False}}},
+    {"type": "function", "function": {"name": "noop", "parameters": {}, "tags": [], "x": None}},
+]
+
+
+@pytest.mark.parametrize("template", [
+    "{{ tools | tojson(indent=4) }}",
+    "{% for t in tools %}{{ t | tojson(indent=2) }}\n{% endfor %}",
+    "{{ tools | tojson(indent=0) }}{{ [] | tojson(indent=2) }}{{ {} | tojson(indent=2) }}",
+    "{{ tools | tojson(indent=2, sort_keys=true) }}",
+    "{{ tools | tojson(indent=2, ensure_ascii=true) }}",
+    "{{ {1: 2, none: 3} | tojson(indent=2) }}{{ (1, 2) | tojson(indent=1) }}",
+    "{{ [1.5, 1e300, -0.0, true, none, 'a\\nb\"c'] | tojson(indent=3) }}",
+    "{{ x | tojson(indent=2) }}",
+    "{{ tools | tojson(indent=2, separators=(',', ':')) }}",
+])
+def test_tojson_with_indent(template: str) -> None:
+    ctx = {"tools": TOOLS}
+    assert same_outcome(ours_render(template, ctx), ref_render(template, ctx))
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(JSON, st.integers(-1, 5), st.booleans(), st.booleans())
+def test_tojson_indent_is_json_dumps(value, indent, ensure_ascii, sort_keys) -> None:
+    """The filter (what the reference's ``tojson`` is: json.dumps) on random JSON values."""
+    expected = json.dumps(value, indent=indent, ensure_ascii=ensure_ascii, sort_keys=sort_keys)
+    assert do_tojson(value, indent=indent, ensure_ascii=ensure_ascii, sort_keys=sort_keys) == expected
