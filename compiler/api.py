@@ -375,7 +375,7 @@ def _compile_cached(
     built: list = []
 
     def build() -> tuple[str, CodeType]:
-        text, module = _generate(source, dialect, profile, name, optimize)
+        text, module = generate(source, dialect, profile, name, optimize)  # a file: black
         built.append(module)
         try:
             return text, compile(text, f"<tmpl2py:{name or '<template>'}>", "exec")
