@@ -1,8 +1,10 @@
 // Command goref is the Go reference renderer of the tmpl2py test suite.
 //
-// It reproduces how Ollama turns an /api/chat request into a prompt with a Go
-// text/template chat template (github.com/ollama/ollama, template/template.go
-// and api/types.go, around commit fb307609), using only the standard library.
+// It reproduces how Ollama turns an /api/chat request (and, in generate.go, an
+// /api/generate request) into a prompt with a Go text/template chat template
+// (github.com/ollama/ollama, template/template.go and api/types.go; first ported
+// from commit fb307609, audited type by type in README.md), using only the
+// standard library.
 // The parts below are copied from Ollama with third-party imports replaced
 // (github.com/wk8/go-ordered-map -> orderedMap, agnivade/levenshtein -> not
 // needed) and time.Now() frozen to the request's "now" date.
@@ -13,6 +15,7 @@
 //	{"op":"ollama","template":"...","request":{...},"now":"2024-07-26"}
 //	{"op":"plain","template":"...","data":<any JSON>,"funcs":false}
 //	{"op":"bench","template":"...","request":{...},"iterations":1000}
+//	{"op":"generate","template":"...","request":{"prompt":"..."},"modelfile":{...}}
 //	{"op":"ping"}
 //
 // Answers: {"ok":true,"output":"..."} (plus "output_b64" when the output is not
