@@ -84,12 +84,10 @@ def _read_folder(folder: Path) -> ModelSources:
         config, special_map if special_map.is_file() else None, config_path
     )
     templates = _jinja_files(folder)
-    kind = "folder"
     if not templates and config.get("chat_template") is not None:
         templates = {s.name: s for s in sources.load(config_path)}
     if not templates and (folder / "chat_template.json").is_file():
         templates = {s.name: s for s in sources.load(folder / "chat_template.json")}
-    stop: list = []
     if not templates:
         others = [
             f for f in sorted(folder.iterdir())
@@ -105,7 +103,7 @@ def _read_folder(folder: Path) -> ModelSources:
         inner = read_model(others[0])
         inner.special_tokens = {**inner.special_tokens, **special}
         return inner
-    return ModelSources(str(folder), kind, templates, special, extra, stop)
+    return ModelSources(str(folder), "folder", templates, special, extra)
 
 
 def _jinja_files(folder: Path) -> dict:
