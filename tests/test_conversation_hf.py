@@ -165,9 +165,9 @@ def test_tracking_is_off_unless_asked() -> None:
     assert template.render_conversation(copy.deepcopy(CHAT)) == text
     assert template.render({"messages": CHAT}) == text
     assert ref_conversation(GENERATION_TEMPLATES["macro"], {"messages": CHAT}) == ("ok", text)
-    from tmpl2py.runtime import jinja
+    from tmpl2py.runtime.jinja import objects  # the tracking state lives there since the split
 
-    assert jinja._GENERATION_SPANS.get() is None
+    assert objects._GENERATION_SPANS.get() is None
     again = template.render_conversation(
         copy.deepcopy(CHAT), return_assistant_tokens_mask=True, budget=5.0
     )
@@ -178,9 +178,9 @@ def test_spans_survive_an_error() -> None:
     template = compile_cached(GENERATION_TEMPLATES["error-after-generation"])
     with pytest.raises(Exception):
         template.render_conversation(copy.deepcopy(CHAT), return_assistant_tokens_mask=True)
-    from tmpl2py.runtime import jinja
+    from tmpl2py.runtime.jinja import objects  # the tracking state lives there since the split
 
-    assert jinja._GENERATION_SPANS.get() is None
+    assert objects._GENERATION_SPANS.get() is None
 
 
 def test_only_templates_with_generation_name_the_top_level_output() -> None:
