@@ -319,9 +319,8 @@ class Emitter:
         if flag:
             self.line(f"{flag} = False")
         if node.counter:
-            target, iterable = f"{node.counter}, {target}", self._call(
-                "builtins.enumerate", iterable
-            )
+            target = f"{node.counter}, {target}"
+            iterable = self._call("builtins.enumerate", iterable)
         self.line(f"for {target} in {unparse(iterable)}:")
         self.indent += 1
         if flag and not node.else_counts_completed:

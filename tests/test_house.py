@@ -18,8 +18,12 @@ from typing import Iterator, Optional
 
 from tmpl2py_paths import ROOT
 
-PACKAGES = {"tmpl2py": "tmpl2py", "compiler": "tmpl2py.compiler", "runtime": "tmpl2py.runtime",
-            "bench": "tmpl2py.bench"}
+PACKAGES = {
+    "tmpl2py": "tmpl2py",
+    "compiler": "tmpl2py.compiler",
+    "runtime": "tmpl2py.runtime",
+    "bench": "tmpl2py.bench",
+}
 LIMIT = 600
 
 #: Private imports waiting for their owner's change, each with where it goes instead. Every
@@ -187,3 +191,44 @@ def test_every_pass_module_opens_with_its_fact() -> None:
             continue
         doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
         assert len(doc.split("\n\n")) >= 2 or path.stem in ("pipeline",), path.name
+
+
+#: Files of the two dialects that must not repeat each other's logic (shared code lives in
+#: compiler/frontend.py and tests/property/harness.py).
+DIALECT_PAIRS = [
+    ("compiler/jinja/frontend.py", "compiler/gotmpl/frontend.py"),
+    ("tests/property/differential.py", "tests/property/go/godiff.py"),
+    ("tests/property/minimize.py", "tests/property/go/gominimize.py"),
+    ("tests/property/test_jinja_differential.py", "tests/property/go/test_go_differential.py"),
+    ("tests/regressions/test_regressions.py", "tests/regressions/test_go_regressions.py"),
+]
+
+
+def test_the_dialects_do_not_repeat_each_other() -> None:
+    """``duplicates`` (see /work/.library/duplicates) finds no shared run between the two
+    dialects' frontends, harnesses or regression tests, other than boilerplate (data tables
+    of the same shape)."""
+    import shutil
+    import subprocess
+
+    import pytest
+
+    tool = shutil.which("duplicates")
+    if tool is None:
+        pytest.skip("the duplicates command is not installed here")
+    out = subprocess.run(
+        [tool, "--repo", str(ROOT), "--most", "200", "--seconds", "300"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    ).stdout
+    if "incomplete:" in out:
+        pytest.skip(f"duplicates did not finish: {out.splitlines()[-1]}")
+    rows = [line for line in out.splitlines() if line.startswith("D") and "boilerplate" not in line]
+    found = [
+        row
+        for row in rows
+        for a, b in DIALECT_PAIRS
+        if (f" {a}:" in f" {row}" and f" {b}:" in f" {row}")
+    ]
+    assert found == []
