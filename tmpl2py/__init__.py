@@ -13,6 +13,14 @@ under it:
 - ``tmpl2py.bench`` (folder ``bench/``): the benchmark harness behind ``tmpl2py bench``.
 """
 
-from .compiler import CompileError, CompiledTemplate, __version__, compile_template, generate
-
 __all__ = ["CompileError", "CompiledTemplate", "compile_template", "generate", "__version__"]
+
+
+def __getattr__(name: str) -> object:
+    """The facade's names, imported from the compiler on first use: a generated module
+    imports ``tmpl2py.runtime``, which must not pull in the compiler (Lark, the passes)."""
+    if name in __all__:
+        from . import compiler
+
+        return getattr(compiler, name)
+    raise AttributeError(f"module 'tmpl2py' has no attribute {name!r}")
