@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator, Optional
 
-from ..lark_tables import load_parser  # first: it imports Lark (see there)
+from ..lark_tables import load_parser
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import (
     UnexpectedCharacters,
