@@ -9,6 +9,7 @@ Errors are attached to the source (excerpt, template name) here, once.
 from __future__ import annotations
 
 import functools
+import gc
 import hashlib
 from contextlib import contextmanager
 from types import CodeType
@@ -276,7 +277,22 @@ def _format_cached(text: str) -> str:
 def _generate(
     source: str, dialect: str, profile: Optional[str], name: Optional[str], optimize: bool
 ) -> tuple[str, ir.Module]:
-    """Source -> (the emitter's module text, not yet laid out by black; final IR)."""
+    """Source -> (the emitter's module text, not yet laid out by black; final IR).
+
+    The cyclic garbage collector is paused meanwhile: a compile makes many objects that stay
+    alive and little garbage, and the collections it triggers cost ~20% of the time."""
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _generate_text(source, dialect, profile, name, optimize)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _generate_text(
+    source: str, dialect: str, profile: Optional[str], name: Optional[str], optimize: bool
+) -> tuple[str, ir.Module]:
     profile = profile or PROFILES.get(dialect, ("",))[0]
     if dialect not in PROFILES:
         raise ValueError(f"unknown dialect {dialect!r} (expected one of {', '.join(DIALECTS)})")

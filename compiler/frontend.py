@@ -13,8 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, TypeVar
 
-from . import lark_tables  # first: it imports Lark without interegular (see there)
-from lark import Lark  # noqa: E402
+from . import lark_tables
+from lark import Lark
 from lark.exceptions import UnexpectedInput, VisitError
 
 from .errors import CompileError, position

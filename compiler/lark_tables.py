@@ -16,30 +16,12 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import sys
 import threading
 from pathlib import Path
 from typing import Any
 
-
-def _import_lark_without_interegular() -> None:
-    """Import Lark with ``interegular`` hidden: Lark imports it, if installed, only for the
-    collision check, and importing it costs ~0.1 s. A process that imported either before
-    keeps what it has."""
-    if "lark" in sys.modules or "interegular" in sys.modules:
-        return
-    sys.modules["interegular"] = None  # type: ignore[assignment]  # its import fails
-    try:
-        import lark.lexer  # noqa: F401
-    finally:
-        if "interegular" in sys.modules and sys.modules["interegular"] is None:
-            del sys.modules["interegular"]
-
-
-_import_lark_without_interegular()
-
-import lark  # noqa: E402
-from lark import Lark  # noqa: E402
+import lark
+from lark import Lark
 
 #: The options every frontend builds its parser with (besides its post-lexer).
 OPTIONS: dict[str, Any] = {

@@ -16,17 +16,29 @@ under it:
 - ``tmpl2py.bench`` (folder ``bench/``): the benchmark harness behind ``tmpl2py bench``.
 """
 
-from .compiler import CompileError, CompiledTemplate, __version__, compile_template, generate
-from .load import ChatTemplate, load
-from .sources import SourceError
+#: Each public name -> the module that defines it (imported on first use: a generated module
+#: imports ``tmpl2py.runtime``, which must not pull in the compiler, Lark or the loaders).
+_EXPORTS = {
+    "ChatTemplate": "load",
+    "CompileError": "compiler",
+    "CompiledTemplate": "compiler",
+    "SourceError": "sources",
+    "compile_template": "compiler",
+    "generate": "compiler",
+    "load": "load",
+    "__version__": "compiler.version",
+}
 
-__all__ = [
-    "ChatTemplate",
-    "CompileError",
-    "CompiledTemplate",
-    "SourceError",
-    "compile_template",
-    "generate",
-    "load",
-    "__version__",
-]
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> object:
+    """The facade's names, imported from their modules on first use."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tmpl2py' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

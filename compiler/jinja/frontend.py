@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator, Optional
 
-from .. import lark_tables  # noqa: F401  first: it imports Lark (see there)
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 

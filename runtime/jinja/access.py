@@ -122,15 +122,20 @@ _PLAIN_ATTRS = {t: frozenset(dir(t)) for t in (str, list, tuple, int, float, boo
 
 #: The methods of the plain data types the sandbox allows, read without its probes: every
 #: public name it finds safe on a value of the type, except ``format``/``format_map`` (the
-#: sandbox wraps those). The verdict depends only on the type and the name (``core``).
-_SAFE_METHODS = {
-    type(v): frozenset(
+#: sandbox wraps those). The verdict depends only on the type and the name (``core``); each
+#: type's set is made on first use (``_safe_methods``: ~2 ms, not paid at import).
+_SAFE_METHODS: dict = {}
+_SAMPLES = {type(v): v for v in ("", [], (), {}, 0, 0.0, True, None)}
+
+
+def _safe_methods(cls: type) -> frozenset:
+    sample = _SAMPLES[cls]
+    safe = frozenset(
         name
-        for name in dir(v)
-        if name not in ("format", "format_map") and is_safe_attribute(v, name)
+        for name in dir(sample)
+        if name not in ("format", "format_map") and is_safe_attribute(sample, name)
     )
-    for v in ("", [], (), {}, 0, 0.0, True, None)
-}
+    return _SAFE_METHODS.setdefault(cls, safe)
 
 
 _new = object.__new__
@@ -160,9 +165,9 @@ def getattr_(obj: Any, attribute: str) -> Any:
     names = _PLAIN_ATTRS.get(cls)
     if names is not None and attribute not in names:
         return _no_attribute(obj, attribute)
-    safe = _SAFE_METHODS.get(cls)
-    if safe is not None and attribute in safe:  # "text.strip", "message.items": no probes
-        return getattr(obj, attribute)
+    if names is not None or cls is dict:  # "text.strip", "message.items": no probes
+        if attribute in (_SAFE_METHODS.get(cls) or _safe_methods(cls)):
+            return getattr(obj, attribute)
     if cls is Namespace and attribute[:1] != "_":
         try:
             value = ns_attrs(obj)[attribute]
