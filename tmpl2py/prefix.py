@@ -292,13 +292,15 @@ TOOL = {
 }
 
 
+#: What ``apply_chat_template`` passes from the tokenizer (Jinja templates print them).
+SPECIAL_TOKENS = {"bos_token": "<s>", "eos_token": "</s>"}
+
+
 def shape_options(shape: str, dialect: str) -> dict:
     """The request keys a shape renders with (besides the messages)."""
-    if shape == "tools":
-        return {"tools": [TOOL]}
-    if shape == "reasoning" and dialect == "go":
-        return {"think": True}
-    return {}
+    if dialect == "go":
+        return {"tools": [TOOL]} if shape == "tools" else {"think": True} if shape == "reasoning" else {}
+    return {**SPECIAL_TOKENS, **({"tools": [TOOL]} if shape == "tools" else {})}
 
 
 def conversations(shape: str, dialect: str) -> Any:
