@@ -554,13 +554,9 @@ def prefix_report(template: Any, shapes: Iterable[str] = SHAPES, max_examples: i
     unknown = [s for s in shapes if s not in SHAPES]
     if unknown:
         raise ValueError(f"unknown shape(s) {unknown} (expected some of {', '.join(SHAPES)})")
-    findings = scan(_analysis_ir(template))
+    findings = scan(analysis_ir(template.source, template.dialect, template.name, template.profile))
     results = [check_shape(template, s, max_examples) for s in shapes]
     return PrefixReport(template.name, template.dialect, findings, results)
-
-
-def _analysis_ir(template: Any) -> ir.Module:
-    return analysis_ir(template.source, template.dialect, template.name, template.profile)
 
 
 def raw_ir(source: str, dialect: str, name: str, profile: str) -> ir.Module:
