@@ -292,13 +292,15 @@ TOOL = {
 }
 
 
+#: What ``apply_chat_template`` passes from the tokenizer (Jinja templates print them).
+SPECIAL_TOKENS = {"bos_token": "<s>", "eos_token": "</s>"}
+
+
 def shape_options(shape: str, dialect: str) -> dict:
     """The request keys a shape renders with (besides the messages)."""
-    if shape == "tools":
-        return {"tools": [TOOL]}
-    if shape == "reasoning" and dialect == "go":
-        return {"think": True}
-    return {}
+    if dialect == "go":
+        return {"tools": [TOOL]} if shape == "tools" else {"think": True} if shape == "reasoning" else {}
+    return {**SPECIAL_TOKENS, **({"tools": [TOOL]} if shape == "tools" else {})}
 
 
 def conversations(shape: str, dialect: str) -> Any:
@@ -552,13 +554,9 @@ def prefix_report(template: Any, shapes: Iterable[str] = SHAPES, max_examples: i
     unknown = [s for s in shapes if s not in SHAPES]
     if unknown:
         raise ValueError(f"unknown shape(s) {unknown} (expected some of {', '.join(SHAPES)})")
-    findings = scan(_analysis_ir(template))
+    findings = scan(analysis_ir(template.source, template.dialect, template.name, template.profile))
     results = [check_shape(template, s, max_examples) for s in shapes]
     return PrefixReport(template.name, template.dialect, findings, results)
-
-
-def _analysis_ir(template: Any) -> ir.Module:
-    return analysis_ir(template.source, template.dialect, template.name, template.profile)
 
 
 def raw_ir(source: str, dialect: str, name: str, profile: str) -> ir.Module:
