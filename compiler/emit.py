@@ -344,6 +344,8 @@ class Emitter:
         self.line("continue")
 
     def s_Scoped(self, node: ir.Scoped) -> None:
+        for binding in node.bindings:
+            self.s_Assign(binding)
         self.block(node.body, allow_empty=True)
 
     def s_Return(self, node: ir.Return) -> None:

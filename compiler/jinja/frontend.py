@@ -40,6 +40,7 @@ _BLOCK_ENDS = {
     "call": ("endcall",),
     "filter": ("endfilter",),
     "generation": ("endgeneration",),
+    "with": ("endwith",),
 }
 
 #: Human names of terminals, for "unexpected X" messages.

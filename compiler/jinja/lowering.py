@@ -19,6 +19,7 @@ from lark import Token, Transformer, v_args
 from .. import ir
 from ..errors import CompileError
 from .library import FILTER_FUNCS, TEST_FUNCS
+from .statements import StatementLowering, check_extends
 
 H = ir.Helper
 
@@ -125,7 +126,7 @@ def find_undeclared(body: tuple, names: tuple) -> set:
 
 
 @v_args(inline=True)
-class Lowering(Transformer):
+class Lowering(StatementLowering):
     def __init__(self, source: str) -> None:
         super().__init__()
         self.source = source
@@ -137,7 +138,7 @@ class Lowering(Transformer):
     # ------------------------------------------------------------------ template level
 
     def start(self, body: tuple) -> tuple:
-        return finish_calls(body, self.filter_names, self.test_names)
+        return finish_calls(check_extends(body), self.filter_names, self.test_names)
 
     def body(self, *items: Any) -> tuple:
         out: list = []
@@ -197,17 +198,8 @@ class Lowering(Transformer):
             span=_span(tag),
         )
 
-    def for_target(self, *items: Any) -> Any:
-        names = _nodes(items)
-        if (
-            len(names) == 1
-            and isinstance(names[0], ir.Name)
-            and not any(isinstance(t, Token) and t.value == "," for t in items)
-        ):
-            return names[0]
-        if len(names) == 1 and isinstance(names[0], ir.Target):
-            return names[0]
-        return ir.Target(tuple(names))
+    def for_target(self, target: Any) -> Any:
+        return target
 
     def target_list(self, *items: Any) -> ir.Target:
         return ir.Target(tuple(_nodes(items)))

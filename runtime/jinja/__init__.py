@@ -8,6 +8,7 @@ with transformers' globals and filters). Standard library only.
 - ``names``: the environment's globals, the template's name lookups, calls through the sandbox;
 - ``markup``, ``filters``, ``tests``: markupsafe's printing rules, jinja2's builtin filters
   (with transformers' ``tojson``) and tests;
+- ``loading``: ``include``/``import``/``from``/``extends`` failing as without a loader;
 - ``hf``: transformers' ``render_jinja_template`` input handling (the ``hf`` profile).
 
 This package's namespace is the helper namespace ``jinja.*`` of the IR: generated modules
@@ -20,5 +21,7 @@ from .objects import *  # noqa: F401,F403
 from .objects import __all__ as _object_names
 from .access import *  # noqa: F401,F403
 from .access import __all__ as _access_names
+from .loading import *  # noqa: F401,F403
+from .loading import __all__ as _loading_names
 
-__all__ = [*_core_names, *_object_names, *_access_names]
+__all__ = [*_core_names, *_object_names, *_access_names, *_loading_names]
