@@ -12,9 +12,10 @@ from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Optional
 
 from . import __version__, ir
-from .emit import MODULE_HEADER, emit
+from .emit import MODULE_HEADER, emit_with_spans
 from .errors import CompileError
 from .passes import pipeline
+from .positions import PositionTable
 from tmpl2py.runtime.jinja import hf as _hf
 from tmpl2py.runtime.go import ollama as _ollama
 from tmpl2py.runtime.budget import time_budget
@@ -34,6 +35,7 @@ class CompiledTemplate:
         dialect: str,
         profile: str,
         module: ir.Module,
+        raw: Optional[tuple] = None,
     ):
         self.source = source
         self.python_source = python_source
@@ -42,7 +44,13 @@ class CompiledTemplate:
         self.profile = profile
         self.ir = module
         namespace: dict[str, Any] = {"__name__": f"tmpl2py_compiled.{_safe_ident(name)}"}
-        code = compile(python_source, f"<tmpl2py:{name}>", "exec")
+        filename = f"<tmpl2py:{name}:{hashlib.sha256(python_source.encode()).hexdigest()[:12]}>"
+        # Jinja render errors get their template position (compiler/positions.py)
+        self.positions: Optional[PositionTable] = None
+        if dialect == "jinja":
+            self.positions = PositionTable(filename, name, source, python_source, raw)
+            self.positions.register_source()
+        code = compile(python_source, filename, "exec")
         exec(code, namespace)  # our own generated code, never template text
         self.namespace = namespace
         self._render: Callable[[dict], str] = namespace["render"]
@@ -66,13 +74,18 @@ class CompiledTemplate:
         """
         if context is None and self.dialect == "jinja":  # Go data may be nil (JSON null)
             context = {}
-        if budget is None:  # the fast path: no context managers around a hot call
-            try:
+        try:
+            if budget is None:  # the fast path: no context managers around a hot call
+                try:
+                    return self._render(context)
+                except RecursionError:
+                    raise _too_deep(self.dialect) from None
+            with time_budget(budget), _recursion_guard(self.dialect):
                 return self._render(context)
-            except RecursionError:
-                raise _too_deep(self.dialect) from None
-        with time_budget(budget), _recursion_guard(self.dialect):
-            return self._render(context)
+        except Exception as e:  # never swallowed: positioned, then raised on
+            if self.positions is not None:
+                self.positions.locate(e)
+            raise
 
     def render_conversation(
         self, messages: Any, *, budget: Optional[float] = None, **options: Any
@@ -88,13 +101,18 @@ class CompiledTemplate:
             raise TypeError(
                 f"profile {self.profile!r} has no conversation entry point; use render()"
             )
-        if budget is None:  # the fast path, as in render()
-            try:
+        try:
+            if budget is None:  # the fast path, as in render()
+                try:
+                    return entry(messages, **options)
+                except RecursionError:
+                    raise _too_deep(self.dialect) from None
+            with time_budget(budget), _recursion_guard(self.dialect):
                 return entry(messages, **options)
-            except RecursionError:
-                raise _too_deep(self.dialect) from None
-        with time_budget(budget), _recursion_guard(self.dialect):
-            return entry(messages, **options)
+        except Exception as e:  # never swallowed: positioned, then raised on
+            if self.positions is not None:
+                self.positions.locate(e)
+            raise
 
     def __repr__(self) -> str:
         return f"<CompiledTemplate {self.name!r} {self.dialect}/{self.profile}>"
@@ -179,13 +197,14 @@ def generate(
 
     Compiling is a pure function of its arguments, so results are memoised (a server that
     compiles the same template per request, and the test suite, pay for it once)."""
-    return _generate(source, dialect, profile, name, optimize)
+    return _generate(source, dialect, profile, name, optimize)[:2]
 
 
 @functools.lru_cache(maxsize=256)
 def _generate(
     source: str, dialect: str, profile: Optional[str], name: Optional[str], optimize: bool
-) -> tuple[str, ir.Module]:
+) -> tuple[str, ir.Module, tuple]:
+    """``generate``, and the raw module text with its position table (``emit_with_spans``)."""
     profile = profile or PROFILES.get(dialect, ("",))[0]
     if dialect not in PROFILES:
         raise ValueError(f"unknown dialect {dialect!r} (expected one of {', '.join(DIALECTS)})")
@@ -216,12 +235,13 @@ def _generate(
     }
     metadata.update(dict(module.meta))
     try:
-        text = format_module(emit(module, header, metadata), strings_quoted=True)
+        raw_text, spans = emit_with_spans(module, header, metadata)
+        text = format_module(raw_text, strings_quoted=True)
     except RecursionError:
         raise CompileError(
             "too-deep", "template nesting is too deep to compile", 0, 0, source, name
         ) from None
-    return text, module
+    return text, module, (raw_text, spans)
 
 
 def header_safe(name: str) -> str:
@@ -254,10 +274,10 @@ def compile_template(
 ) -> CompiledTemplate:
     """Compile a template; raises :class:`CompileError` for a malformed one."""
     profile = profile or PROFILES.get(dialect, ("",))[0]
-    python_source, module = generate(source, dialect, profile, name, optimize)
+    python_source, module, raw = _generate(source, dialect, profile, name, optimize)
     try:
         return CompiledTemplate(
-            source, python_source, name or "<template>", dialect, profile, module
+            source, python_source, name or "<template>", dialect, profile, module, raw
         )
     except SyntaxError as e:  # e.g. "too many statically nested blocks"
         raise CompileError(
