@@ -160,6 +160,7 @@ def test_dependency_order_and_clash_checks() -> None:
         "jinja.objects",
         "jinja.access",
         "jinja.loading",
+        "jinja.blocks",
         "jinja",
     ]
     with pytest.raises(StandaloneError, match="reserved"):

@@ -41,6 +41,7 @@ _BLOCK_ENDS = {
     "filter": ("endfilter",),
     "generation": ("endgeneration",),
     "with": ("endwith",),
+    "block": ("endblock",),
 }
 
 #: Human names of terminals, for "unexpected X" messages.

@@ -9,12 +9,14 @@ still names of the frame, so scoping around them is jinja2's.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from lark import Token, Transformer, v_args
 
 from .. import ir
 from ..errors import CompileError
+from .analysis import find_undeclared
 
 H = ir.Helper
 
@@ -105,8 +107,6 @@ def _extends_frame(body: tuple, top: bool, root: bool, known: list) -> tuple:
 
 def _extends_children(node: Any, top: bool, known: list) -> Any:
     if isinstance(node, ir.If):
-        import dataclasses
-
         return dataclasses.replace(
             node,
             body=_extends_frame(node.body, top, False, known),
@@ -124,3 +124,120 @@ def _is_extends(node: Any) -> bool:
         and isinstance(node.expr, ir.Helper)
         and node.expr.name == "jinja.extends"
     )
+
+
+# ----------------------------------------------------------------------------- blocks
+
+
+@v_args(inline=True)
+class BlockLowering(StatementLowering):
+    """``{% block %}``: each block becomes one function (``blk_NAME``) defined at the start
+    of the template and resolving names as jinja2's block functions do; in place, the block
+    is a call of it (a ``scoped`` block: of a copy defined where it sits, which sees the
+    locals there). ``self`` is then a reference to those functions (``jinja.template_reference``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks: dict = {}  # name -> the block's function (a FuncDef)
+
+    def block_stmt(self, tag: Token, name: Token, *rest: Any) -> Any:
+        block = str(name)
+        scoped = any(_is(t, "SCOPED") for t in rest)
+        required = any(_is(t, "REQUIRED") for t in rest)
+        body = next(r for r in rest if isinstance(r, tuple))
+        ends = [t for t in rest if _is(t, "NAME")]
+        if ends and str(ends[0]) != block:  # jinja2 skips only the block's own name
+            raise CompileError(
+                "syntax",
+                f"expected token 'end of statement block', got {str(ends[0])!r}",
+                *_span(ends[0]),
+            )
+        if required and not all(
+            isinstance(n, ir.Text) and n.text.isspace() for n in body
+        ):
+            raise CompileError(
+                "syntax", "Required blocks can only contain comments or whitespace", *_span(tag)
+            )
+        if block in self.blocks:
+            raise CompileError("syntax", f"block {block!r} defined twice", *_span(tag))
+        ident = "blk_" + (block if block.isascii() else block.encode("utf-8").hex())
+        self.blocks[block] = _block_func(ident, block, body, _span(tag))
+        if required:
+            return ir.Output(H("jinja.required_block", (ir.Const(block),)), span=_span(tag))
+        if scoped:
+            here = f"{ident}_{next(self._ids)}"  # type: ignore[attr-defined]
+            func = dataclasses.replace(_block_func(here, block, body, _span(tag)), bind=False)
+            return [func, ir.Output(ir.CallFunc(here, span=_span(tag)), span=_span(tag))]
+        return ir.Output(ir.CallFunc(ident, span=_span(tag)), span=_span(tag))
+
+    def with_blocks(self, body: tuple) -> tuple:
+        """The template's body with its block functions (and ``self``) defined first."""
+        if not self.blocks:
+            return body
+        funcs = tuple(self.blocks.values())
+        reads_self = any(isinstance(n, ir.Name) and n.name == "self" for n in ir.walk(body)) or any(
+            isinstance(n, ir.Name) and n.name == "self" for n in ir.walk(funcs)
+        )
+        if not reads_self:
+            return funcs + body
+        refs = tuple((ir.Const(name), ir.Local(f.ident)) for name, f in self.blocks.items())
+        self_ref = ir.Assign(
+            ir.Name("self"), H("jinja.template_reference", (ir.DictLit(refs),))
+        )
+        return funcs + (self_ref,) + body
+
+
+def _block_func(ident: str, block: str, body: tuple, span: ir.Span) -> ir.FuncDef:
+    undeclared_super = "super" in find_undeclared(body, ("super",))
+    stored = _stored_names(body)
+    return ir.FuncDef(
+        ident,
+        block,
+        (),
+        _block_reads(body, block, stored, undeclared_super),
+        span=span,
+    )
+
+
+def _stored_names(body: tuple) -> set:
+    names = {"self", "super"}
+    for node in ir.walk(body):
+        if isinstance(node, ir.Assign):
+            names.update(n.name for n in ir.walk(node.target) if isinstance(n, ir.Name))
+        elif isinstance(node, ir.For):
+            names.update(n.name for n in ir.walk(node.target) if isinstance(n, ir.Name))
+            names.add("loop")
+        elif isinstance(node, ir.FuncDef):
+            names.add(node.name)
+            names.update(p.name.name for p in node.params)
+    return names
+
+
+def _block_reads(node: Any, block: str, stored: set, undeclared_super: bool) -> Any:
+    """Each read of a name the block does not set, through ``jinja.block_name``; ``super``
+    (when the block does not set it first) as jinja2's undefined parent block."""
+
+    def walk(n: Any) -> Any:
+        if isinstance(n, ir.Name):
+            if n.name == "super" and undeclared_super:
+                return H("jinja.no_parent_block", (ir.Const(block),))
+            if n.name in stored or n.ident:
+                return n
+            return H("jinja.block_name", (n, ir.Local("context"), ir.Const(n.name)))
+        if isinstance(n, ir.Assign):
+            return dataclasses.replace(n, value=walk(n.value))
+        if isinstance(n, ir.For):
+            return dataclasses.replace(
+                n,
+                iter=walk(n.iter),
+                body=walk(n.body),
+                else_=walk(n.else_),
+                filter=walk(n.filter) if n.filter is not None else None,
+            )
+        if isinstance(n, ir.Param):
+            return dataclasses.replace(n, default=walk(n.default)) if n.default is not None else n
+        if isinstance(n, ir.Target):
+            return n
+        return ir.map_children(n, walk)
+
+    return walk(node)
