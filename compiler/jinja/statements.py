@@ -17,6 +17,7 @@ from lark import Token, Transformer, v_args
 from .. import ir
 from ..errors import CompileError
 from .analysis import find_undeclared
+from .autoescape import AutoescapeBlock
 
 H = ir.Helper
 
@@ -43,6 +44,12 @@ class StatementLowering(Transformer):
     @v_args(meta=True, inline=True)
     def with_binding(self, meta: Any, target: Any, value: ir.Expr) -> ir.Assign:
         return ir.Assign(target, value, span=(meta.line or 0, meta.column or 0))
+
+    # ------------------------------------------------------------------ autoescape
+
+    def autoescape_stmt(self, tag: Token, value: ir.Expr, _end: Token, body: tuple, *_: Any) -> ir.Stmt:
+        """Compiled by ``compiler/jinja/autoescape.py`` once the whole template is lowered."""
+        return AutoescapeBlock(value, body, span=_span(tag))
 
     # ------------------------------------------------------------------ loader tags
 

@@ -10,6 +10,8 @@ with transformers' globals and filters). Standard library only.
   (with transformers' ``tojson``) and tests;
 - ``loading``: ``include``/``import``/``from``/``extends`` failing as without a loader;
 - ``blocks``: ``{% block %}``, ``self.NAME()`` and ``super()`` without a parent template;
+- ``autoescape``: what ``{% autoescape true %}`` compiles differently (helper namespace
+  ``jinja_autoescape``, imported only by templates that use it);
 - ``hf``: transformers' ``render_jinja_template`` input handling (the ``hf`` profile).
 
 This package's namespace is the helper namespace ``jinja.*`` of the IR: generated modules
@@ -27,4 +29,10 @@ from .loading import __all__ as _loading_names
 from .blocks import *  # noqa: F401,F403
 from .blocks import __all__ as _block_names
 
-__all__ = [*_core_names, *_object_names, *_access_names, *_loading_names, *_block_names]
+__all__ = [
+    *_core_names,
+    *_object_names,
+    *_access_names,
+    *_loading_names,
+    *_block_names,
+]
