@@ -21,7 +21,7 @@ from ..errors import CompileError
 from .analysis import find_undeclared, uses_name
 from .autoescape import apply_autoescape
 from .library import FILTER_FUNCS, TEST_FUNCS
-from .statements import BlockLowering, check_extends
+from .statements import BlockLowering, check_extends, generator_macros
 
 H = ir.Helper
 
@@ -62,7 +62,7 @@ class Lowering(BlockLowering):
     # ------------------------------------------------------------------ template level
 
     def start(self, body: tuple) -> tuple:
-        body = apply_autoescape(self.with_blocks(check_extends(body)))
+        body = generator_macros(apply_autoescape(self.with_blocks(check_extends(body))))
         return finish_calls(body, self.filter_names, self.test_names)
 
     def body(self, *items: Any) -> tuple:

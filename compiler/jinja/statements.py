@@ -10,6 +10,7 @@ still names of the frame, so scoping around them is jinja2's.
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from typing import Any
 
 from lark import Token, Transformer, v_args
@@ -56,6 +57,8 @@ class StatementLowering(Transformer):
     def include_stmt(self, tag: Token, template: ir.Expr, *rest: Any) -> ir.Stmt:
         ignore = any(_is(t, "IGNORE") for t in rest)
         call = H("jinja.include_template", (template, ir.Const(ignore)), span=_span(tag))
+        if any(_is(t, "WITHOUT") for t in rest):
+            return IncludeWithoutContext(call, span=_span(tag))
         return ir.Output(call, span=_span(tag))
 
     def import_stmt(self, tag: Token, template: ir.Expr, _as: Token, name: Token, *_: Any) -> ir.Stmt:
@@ -77,11 +80,66 @@ class StatementLowering(Transformer):
         bound = alias[-1] if alias else name
         return ir.Name(str(bound), span=_span(bound))
 
-    def context_mod(self, *_: Any) -> None:
-        return None
+    def context_mod(self, kind: Token, _context: Token) -> Token:
+        return kind
 
     def extends_stmt(self, tag: Token, template: ir.Expr, _end: Token) -> ir.Stmt:
         return ir.ExprStmt(H("jinja.extends", (template,), span=_span(tag)), span=_span(tag))
+
+
+@dataclass(frozen=True, slots=True)
+class IncludeWithoutContext(ir.Output):
+    """``{% include x without context %}``, until :func:`generator_macros` has seen it."""
+
+
+def generator_macros(body: tuple) -> tuple:
+    """jinja2 writes ``include ... without context`` as ``yield from``, also inside a macro,
+    whose function then is a generator: calling the macro returns a generator object (its
+    body never runs), whether or not the include would run. Reproduced: such a macro (or
+    caller) returns ``jinja.macro_generator(<jinja2's qualified name of the function>)``."""
+
+    def walk(node: Any, path: str) -> Any:
+        if isinstance(node, IncludeWithoutContext):
+            return ir.Output(node.expr, span=node.span)
+        if isinstance(node, ir.FuncDef):
+            if node.ident.startswith("blk_"):
+                path = "block_" + node.name
+            else:
+                path = path + ".<locals>.macro"
+                if _yields(node.body):
+                    gen = H("jinja.macro_generator", (ir.Const(path),))
+                    # its own wrap name: no pass may call it directly or make it write into
+                    # its caller's buffer (it returns a value, not text)
+                    wrap = "jinja.make_generator_macro" if node.wrap else node.wrap
+                    body = (ir.Return(gen, span=node.span),)
+                    return dataclasses.replace(node, body=body, wrap=wrap)
+        elif isinstance(node, ir.For) and node.recursive:
+            inner = path + ".<locals>.loop"
+            return dataclasses.replace(
+                node,
+                iter=walk(node.iter, path),
+                body=walk(node.body, inner),
+                else_=walk(node.else_, inner),
+                filter=walk(node.filter, inner) if node.filter is not None else None,
+            )
+        return ir.map_children(node, lambda n: walk(n, path))
+
+    if not any(isinstance(n, IncludeWithoutContext) for n in ir.walk(body)):
+        return body
+    return walk(body, "root")
+
+
+def _yields(body: Any) -> bool:
+    """Whether a function body (not the functions inside it) holds an include without context."""
+    if isinstance(body, IncludeWithoutContext):
+        return True
+    if isinstance(body, ir.FuncDef):
+        return False
+    if isinstance(body, tuple):
+        return any(_yields(n) for n in body)
+    if isinstance(body, ir.Node):
+        return any(_yields(v) for _, v in ir.children(body))
+    return False
 
 
 def check_extends(body: tuple) -> tuple:

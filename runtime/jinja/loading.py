@@ -21,6 +21,10 @@ anything else          Python's ``TypeError`` of iterating it (``include`` only)
 from __future__ import annotations
 
 from .core import TemplateError, Undefined
+from .objects import make_macro
+
+#: the wrap of a macro that returns ``macro_generator(...)`` (a name no pass optimises)
+make_generator_macro = make_macro
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -55,6 +59,19 @@ def load_template(name: Any) -> Any:
     raise TypeError(NO_LOADER)
 
 
+def macro_generator(qualname: str) -> Any:
+    """What a jinja2 macro whose body holds ``include ... without context`` returns: a
+    generator object (jinja2 writes that include as ``yield from``), named as jinja2's
+    function (``root.<locals>.macro``); its body never runs."""
+
+    def gen() -> Any:
+        return
+        yield  # pragma: no cover - makes this a generator function
+
+    gen.__qualname__ = qualname
+    return gen()
+
+
 def extends(name: Any) -> None:
     """``{% extends name %}``: ``get_template`` without a loader."""
     raise TypeError(NO_LOADER)
@@ -84,6 +101,8 @@ __all__ = [
     "TemplateNotFound",
     "TemplatesNotFound",
     "extends",
+    "macro_generator",
+    "make_generator_macro",
     "include_template",
     "load_template",
 ]
