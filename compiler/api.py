@@ -16,7 +16,8 @@ from types import CodeType
 from typing import Any, Callable, Iterator, Optional
 
 from . import ir
-from .emit import MODULE_HEADER, emit
+from .emit import MODULE_HEADER, emit_with_spans
+from .positions import PositionTable
 from .unparse import QUOTES_STRINGS
 from .version import __version__
 from .errors import CompileError
@@ -43,6 +44,7 @@ class CompiledTemplate:
         module: Optional[ir.Module],
         code: Optional[CodeType] = None,
         optimize: bool = True,
+        spans: Optional[tuple] = None,
     ):
         self.source = source
         self._emitted = python_source  # the emitter's text, compiled as it is
@@ -53,8 +55,16 @@ class CompiledTemplate:
         self._ir = module  # None for a module loaded from the cache: made again on demand
         self._optimize = optimize
         namespace: dict[str, Any] = {"__name__": f"tmpl2py_compiled.{_safe_ident(name)}"}
+        filename = module_filename(name, python_source)
+        # Jinja render errors get their template position (compiler/positions.py): from the
+        # emitter's spans, or (a module from the cache) from a compile redone on the first error
+        self.positions: Optional[PositionTable] = None
+        if dialect == "jinja":
+            raw: Any = (python_source, spans) if spans is not None else self._emitted_spans
+            self.positions = PositionTable(filename, name, source, python_source, raw)
+            self.positions.register_source()
         if code is None:
-            code = compile(python_source, f"<tmpl2py:{name}>", "exec")
+            code = compile(python_source, filename, "exec")
         exec(code, namespace)  # our own generated code, never template text
         self.namespace = namespace
         self._render: Callable[[dict], str] = namespace["render"]
@@ -88,6 +98,13 @@ class CompiledTemplate:
                 raise e.with_source(self.source, self.name) from None
         return self._formatted
 
+    def _emitted_spans(self) -> tuple:
+        """(the emitter's text, its statement spans), compiled again (a cached module's)."""
+        text, _, spans = _generate_full(
+            self.source, self.dialect, self.profile, self.name, self._optimize
+        )
+        return text, spans
+
     def render(self, context: Optional[dict] = None, *, budget: Optional[float] = None) -> str:
         """The engine's own render of exactly this data (no input shaping).
 
@@ -95,13 +112,18 @@ class CompiledTemplate:
         """
         if context is None and self.dialect == "jinja":  # Go data may be nil (JSON null)
             context = {}
-        if budget is None:  # the fast path: no context managers around a hot call
-            try:
+        try:
+            if budget is None:  # the fast path: no context managers around a hot call
+                try:
+                    return self._render(context)
+                except RecursionError:
+                    raise _too_deep(self.dialect) from None
+            with time_budget(budget), _recursion_guard(self.dialect):
                 return self._render(context)
-            except RecursionError:
-                raise _too_deep(self.dialect) from None
-        with time_budget(budget), _recursion_guard(self.dialect):
-            return self._render(context)
+        except Exception as e:  # never swallowed: positioned, then raised on
+            if self.positions is not None:
+                self.positions.locate(e)
+            raise
 
     def render_conversation(
         self, messages: Any, *, budget: Optional[float] = None, **options: Any
@@ -119,13 +141,18 @@ class CompiledTemplate:
             )
         if self.profile == "ollama" and "modelfile" in options:  # SYSTEM / MESSAGE defaults
             messages = _go_generate.chat_messages(messages, options.pop("modelfile"))
-        if budget is None:  # the fast path, as in render()
-            try:
+        try:
+            if budget is None:  # the fast path, as in render()
+                try:
+                    return entry(messages, **options)
+                except RecursionError:
+                    raise _too_deep(self.dialect) from None
+            with time_budget(budget), _recursion_guard(self.dialect):
                 return entry(messages, **options)
-            except RecursionError:
-                raise _too_deep(self.dialect) from None
-        with time_budget(budget), _recursion_guard(self.dialect):
-            return entry(messages, **options)
+        except Exception as e:  # never swallowed: positioned, then raised on
+            if self.positions is not None:
+                self.positions.locate(e)
+            raise
 
     def render_generate(
         self,
@@ -258,7 +285,7 @@ def generate(
 
 def clear_cache() -> None:
     """Forget every memoised compilation and layout: the next compile is a real one."""
-    _generate.cache_clear()
+    _generate_full.cache_clear()
     _format_cached.cache_clear()
 
 
@@ -273,11 +300,25 @@ def _format_cached(text: str) -> str:
         raise CompileError("too-deep", "template nesting is too deep to format", 0, 0) from None
 
 
-@functools.lru_cache(maxsize=256)
 def _generate(
     source: str, dialect: str, profile: Optional[str], name: Optional[str], optimize: bool
 ) -> tuple[str, ir.Module]:
-    """Source -> (the emitter's module text, not yet laid out by black; final IR).
+    """Source -> (the emitter's module text, not yet laid out by black; final IR)."""
+    return _generate_full(source, dialect, profile, name, optimize)[:2]
+
+
+def module_filename(name: str, text: str) -> str:
+    """The file name a generated module's code is compiled under (and ``linecache`` knows)."""
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"<tmpl2py:{name}:{digest}>"
+
+
+@functools.lru_cache(maxsize=256)
+def _generate_full(
+    source: str, dialect: str, profile: Optional[str], name: Optional[str], optimize: bool
+) -> tuple[str, ir.Module, tuple]:
+    """Source -> (the emitter's module text, not yet laid out by black; final IR; the
+    emitter's statement spans of that text, for render-error positions).
 
     The cyclic garbage collector is paused meanwhile: a compile makes many objects that stay
     alive and little garbage, and the collections it triggers cost ~20% of the time."""
@@ -292,7 +333,7 @@ def _generate(
 
 def _generate_text(
     source: str, dialect: str, profile: Optional[str], name: Optional[str], optimize: bool
-) -> tuple[str, ir.Module]:
+) -> tuple[str, ir.Module, tuple]:
     profile = profile or PROFILES.get(dialect, ("",))[0]
     if dialect not in PROFILES:
         raise ValueError(f"unknown dialect {dialect!r} (expected one of {', '.join(DIALECTS)})")
@@ -323,12 +364,12 @@ def _generate_text(
     }
     metadata.update(dict(module.meta))
     try:
-        text = emit(module, header, metadata)
+        text, spans = emit_with_spans(module, header, metadata)
     except RecursionError:
         raise CompileError(
             "too-deep", "template nesting is too deep to compile", 0, 0, source, name
         ) from None
-    return text, module
+    return text, module, spans
 
 
 def header_safe(name: str) -> str:
@@ -368,8 +409,10 @@ def compile_template(
     profile = profile or PROFILES.get(dialect, ("",))[0]
     if cache is not None and cache is not False:
         return _compile_cached(cache, source, dialect, profile, name, optimize)
-    python_source, module = _generate(source, dialect, profile, name, optimize)
-    return _instantiate(source, python_source, name, dialect, profile, module, None, optimize)
+    python_source, module, spans = _generate_full(source, dialect, profile, name, optimize)
+    return _instantiate(
+        source, python_source, name, dialect, profile, module, None, optimize, spans
+    )
 
 
 def _compile_cached(
@@ -394,7 +437,7 @@ def _compile_cached(
         text, module = generate(source, dialect, profile, name, optimize)  # a file: black
         built.append(module)
         try:
-            return text, compile(text, f"<tmpl2py:{name or '<template>'}>", "exec")
+            return text, compile(text, module_filename(name or "<template>", text), "exec")
         except SyntaxError as e:
             raise CompileError(
                 "too-deep", f"the generated Python is rejected: {e.msg}", 0, 0, source, name
@@ -420,10 +463,19 @@ def _instantiate(
     module: Optional[ir.Module],
     code: Optional[CodeType],
     optimize: bool,
+    spans: Optional[tuple] = None,
 ) -> CompiledTemplate:
     try:
         return CompiledTemplate(
-            source, python_source, name or "<template>", dialect, profile, module, code, optimize
+            source,
+            python_source,
+            name or "<template>",
+            dialect,
+            profile,
+            module,
+            code,
+            optimize,
+            spans,
         )
     except SyntaxError as e:  # e.g. "too many statically nested blocks"
         raise CompileError(

@@ -37,6 +37,11 @@ class Emitter:
         self.into: set[str] = set()  # functions that append to the writer they are given
         self.start_values: dict[str, str] = {}  # ContextGet name -> its module-level default
         self.hoisted: dict[str, str] = {}  # Hoisted value's source -> its module-level name
+        # the position table: the template span of the statement each line of the render
+        # body belongs to (parallel to ``lines``), and where the body starts in the module
+        self.span: ir.Span = ir.NOSPAN
+        self.spans: list[ir.Span] = []
+        self.body_start = 0
 
     # ------------------------------------------------------------------ helpers
 
@@ -46,6 +51,7 @@ class Emitter:
 
     def line(self, text: str) -> None:
         self.lines.append("    " * self.indent + text)
+        self.spans.append(self.span)
 
     def helper_name(self, helper: str) -> str:
         if helper in self.aliases:
@@ -240,8 +246,12 @@ class Emitter:
 
     def block(self, body: tuple, allow_empty: bool = False) -> None:
         start = len(self.lines)
+        outer = self.span
         for stmt in body:
+            span = getattr(stmt, "span", None)
+            self.span = span if span and span[0] else outer
             getattr(self, "s_" + type(stmt).__name__)(stmt)
+        self.span = outer
         if len(self.lines) == start and not allow_empty:
             self.line("pass")
 
@@ -356,6 +366,8 @@ class Emitter:
         self.line("continue")
 
     def s_Scoped(self, node: ir.Scoped) -> None:
+        for binding in node.bindings:
+            self.s_Assign(binding)
         self.block(node.body, allow_empty=True)
 
     def s_Return(self, node: ir.Return) -> None:
@@ -416,8 +428,10 @@ class Emitter:
         self.block(module.body, allow_empty=True)
         if self.uses_top:  # only modules that read it name the top-level output list
             self.lines.insert(prologue_end, f"    {ir.TOP_OUTPUT.ident} = _out")
+            self.spans.insert(prologue_end, ir.NOSPAN)
         if self.start_values:
             self.lines.insert(prologue_end, "    _get = context.get")
+            self.spans.insert(prologue_end, ir.NOSPAN)
             start = self.helper_name("jinja.start_values")
         self.line('return "".join(_out)')
         body = self.lines
@@ -441,6 +455,7 @@ class Emitter:
             out.append("")
         out.append("")
         out.append("def render(context: dict) -> str:")
+        self.body_start = "\n".join(out).count("\n") + 1
         out.extend(body)
         return "\n".join(out) + "\n"
 
@@ -495,3 +510,14 @@ def target_node(target: Any) -> ast.expr:
 def emit(module: ir.Module, header: str, metadata: dict[str, Any]) -> str:
     """The module's Python source (not yet black-formatted)."""
     return Emitter().module(module, header, metadata)
+
+
+def emit_with_spans(
+    module: ir.Module, header: str, metadata: dict[str, Any]
+) -> tuple[str, tuple[int, tuple[ir.Span, ...]]]:
+    """``emit``, and the raw position table: ``(first, spans)``, where line ``first + i``
+    (0-based) of the text belongs to the statement at template span ``spans[i]`` (dialect-
+    neutral: whatever spans the frontend gave the IR; see ``compiler/positions.py``)."""
+    emitter = Emitter()
+    text = emitter.module(module, header, metadata)
+    return text, (emitter.body_start, tuple(emitter.spans))

@@ -402,10 +402,14 @@ class Return(Stmt):
 
 @dataclass(frozen=True, slots=True)
 class Scoped(Stmt):
-    """A block with its own variable scope but no function boundary (entry loads only)."""
+    """A block with its own variable scope but no function boundary (entry loads only).
+
+    ``bindings`` (Jinja's ``{% with a = x %}``): assignments whose values are read in the
+    enclosing scope and whose targets are names of the new scope, made before ``body``."""
 
     body: Tuple[Stmt, ...]
     span: Span = _span()
+    bindings: Tuple["Assign", ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ from types import ModuleType
 RUNTIME_MODULES = {
     "jinja": "tmpl2py.runtime.jinja",
     "jinja_filters": "tmpl2py.runtime.jinja.filters",
+    "jinja_autoescape": "tmpl2py.runtime.jinja.autoescape",
     "gotmpl": "tmpl2py.runtime.go.execute",
     "ollama": "tmpl2py.runtime.go.ollama",
 }

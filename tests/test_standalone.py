@@ -159,6 +159,8 @@ def test_dependency_order_and_clash_checks() -> None:
         "jinja.markup",
         "jinja.objects",
         "jinja.access",
+        "jinja.loading",
+        "jinja.blocks",
         "jinja",
     ]
     with pytest.raises(StandaloneError, match="reserved"):

@@ -345,7 +345,12 @@ def cmd_render(args: argparse.Namespace) -> int:
     except (
         Exception
     ) as e:  # noqa: BLE001 - the template's own error (raise_exception, undefined, ...)
+        from .compiler.positions import describe
+
+        located = describe(e)  # name:line:col: ErrorType: message, the line and a caret
         _error(f"render failed: {type(e).__name__}: {e}")
+        if located is not None:
+            print(located, file=sys.stderr)
         return 1
     sys.stdout.write(text)
     if args.newline:

@@ -33,6 +33,9 @@ _BLOCK_ENDS = {
     "call": ("endcall",),
     "filter": ("endfilter",),
     "generation": ("endgeneration",),
+    "with": ("endwith",),
+    "block": ("endblock",),
+    "autoescape": ("endautoescape",),
 }
 
 #: Human names of terminals, for "unexpected X" messages.
@@ -204,14 +207,6 @@ class _WhitespaceControl:
         kind = tok.type
         if kind == "TAG_UNKNOWN":
             raise _nesting_error(name, stack, (tok.line, tok.column))
-        if kind == "TAG_UNSUPPORTED":
-            raise CompileError(
-                "unsupported",
-                f"the {name!r} tag is not supported: chat templates are compiled standalone "
-                "(no loader, no inheritance, no autoescape blocks)",
-                tok.line or 0,
-                tok.column or 0,
-            )
         if name in _BLOCK_ENDS:
             stack.append([name, _BLOCK_ENDS[name], name == "set"])
             return

@@ -20,7 +20,10 @@ from lark import Token, Transformer, v_args
 
 from .. import ir
 from ..errors import CompileError
+from .analysis import find_undeclared, uses_name
+from .autoescape import apply_autoescape
 from .library import FILTER_FUNCS, TEST_FUNCS
+from .statements import BlockLowering, check_extends, generator_macros
 
 H = ir.Helper
 
@@ -48,86 +51,8 @@ def apply_filter(value: ir.Expr, call: tuple, span: ir.Span) -> ir.Expr:
     return H(func, (value, *args), kwargs, span=span)
 
 
-def _walk(node: Any) -> Iterable[Any]:
-    """Every IR node under ``node`` (dataclass fields, tuples), ``node`` included."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, tuple):
-            stack.extend(n)
-            continue
-        if not isinstance(n, ir.Node):
-            continue
-        yield n
-        for f in n.__dataclass_fields__:  # type: ignore[attr-defined]
-            stack.append(getattr(n, f))
-
-
-def uses_name(node: Any, name: str) -> bool:
-    return any(isinstance(n, ir.Name) and n.name == name for n in _walk(node))
-
-
-def find_undeclared(body: tuple, names: tuple) -> set:
-    """jinja2's ``find_undeclared``: which of ``names`` the body reads before anything assigns
-    them, in jinja2's visiting order (a ``set``, a loop target or a macro parameter of that name
-    met first hides every later read, nested macros included)."""
-    hidden: set = set()
-    found: set = set()
-
-    def store(target: Any) -> None:
-        for n in _walk(target):
-            if isinstance(n, ir.Name):
-                hidden.add(n.name)
-
-    def visit(node: Any) -> None:
-        if isinstance(node, tuple):
-            items = list(node)
-            i = 0
-            while i < len(items):
-                item = items[i]
-                if (
-                    isinstance(item, ir.FuncDef)
-                    and item.ident
-                    and i + 1 < len(items)
-                    and isinstance(items[i + 1], ir.Output)
-                ):
-                    visit(
-                        items[i + 1]
-                    )  # a call block: jinja2 visits the call before the caller's body
-                    visit(item)
-                    i += 2
-                    continue
-                visit(item)
-                i += 1
-            return
-        if not isinstance(node, ir.Node):
-            return
-        if isinstance(node, ir.Name):
-            if node.name in names and node.name not in hidden:
-                found.add(node.name)
-        elif isinstance(node, ir.Assign):
-            store(node.target)
-            visit(node.value)
-        elif isinstance(node, ir.For):
-            store(node.target)
-            visit((node.iter, node.body, node.else_, node.filter))
-        elif isinstance(node, ir.FuncDef):
-            declared = node.wrap_args[1].value if len(node.wrap_args) > 1 else ()  # type: ignore[attr-defined]
-            params = [p for p in node.params if p.name.name in declared]  # not the implicit ones
-            store(tuple(p.name for p in params))
-            visit((tuple(p.default for p in params), node.body))
-        elif isinstance(node, ir.Helper) and node.name in ("jinja.ns_set", "jinja.ns_check"):
-            visit(node.args[1:])  # jinja2's NSRef is no name read
-        else:
-            for f in node.__dataclass_fields__:  # type: ignore[attr-defined]
-                visit(getattr(node, f))
-
-    visit(body)
-    return found
-
-
 @v_args(inline=True)
-class Lowering(Transformer):
+class Lowering(BlockLowering):
     def __init__(self, source: str) -> None:
         super().__init__()
         self.source = source
@@ -139,6 +64,7 @@ class Lowering(Transformer):
     # ------------------------------------------------------------------ template level
 
     def start(self, body: tuple) -> tuple:
+        body = generator_macros(apply_autoescape(self.with_blocks(check_extends(body))))
         return finish_calls(body, self.filter_names, self.test_names)
 
     def body(self, *items: Any) -> tuple:
@@ -199,17 +125,8 @@ class Lowering(Transformer):
             span=_span(tag),
         )
 
-    def for_target(self, *items: Any) -> Any:
-        names = _nodes(items)
-        if (
-            len(names) == 1
-            and isinstance(names[0], ir.Name)
-            and not any(isinstance(t, Token) and t.value == "," for t in items)
-        ):
-            return names[0]
-        if len(names) == 1 and isinstance(names[0], ir.Target):
-            return names[0]
-        return ir.Target(tuple(names))
+    def for_target(self, target: Any) -> Any:
+        return target
 
     def target_list(self, *items: Any) -> ir.Target:
         return ir.Target(tuple(_nodes(items)))

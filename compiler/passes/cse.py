@@ -174,7 +174,9 @@ class _Pass:
             orelse = self.block(node.orelse, known.branch())
             return dataclasses.replace(node, test=test, body=body, orelse=orelse)
         if isinstance(node, ir.Scoped):
-            return dataclasses.replace(node, body=self.block(node.body, known.branch()))
+            bindings = self.block(node.bindings, known)  # run first, in this block
+            body = self.block(node.body, known.branch())
+            return dataclasses.replace(node, bindings=bindings, body=body)
         if isinstance(node, ir.For):
             return self.for_(node, known)
         if isinstance(node, ir.FuncDef):

@@ -88,6 +88,7 @@ def _read_before_assigned(body: tuple, candidates: set) -> set:
             block(stmt.else_, assigned)
             return assigned  # the body may run zero times
         if isinstance(stmt, ir.Scoped):
+            check(tuple(b.value for b in stmt.bindings), assigned)
             return block(stmt.body, assigned)
         if isinstance(stmt, ir.FuncDef):
             check(stmt.wrap_args, assigned)

@@ -152,7 +152,10 @@ class _Analyzer:
         elif isinstance(node, ir.FuncDef):
             if not node.ident:
                 self.symbols.store(node.name)
-        # Text, Break, Continue, Scoped (its own scope): nothing in this scope.
+        elif isinstance(node, ir.Scoped):
+            for binding in node.bindings:  # read here; the body is a scope of its own
+                self.expr(binding.value)
+        # Text, Break, Continue: nothing in this scope.
 
     def target(self, target: Any) -> None:
         if isinstance(target, ir.Name):
@@ -226,7 +229,7 @@ class _Resolver:
         if isinstance(node, ir.FuncDef):
             return self.funcdef(node, sym)
         if isinstance(node, ir.Scoped):
-            return dataclasses.replace(node, body=self.scope(node.body, Symbols(sym)))
+            return self.scoped(node, sym)
         if isinstance(node, ir.If):
             return dataclasses.replace(
                 node,
@@ -241,6 +244,20 @@ class _Resolver:
         if isinstance(node, (ir.Output, ir.ExprStmt)):
             return dataclasses.replace(node, expr=self.expr(node.expr, sym))
         return node
+
+    def scoped(self, node: ir.Scoped, sym: Symbols) -> ir.Scoped:
+        """jinja2's ``With``: the values in the enclosing frame, the targets parameters of
+        the inner one."""
+        values = [self.expr(b.value, sym) for b in node.bindings]
+        inner = Symbols(sym)
+        for binding in node.bindings:
+            for name in _param_names(binding.target):
+                inner.declare_parameter(name)
+        bindings = tuple(
+            dataclasses.replace(b, target=self.target(b.target, inner), value=v)
+            for b, v in zip(node.bindings, values)
+        )
+        return dataclasses.replace(node, body=self.scope(node.body, inner), bindings=bindings)
 
     def target(self, target: Any, sym: Symbols) -> Any:
         if isinstance(target, ir.Name):

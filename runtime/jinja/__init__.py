@@ -8,6 +8,10 @@ with transformers' globals and filters). Standard library only.
 - ``access``: attribute and item lookups, the template's name lookups, calls through the sandbox;
 - ``markup``, ``filters``: markupsafe's printing rules; jinja2's builtin filters (with
   transformers' ``tojson``) and tests;
+- ``loading``: ``include``/``import``/``from``/``extends`` failing as without a loader;
+- ``blocks``: ``{% block %}``, ``self.NAME()`` and ``super()`` without a parent template;
+- ``autoescape``: what ``{% autoescape true %}`` compiles differently (helper namespace
+  ``jinja_autoescape``, imported only by templates that use it);
 - ``hf``: transformers' ``render_jinja_template`` input handling (the ``hf`` profile).
 
 This package's namespace is the helper namespace ``jinja.*`` of the IR: generated modules
@@ -20,5 +24,15 @@ from .objects import *  # noqa: F401,F403
 from .objects import __all__ as _object_names
 from .access import *  # noqa: F401,F403
 from .access import __all__ as _access_names
+from .loading import *  # noqa: F401,F403
+from .loading import __all__ as _loading_names
+from .blocks import *  # noqa: F401,F403
+from .blocks import __all__ as _block_names
 
-__all__ = [*_core_names, *_object_names, *_access_names]
+__all__ = [
+    *_core_names,
+    *_object_names,
+    *_access_names,
+    *_loading_names,
+    *_block_names,
+]

@@ -357,10 +357,16 @@ def safe_range(*args: int) -> range:
 
 
 class TemplateReference:
-    """jinja2's ``self``: prints as the template's reference; it has no blocks here."""
+    """jinja2's ``self``: prints as the template's reference; ``self.NAME`` is a block of the
+    template (see ``blocks.template_reference``; none for the global ``self``)."""
+
+    __module__ = "jinja2.runtime"  # error messages name the type as jinja2's
+
+    def __init__(self, blocks: Optional[dict] = None) -> None:
+        self._blocks = blocks or {}  # name -> a factory of a new reference to the block
 
     def __getitem__(self, name: str) -> Any:
-        raise KeyError(name)
+        return self._blocks[name]()
 
     def __repr__(self) -> str:
         return "<TemplateReference None>"

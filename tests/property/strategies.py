@@ -1086,7 +1086,7 @@ class Gen(Dice):
         kinds = ["text", "text", "output", "output", "output", "if", "set", "comment"]
         if depth > 0:
             kinds += ["if", "for", "for", "set_block", "filter_block", "macro", "ns", "call_block",
-                      "generation", "raw"]
+                      "generation", "raw", "with", "autoescape", "block", "loader"]
         if scope.loop_depth and not scope.in_macro:
             kinds += ["loopctl"]
         if scope.namespaces:
@@ -1125,7 +1125,7 @@ class Gen(Dice):
         inner = scope.child(loop_depth=scope.loop_depth + 1, loop_var=True, recursive=False)
         if shape == 0:  # tuple unpacking over pairs
             k, v = self.fresh("k"), self.fresh("v")
-            target = self.pick([f"{k}, {v}", f"({k}, {v})", f"{k},{v}"])
+            target = self.pick([f"{k}, {v}", f"({k}, {v})", f"{k},{v}", f"{k}, ({v},)", f"({k}), {v}"])
             iterable = self.pick([
                 f"({self.expr('dict', 1, scope)}).items()", f"{self.expr('dict', 1, scope)}|dictsort",
                 f"{self.expr('dict', 1, scope)}|items", f"{self.expr('list', 1, scope)}|batch(2)",
@@ -1168,6 +1168,12 @@ class Gen(Dice):
             value = self.pick([f"{self.expr('any', 1, scope)}, {self.expr('any', 1, scope)}",
                                "[1, 2]", f"{self.expr('list', 1, scope)}", "'ab'", "(1, 2, 3)"])
             scope.names[b] = "any"
+            if self.chance(4):  # nested tuple targets
+                c = self.fresh("u")
+                scope.names[c] = "any"
+                target = self.pick([f"{a}, ({b}, {c})", f"({a}, ({b},)), {c}", f"({a}, {b}, {c},)"])
+                value = self.pick(["[1, [2, 3]]", "[[1, [2]], 3]", "(1, 2, 3)", "[1, 'ab']", value])
+                return self.tag(f"set {target} = {value}")
             return self.tag(f"set {a}, {b} = {value}")
         kind = self.pick(["str", "int", "bool", "list", "dict", "any", "num"])
         # Reassigning a context name, or a fresh local.
@@ -1261,6 +1267,66 @@ class Gen(Dice):
                 inner.names["b"] = "any"
         args = self.call_args(scope, 1, [self.expr("any", 1, scope) for _ in range(self.int(0, nparams))])
         return self.tag(f"call{params} {name}{args}") + self.body(inner, depth - 1) + self.tag("endcall")
+
+    def stmt_with(self, scope: Scope, depth: int) -> str:
+        # values read in the enclosing scope, names bound in a new one (sets stay inside)
+        inner = scope.child()
+        bindings = []
+        for _ in range(self.int(0, 2)):
+            name = self.pick(sorted(scope.names)) if self.chance(3) else self.fresh("w")
+            kind = self.pick(["str", "int", "list", "any"])
+            if self.chance(5):
+                other = self.fresh("w")
+                pair = self.pick(["[1, 2]", "(3, 4)", "'ab'"])
+                bindings.append(f"{name}, {other} = {pair}")
+                inner.names[other] = "any"
+                kind = "any"
+            else:
+                bindings.append(f"{name} = {self.expr(kind, 1, scope)}")
+            inner.names[name] = kind
+        head = "with" + (" " + ", ".join(bindings) if bindings else "")
+        return self.tag(head) + self.body(inner, depth - 1) + self.tag("endwith")
+
+    def stmt_autoescape(self, scope: Scope, depth: int) -> str:
+        value = self.pick(["true", "true", "false", self.test_clause(scope, 1), "1", "none"])
+        inner = scope.child()
+        extra = ""
+        if self.chance(2):
+            s = self.expr("str", 1, scope)
+            extra = self.output(self.pick([f"{s} ~ ({s}|safe)", f"({s}|safe) + {s}", f"{s}|e",
+                                           f"[{s}, {s}|safe]|join({s})", f"{s}|replace('a', '<')",
+                                           "'<a>' ~ ('&'|safe)", f"{s}|safe", f"{s}|forceescape"]))
+        return self.tag(f"autoescape {value}") + extra + self.body(inner, depth - 1) + self.tag("endautoescape")
+
+    def stmt_block(self, scope: Scope, depth: int) -> str:
+        # rendered in place (a scoped one sees the locals there) and callable as self.NAME()
+        name = self.fresh("b")
+        mods = self.pick(["", "", " scoped", " required"])
+        if mods == " required":
+            body = self.pick(["", " ", "\n"])
+        else:
+            inner = Scope(names=dict(CONTEXT_KINDS)) if mods == "" else scope.child(in_macro=True)
+            body = self.body(inner, depth - 1)
+            if self.chance(5):
+                body += self.output(self.pick(["super()", "super is defined", "self", f"self.{name}.name"]))
+        end = self.pick(["endblock", f"endblock {name}"])
+        out = self.tag(f"block {name}{mods}") + body + self.tag(end)
+        if self.chance(3):
+            out += self.output(self.pick([f"self.{name}()", f"self.{name}.super()", "self.nope", f"self['{name}']()"]))
+        return out
+
+    def stmt_loader(self, scope: Scope, depth: int) -> str:
+        # no loader: each fails when it runs (TypeError / TemplatesNotFound); in a branch not
+        # taken it renders nothing
+        name = self.pick(["'a.jinja'", "[]", "['a', 'b']", self.expr("any", 1, scope)])
+        tag = self.pick([f"include {name}", f"include {name} ignore missing",
+                         f"include {name} without context", f"import {name} as {self.fresh('m')}",
+                         f"from {name} import a as {self.fresh('m')}, b", f"extends {name}"])
+        if tag.startswith("extends") and (scope.loop_depth or scope.in_macro):
+            tag = f"include {name}"
+        if self.chance(3):
+            return self.tag(tag)
+        return self.tag(f"if {self.test_clause(scope, 1)}") + self.tag(tag) + self.tag("endif")
 
     # ------------------------------------------------------------------ entry point
 
