@@ -61,6 +61,7 @@ class SegmentEmitter(Emitter):
         self.capture_labels: dict[int, str] = {}  # Capture (id) -> its label's local
         self.funcs = {n.ident: n for n in ir.walk(module.body) if isinstance(n, ir.FuncDef)}
         self.func_labels: dict[str, str] = {}
+        self.join_parts: dict[str, tuple] = {}  # a join's source -> the labels it joins
         self.shadowed = _tracked_names(module.body)
         self.ns_opaque = _ns_targets_in_funcs(module.body)
         self.stateful = bool(_context_names(module.body) & STATEFUL_GLOBALS)
@@ -84,14 +85,25 @@ class SegmentEmitter(Emitter):
         return f"_sg_{name}"
 
     def join(self, labels: list[Optional[str]]) -> Optional[str]:
-        found = [lab for lab in labels if lab is not None]
+        found: list[str] = []
+        for lab in labels:  # nested joins flattened, repeated labels once
+            for part in self.join_parts.get(lab, (lab,)) if lab is not None else ():
+                if part not in found:
+                    found.append(part)
         if not found:
             return None
         if _TOP in found:
             return _TOP
         if len(found) == 1:
             return found[0]
-        return f"{self.rt('join')}({', '.join(found)})"
+        src = f"{self.rt('join')}({', '.join(found)})"
+        self.join_parts[src] = tuple(found)
+        return src
+
+    def flat(self, label: str) -> str:
+        """Source of the set of paths ``label`` names (``runtime.segments.flat``)."""
+        parts = self.join_parts.get(label, (label,))
+        return f"{self.rt('flat_of')}({', '.join(parts)})"
 
     def label(self, node: Any) -> Optional[str]:
         """Python source of ``node``'s label (``None``: statically empty)."""
@@ -134,7 +146,7 @@ class SegmentEmitter(Emitter):
             return base
         if isinstance(key, ir.Const) and _narrowable(key.value):
             return f"{self.rt('narrow')}({base}, {unparse(const_node(key.value))})"
-        return self.join([f"{self.rt('join')}({base})", self.label(key)])
+        return self.join([f"(None, {self.flat(base)})", self.label(key)])
 
     def l_Helper(self, node: ir.Helper) -> Optional[str]:
         args = node.args
@@ -351,7 +363,7 @@ class SegmentEmitter(Emitter):
         if isinstance(target, ir.Name):
             self.line(f"{self.shadow(target.ident)} = {self.rt('with_pc')}({label}, _pc)")
             return
-        flat = f"{self.rt('with_pc')}({self.rt('join')}({label}), _pc)"
+        flat = f"(None, {self.flat(label)} | _pc)"
         self.line(" = ".join(self.shadow(n) for n in names) + f" = {flat}")
 
     def s_Assign(self, node: ir.Assign) -> None:
@@ -367,7 +379,7 @@ class SegmentEmitter(Emitter):
             if isinstance(target, ir.Name) and target.ident in self.shadowed:
                 s = self.shadow(target.ident)
                 value = self.label_or_empty(expr.args[2])
-                self.line(f"{s} = {self.rt('with_pc')}({self.rt('join')}({s}, {value}), _pc)")
+                self.line(f"{s} = (None, {self.rt('flat_of')}({s}, {value}) | _pc)")
 
     def upgrade(self, names: frozenset, label: str) -> None:
         for ident in sorted(names & self.shadowed):
@@ -391,7 +403,7 @@ class SegmentEmitter(Emitter):
             return
         saved, label = self.fresh("qpc"), self.fresh("qt")
         self.line(f"{saved} = _pc")
-        self.line(f"{label} = {self.rt('flat')}({test})")
+        self.line(f"{label} = {self.flat(test)}")
         self.upgrade(_assigned(node), label)
         self.line(f"_pc = _pc | {label}")
         super().s_If(node)
@@ -415,23 +427,23 @@ class SegmentEmitter(Emitter):
         items, lpc, saved = self.fresh("qi"), self.fresh("qlpc"), self.fresh("qpc")
         self.line(f"{items} = {self.label_or_empty(node.iter)}")
         self.line(f"{saved} = _pc")
-        extra = f" | {self.rt('flat')}({items})" if node.filter is not None else ""
+        extra = f" | {self.flat(items)}" if node.filter is not None else ""
         if node.filter is not None:
             flt = self.region_label(node.filter)
-            extra += f" | {self.rt('flat')}({flt})" if flt else ""
+            extra += f" | {self.flat(flt)}" if flt else ""
         self.line(f"{lpc} = _pc | {self.rt('shape')}({items}){extra}")
         assigned = _assigned_in(node.body + node.else_) | _target_set(node.target)
         self.upgrade(assigned, lpc)
         for local in (node.loop, node.counter, node.last):
             if local:
                 self.local_labels[local] = f"(None, {lpc})"
-                self.local_labels[local + "*"] = f"(None, {self.rt('flat')}({items}) | {lpc})"
+                self.local_labels[local + "*"] = f"(None, {self.flat(items)} | {lpc})"
         if isinstance(node.target, ir.Name):
             item = f"{self.rt('item_label')}({items}, {node.target.ident}, _reg, {lpc})"
             opening = [f"_pc = {lpc}", f"{self.shadow(node.target.ident)} = {item}"]
         else:
             names = " = ".join(self.shadow(n) for n in _target_names(node.target))
-            opening = [f"_pc = {lpc}", f"{names} = (None, {self.rt('flat')}({items}) | {lpc})"]
+            opening = [f"_pc = {lpc}", f"{names} = (None, {self.flat(items)} | {lpc})"]
         self.pending[id(node.body)] = opening
         if node.else_:
             self.pending[id(node.else_)] = [f"_pc = {lpc}"]
@@ -482,7 +494,7 @@ class SegmentEmitter(Emitter):
             prologue.append("    _get = context.get")
             start = self.helper_name("jinja.start_values")
         self.lines[prologue_end:prologue_end] = prologue
-        self.line(f"return {self.rt('finish')}(_out, _org, _SITES)")
+        self.line(f"return {self.rt('finish')}(_out, _org, _SITES, context)")
         empty, top = self.rt("EMPTY"), self.rt("TOP")
         out = [header, '"""Segment render of a chat template: ``render_segments(context)``."""', ""]
         for mod in sorted(self.imports):

@@ -62,9 +62,9 @@ class Origin(NamedTuple):
 
     kind: str
     line: int
-    paths: tuple = ()
+    paths: frozenset = NODEPS
     ops: tuple = ()
-    cond: tuple = ()
+    cond: frozenset = NODEPS
 
     def names(self, path: tuple) -> bool:
         """Whether replacing the value at ``path`` can change this segment's text."""
@@ -134,14 +134,14 @@ def shape(label: tuple) -> frozenset:
     return deps | {eq + (SHAPE,)} if eq is not None else deps
 
 
-def item_label(iterable: tuple, item: Any, registry: dict, pc: frozenset) -> tuple:
+def item_label(iterable: tuple, item: Any, registry: "Registry", pc: frozenset) -> tuple:
     """The label of a loop item: the context's container it is (found by identity), else an
     item of the iterable's path; chosen by the iterable's shape and the loop's ``pc``."""
     eq, deps = iterable
     choice = deps | pc
     if eq is not None:
         choice = choice | {eq + (SHAPE,)}
-    found = registry.get(id(item))
+    found = registry.find(item, eq)
     if found is not None:
         if type(found) is tuple:
             return (found, choice)
@@ -151,30 +151,62 @@ def item_label(iterable: tuple, item: Any, registry: dict, pc: frozenset) -> tup
     return (None, choice)
 
 
-def registry(context: dict) -> dict:
-    """``id(container) -> path`` for every list, tuple and dict in the context (a frozenset
-    of paths for one object reached at several)."""
-    out: dict = {}
-    stack: list = [((k,), v) for k, v in context.items() if type(k) is str]
-    pop, push = stack.pop, stack.append
-    while stack:
-        path, value = pop()
-        cls = type(value)
-        if cls is dict:
-            items: Iterable = value.items()
-        elif cls is list or cls is tuple:
-            items = enumerate(value)
-        else:
-            continue
-        key = id(value)
-        seen = out.get(key)
-        if seen is not None:
-            out[key] = (seen if type(seen) is frozenset else frozenset({seen})) | {path}
-            continue  # its items are registered already, under the first path
-        out[key] = path
-        for k, v in items:
-            push((path + (k,), v))
-    return out
+class Registry:
+    """``id(container) -> path`` for the lists, tuples and dicts of the context (a frozenset
+    of paths for one object reached at several), built per top-level name when first asked."""
+
+    __slots__ = ("context", "paths", "roots")
+
+    def __init__(self, context: dict) -> None:
+        self.context = context
+        self.paths: dict = {}
+        self.roots: set = set()
+
+    def find(self, item: Any, near: Optional[tuple]) -> Any:
+        found = self.paths.get(id(item))
+        if found is not None:
+            return found
+        cls = type(item)
+        if cls is not dict and cls is not list and cls is not tuple:
+            return None
+        if near is not None and type(near[0]) is str:
+            if near[0] in self.roots:
+                return None
+            self.add(near[0])
+        else:  # an item of a computed list: it may come from anywhere
+            for name in list(self.context):
+                if type(name) is str and name not in self.roots:
+                    self.add(name)
+        return self.paths.get(id(item))
+
+    def add(self, name: str) -> None:
+        self.roots.add(name)
+        if name not in self.context:
+            return
+        out = self.paths
+        stack: list = [((name,), self.context[name])]
+        pop, push = stack.pop, stack.append
+        while stack:
+            path, value = pop()
+            cls = type(value)
+            if cls is dict:
+                items: Iterable = value.items()
+            elif cls is list or cls is tuple:
+                items = enumerate(value)
+            else:
+                continue
+            key = id(value)
+            seen = out.get(key)
+            if seen is not None:
+                out[key] = (seen if type(seen) is frozenset else frozenset({seen})) | {path}
+                continue  # its items are registered already, under the first path
+            out[key] = path
+            for k, v in items:
+                push((path + (k,), v))
+
+
+def registry(context: dict) -> Registry:
+    return Registry(context)
 
 
 # ----------------------------------------------------------------------------- paths
@@ -210,39 +242,47 @@ def format_path(path: tuple) -> str:
 # ----------------------------------------------------------------------------- segments
 
 
-def finish(out: list, org: list, sites: tuple) -> list:
+def finish(out: list, org: list, sites: tuple, context: Any = None) -> "Segments":
     """The render's segments: ``out`` its texts, ``org`` one ``(site, label, pc)`` each, a
     site ``(line, kind, ops)`` of the module's table (empty texts are dropped)."""
-    segments = []
+    segments = Segments()
+    segments.context = context
+    append = segments.append
     cache: dict = {}
-    for text, (site, label, pc) in zip(out, org):
+    for text, entry in zip(out, org):
         if not text:
             continue
-        line, kind, ops = sites[site]
-        paths: tuple = ()
-        if label is not None:
-            found = flat(label)
-            if found:
-                paths = _sorted(found)
-            elif kind == DATA:
-                kind = COMPUTED
-        if kind == DATA and not paths:
-            kind = COMPUTED
-        key = (site, paths, pc)
-        origin = cache.get(key)
+        origin = cache.get(entry)
         if origin is None:
-            origin = cache[key] = Origin(kind, line, paths, ops, _sorted(pc) if pc else ())
-        segments.append(Segment(text, origin))
+            origin = cache[entry] = _origin(sites, *entry)
+        append(Segment(text, origin))
     return segments
 
 
-def _sorted(paths: Iterable[tuple]) -> tuple:
-    return tuple(sorted(paths, key=lambda p: tuple(repr(k) for k in p)))
+def _origin(sites: tuple, site: int, label: Optional[tuple], pc: frozenset) -> Origin:
+    line, kind, ops = sites[site]
+    paths = flat(label) if label is not None else NODEPS
+    if kind == DATA and not paths:
+        kind = COMPUTED
+    return Origin(kind, line, paths, ops, pc)
+
+
+class Segments(list):
+    """A render's segments; ``context`` is the context rendered (``assistant_spans`` reads
+    the messages' roles from it)."""
+
+    context: Any = None
+
+
+def sorted_paths(paths: Iterable[tuple]) -> list:
+    """Paths in a stable order (for display and JSON)."""
+    return sorted(paths, key=lambda p: tuple((type(k).__name__, repr(k)) for k in p))
 
 
 def cut(segments: list, length: int) -> list:
     """The segments of the first ``length`` characters (``continue_final_message``)."""
-    out, used = [], 0
+    out, used = Segments(), 0
+    out.context = getattr(segments, "context", None)
     for seg in segments:
         if used >= length:
             break
@@ -272,7 +312,7 @@ def describe(origin: Origin) -> str:
     """One line: ``data messages[1].content |trim (line 4)``."""
     if origin.kind == TEMPLATE:
         return f"template (line {origin.line})"
-    parts = [origin.kind, ", ".join(format_path(p) for p in origin.paths)]
+    parts = [origin.kind, ", ".join(format_path(p) for p in sorted_paths(origin.paths))]
     if origin.ops:
         parts.append(" ".join("|" + op for op in origin.ops))
     return " ".join(p for p in parts if p) + f" (line {origin.line})"
@@ -314,3 +354,16 @@ def conversation_segments(render_segments: Any, source: str, messages: Any, **op
     text, spans = result if isinstance(result, tuple) else (result, None)
     segments = cut(box[-1], len(text))
     return segments if spans is None else (segments, spans)
+
+
+def flat_of(*labels: tuple) -> frozenset:
+    """Every path some of the labels names (``flat`` of their join)."""
+    if len(labels) == 1:
+        eq, deps = labels[0]
+        return deps | {eq} if eq is not None else deps
+    out = set()
+    for eq, deps in labels:
+        if eq is not None:
+            out.add(eq)
+        out.update(deps)
+    return frozenset(out)
