@@ -117,6 +117,7 @@ class CompiledTemplate:
             text = generate_segments(self.source, self.dialect, self.profile, self.name)
             namespace: dict[str, Any] = {"__name__": self.namespace["__name__"] + "_segments"}
             exec(compile(text, f"<tmpl2py-segments:{self.name}>", "exec"), namespace)
+            namespace["_PLAIN"] = self._render
             self.segments_source = text  # our own generated code, never template text
             render = self._segments_render = namespace["render_segments"]
         return render

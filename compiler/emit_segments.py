@@ -494,7 +494,7 @@ class SegmentEmitter(Emitter):
             prologue.append("    _get = context.get")
             start = self.helper_name("jinja.start_values")
         self.lines[prologue_end:prologue_end] = prologue
-        self.line(f"return {self.rt('finish')}(_out, _org, _SITES, context)")
+        self.line(f"return {self.rt('finish')}(_out, _org, _SITES, context, _PLAIN)")
         empty, top = self.rt("EMPTY"), self.rt("TOP")
         out = [header, '"""Segment render of a chat template: ``render_segments(context)``."""', ""]
         for mod in sorted(self.imports):
@@ -504,6 +504,7 @@ class SegmentEmitter(Emitter):
             out.append(f"{key} = {unparse(const_node(value))}")
         out.append(f"_E, _TOP = {empty}, {top}")
         out.append(f"_SITES = {unparse(const_node(tuple(self.sites)))}")
+        out.append("_PLAIN = None  # the plain render (set by the loader): its error when the output fails")
         if self.start_values:
             targets = ", ".join(self.start_values.values())
             names = unparse(const_node(tuple(self.start_values)))
@@ -708,9 +709,15 @@ def segment_ir(source: str, dialect: str, profile: str, name: str) -> ir.Module:
         raise CompileError(
             "unsupported", "segments are not implemented for Go templates yet", 0, 0
         )
-    from .jinja.lowering import check_loop_controls, check_unknown_names
+    return segment_passes(parse(source, dialect, name, profile))
 
-    module = parse(source, dialect, name, profile)
+
+def segment_passes(module: ir.Module) -> ir.Module:
+    """The passes of ``segment_ir`` on a parsed (Jinja) module."""
+    from .jinja.lowering import check_loop_controls, check_unknown_names
+    from .passes import cse, scope, specialize
+    from .passes import optimize as opt
+
     check_unknown_names(module.body)
     check_loop_controls(module.body, in_loop=False)
     exact_undefined = scope.uses_identity(module)
@@ -721,14 +728,20 @@ def segment_ir(source: str, dialect: str, profile: str, name: str) -> ir.Module:
     return specialize.context_gets(module)
 
 
-def generate_segments(source: str, dialect: str, profile: str, name: str) -> str:
-    """The segment module's source for a template (raises ``CompileError`` as compiling does)."""
+def generate_segments(
+    source: str, dialect: str, profile: str, name: str, parsed: Optional[ir.Module] = None
+) -> str:
+    """The segment module's source for a template (raises ``CompileError`` as compiling does);
+    ``parsed``: the template's module as the frontend made it, when the caller has it."""
     from . import __version__
     from .api import header_safe
     import hashlib
 
     try:
-        module = segment_ir(source, dialect, profile, name)
+        if parsed is not None and dialect == "jinja":
+            module = segment_passes(parsed)
+        else:
+            module = segment_ir(source, dialect, profile, name)
         sha = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
         header = MODULE_HEADER.format(
             version=__version__, source=header_safe(name), sha256=sha, dialect=dialect,

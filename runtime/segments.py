@@ -242,9 +242,20 @@ def format_path(path: tuple) -> str:
 # ----------------------------------------------------------------------------- segments
 
 
-def finish(out: list, org: list, sites: tuple, context: Any = None) -> "Segments":
+def finish(
+    out: list, org: list, sites: tuple, context: Any = None, plain: Any = None
+) -> "Segments":
     """The render's segments: ``out`` its texts, ``org`` one ``(site, label, pc)`` each, a
-    site ``(line, kind, ops)`` of the module's table (empty texts are dropped)."""
+    site ``(line, kind, ops)`` of the module's table (empty texts are dropped).
+
+    An output that is not a string fails ``render``'s final join; ``plain`` (the plain
+    render) then raises its own error, which names the item's index in *its* list."""
+    try:
+        "".join(out)
+    except TypeError:
+        if plain is not None:
+            plain(context)
+        raise
     segments = Segments()
     segments.context = context
     append = segments.append
