@@ -62,7 +62,10 @@ class SegmentEmitter(Emitter):
         self.funcs = {n.ident: n for n in ir.walk(module.body) if isinstance(n, ir.FuncDef)}
         self.func_labels: dict[str, str] = {}
         self.join_parts: dict[str, tuple] = {}  # a join's source -> the labels it joins
-        self.shadowed = _tracked_names(module.body)
+        self.inline = _inlinable_generations(module.body, self.funcs)
+        self.shadowed = _tracked_names(module.body).union(
+            *(_tracked_names(self.funcs[i].body) for i in self.inline)
+        )
         self.ns_opaque = _ns_targets_in_funcs(module.body)
         self.stateful = bool(_context_names(module.body) & STATEFUL_GLOBALS)
 
@@ -144,8 +147,11 @@ class SegmentEmitter(Emitter):
         base = self.label(obj)
         if base is None or base == _TOP:
             return base
-        if isinstance(key, ir.Const) and _narrowable(key.value):
-            return f"{self.rt('narrow')}({base}, {unparse(const_node(key.value))})"
+        index = _constant_key(key)
+        if index is not None and _narrowable(index):
+            if type(index) is int and index < 0:  # from the end: some item of the list
+                return f"{self.rt('narrow')}({base}, {self.rt('WILD')})"
+            return f"{self.rt('narrow')}({base}, {unparse(const_node(index))})"
         return self.join([f"(None, {self.flat(base)})", self.label(key)])
 
     def l_Helper(self, node: ir.Helper) -> Optional[str]:
@@ -245,7 +251,7 @@ class SegmentEmitter(Emitter):
             self.line(f'{self.writer}("".join({buf}))')
             self.record(self.site(node, "data", _ops(expr)), self.label(expr))
             return
-        if _is_generation(expr):
+        if _is_generation(expr) or _generation_call(expr) in self.inline:
             self.generation(node)
             return
         inner = expr.args[0] if _is_str_wrapper(expr) else expr
@@ -322,6 +328,8 @@ class SegmentEmitter(Emitter):
         records it (the top-level text before it is the same)."""
         helper = node.expr
         capture = helper.args[0]
+        if isinstance(capture, ir.CallFunc):  # the block's body, inlined (see __init__)
+            capture = ir.Capture(self.funcs[capture.ident].body, span=node.span)
         assert isinstance(capture, ir.Capture)
         buf, org = self.tracked_capture(capture)
         rest = "".join(", " + self.src(a) for a in helper.args[1:])
@@ -534,6 +542,16 @@ def _expr_children(node: Any) -> list:
     return out
 
 
+def _constant_key(key: Any) -> Any:
+    """The value of a constant key (``-1`` arrives as a negated constant), else None."""
+    if isinstance(key, ir.Const):
+        return key.value
+    if isinstance(key, ir.UnaryOp) and key.op == "-" and isinstance(key.operand, ir.Const):
+        if type(key.operand.value) is int:
+            return -key.operand.value
+    return None
+
+
 def _narrowable(key: Any) -> bool:
     if type(key) is int:
         return True
@@ -548,6 +566,66 @@ def _is_str_wrapper(expr: Any) -> bool:
         and not expr.kwargs
         and not isinstance(expr.args[0], ir.Starred)
     )
+
+
+def _generation_call(expr: Any) -> str:
+    """The function a ``{% generation %}`` output calls for its body ("" if none)."""
+    if (
+        isinstance(expr, ir.Helper)
+        and expr.name == "jinja.generation"
+        and expr.args
+        and isinstance(expr.args[0], ir.CallFunc)
+        and not expr.args[0].args
+    ):
+        return expr.args[0].ident
+    return ""
+
+
+def _inlinable_generations(body: tuple, funcs: dict) -> frozenset:
+    """Generation bodies (functions without parameters, called once, by the generation
+    output of the same function) that the segment function runs inline, labelled."""
+    calls: dict = {}
+    for n in _statements(body):
+        if isinstance(n, ir.Output):
+            ident = _generation_call(n.expr)
+            if ident:
+                calls[ident] = calls.get(ident, 0) + 1
+    uses: dict = {}
+    for n in ir.walk(body):
+        if isinstance(n, ir.CallFunc) or (isinstance(n, ir.Name) and n.ident in funcs):
+            uses[n.ident] = uses.get(n.ident, 0) + 1
+    top = _top_functions(body)
+    return frozenset(
+        ident
+        for ident, count in calls.items()
+        if count == 1
+        and uses.get(ident) == 1
+        and ident in funcs
+        and ident not in top_nested(funcs, top)
+        and not funcs[ident].params
+        and not funcs[ident].prologue
+        and not funcs[ident].into
+    )
+
+
+def _top_functions(body: tuple) -> set:
+    """Idents of the functions the segment function itself defines (not nested ones)."""
+    out: set = set()
+    stack = list(body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ir.FuncDef):
+            out.add(n.ident)
+            continue
+        if isinstance(n, ir.Node):
+            for _, v in ir.children(n):
+                stack.extend(v if isinstance(v, tuple) else (v,))
+    return out
+
+
+def top_nested(funcs: dict, top: set) -> set:
+    """Functions defined inside other functions (their bodies see those functions' locals)."""
+    return set(funcs) - top
 
 
 def _is_generation(expr: Any) -> bool:
