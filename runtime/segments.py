@@ -57,14 +57,17 @@ COMPUTED = "computed"  # neither: computed from literals and globals (``strftime
 
 class Origin(NamedTuple):
     """Where a segment's text came from: its kind, the template line, the data paths its
-    value depends on, the operations applied (filters, calls), and the paths the control
-    flow that emitted it depended on (``cond``)."""
+    value depends on, the operations applied (filters, calls), the paths the control flow
+    that emitted it depended on (``cond``), and ``source``: the path whose value the text is
+    (``messages[2].content`` for ``{{ message.content | trim }}``), when there is one."""
 
     kind: str
     line: int
     paths: frozenset = NODEPS
     ops: tuple = ()
     cond: frozenset = NODEPS
+    #: the one path whose value the text is (before ``ops``), when there is one
+    source: Optional[tuple] = None
 
     def names(self, path: tuple) -> bool:
         """Whether replacing the value at ``path`` can change this segment's text."""
@@ -275,7 +278,8 @@ def _origin(sites: tuple, site: int, label: Optional[tuple], pc: frozenset) -> O
     paths = flat(label) if label is not None else NODEPS
     if kind == DATA and not paths:
         kind = COMPUTED
-    return Origin(kind, line, paths, ops, pc)
+    source = label[0] if label is not None else None
+    return Origin(kind, line, paths, ops, pc, source)
 
 
 class Segments(list):
@@ -323,7 +327,12 @@ def describe(origin: Origin) -> str:
     """One line: ``data messages[1].content |trim (line 4)``."""
     if origin.kind == TEMPLATE:
         return f"template (line {origin.line})"
-    parts = [origin.kind, ", ".join(format_path(p) for p in sorted_paths(origin.paths))]
+    ordered = sorted_paths(origin.paths)
+    values = [format_path(p) for p in ordered if not (p and p[-1] is SHAPE)]
+    shapes = [format_path(p) for p in ordered if p and p[-1] is SHAPE]
+    parts = [origin.kind, ", ".join(values)]
+    if shapes:
+        parts.append("(via " + ", ".join(shapes) + ")")
     if origin.ops:
         parts.append(" ".join("|" + op for op in origin.ops))
     return " ".join(p for p in parts if p) + f" (line {origin.line})"

@@ -261,6 +261,8 @@ def cmd_render(args: argparse.Namespace) -> int:
     except ValueError as e:
         _error(str(e))
         return 2
+    if args.segments:
+        return _render_segments(template, context, source, args)
     try:
         if (
             not args.raw
@@ -285,6 +287,26 @@ def cmd_render(args: argparse.Namespace) -> int:
     sys.stdout.write(text)
     if args.newline:
         sys.stdout.write("\n")
+    return 0
+
+
+def _render_segments(template: Any, context: Any, source: Any, args: argparse.Namespace) -> int:
+    """``render --segments``: the prompt with the origin of each piece (``tmpl2py.segments``)."""
+    from .segments import format_segments
+
+    try:
+        if not args.raw and template.profile == "hf" and isinstance(context, dict) and "messages" in context:
+            options = {**source.special_tokens, **context}
+            segments = template.render_conversation(options.pop("messages"), segments=True, **options)
+        else:
+            segments = template.render_segments(context)
+    except CompileError as e:
+        _error(str(e))
+        return 3
+    except Exception as e:  # noqa: BLE001 - the template's own error, as in cmd_render
+        _error(f"render failed: {type(e).__name__}: {e}")
+        return 1
+    sys.stdout.write(format_segments(segments, as_json=args.json, colour=sys.stdout.isatty()))
     return 0
 
 
@@ -399,6 +421,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="render the context as-is, without the profile's conversation shaping",
     )
     r.add_argument("--newline", action="store_true", help="print a newline after the prompt")
+    r.add_argument(
+        "--segments", action="store_true",
+        help="show where each piece came from (template or data path); --json for JSON",
+    )
+    r.add_argument("--json", action="store_true", help="with --segments: print JSON")
     common(r)
     r.set_defaults(func=cmd_render)
 

@@ -17,7 +17,15 @@ from __future__ import annotations
 
 from typing import Any, Iterable, NamedTuple, Optional, Sequence
 
-from tmpl2py.runtime.segments import SHAPE, TEMPLATE, Origin, Segment
+from tmpl2py.runtime.segments import (
+    SHAPE,
+    TEMPLATE,
+    Origin,
+    Segment,
+    describe,
+    merge_adjacent,
+    sorted_paths,
+)
 
 #: message fields whose text counts as the message's own (``assistant_spans``)
 MESSAGE_FIELDS = ("content", "reasoning_content", "thinking", "reasoning", "tool_calls")
@@ -26,19 +34,27 @@ MESSAGE_FIELDS = ("content", "reasoning_content", "thinking", "reasoning", "tool
 # ----------------------------------------------------------------------------- assistant spans
 
 
-def _message_of(origin: Origin, fields: Sequence[str]) -> Optional[int]:
-    """The one message whose ``fields`` the segment's value depends on (None: no one, or
-    several)."""
-    found = None
-    for path in origin.paths:
-        if len(path) < 3 or path[0] != "messages" or path[-1] is SHAPE:
-            continue
-        if type(path[1]) is not int or path[2] not in fields:
-            continue
-        if found is not None and found != path[1]:
-            return None
-        found = path[1]
-    return found
+def _field_path(path: Any, fields: Sequence[str]) -> bool:
+    return (
+        path is not None
+        and len(path) >= 3
+        and path[0] == "messages"
+        and type(path[1]) is int
+        and path[2] in fields
+        and path[-1] is not SHAPE
+    )
+
+
+def _message_of(origin: Origin, fields: Sequence[str], messages: Sequence[Any], wanted: set) -> Any:
+    """The message whose ``fields`` the segment's text comes from: the message of its
+    ``source`` path, else the one message of the wanted roles among those whose fields the
+    value depends on (None: no one, or several)."""
+    if _field_path(origin.source, fields):
+        return origin.source[1]
+    found = {p[1] for p in origin.paths if _field_path(p, fields)}
+    if len(found) > 1:
+        found = {i for i in found if _role(messages, i) in wanted}
+    return found.pop() if len(found) == 1 else None
 
 
 def _closes(origin: Origin, index: int) -> bool:
@@ -74,7 +90,9 @@ def assistant_spans(
     taken = 0  # template segments taken after the message's text
     for seg in segments:
         start, offset = offset, offset + len(seg.text)
-        index = _message_of(seg.origin, fields) if seg.origin.kind != TEMPLATE else None
+        index = None
+        if seg.origin.kind != TEMPLATE:
+            index = _message_of(seg.origin, fields, messages, wanted)
         if index is not None and _role(messages, index) in wanted:
             if spans and owner[-1] == index and spans[-1][1] == start:
                 spans[-1][1] = offset
@@ -275,3 +293,59 @@ def token_mask(offsets: Sequence[tuple[int, int]], spans: Sequence[tuple[int, in
         if end > ordered[k][0]:
             mask[i] = 1
     return mask
+
+
+# ----------------------------------------------------------------------------- display
+
+_COLOURS = ("\x1b[36m", "\x1b[33m", "\x1b[32m", "\x1b[35m", "\x1b[34m", "\x1b[31m")
+_DIM, _RESET = "\x1b[2m", "\x1b[0m"
+
+
+def _jsonable_path(path: tuple) -> list:
+    return [k if isinstance(k, (str, int, float, bool)) or k is None else repr(k) for k in path]
+
+
+def segment_records(segments: Sequence[Segment]) -> list[dict]:
+    """Plain data for each segment (JSON): text, kind, line, paths, ops, cond, offsets."""
+    out, offset = [], 0
+    for seg in segments:
+        o = seg.origin
+        out.append(
+            {
+                "text": seg.text,
+                "start": offset,
+                "end": offset + len(seg.text),
+                "kind": o.kind,
+                "line": o.line,
+                "paths": [_jsonable_path(p) for p in sorted_paths(o.paths)],
+                "ops": list(o.ops),
+                "cond": [_jsonable_path(p) for p in sorted_paths(o.cond)],
+            }
+        )
+        offset += len(seg.text)
+    return out
+
+
+def format_segments(segments: Sequence[Segment], as_json: bool = False, colour: bool = False) -> str:
+    """The prompt with origins: JSON records, the prompt coloured by origin (a terminal:
+    template text dim, data coloured per source, a legend after it), or one line per piece."""
+    if as_json:
+        import json
+
+        records = [json.dumps(r, ensure_ascii=False) for r in segment_records(segments)]
+        return "[\n" + ",\n".join(records) + "\n]\n"
+    merged = merge_adjacent(list(segments))
+    if not colour:
+        return "".join(f"{seg.text!r:<50} {describe(seg.origin)}\n" for seg in merged)
+    legend: dict = {}
+    out = []
+    for seg in merged:
+        if seg.origin.kind == TEMPLATE:
+            out.append(_DIM + seg.text + _RESET)
+            continue
+        key = describe(seg.origin)
+        code = legend.setdefault(key, _COLOURS[len(legend) % len(_COLOURS)])
+        out.append(code + seg.text + _RESET)
+    lines = ["".join(out), "", "--- origins ---"]
+    lines += [f"{code}\u2588{_RESET} {key}" for key, code in legend.items()]
+    return "\n".join(lines) + "\n"
