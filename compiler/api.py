@@ -114,7 +114,12 @@ class CompiledTemplate:
         if render is None:
             from .emit_segments import generate_segments
 
-            text = generate_segments(self.source, self.dialect, self.profile, self.name)
+            sha = hashlib.sha256(self.source.encode("utf-8", "surrogatepass")).hexdigest()
+            header = MODULE_HEADER.format(
+                version=__version__, source=header_safe(self.name), sha256=sha,
+                dialect=self.dialect, profile=self.profile,
+            )
+            text = generate_segments(self.source, self.dialect, self.profile, self.name, header)
             namespace: dict[str, Any] = {"__name__": self.namespace["__name__"] + "_segments"}
             exec(compile(text, f"<tmpl2py-segments:{self.name}>", "exec"), namespace)
             namespace["_PLAIN"] = self._render

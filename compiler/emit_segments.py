@@ -1,5 +1,4 @@
 """The segment emitter: IR -> a module whose ``render_segments(context)`` returns segments.
-
 Long because it is one emitter (a subclass of ``emit.Emitter``) plus the static analyses its
 labels need (region reads, assigned names, loop exits); splitting them would scatter one idea.
 
@@ -26,7 +25,7 @@ import ast
 from typing import Any, Optional
 
 from . import ir
-from .emit import MODULE_HEADER, Emitter, const_node, func_name, unparse
+from .emit import Emitter, const_node, func_name, unparse
 from .errors import CompileError
 
 #: attribute names that are methods of the data types: ``x.split`` is not a data path
@@ -99,14 +98,14 @@ class SegmentEmitter(Emitter):
             return _TOP
         if len(found) == 1:
             return found[0]
-        src = f"{self.rt('join')}({', '.join(found)})"
+        src = f"(\"j\", {', '.join(found)})"
         self.join_parts[src] = tuple(found)
         return src
 
     def flat(self, label: str) -> str:
         """Source of the set of paths ``label`` names (``runtime.segments.flat``)."""
         parts = self.join_parts.get(label, (label,))
-        return f"{self.rt('flat_of')}({', '.join(parts)})"
+        return f"(\"j\", {', '.join(parts)})"
 
     def label(self, node: Any) -> Optional[str]:
         """Python source of ``node``'s label (``None``: statically empty)."""
@@ -150,9 +149,9 @@ class SegmentEmitter(Emitter):
         index = _constant_key(key)
         if index is not None and _narrowable(index):
             if type(index) is int and index < 0:  # from the end: some item of the list
-                return f"{self.rt('narrow')}({base}, {self.rt('WILD')})"
-            return f"{self.rt('narrow')}({base}, {unparse(const_node(index))})"
-        return self.join([f"(None, {self.flat(base)})", self.label(key)])
+                return f"(\"n\", {base}, {self.rt('WILD')})"
+            return f'("n", {base}, {unparse(const_node(index))})'
+        return self.join([self.flat(base), self.label(key)])
 
     def l_Helper(self, node: ir.Helper) -> Optional[str]:
         args = node.args
@@ -166,7 +165,7 @@ class SegmentEmitter(Emitter):
             base = self.label(args[0])
             if base is None or base == _TOP:
                 return self.join([base, self.label(args[1])])
-            return self.join([f"{self.rt('slice_of')}({base})", self.label(args[1])])
+            return self.join([f'("s", {base})', self.label(args[1])])
         if node.name in ("jinja.load_name",) + tuple(STR_WRAPPERS) and len(args) >= 1:
             return self.join([self.label(a) for a in args])
         parts = [self.label(a) for a in args] + [self.label(v) for _, v in node.kwargs]
@@ -348,7 +347,7 @@ class SegmentEmitter(Emitter):
         self.block(node.body, allow_empty=True)
         self.writer, self.orgw, self.buffers = saved
         self.capture_labels[id(node)] = f"{buf}L"
-        self.line(f"{buf}L = {self.rt('capture_label')}({org}, _pc)")
+        self.line(f'{buf}L = ("c", {org}, _pc)')
         return buf, org
 
     def x_Capture(self, node: ir.Capture) -> ast.expr:
@@ -369,9 +368,9 @@ class SegmentEmitter(Emitter):
     def assign_label(self, target: Any, label: str) -> None:
         names = _target_names(target)
         if isinstance(target, ir.Name):
-            self.line(f"{self.shadow(target.ident)} = {self.rt('with_pc')}({label}, _pc)")
+            self.line(f'{self.shadow(target.ident)} = ("p", {label}, _pc)')
             return
-        flat = f"(None, {self.flat(label)} | _pc)"
+        flat = f'("j", {label}, _pc)'
         self.line(" = ".join(self.shadow(n) for n in names) + f" = {flat}")
 
     def s_Assign(self, node: ir.Assign) -> None:
@@ -387,12 +386,12 @@ class SegmentEmitter(Emitter):
             if isinstance(target, ir.Name) and target.ident in self.shadowed:
                 s = self.shadow(target.ident)
                 value = self.label_or_empty(expr.args[2])
-                self.line(f"{s} = (None, {self.rt('flat_of')}({s}, {value}) | _pc)")
+                self.line(f'{s} = ("j", {s}, {value}, _pc)')
 
     def upgrade(self, names: frozenset, label: str) -> None:
         for ident in sorted(names & self.shadowed):
             s = self.shadow(ident)
-            self.line(f"{s} = {self.rt('upgrade')}({s}, {label})")
+            self.line(f'{s} = ("p", {s}, {label})')
 
     def s_If(self, node: ir.If, keyword: str = "if") -> None:
         if not self.tracked or keyword != "if":
@@ -411,12 +410,12 @@ class SegmentEmitter(Emitter):
             return
         saved, label = self.fresh("qpc"), self.fresh("qt")
         self.line(f"{saved} = _pc")
-        self.line(f"{label} = {self.flat(test)}")
+        self.line(f"{label} = {test}")
         self.upgrade(_assigned(node), label)
-        self.line(f"_pc = _pc | {label}")
+        self.line(f'_pc = ("j", _pc, {label})')
         super().s_If(node)
         if self.loops and _exits(node):  # the rest of the loop depends on this test
-            self.line(f"{self.loops[-1][0]} = {self.loops[-1][0]} | {label}")
+            self.line(f'{self.loops[-1][0]} = ("j", {self.loops[-1][0]}, {label})')
         else:
             self.line(f"_pc = {saved}")
 
@@ -435,23 +434,23 @@ class SegmentEmitter(Emitter):
         items, lpc, saved = self.fresh("qi"), self.fresh("qlpc"), self.fresh("qpc")
         self.line(f"{items} = {self.label_or_empty(node.iter)}")
         self.line(f"{saved} = _pc")
-        extra = f" | {self.flat(items)}" if node.filter is not None else ""
+        extra = f", {items}" if node.filter is not None else ""
         if node.filter is not None:
             flt = self.region_label(node.filter)
-            extra += f" | {self.flat(flt)}" if flt else ""
-        self.line(f"{lpc} = _pc | {self.rt('shape')}({items}){extra}")
+            extra += f", {flt}" if flt else ""
+        self.line(f'{lpc} = ("j", _pc, ("h", {items}){extra})')
         assigned = _assigned_in(node.body + node.else_) | _target_set(node.target)
         self.upgrade(assigned, lpc)
         for local in (node.loop, node.counter, node.last):
             if local:
-                self.local_labels[local] = f"(None, {lpc})"
-                self.local_labels[local + "*"] = f"(None, {self.flat(items)} | {lpc})"
+                self.local_labels[local] = f'("j", {lpc})'
+                self.local_labels[local + "*"] = f'("j", {items}, {lpc})'
         if isinstance(node.target, ir.Name):
-            item = f"{self.rt('item_label')}({items}, {node.target.ident}, _reg, {lpc})"
+            item = f'("q", _find({node.target.ident}), {items}, {lpc})'
             opening = [f"_pc = {lpc}", f"{self.shadow(node.target.ident)} = {item}"]
         else:
             names = " = ".join(self.shadow(n) for n in _target_names(node.target))
-            opening = [f"_pc = {lpc}", f"{names} = (None, {self.flat(items)} | {lpc})"]
+            opening = [f"_pc = {lpc}", f'{names} = ("j", {items}, {lpc})']
         self.pending[id(node.body)] = opening
         if node.else_:
             self.pending[id(node.else_)] = [f"_pc = {lpc}"]
@@ -463,7 +462,7 @@ class SegmentEmitter(Emitter):
     def loop_exit(self, word: str) -> None:
         if self.tracked and self.loops:
             lpc, assigned = self.loops[-1]
-            self.line(f"{lpc} = {lpc} | _pc")
+            self.line(f'{lpc} = ("j", {lpc}, _pc)')
             self.upgrade(assigned, "_pc")
         self.line(word)
 
@@ -492,7 +491,7 @@ class SegmentEmitter(Emitter):
             self.line(line)
         prologue_end = len(self.lines)
         self.block(module.body, allow_empty=True)
-        prologue = [f"    _pc = {self.rt('NODEPS')}", f"    _reg = {self.rt('registry')}(context)"]
+        prologue = ["    _pc = _E", f"    _find = {self.rt('registry')}(context).find"]
         if self.shadowed:
             names = " = ".join(self.shadow(n) for n in sorted(self.shadowed))
             prologue.append(f"    {names} = _E")
@@ -512,7 +511,9 @@ class SegmentEmitter(Emitter):
             out.append(f"{key} = {unparse(const_node(value))}")
         out.append(f"_E, _TOP = {empty}, {top}")
         out.append(f"_SITES = {unparse(const_node(tuple(self.sites)))}")
-        out.append("_PLAIN = None  # the plain render (set by the loader): its error when the output fails")
+        out.append(
+            "_PLAIN = None  # the plain render (set by the loader): its error when the output fails"
+        )
         if self.start_values:
             targets = ", ".join(self.start_values.values())
             names = unparse(const_node(tuple(self.start_values)))
@@ -768,7 +769,7 @@ def emit_segments(module: ir.Module, header: str, metadata: dict[str, Any]) -> s
     return SegmentEmitter(module).segments_module(module, header, metadata)
 
 
-__all__ = ["emit_segments", "MODULE_HEADER"]
+__all__ = ["emit_segments", "generate_segments", "segment_ir", "segment_passes"]
 
 
 # ----------------------------------------------------------------------------- pipeline
@@ -779,15 +780,11 @@ def segment_ir(source: str, dialect: str, profile: str, name: str) -> ir.Module:
     ``merge_text`` (so each text run stays one piece of the template's source, and a string
     literal its own piece). Every pass keeps values identical, so the values are ``render``'s.
     """
-    from .api import parse
-    from .passes import cse, scope, specialize
-    from .passes import optimize as opt
-
     if dialect != "jinja":
-        raise CompileError(
-            "unsupported", "segments are not implemented for Go templates yet", 0, 0
-        )
-    return segment_passes(parse(source, dialect, name, profile))
+        raise CompileError("unsupported", "segments are not implemented for Go templates yet", 0, 0)
+    from .jinja.frontend import parse as parse_jinja
+
+    return segment_passes(parse_jinja(source, name))
 
 
 def segment_passes(module: ir.Module) -> ir.Module:
@@ -807,12 +804,16 @@ def segment_passes(module: ir.Module) -> ir.Module:
 
 
 def generate_segments(
-    source: str, dialect: str, profile: str, name: str, parsed: Optional[ir.Module] = None
+    source: str,
+    dialect: str,
+    profile: str,
+    name: str,
+    header: str = "",
+    parsed: Optional[ir.Module] = None,
 ) -> str:
     """The segment module's source for a template (raises ``CompileError`` as compiling does);
-    ``parsed``: the template's module as the frontend made it, when the caller has it."""
-    from . import __version__
-    from .api import header_safe
+    ``header``: the module's header comment; ``parsed``: the template's module as the
+    frontend made it, when the caller has it."""
     import hashlib
 
     try:
@@ -821,10 +822,6 @@ def generate_segments(
         else:
             module = segment_ir(source, dialect, profile, name)
         sha = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
-        header = MODULE_HEADER.format(
-            version=__version__, source=header_safe(name), sha256=sha, dialect=dialect,
-            profile=profile,
-        )
         metadata = {"TEMPLATE_NAME": name, "SOURCE_SHA256": sha}
         return emit_segments(module, header, metadata)
     except CompileError as e:

@@ -57,8 +57,13 @@ def rows(shared: Path) -> list:
             plain = assistant_spans(segments)
             ended = assistant_spans(segments, include_end=True)
             out.append(
-                (path.stem, fixture.stem, str(len(generation)), compare(generation, plain),
-                 compare(generation, ended))
+                (
+                    path.stem,
+                    fixture.stem,
+                    str(len(generation)),
+                    compare(generation, plain),
+                    compare(generation, ended),
+                )
             )
     return out
 

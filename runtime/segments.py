@@ -19,6 +19,13 @@ one is a prefix of the other (``WILD`` matching any key); ``q + (SHAPE,)`` names
 
 Control flow is labelled too: ``pc`` is the union of the labels of the tests that decided
 the current branch; it joins every assignment and is kept with every segment (``cond``).
+
+While rendering, labels are built lazily, as small tuples naming an operation (``("n", label,
+key)`` narrows, ``("j", a, b, ...)`` joins, ...: see ``evaluate``), which costs a tuple per
+operation and keeps one label shared by every value it flows into (a namespace accumulating
+over a conversation is one chain, not a set copied at every step). An ``Origin`` evaluates its
+label when its ``paths``/``cond``/``source`` are first read, all origins of one render sharing
+one memo.
 """
 
 from __future__ import annotations
@@ -55,19 +62,67 @@ DATA = "data"  # text that data flows into (``paths`` says which)
 COMPUTED = "computed"  # neither: computed from literals and globals (``strftime_now()``)
 
 
-class Origin(NamedTuple):
+class Origin:
     """Where a segment's text came from: its kind, the template line, the data paths its
     value depends on, the operations applied (filters, calls), the paths the control flow
     that emitted it depended on (``cond``), and ``source``: the path whose value the text is
-    (``messages[2].content`` for ``{{ message.content | trim }}``), when there is one."""
+    (``messages[2].content`` for ``{{ message.content | trim }}``), when there is one.
 
-    kind: str
-    line: int
-    paths: frozenset = NODEPS
-    ops: tuple = ()
-    cond: frozenset = NODEPS
-    #: the one path whose value the text is (before ``ops``), when there is one
-    source: Optional[tuple] = None
+    ``paths``, ``cond``, ``source`` and ``kind`` are evaluated on first reading."""
+
+    __slots__ = ("line", "ops", "_site_kind", "_label", "_pc", "_memo", "_done")
+
+    def __init__(self, kind: str, line: int, ops: tuple, label: Any, pc: Any, memo: dict):
+        self._site_kind, self.line, self.ops = kind, line, ops
+        self._label, self._pc, self._memo = label, pc, memo
+        self._done: Optional[tuple] = None
+
+    def _resolve(self) -> tuple:
+        done = self._done
+        if done is None:
+            label = evaluate(self._label, self._memo) if self._label is not None else EMPTY
+            paths = flat(label)
+            kind = self._site_kind
+            if kind == DATA and not paths:
+                kind = COMPUTED
+            cond = flat(evaluate(self._pc, self._memo))
+            done = self._done = (kind, paths, cond, label[0])
+        return done
+
+    @property
+    def kind(self) -> str:
+        if self._site_kind == TEMPLATE:
+            return TEMPLATE
+        return self._resolve()[0]
+
+    @property
+    def paths(self) -> frozenset:
+        return self._resolve()[1]
+
+    @property
+    def cond(self) -> frozenset:
+        return self._resolve()[2]
+
+    @property
+    def source(self) -> Optional[tuple]:
+        return self._resolve()[3]
+
+    def _key(self) -> tuple:
+        kind, paths, cond, source = self._resolve()
+        return (kind, self.line, paths, self.ops, cond, source)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Origin) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        kind, paths, cond, source = self._resolve()
+        return (
+            f"Origin(kind={kind!r}, line={self.line}, paths={set(paths) or '{}'}, "
+            f"ops={self.ops!r}, cond={set(cond) or '{}'}, source={source!r})"
+        )
 
     def names(self, path: tuple) -> bool:
         """Whether replacing the value at ``path`` can change this segment's text."""
@@ -92,59 +147,70 @@ def ctx(context: dict, name: str) -> tuple:
     return ((name,), NODEPS) if name in context else EMPTY
 
 
-def narrow(label: tuple, key: Any) -> tuple:
-    """``value.key`` / ``value[key]`` for a constant key (not a method name: see the emitter)."""
-    eq = label[0]
-    if eq is None:
-        return label
-    return (eq + (key,), label[1])
-
-
-def join(*labels: tuple) -> tuple:
-    """A value computed from values with these labels."""
-    deps = set()
-    for eq, more in labels:
-        if eq is not None:
-            deps.add(eq)
-        deps.update(more)
-    return (None, frozenset(deps)) if deps else EMPTY
-
-
 def flat(label: tuple) -> frozenset:
-    """Every path a label names, as a set (for ``pc``)."""
+    """Every path an evaluated label names."""
     eq, deps = label
     return deps | {eq} if eq is not None else deps
 
 
-def with_pc(label: tuple, pc: frozenset) -> tuple:
-    """A value assigned under control flow ``pc``."""
-    if not pc:
-        return label
-    return (label[0], label[1] | pc)
+def _children(node: tuple) -> Iterable:
+    tag = node[0]
+    if tag == "j":
+        return node[1:]
+    if tag == "p":
+        return (node[1], node[2])
+    if tag == "q":
+        return (node[2], node[3])
+    if tag == "c":
+        out = [node[2]]
+        for _, label, pc in node[1]:
+            out.append(pc)
+            if label is not None:
+                out.append(label)
+        return out
+    return (node[1],)  # "n", "h", "s"
 
 
-def upgrade(label: tuple, pc: frozenset) -> tuple:
-    """A variable that some branch not taken (or a loop that ran fewer times) would have
-    assigned: its value now also depends on that decision."""
-    if not pc:
-        return label
-    return (label[0], label[1] | pc)
+def _combine(node: tuple, value: Any) -> tuple:
+    tag = node[0]
+    if tag == "n":  # value.key for a constant key
+        eq, deps = value(node[1])
+        return (eq + (node[2],), deps) if eq is not None else (None, deps)
+    if tag == "j" or tag == "c":  # a value computed from these
+        paths: set = set()
+        for child in _children(node):
+            eq, deps = value(child)
+            if deps:
+                paths.update(deps)
+            if eq is not None:
+                paths.add(eq)
+        return (None, frozenset(paths)) if paths else EMPTY
+    if tag == "p":  # assigned (or left alone) under a decision
+        eq, deps = value(node[1])
+        pc_eq, pc = value(node[2])
+        if pc_eq is not None:
+            pc = pc | {pc_eq}
+        if not pc or pc <= deps:
+            return (eq, deps)
+        return (eq, deps | pc)
+    if tag == "h":  # what a container's length and keys depend on
+        eq, deps = value(node[1])
+        return (None, deps | {eq + (SHAPE,)}) if eq is not None else (None, deps)
+    if tag == "s":  # value[a:b]: items of the value's path
+        eq, deps = value(node[1])
+        return (eq + (WILD,), deps) if eq is not None else (None, deps)
+    if tag == "q":  # a loop item: ("q", registry answer, iterable, loop pc)
+        return _item(node[1], value(node[2]), flat(value(node[3])))
+    raise ValueError(f"not a label: {node!r}")
 
 
-def shape(label: tuple) -> frozenset:
-    """What the number and choice of a container's items depends on."""
-    eq, deps = label
-    return deps | {eq + (SHAPE,)} if eq is not None else deps
-
-
-def item_label(iterable: tuple, item: Any, registry: "Registry", pc: frozenset) -> tuple:
+def _item(found: Any, iterable: tuple, pc: frozenset) -> tuple:
     """The label of a loop item: the context's container it is (found by identity), else an
     item of the iterable's path; chosen by the iterable's shape and the loop's ``pc``."""
     eq, deps = iterable
     choice = deps | pc
     if eq is not None:
         choice = choice | {eq + (SHAPE,)}
-    found = registry.find(item, eq)
     if found is not None:
         if type(found) is tuple:
             return (found, choice)
@@ -152,6 +218,36 @@ def item_label(iterable: tuple, item: Any, registry: "Registry", pc: frozenset) 
     if eq is not None:
         return (eq + (WILD,), choice)
     return (None, choice)
+
+
+def evaluate(node: Any, memo: dict) -> tuple:
+    """A lazy label's value ``(eq, deps)``. Nodes are tuples whose first item names the
+    operation (``n`` narrow, ``j`` join, ``p`` under a decision, ``h`` shape, ``s`` slice,
+    ``q`` loop item, ``c`` captured block); an evaluated label (first item ``None`` or a
+    path) is its own value. ``memo`` (by node identity; the nodes outlive it) is shared by
+    one render's origins. Iterative: a chain can be as long as the conversation."""
+    if type(node[0]) is not str:
+        return node
+    found = memo.get(id(node))
+    if found is not None:
+        return found[0]
+
+    def value(child: tuple) -> tuple:
+        return child if type(child[0]) is not str else memo[id(child)][0]
+
+    stack = [node]
+    while stack:
+        top = stack[-1]
+        if id(top) in memo:
+            stack.pop()
+            continue
+        pending = [c for c in _children(top) if type(c[0]) is str and id(c) not in memo]
+        if pending:
+            stack.extend(pending)
+            continue
+        memo[id(top)] = (_combine(top, value), top)  # the node kept: its id stays its own
+        stack.pop()
+    return memo[id(node)][0]
 
 
 class Registry:
@@ -165,7 +261,7 @@ class Registry:
         self.paths: dict = {}
         self.roots: set = set()
 
-    def find(self, item: Any, near: Optional[tuple]) -> Any:
+    def find(self, item: Any, near: Optional[tuple] = None) -> Any:
         found = self.paths.get(id(item))
         if found is not None:
             return found
@@ -176,11 +272,14 @@ class Registry:
             if near[0] in self.roots:
                 return None
             self.add(near[0])
-        else:  # an item of a computed list: it may come from anywhere
-            for name in list(self.context):
-                if type(name) is str and name not in self.roots:
-                    self.add(name)
-        return self.paths.get(id(item))
+            return self.paths.get(id(item))
+        for name in list(self.context):  # the top-level names, one at a time, until found
+            if type(name) is str and name not in self.roots:
+                self.add(name)
+                found = self.paths.get(id(item))
+                if found is not None:
+                    return found
+        return None
 
     def add(self, name: str) -> None:
         self.roots.add(name)
@@ -259,34 +358,56 @@ def finish(
         if plain is not None:
             plain(context)
         raise
-    segments = Segments()
-    segments.context = context
-    append = segments.append
-    cache: dict = {}
-    for text, entry in zip(out, org):
-        if not text:
-            continue
-        origin = cache.get(entry)
-        if origin is None:
-            origin = cache[entry] = _origin(sites, *entry)
-        append(Segment(text, origin))
-    return segments
-
-
-def _origin(sites: tuple, site: int, label: Optional[tuple], pc: frozenset) -> Origin:
-    line, kind, ops = sites[site]
-    paths = flat(label) if label is not None else NODEPS
-    if kind == DATA and not paths:
-        kind = COMPUTED
-    source = label[0] if label is not None else None
-    return Origin(kind, line, paths, ops, pc, source)
+    return Segments(out, org, sites, context)
 
 
 class Segments(list):
-    """A render's segments; ``context`` is the context rendered (``assistant_spans`` reads
-    the messages' roles from it)."""
+    """A render's segments (a list of ``Segment``), made from the render's pieces when first
+    used; ``context`` is the context rendered (``assistant_spans`` reads the messages' roles
+    from it)."""
 
-    context: Any = None
+    def __init__(
+        self, out: Any = (), org: Any = None, sites: tuple = (), context: Any = None
+    ) -> None:
+        super().__init__(() if org is not None else out)
+        self.context = context
+        self._pending = (out, org, sites) if org is not None else None
+
+    def _made(self) -> "Segments":
+        pending = self._pending
+        if pending is not None:
+            self._pending = None
+            out, org, sites = pending
+            memo: dict = {}
+            append = super().append
+            for text, (site, label, pc) in zip(out, org):
+                if text:
+                    line, kind, ops = sites[site]
+                    append(Segment(text, Origin(kind, line, ops, label, pc, memo)))
+        return self
+
+    def __len__(self) -> int:
+        return super(Segments, self._made()).__len__()
+
+    def __iter__(self) -> Any:
+        return super(Segments, self._made()).__iter__()
+
+    def __getitem__(self, index: Any) -> Any:
+        return super(Segments, self._made()).__getitem__(index)
+
+    def __eq__(self, other: object) -> bool:
+        return super(Segments, self._made()).__eq__(other)
+
+    def __repr__(self) -> str:
+        return super(Segments, self._made()).__repr__()
+
+    def append(self, item: Any) -> None:
+        super(Segments, self._made()).append(item)
+
+    def __reversed__(self) -> Any:
+        return super(Segments, self._made()).__reversed__()
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 def sorted_paths(paths: Iterable[tuple]) -> list:
@@ -338,25 +459,6 @@ def describe(origin: Origin) -> str:
     return " ".join(p for p in parts if p) + f" (line {origin.line})"
 
 
-def slice_of(label: tuple) -> tuple:
-    """``value[a:b]``: a list made of items of the value's path."""
-    eq = label[0]
-    if eq is None:
-        return label
-    return (eq + (WILD,), label[1])
-
-
-def capture_label(org: list, pc: frozenset) -> tuple:
-    """The label of a captured block's text (``{% set x %}...``, a filter block): everything
-    its outputs depend on and every decision that shaped it."""
-    deps = set(pc)
-    for _, label, inner in org:
-        if label is not None:
-            deps.update(flat(label))
-        deps.update(inner)
-    return (None, frozenset(deps)) if deps else EMPTY
-
-
 def conversation_segments(render_segments: Any, source: str, messages: Any, **options: Any) -> Any:
     """transformers' ``render_jinja_template`` input handling around a segment render (the
     ``hf`` profile's ``render_conversation(..., segments=True)``): the segments of exactly its
@@ -374,16 +476,3 @@ def conversation_segments(render_segments: Any, source: str, messages: Any, **op
     text, spans = result if isinstance(result, tuple) else (result, None)
     segments = cut(box[-1], len(text))
     return segments if spans is None else (segments, spans)
-
-
-def flat_of(*labels: tuple) -> frozenset:
-    """Every path some of the labels names (``flat`` of their join)."""
-    if len(labels) == 1:
-        eq, deps = labels[0]
-        return deps | {eq} if eq is not None else deps
-    out = set()
-    for eq, deps in labels:
-        if eq is not None:
-            out.add(eq)
-        out.update(deps)
-    return frozenset(out)

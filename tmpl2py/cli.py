@@ -295,9 +295,11 @@ def _render_segments(template: Any, context: Any, source: Any, args: argparse.Na
     from .segments import format_segments
 
     try:
-        if not args.raw and template.profile == "hf" and isinstance(context, dict) and "messages" in context:
+        conversation = isinstance(context, dict) and "messages" in context
+        if not args.raw and template.profile == "hf" and conversation:
             options = {**source.special_tokens, **context}
-            segments = template.render_conversation(options.pop("messages"), segments=True, **options)
+            messages = options.pop("messages")
+            segments = template.render_conversation(messages, segments=True, **options)
         else:
             segments = template.render_segments(context)
     except CompileError as e:
@@ -422,7 +424,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.add_argument("--newline", action="store_true", help="print a newline after the prompt")
     r.add_argument(
-        "--segments", action="store_true",
+        "--segments",
+        action="store_true",
         help="show where each piece came from (template or data path); --json for JSON",
     )
     r.add_argument("--json", action="store_true", help="with --segments: print JSON")

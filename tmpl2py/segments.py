@@ -326,7 +326,9 @@ def segment_records(segments: Sequence[Segment]) -> list[dict]:
     return out
 
 
-def format_segments(segments: Sequence[Segment], as_json: bool = False, colour: bool = False) -> str:
+def format_segments(
+    segments: Sequence[Segment], as_json: bool = False, colour: bool = False
+) -> str:
     """The prompt with origins: JSON records, the prompt coloured by origin (a terminal:
     template text dim, data coloured per source, a legend after it), or one line per piece."""
     if as_json:
