@@ -119,7 +119,9 @@ class CompiledTemplate:
                 version=__version__, source=header_safe(self.name), sha256=sha,
                 dialect=self.dialect, profile=self.profile,
             )
-            text = generate_segments(self.source, self.dialect, self.profile, self.name, header)
+            text = generate_segments(
+                self.source, self.dialect, self.profile, self.name, header, final=self.ir
+            )
             namespace: dict[str, Any] = {"__name__": self.namespace["__name__"] + "_segments"}
             exec(compile(text, f"<tmpl2py-segments:{self.name}>", "exec"), namespace)
             namespace["_PLAIN"] = self._render

@@ -776,10 +776,10 @@ __all__ = ["emit_segments", "generate_segments", "segment_ir", "segment_passes"]
 
 
 def segment_ir(source: str, dialect: str, profile: str, name: str) -> ir.Module:
-    """The IR the segment function is emitted from: ``pipeline.run``'s passes but
-    ``merge_text`` (so each text run stays one piece of the template's source, and a string
-    literal its own piece). Every pass keeps values identical, so the values are ``render``'s.
-    """
+    """An IR to emit the segment function from when ``render``'s own IR is not at hand:
+    ``pipeline.run``'s passes but ``merge_text`` (each text run one piece of the source). Every
+    pass keeps values identical, so the values are ``render``'s. ``CompiledTemplate`` uses its
+    final IR (``generate_segments(final=...)``)."""
     if dialect != "jinja":
         raise CompileError("unsupported", "segments are not implemented for Go templates yet", 0, 0)
     from .jinja.frontend import parse as parse_jinja
@@ -810,14 +810,22 @@ def generate_segments(
     name: str,
     header: str = "",
     parsed: Optional[ir.Module] = None,
+    final: Optional[ir.Module] = None,
 ) -> str:
     """The segment module's source for a template (raises ``CompileError`` as compiling does);
     ``header``: the module's header comment; ``parsed``: the template's module as the
-    frontend made it, when the caller has it."""
+    frontend made it, when the caller has it; ``final``: the IR ``render`` was emitted from
+    (its passes already run), which is used as it is."""
     import hashlib
 
     try:
-        if parsed is not None and dialect == "jinja":
+        if final is not None:
+            if final.dialect != "jinja":
+                raise CompileError(
+                    "unsupported", "segments are not implemented for Go templates yet", 0, 0
+                )
+            module = final
+        elif parsed is not None and dialect == "jinja":
             module = segment_passes(parsed)
         else:
             module = segment_ir(source, dialect, profile, name)

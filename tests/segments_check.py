@@ -35,7 +35,7 @@ def compiled(source: str) -> tuple[Callable, Callable, list]:
     plain: dict = {}
     exec(compile(emit(module, "", {}), "<plain>", "exec"), plain)
     segments: dict = {}
-    text = generate_segments(source, "jinja", "hf", "<t>", parsed=parsed)
+    text = generate_segments(source, "jinja", "hf", "<t>", final=module)
     exec(compile(text, "<segments>", "exec"), segments)
     segments["_PLAIN"] = plain["render"]
     return plain["render"], segments["render_segments"], literal_pieces(parsed)
