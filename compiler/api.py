@@ -116,8 +116,11 @@ class CompiledTemplate:
 
             sha = hashlib.sha256(self.source.encode("utf-8", "surrogatepass")).hexdigest()
             header = MODULE_HEADER.format(
-                version=__version__, source=header_safe(self.name), sha256=sha,
-                dialect=self.dialect, profile=self.profile,
+                version=__version__,
+                source=header_safe(self.name),
+                sha256=sha,
+                dialect=self.dialect,
+                profile=self.profile,
             )
             text = generate_segments(
                 self.source, self.dialect, self.profile, self.name, header, final=self.ir
