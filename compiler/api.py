@@ -135,6 +135,8 @@ class CompiledTemplate:
         ``render_jinja_template`` returns them for one conversation.
         """
         entry = self._conversation
+        if options and options.get("segments"):
+            return self._conversation_segments(messages, budget, options)
         if entry is None:
             raise TypeError(
                 f"profile {self.profile!r} has no conversation entry point; use render()"
@@ -192,6 +194,54 @@ class CompiledTemplate:
         from tmpl2py.conversation import Conversation
 
         return Conversation(self, **options)
+
+    def render_segments(self, context: Optional[dict] = None) -> list:
+        """``render(context)`` as a list of ``Segment(text, origin)`` pieces whose texts join
+        to exactly the render: each piece says whether it is template text or which data
+        paths it depends on (see ``docs/segments.md``). The segment function is compiled on
+        the first call (a second module; ``render`` is untouched)."""
+        render = self._segment_function()
+        try:
+            return render({} if context is None else context)
+        except RecursionError:
+            raise _too_deep(self.dialect) from None
+
+    def _segment_function(self) -> Callable[[dict], list]:
+        render = self.__dict__.get("_segments_render")
+        if render is None:
+            from .emit_segments import generate_segments
+
+            sha = hashlib.sha256(self.source.encode("utf-8", "surrogatepass")).hexdigest()
+            header = MODULE_HEADER.format(
+                version=__version__,
+                source=header_safe(self.name),
+                sha256=sha,
+                dialect=self.dialect,
+                profile=self.profile,
+            )
+            text = generate_segments(
+                self.source, self.dialect, self.profile, self.name, header, final=self.ir
+            )
+            namespace: dict[str, Any] = {"__name__": self.namespace["__name__"] + "_segments"}
+            exec(compile(text, f"<tmpl2py-segments:{self.name}>", "exec"), namespace)
+            namespace["_PLAIN"] = self._render
+            self.segments_source = text  # our own generated code, never template text
+            render = self._segments_render = namespace["render_segments"]
+        return render
+
+    def _conversation_segments(self, messages: Any, budget: Optional[float], options: dict) -> Any:
+        """``render_conversation(..., segments=True)``: the prompt's segments (with
+        ``return_assistant_tokens_mask``, ``(segments, spans)``)."""
+        from tmpl2py.runtime.segments import conversation_segments
+
+        options = {k: v for k, v in options.items() if k != "segments"}
+        if self.profile != "hf":
+            raise TypeError(f"segments=True needs the hf profile (this one is {self.profile!r})")
+        render = self._segment_function()
+        if budget is None:
+            return conversation_segments(render, self.source, messages, **options)
+        with time_budget(budget), _recursion_guard(self.dialect):
+            return conversation_segments(render, self.source, messages, **options)
 
     def __repr__(self) -> str:
         return f"<CompiledTemplate {self.name!r} {self.dialect}/{self.profile}>"

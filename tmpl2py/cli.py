@@ -328,6 +328,8 @@ def cmd_render(args: argparse.Namespace) -> int:
     tokens = {**model.special_tokens, **_token_flags(args)} if template.dialect == "jinja" else {}
     supplied = set(context) | (set(tokens) if conversation else set())
     _warn_unsupplied_tokens(source, template.profile, supplied)
+    if args.segments:
+        return _render_segments(template, context, tokens, args)
     try:
         if not args.raw and template.profile == "ollama" and _is_generate_request(context):
             text = _render_generate(template, source, context)
@@ -385,6 +387,28 @@ def _warn_unsupplied_tokens(source: TemplateSource, profile: Optional[str], supp
             f"folder or tokenizer_config.json, pass{flag or ' it in the context'}); it is undefined",
             file=sys.stderr,
         )
+
+
+def _render_segments(template: Any, context: Any, tokens: dict, args: argparse.Namespace) -> int:
+    """``render --segments``: the prompt with the origin of each piece (``tmpl2py.segments``)."""
+    from .segments import format_segments
+
+    try:
+        conversation = isinstance(context, dict) and "messages" in context
+        if not args.raw and template.profile == "hf" and conversation:
+            options = {**tokens, **context}
+            messages = options.pop("messages")
+            segments = template.render_conversation(messages, segments=True, **options)
+        else:
+            segments = template.render_segments(context)
+    except CompileError as e:
+        _error(str(e))
+        return 3
+    except Exception as e:  # noqa: BLE001 - the template's own error, as in cmd_render
+        _error(f"render failed: {type(e).__name__}: {e}")
+        return 1
+    sys.stdout.write(format_segments(segments, as_json=args.json, colour=sys.stdout.isatty()))
+    return 0
 
 
 # ----------------------------------------------------------------------------- inspect
@@ -526,6 +550,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="render the context as-is, without the profile's conversation shaping",
     )
     r.add_argument("--newline", action="store_true", help="print a newline after the prompt")
+    r.add_argument(
+        "--segments",
+        action="store_true",
+        help="show where each piece came from (template or data path); --json for JSON",
+    )
+    r.add_argument("--json", action="store_true", help="with --segments: print JSON")
     common(r)
     r.set_defaults(func=cmd_render)
 

@@ -1,0 +1,478 @@
+"""Runtime support of segment renders: labels, the container registry, segments.
+
+A compiled template's ``render_segments(context)`` (emitted by ``compiler.emit_segments``)
+computes exactly the values ``render`` computes and, alongside, a *label* for each value:
+which data paths of the context it depends on. Labels never reach template code.
+
+A label is a pair ``(eq, deps)``:
+
+- ``eq``: ``None``, or a path (a tuple of keys from the context: ``("messages", 3)``) whose
+  value this value *is* (the same object); an attribute or item read with a constant key
+  then narrows it (``("messages", 3, "content")``);
+- ``deps``: a frozenset of paths the value (or the choice of it) is a function of.
+
+Path components are keys and indices, ``WILD`` (any index: an item of a list the label knows
+only as a whole) and, last only, ``SHAPE`` (only the container's length and keys are read:
+``loop.index`` depends on ``("messages", SHAPE)``). A path ``q`` *names* a path ``p`` when
+one is a prefix of the other (``WILD`` matching any key); ``q + (SHAPE,)`` names ``p`` when
+``p`` is a prefix of ``q``: replacing a value inside a list leaves its length alone.
+
+Control flow is labelled too: ``pc`` is the union of the labels of the tests that decided
+the current branch; it joins every assignment and is kept with every segment (``cond``).
+
+While rendering, labels are built lazily, as small tuples naming an operation (``("n", label,
+key)`` narrows, ``("j", a, b, ...)`` joins, ...: see ``evaluate``), which costs a tuple per
+operation and keeps one label shared by every value it flows into (a namespace accumulating
+over a conversation is one chain, not a set copied at every step). An ``Origin`` evaluates its
+label when its ``paths``/``cond``/``source`` are first read, all origins of one render sharing
+one memo.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, NamedTuple, Optional
+
+
+class _Marker:
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def __reduce__(self) -> str:
+        return self.name
+
+
+#: a path component matching any key (an item of a list known only as a whole)
+WILD = _Marker("WILD")
+#: the last component of a path whose container is read only for its length and keys
+SHAPE = _Marker("SHAPE")
+
+NODEPS: frozenset = frozenset()
+EMPTY: tuple = (None, NODEPS)
+#: the label of a value that may depend on anything in the context
+TOP: tuple = (None, frozenset({(WILD,)}))
+
+#: segment kinds
+TEMPLATE = "template"  # literal text of the template (a text run or a string literal)
+DATA = "data"  # text that data flows into (``paths`` says which)
+COMPUTED = "computed"  # neither: computed from literals and globals (``strftime_now()``)
+
+
+class Origin:
+    """Where a segment's text came from: its kind, the template line, the data paths its
+    value depends on, the operations applied (filters, calls), the paths the control flow
+    that emitted it depended on (``cond``), and ``source``: the path whose value the text is
+    (``messages[2].content`` for ``{{ message.content | trim }}``), when there is one.
+
+    ``paths``, ``cond``, ``source`` and ``kind`` are evaluated on first reading."""
+
+    __slots__ = ("line", "ops", "_site_kind", "_label", "_pc", "_memo", "_done")
+
+    def __init__(self, kind: str, line: int, ops: tuple, label: Any, pc: Any, memo: dict):
+        self._site_kind, self.line, self.ops = kind, line, ops
+        self._label, self._pc, self._memo = label, pc, memo
+        self._done: Optional[tuple] = None
+
+    def _resolve(self) -> tuple:
+        done = self._done
+        if done is None:
+            label = evaluate(self._label, self._memo) if self._label is not None else EMPTY
+            paths = flat(label)
+            kind = self._site_kind
+            if kind == DATA and not paths:
+                kind = COMPUTED
+            cond = flat(evaluate(self._pc, self._memo))
+            done = self._done = (kind, paths, cond, label[0])
+        return done
+
+    @property
+    def kind(self) -> str:
+        if self._site_kind == TEMPLATE:
+            return TEMPLATE
+        return self._resolve()[0]
+
+    @property
+    def paths(self) -> frozenset:
+        return self._resolve()[1]
+
+    @property
+    def cond(self) -> frozenset:
+        return self._resolve()[2]
+
+    @property
+    def source(self) -> Optional[tuple]:
+        return self._resolve()[3]
+
+    def _key(self) -> tuple:
+        kind, paths, cond, source = self._resolve()
+        return (kind, self.line, paths, self.ops, cond, source)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Origin) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        kind, paths, cond, source = self._resolve()
+        return (
+            f"Origin(kind={kind!r}, line={self.line}, paths={set(paths) or '{}'}, "
+            f"ops={self.ops!r}, cond={set(cond) or '{}'}, source={source!r})"
+        )
+
+    def names(self, path: tuple) -> bool:
+        """Whether replacing the value at ``path`` can change this segment's text."""
+        return any(names(q, path) for q in self.paths)
+
+    def decided_by(self, path: tuple) -> bool:
+        """Whether the value at ``path`` can change whether this segment is emitted."""
+        return any(names(q, path) for q in self.cond)
+
+
+class Segment(NamedTuple):
+    text: str
+    origin: Origin
+
+
+# ----------------------------------------------------------------------------- labels
+
+
+def ctx(context: dict, name: str) -> tuple:
+    """The label of the template name ``name`` read from the render context (a global or an
+    absent name is no data)."""
+    return ((name,), NODEPS) if name in context else EMPTY
+
+
+def flat(label: tuple) -> frozenset:
+    """Every path an evaluated label names."""
+    eq, deps = label
+    return deps | {eq} if eq is not None else deps
+
+
+def _children(node: tuple) -> Iterable:
+    tag = node[0]
+    if tag == "j":
+        return node[1:]
+    if tag == "p":
+        return (node[1], node[2])
+    if tag == "q":
+        return (node[2], node[3])
+    if tag == "c":
+        out = [node[2]]
+        for _, label, pc in node[1]:
+            out.append(pc)
+            if label is not None:
+                out.append(label)
+        return out
+    return (node[1],)  # "n", "h", "s"
+
+
+def _combine(node: tuple, value: Any) -> tuple:
+    tag = node[0]
+    if tag == "n":  # value.key for a constant key
+        eq, deps = value(node[1])
+        return (eq + (node[2],), deps) if eq is not None else (None, deps)
+    if tag == "j" or tag == "c":  # a value computed from these
+        paths: set = set()
+        for child in _children(node):
+            eq, deps = value(child)
+            if deps:
+                paths.update(deps)
+            if eq is not None:
+                paths.add(eq)
+        return (None, frozenset(paths)) if paths else EMPTY
+    if tag == "p":  # assigned (or left alone) under a decision
+        eq, deps = value(node[1])
+        pc_eq, pc = value(node[2])
+        if pc_eq is not None:
+            pc = pc | {pc_eq}
+        if not pc or pc <= deps:
+            return (eq, deps)
+        return (eq, deps | pc)
+    if tag == "h":  # what a container's length and keys depend on
+        eq, deps = value(node[1])
+        return (None, deps | {eq + (SHAPE,)}) if eq is not None else (None, deps)
+    if tag == "s":  # value[a:b]: items of the value's path
+        eq, deps = value(node[1])
+        return (eq + (WILD,), deps) if eq is not None else (None, deps)
+    if tag == "q":  # a loop item: ("q", registry answer, iterable, loop pc)
+        return _item(node[1], value(node[2]), flat(value(node[3])))
+    raise ValueError(f"not a label: {node!r}")
+
+
+def _item(found: Any, iterable: tuple, pc: frozenset) -> tuple:
+    """The label of a loop item: the context's container it is (found by identity), else an
+    item of the iterable's path; chosen by the iterable's shape and the loop's ``pc``."""
+    eq, deps = iterable
+    choice = deps | pc
+    if eq is not None:
+        choice = choice | {eq + (SHAPE,)}
+    if found is not None:
+        if type(found) is tuple:
+            return (found, choice)
+        return (None, choice | found)  # one object at several paths
+    if eq is not None:
+        return (eq + (WILD,), choice)
+    return (None, choice)
+
+
+def evaluate(node: Any, memo: dict) -> tuple:
+    """A lazy label's value ``(eq, deps)``. Nodes are tuples whose first item names the
+    operation (``n`` narrow, ``j`` join, ``p`` under a decision, ``h`` shape, ``s`` slice,
+    ``q`` loop item, ``c`` captured block); an evaluated label (first item ``None`` or a
+    path) is its own value. ``memo`` (by node identity; the nodes outlive it) is shared by
+    one render's origins. Iterative: a chain can be as long as the conversation."""
+    if type(node[0]) is not str:
+        return node
+    found = memo.get(id(node))
+    if found is not None:
+        return found[0]
+
+    def value(child: tuple) -> tuple:
+        return child if type(child[0]) is not str else memo[id(child)][0]
+
+    stack = [node]
+    while stack:
+        top = stack[-1]
+        if id(top) in memo:
+            stack.pop()
+            continue
+        pending = [c for c in _children(top) if type(c[0]) is str and id(c) not in memo]
+        if pending:
+            stack.extend(pending)
+            continue
+        memo[id(top)] = (_combine(top, value), top)  # the node kept: its id stays its own
+        stack.pop()
+    return memo[id(node)][0]
+
+
+class Registry:
+    """``id(container) -> path`` for the lists, tuples and dicts of the context (a frozenset
+    of paths for one object reached at several), built per top-level name when first asked."""
+
+    __slots__ = ("context", "paths", "roots")
+
+    def __init__(self, context: dict) -> None:
+        self.context = context
+        self.paths: dict = {}
+        self.roots: set = set()
+
+    def find(self, item: Any, near: Optional[tuple] = None) -> Any:
+        found = self.paths.get(id(item))
+        if found is not None:
+            return found
+        cls = type(item)
+        if cls is not dict and cls is not list and cls is not tuple:
+            return None
+        if near is not None and type(near[0]) is str:
+            if near[0] in self.roots:
+                return None
+            self.add(near[0])
+            return self.paths.get(id(item))
+        for name in list(self.context):  # the top-level names, one at a time, until found
+            if type(name) is str and name not in self.roots:
+                self.add(name)
+                found = self.paths.get(id(item))
+                if found is not None:
+                    return found
+        return None
+
+    def add(self, name: str) -> None:
+        self.roots.add(name)
+        if name not in self.context:
+            return
+        out = self.paths
+        stack: list = [((name,), self.context[name])]
+        pop, push = stack.pop, stack.append
+        while stack:
+            path, value = pop()
+            cls = type(value)
+            if cls is dict:
+                items: Iterable = value.items()
+            elif cls is list or cls is tuple:
+                items = enumerate(value)
+            else:
+                continue
+            key = id(value)
+            seen = out.get(key)
+            if seen is not None:
+                out[key] = (seen if type(seen) is frozenset else frozenset({seen})) | {path}
+                continue  # its items are registered already, under the first path
+            out[key] = path
+            for k, v in items:
+                push((path + (k,), v))
+
+
+def registry(context: dict) -> Registry:
+    return Registry(context)
+
+
+# ----------------------------------------------------------------------------- paths
+
+
+def _match(a: Any, b: Any) -> bool:
+    return a is WILD or b is WILD or a == b
+
+
+def names(q: tuple, p: tuple) -> bool:
+    """Whether replacing the value at path ``p`` can change a value that depends on ``q``."""
+    if q and q[-1] is SHAPE:  # only the container's shape: replaced only from above
+        q = q[:-1]
+        return len(p) <= len(q) and all(_match(a, b) for a, b in zip(p, q))
+    return all(_match(a, b) for a, b in zip(p, q))
+
+
+def format_path(path: tuple) -> str:
+    """``messages[3].content``; ``WILD`` prints as ``[*]``, ``SHAPE`` as ``|length``."""
+    out = str(path[0]) if path else ""
+    for key in path[1:]:
+        if key is WILD:
+            out += "[*]"
+        elif key is SHAPE:
+            out += "|shape"
+        elif type(key) is str and key.isidentifier():
+            out += "." + key
+        else:
+            out += f"[{key!r}]"
+    return out
+
+
+# ----------------------------------------------------------------------------- segments
+
+
+def finish(
+    out: list, org: list, sites: tuple, context: Any = None, plain: Any = None
+) -> "Segments":
+    """The render's segments: ``out`` its texts, ``org`` one ``(site, label, pc)`` each, a
+    site ``(line, kind, ops)`` of the module's table (empty texts are dropped).
+
+    An output that is not a string fails ``render``'s final join; ``plain`` (the plain
+    render) then raises its own error, which names the item's index in *its* list."""
+    try:
+        "".join(out)
+    except TypeError:
+        if plain is not None:
+            plain(context)
+        raise
+    return Segments(out, org, sites, context)
+
+
+class Segments(list):
+    """A render's segments (a list of ``Segment``), made from the render's pieces when first
+    used; ``context`` is the context rendered (``assistant_spans`` reads the messages' roles
+    from it)."""
+
+    def __init__(
+        self, out: Any = (), org: Any = None, sites: tuple = (), context: Any = None
+    ) -> None:
+        super().__init__(() if org is not None else out)
+        self.context = context
+        self._pending = (out, org, sites) if org is not None else None
+
+    def _made(self) -> "Segments":
+        pending = self._pending
+        if pending is not None:
+            self._pending = None
+            out, org, sites = pending
+            memo: dict = {}
+            append = super().append
+            for text, (site, label, pc) in zip(out, org):
+                if text:
+                    line, kind, ops = sites[site]
+                    append(Segment(text, Origin(kind, line, ops, label, pc, memo)))
+        return self
+
+    def __len__(self) -> int:
+        return super(Segments, self._made()).__len__()
+
+    def __iter__(self) -> Any:
+        return super(Segments, self._made()).__iter__()
+
+    def __getitem__(self, index: Any) -> Any:
+        return super(Segments, self._made()).__getitem__(index)
+
+    def __eq__(self, other: object) -> bool:
+        return super(Segments, self._made()).__eq__(other)
+
+    def __repr__(self) -> str:
+        return super(Segments, self._made()).__repr__()
+
+    def append(self, item: Any) -> None:
+        super(Segments, self._made()).append(item)
+
+    def __reversed__(self) -> Any:
+        return super(Segments, self._made()).__reversed__()
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def sorted_paths(paths: Iterable[tuple]) -> list:
+    """Paths in a stable order (for display and JSON)."""
+    return sorted(paths, key=lambda p: tuple((type(k).__name__, repr(k)) for k in p))
+
+
+def cut(segments: list, length: int) -> list:
+    """The segments of the first ``length`` characters (``continue_final_message``)."""
+    out, used = Segments(), 0
+    out.context = getattr(segments, "context", None)
+    for seg in segments:
+        if used >= length:
+            break
+        if used + len(seg.text) > length:
+            seg = Segment(seg.text[: length - used], seg.origin)
+        out.append(seg)
+        used += len(seg.text)
+    return out
+
+
+def text_of(segments: Iterable[Segment]) -> str:
+    return "".join(s.text for s in segments)
+
+
+def merge_adjacent(segments: list) -> list:
+    """Adjacent segments with equal origins joined (for display)."""
+    out: list = []
+    for seg in segments:
+        if out and out[-1].origin == seg.origin:
+            out[-1] = Segment(out[-1].text + seg.text, seg.origin)
+        else:
+            out.append(seg)
+    return out
+
+
+def describe(origin: Origin) -> str:
+    """One line: ``data messages[1].content |trim (line 4)``."""
+    if origin.kind == TEMPLATE:
+        return f"template (line {origin.line})"
+    ordered = sorted_paths(origin.paths)
+    values = [format_path(p) for p in ordered if not (p and p[-1] is SHAPE)]
+    shapes = [format_path(p) for p in ordered if p and p[-1] is SHAPE]
+    parts = [origin.kind, ", ".join(values)]
+    if shapes:
+        parts.append("(via " + ", ".join(shapes) + ")")
+    if origin.ops:
+        parts.append(" ".join("|" + op for op in origin.ops))
+    return " ".join(p for p in parts if p) + f" (line {origin.line})"
+
+
+def conversation_segments(render_segments: Any, source: str, messages: Any, **options: Any) -> Any:
+    """transformers' ``render_jinja_template`` input handling around a segment render (the
+    ``hf`` profile's ``render_conversation(..., segments=True)``): the segments of exactly its
+    prompt (cut as ``continue_final_message`` cuts it), with ``return_assistant_tokens_mask``
+    ``(segments, spans)``."""
+    from .jinja.hf import render_conversation
+
+    box: list = []
+
+    def render(context: dict) -> str:
+        box.append(render_segments(context))
+        return text_of(box[-1])
+
+    result = render_conversation(render, source, messages, **options)
+    text, spans = result if isinstance(result, tuple) else (result, None)
+    segments = cut(box[-1], len(text))
+    return segments if spans is None else (segments, spans)
