@@ -780,10 +780,6 @@ def run_profile(spec: str, scenarios: list[Scenario], renders: int) -> int:
 # --------------------------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    if any(a == "--corpus" or a.startswith("--corpus=") for a in argv):
-        from .corpus import main as corpus_main  # the corpus benchmark (bench/corpus.py)
-
-        return corpus_main(argv)
     ap = argparse.ArgumentParser(
         prog="python -m tmpl2py.bench.seeds", description=__doc__.split("\n\n")[0]
     )

@@ -639,7 +639,7 @@ def _is_generation(expr: Any) -> bool:
 
 
 def _known_str(expr: Any) -> bool:
-    from .passes.optimize import is_str
+    from .passes.util import is_str
 
     return is_str(expr)
 

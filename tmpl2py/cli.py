@@ -474,9 +474,9 @@ def _inspect_json(template: str, reports: list) -> str:
 
 
 def cmd_bench(argv: Sequence[str]) -> int:
-    from .bench import seeds as bench  # imported lazily: it pulls in optional engines
+    from . import bench  # imported lazily: it pulls in optional engines
 
-    return int(bench.main(list(argv)))
+    return bench.main(list(argv))
 
 
 # ----------------------------------------------------------------------------- parser

@@ -6,8 +6,8 @@ variables and functions, ``break`` outside ``range``, adjacency rules that Go's 
 enforces through its space tokens), the template set built from ``define`` / ``block``,
 Ollama's parse-time behaviour (``Template.Vars``, the appended ``{{ .Response }}``, the
 legacy-mode tree cut), and then the lowering to IR (``lower.py``). Lark is used only here;
-every error leaves as ``CompileError``. Long because Go's parse-time checks read the same
-parse tree the transformer builds, and stay beside it.
+every error leaves as ``CompileError`` (long because Go's parse-time checks read the same
+parse tree the transformer builds, and stay beside it).
 """
 
 from __future__ import annotations
