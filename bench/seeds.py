@@ -801,6 +801,11 @@ def main(argv: list[str] | None = None) -> int:
         help="only this Jinja seed (e.g. 000), or only the Go part: go, go:TEMPLATE",
     )
     ap.add_argument("--skip-go", action="store_true", help="leave out the Go templates")
+    ap.add_argument(
+        "--corpus",
+        metavar="TEMPLATES_DIR",
+        help="the corpus benchmark instead (with --fixtures DIR): tmpl2py bench --corpus DIR --help",
+    )
     args = ap.parse_args(argv)
 
     if str(ROOT) not in sys.path:
