@@ -1,4 +1,5 @@
-"""Go text/template frontend: template text -> Go parse tree -> IR (Ollama's semantics).
+"""Go text/template frontend: template text -> Go parse tree -> IR (Ollama's semantics);
+long because Go's parse-time checks read the parse tree the transformer builds, beside it.
 
 Owns: lexing and parsing with Lark (``grammar.lark``), the trim markers (``{{- `` and
 `` -}}``, applied to TEXT by a post-lexer), the checks Go's parser makes (undefined
@@ -6,8 +7,7 @@ variables and functions, ``break`` outside ``range``, adjacency rules that Go's 
 enforces through its space tokens), the template set built from ``define`` / ``block``,
 Ollama's parse-time behaviour (``Template.Vars``, the appended ``{{ .Response }}``, the
 legacy-mode tree cut), and then the lowering to IR (``lower.py``). Lark is used only here;
-every error leaves as ``CompileError`` (long because Go's parse-time checks read the same
-parse tree the transformer builds, and stay beside it).
+every error leaves as ``CompileError``.
 """
 
 from __future__ import annotations
