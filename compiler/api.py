@@ -8,18 +8,18 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Optional
 
-from . import __version__, ir
+from . import __version__, bounds, ir
 from .emit import MODULE_HEADER, emit
 from .errors import CompileError
 from .passes import pipeline
 from tmpl2py.runtime.jinja import hf as _hf
 from tmpl2py.runtime.go import ollama as _ollama
-from tmpl2py.runtime.budget import time_budget
+from tmpl2py.runtime import limits as _limits
 
 DIALECTS = ("jinja", "go")
+_DEFAULT: Any = object()  # ``limits=`` not passed: the template's own
 PROFILES = {"jinja": ("hf", "plain"), "go": ("ollama", "plain")}
 
 
@@ -34,7 +34,10 @@ class CompiledTemplate:
         dialect: str,
         profile: str,
         module: ir.Module,
+        limits: Any = _limits.DEFAULT_LIMITS,
     ):
+        #: this template's limits (``compile_template(..., limits=...)``); None: no limits
+        self.limits = _limits.coerce(limits)
         self.source = source
         self.python_source = python_source
         self.name = name
@@ -56,26 +59,39 @@ class CompiledTemplate:
             self._conversation = _ollama.conversation_entry(namespace)
             # the usual call without keyword repacking (an instance attribute: see below)
             self.render_conversation = _ollama_fast_entry(  # type: ignore[method-assign]
+                self,
                 self._conversation, functools.partial(CompiledTemplate.render_conversation, self)
             )
 
-    def render(self, context: Optional[dict] = None, *, budget: Optional[float] = None) -> str:
+    def render(
+        self,
+        context: Optional[dict] = None,
+        *,
+        budget: Optional[float] = None,
+        limits: Any = _DEFAULT,
+    ) -> str:
         """The engine's own render of exactly this data (no input shaping).
 
-        ``budget`` (seconds) bounds the render's time: past it, ``RenderBudgetExceeded``.
+        ``limits`` (a ``Limits``, a dict of its fields, or None for none) replaces the
+        template's; ``budget`` (seconds) bounds the render's time: past it,
+        ``RenderBudgetExceeded``. Past any limit, ``RenderLimitExceeded``.
         """
         if context is None and self.dialect == "jinja":  # Go data may be nil (JSON null)
             context = {}
-        if budget is None:  # the fast path: no context managers around a hot call
-            try:
+        if budget is None and limits is _DEFAULT and self.limits is _limits.DEFAULT_LIMITS:
+            try:  # the fast path: the generated code reads the default limits itself
                 return self._render(context)
-            except RecursionError:
-                raise _too_deep(self.dialect) from None
-        with time_budget(budget), _recursion_guard(self.dialect):
-            return self._render(context)
+            except RecursionError as e:
+                raise _depth_error(e, self.dialect) from None
+        return self._run(self._render, (context,), {}, budget, limits)
 
     def render_conversation(
-        self, messages: Any, *, budget: Optional[float] = None, **options: Any
+        self,
+        messages: Any,
+        *,
+        budget: Optional[float] = None,
+        limits: Any = _DEFAULT,
+        **options: Any,
     ) -> Any:
         """The profile's conversation entry point (transformers' or Ollama's): the prompt.
 
@@ -88,20 +104,30 @@ class CompiledTemplate:
             raise TypeError(
                 f"profile {self.profile!r} has no conversation entry point; use render()"
             )
-        if budget is None:  # the fast path, as in render()
-            try:
-                return entry(messages, **options)
-            except RecursionError:
-                raise _too_deep(self.dialect) from None
-        with time_budget(budget), _recursion_guard(self.dialect):
-            return entry(messages, **options)
+        return self._run(entry, (messages,), options, budget, limits)
+
+    def _run(
+        self, func: Callable[..., Any], args: tuple, kwargs: dict, budget: Any, limits: Any
+    ) -> Any:
+        """Call ``func`` under the limits of this call (the template's, ``limits=``,
+        ``budget=``): the usual call (the template's default limits) sets nothing."""
+        chosen = self.limits if limits is _DEFAULT else _limits.coerce(limits)
+        if budget is not None:
+            chosen = chosen.replace(budget=budget)
+        try:
+            if chosen is _limits.DEFAULT_LIMITS:  # what the generated code reads by default
+                return func(*args, **kwargs)
+            with _limits.using(chosen.started()):
+                return func(*args, **kwargs)
+        except RecursionError as e:
+            raise _depth_error(e, self.dialect) from None
 
     def __repr__(self) -> str:
         return f"<CompiledTemplate {self.name!r} {self.dialect}/{self.profile}>"
 
 
 def _ollama_fast_entry(
-    entry: Callable[..., Any], general: Callable[..., Any]
+    template: "CompiledTemplate", entry: Callable[..., Any], general: Callable[..., Any]
 ) -> Callable[..., Any]:
     """``render_conversation`` of an ollama-profile template: Ollama's request keys passed on
     as they are (the general method repacks keywords, ~0.3 us of a ~3 us render); a budget
@@ -117,35 +143,34 @@ def _ollama_fast_entry(
         **options: Any,
     ) -> str:
         """Ollama's Template.Execute for /api/chat input (``CompiledTemplate.render_conversation``)."""
-        if budget is None and not options:
+        if budget is None and not options and template.limits is _limits.DEFAULT_LIMITS:
             try:
                 return entry(messages, tools, think, now)
-            except RecursionError:
-                raise _too_deep("go") from None
+            except RecursionError as e:
+                raise _depth_error(e, "go") from None
         return general(messages, tools=tools, think=think, now=now, budget=budget, **options)
 
     return render_conversation
 
 
-@contextmanager
-def _recursion_guard(dialect: str) -> Iterator[None]:
-    """A template that recurses without end fails with a clear message, in the dialect's
-    category: jinja2 lets Python's RecursionError through; Go reports an execution error."""
-    try:
-        yield
-    except RecursionError:
-        raise _too_deep(dialect) from None
+def _depth_error(error: RecursionError, dialect: str) -> Exception:
+    """The error to raise for a RecursionError out of a render (a limit error stays itself)."""
+    if isinstance(error, _limits.RenderLimitExceeded):
+        return error
+    return _too_deep(dialect)
 
 
 def _too_deep(dialect: str) -> Exception:
+    """A RecursionError that reached an entry point, as the depth limit's error, in the
+    dialect's category: jinja2 lets Python's RecursionError through (ours is one); Go
+    reports an execution error (ours is one)."""
     if dialect == "go":
-        from tmpl2py.runtime.go.execute import ExecError
+        from tmpl2py.runtime.go.execute import TemplateDepthExceeded
 
-        # Go stops at a depth of 100,000; Python's stack ends sooner, with Go's words.
-        return ExecError("exceeded maximum template depth (100000)")
-    return RecursionError(
+        return TemplateDepthExceeded()
+    return _limits.RenderDepthExceeded(
         "template recursion is too deep: a macro, recursive loop or template calls itself"
-        " more times than Python's recursion limit allows"
+        " (or data the template built nests) deeper than Python's recursion limit allows"
     )
 
 
@@ -174,17 +199,30 @@ def generate(
     profile: Optional[str] = None,
     name: Optional[str] = None,
     optimize: bool = True,
+    max_size: Optional[int] = bounds.MAX_SIZE,
+    max_depth: Optional[int] = bounds.MAX_DEPTH,
 ) -> tuple[str, ir.Module]:
     """Source -> (formatted Python module text, final IR).
 
+    ``max_size`` / ``max_depth`` cap the template's characters and block nesting
+    (``CompileError`` ``too-large`` / ``too-deep``; None: no cap; see ``bounds``).
     Compiling is a pure function of its arguments, so results are memoised (a server that
     compiles the same template per request, and the test suite, pay for it once)."""
+    try:
+        bounds.check_size(source, max_size)
+        bounds.check_depth(source, dialect, max_depth)
+    except CompileError as e:
+        raise e.with_source(source, name or "<template>") from None
     return _generate(source, dialect, profile, name, optimize)
 
 
 @functools.lru_cache(maxsize=256)
 def _generate(
-    source: str, dialect: str, profile: Optional[str], name: Optional[str], optimize: bool
+    source: str,
+    dialect: str,
+    profile: Optional[str],
+    name: Optional[str],
+    optimize: bool,
 ) -> tuple[str, ir.Module]:
     profile = profile or PROFILES.get(dialect, ("",))[0]
     if dialect not in PROFILES:
@@ -251,13 +289,23 @@ def compile_template(
     profile: Optional[str] = None,
     name: Optional[str] = None,
     optimize: bool = True,
+    *,
+    limits: Any = _limits.DEFAULT_LIMITS,
+    max_size: Optional[int] = bounds.MAX_SIZE,
+    max_depth: Optional[int] = bounds.MAX_DEPTH,
 ) -> CompiledTemplate:
-    """Compile a template; raises :class:`CompileError` for a malformed one."""
+    """Compile a template; raises :class:`CompileError` for a malformed one.
+
+    ``limits``: the render limits of this template (a ``runtime.limits.Limits``, a dict of
+    its fields, None for none; a render's own ``limits=`` replaces them). ``max_size`` /
+    ``max_depth``: the compile caps (``CompileError`` ``too-large`` / ``too-deep``)."""
     profile = profile or PROFILES.get(dialect, ("",))[0]
-    python_source, module = generate(source, dialect, profile, name, optimize)
+    python_source, module = generate(
+        source, dialect, profile, name, optimize, max_size=max_size, max_depth=max_depth
+    )
     try:
         return CompiledTemplate(
-            source, python_source, name or "<template>", dialect, profile, module
+            source, python_source, name or "<template>", dialect, profile, module, limits
         )
     except SyntaxError as e:  # e.g. "too many statically nested blocks"
         raise CompileError(

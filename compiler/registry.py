@@ -19,6 +19,7 @@ RUNTIME_MODULES = {
     "jinja_filters": "tmpl2py.runtime.jinja.filters",
     "gotmpl": "tmpl2py.runtime.go.execute",
     "ollama": "tmpl2py.runtime.go.ollama",
+    "limits": "tmpl2py.runtime.limits",
 }
 
 #: Builtins generated code may call directly.

@@ -99,6 +99,7 @@ def ns_set(ns: Any, attr: str, value: Any) -> None:
 class LoopContext:
     """The ``loop`` variable (jinja2.runtime.LoopContext); iterating yields the items."""
 
+    __module__ = "jinja2.runtime"  # messages name the reference's type
     index0 = -1
     _length: Optional[int] = None
     _after: Any = MISSING
@@ -225,6 +226,8 @@ class Macro:
     ``func`` takes every parameter positionally, then ``varargs``, ``kwargs`` and
     ``caller`` when the macro body uses them; absent parameters arrive as MISSING.
     """
+
+    __module__ = "jinja2.runtime"  # messages name the reference's type
 
     def __init__(
         self,
@@ -359,6 +362,7 @@ def safe_range(*args: int) -> range:
 class TemplateReference:
     """jinja2's ``self``: prints as the template's reference; it has no blocks here."""
 
+    __module__ = "jinja2.runtime"  # messages name the reference's type
     def __getitem__(self, name: str) -> Any:
         raise KeyError(name)
 
