@@ -13,6 +13,7 @@ from typing import Any, Callable, Optional
 from . import __version__, bounds, ir
 from .emit import MODULE_HEADER, emit
 from .errors import CompileError
+from .passes import limits as limit_guards
 from .passes import pipeline
 from tmpl2py.runtime.jinja import hf as _hf
 from tmpl2py.runtime.go import ollama as _ollama
@@ -254,7 +255,8 @@ def _generate(
     }
     metadata.update(dict(module.meta))
     try:
-        text = format_module(emit(module, header, metadata), strings_quoted=True)
+        # the size guards are for the code that runs (the IR stays readable for inspection)
+        text = format_module(emit(limit_guards.run(module), header, metadata), strings_quoted=True)
     except RecursionError:
         raise CompileError(
             "too-deep", "template nesting is too deep to compile", 0, 0, source, name

@@ -1,4 +1,5 @@
-"""The size guards (runs last, after the optimising passes): operators that can build a huge
+"""The size guards (run by ``api.generate`` on the final IR, just before the emitter, so
+inspection and pass tests see the template's own operators): operators that can build a huge
 value from a small template go through a checking helper of ``runtime/limits``.
 
 Invariant left: no ``BinOp`` ``*``, ``**`` or ``%`` whose operands are not both constants
