@@ -11,23 +11,24 @@ from __future__ import annotations
 import functools
 import gc
 import hashlib
-from contextlib import contextmanager
 from types import CodeType
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Optional
 
-from . import ir
+from . import bounds, ir
 from .emit import MODULE_HEADER, emit_with_spans
 from .positions import PositionTable
 from .unparse import QUOTES_STRINGS
 from .version import __version__
 from .errors import CompileError
+from .passes import limits as limit_guards
 from .passes import pipeline
 from tmpl2py.runtime.jinja import hf as _hf
 from tmpl2py.runtime.go import generate as _go_generate
 from tmpl2py.runtime.go import ollama as _ollama
-from tmpl2py.runtime.budget import time_budget
+from tmpl2py.runtime import limits as _limits
 
 DIALECTS = ("jinja", "go")
+_DEFAULT: Any = object()  # ``limits=`` not passed: the template's own
 PROFILES = {"jinja": ("hf", "plain"), "go": ("ollama", "plain")}
 
 
@@ -45,7 +46,10 @@ class CompiledTemplate:
         code: Optional[CodeType] = None,
         optimize: bool = True,
         spans: Optional[tuple] = None,
+        limits: Any = _limits.DEFAULT_LIMITS,
     ):
+        #: this template's limits (``compile_template(..., limits=...)``); None: no limits
+        self.limits = _limits.coerce(limits)
         self.source = source
         self._emitted = python_source  # the emitter's text, compiled as it is
         self._formatted: Optional[str] = None
@@ -78,6 +82,7 @@ class CompiledTemplate:
             self._conversation = _ollama.conversation_entry(namespace)
             # the usual call without keyword repacking (an instance attribute: see below)
             self.render_conversation = _ollama_fast_entry(  # type: ignore[method-assign]
+                self,
                 self._conversation, functools.partial(CompiledTemplate.render_conversation, self)
             )
 
@@ -105,28 +110,41 @@ class CompiledTemplate:
         )
         return text, spans
 
-    def render(self, context: Optional[dict] = None, *, budget: Optional[float] = None) -> str:
+    def render(
+        self,
+        context: Optional[dict] = None,
+        *,
+        budget: Optional[float] = None,
+        limits: Any = _DEFAULT,
+    ) -> str:
         """The engine's own render of exactly this data (no input shaping).
 
-        ``budget`` (seconds) bounds the render's time: past it, ``RenderBudgetExceeded``.
+        ``limits`` (a ``Limits``, a dict of its fields, or None for none) replaces the
+        template's; ``budget`` (seconds) bounds the render's time: past it,
+        ``RenderBudgetExceeded``. Past any limit, ``RenderLimitExceeded``. An error raised
+        while rendering carries its template position (``compiler/positions.py``).
         """
         if context is None and self.dialect == "jinja":  # Go data may be nil (JSON null)
             context = {}
         try:
-            if budget is None:  # the fast path: no context managers around a hot call
-                try:
+            if budget is None and limits is _DEFAULT and self.limits is _limits.DEFAULT_LIMITS:
+                try:  # the fast path: the generated code reads the default limits itself
                     return self._render(context)
-                except RecursionError:
-                    raise _too_deep(self.dialect) from None
-            with time_budget(budget), _recursion_guard(self.dialect):
-                return self._render(context)
+                except RecursionError as e:
+                    raise _depth_error(e, self.dialect) from None
+            return self._run(self._render, (context,), {}, budget, limits)
         except Exception as e:  # never swallowed: positioned, then raised on
             if self.positions is not None:
                 self.positions.locate(e)
             raise
 
     def render_conversation(
-        self, messages: Any, *, budget: Optional[float] = None, **options: Any
+        self,
+        messages: Any,
+        *,
+        budget: Optional[float] = None,
+        limits: Any = _DEFAULT,
+        **options: Any,
     ) -> Any:
         """The profile's conversation entry point (transformers' or Ollama's): the prompt.
 
@@ -144,17 +162,27 @@ class CompiledTemplate:
         if self.profile == "ollama" and "modelfile" in options:  # SYSTEM / MESSAGE defaults
             messages = _go_generate.chat_messages(messages, options.pop("modelfile"))
         try:
-            if budget is None:  # the fast path, as in render()
-                try:
-                    return entry(messages, **options)
-                except RecursionError:
-                    raise _too_deep(self.dialect) from None
-            with time_budget(budget), _recursion_guard(self.dialect):
-                return entry(messages, **options)
+            return self._run(entry, (messages,), options, budget, limits)
         except Exception as e:  # never swallowed: positioned, then raised on
             if self.positions is not None:
                 self.positions.locate(e)
             raise
+
+    def _run(
+        self, func: Callable[..., Any], args: tuple, kwargs: dict, budget: Any, limits: Any
+    ) -> Any:
+        """Call ``func`` under the limits of this call (the template's, ``limits=``,
+        ``budget=``): the usual call (the template's default limits) sets nothing."""
+        chosen = self.limits if limits is _DEFAULT else _limits.coerce(limits)
+        if budget is not None:
+            chosen = chosen.replace(budget=budget)
+        try:
+            if chosen is _limits.DEFAULT_LIMITS:  # what the generated code reads by default
+                return func(*args, **kwargs)
+            with _limits.using(chosen.started()):
+                return func(*args, **kwargs)
+        except RecursionError as e:
+            raise _depth_error(e, self.dialect) from None
 
     def render_generate(
         self,
@@ -166,6 +194,7 @@ class CompiledTemplate:
         think: Any = None,
         raw: bool = False,
         budget: Optional[float] = None,
+        limits: Any = _DEFAULT,
         **request: Any,
     ) -> str:
         """Ollama's /api/generate prompt (``ollama`` profile): the values its generate handler
@@ -175,13 +204,14 @@ class CompiledTemplate:
         if self.profile != "ollama":
             raise TypeError(f"profile {self.profile!r} has no generate entry point; use render()")
         values = dict(suffix=suffix, system=system, images=images, think=think, raw=raw)
-        if budget is None:
-            try:
-                return _go_generate.render_generate(self.namespace, prompt, **values, **request)
-            except RecursionError:
-                raise _too_deep("go") from None
-        with time_budget(budget), _recursion_guard("go"):
-            return _go_generate.render_generate(self.namespace, prompt, **values, **request)
+        return self._run(
+            _go_generate.render_generate,
+            (self.namespace, prompt),
+            {**values, **request},
+            budget,
+            limits,
+        )
+
     def prefix_report(self, shapes: Any = None, max_examples: int = 200) -> Any:
         """Is the prompt of each turn a prefix of the next one's? (``tmpl2py.prefix``)"""
         from tmpl2py.prefix import SHAPES, prefix_report
@@ -203,8 +233,8 @@ class CompiledTemplate:
         render = self._segment_function()
         try:
             return render({} if context is None else context)
-        except RecursionError:
-            raise _too_deep(self.dialect) from None
+        except RecursionError as e:
+            raise _depth_error(e, self.dialect) from None
 
     def _segment_function(self) -> Callable[[dict], list]:
         render = self.__dict__.get("_segments_render")
@@ -238,17 +268,16 @@ class CompiledTemplate:
         if self.profile != "hf":
             raise TypeError(f"segments=True needs the hf profile (this one is {self.profile!r})")
         render = self._segment_function()
-        if budget is None:
-            return conversation_segments(render, self.source, messages, **options)
-        with time_budget(budget), _recursion_guard(self.dialect):
-            return conversation_segments(render, self.source, messages, **options)
+        return self._run(
+            conversation_segments, (render, self.source, messages), options, budget, _DEFAULT
+        )
 
     def __repr__(self) -> str:
         return f"<CompiledTemplate {self.name!r} {self.dialect}/{self.profile}>"
 
 
 def _ollama_fast_entry(
-    entry: Callable[..., Any], general: Callable[..., Any]
+    template: "CompiledTemplate", entry: Callable[..., Any], general: Callable[..., Any]
 ) -> Callable[..., Any]:
     """``render_conversation`` of an ollama-profile template: Ollama's request keys passed on
     as they are (the general method repacks keywords, ~0.3 us of a ~3 us render); a budget
@@ -264,35 +293,34 @@ def _ollama_fast_entry(
         **options: Any,
     ) -> str:
         """Ollama's Template.Execute for /api/chat input (``CompiledTemplate.render_conversation``)."""
-        if budget is None and not options:
+        if budget is None and not options and template.limits is _limits.DEFAULT_LIMITS:
             try:
                 return entry(messages, tools, think, now)
-            except RecursionError:
-                raise _too_deep("go") from None
+            except RecursionError as e:
+                raise _depth_error(e, "go") from None
         return general(messages, tools=tools, think=think, now=now, budget=budget, **options)
 
     return render_conversation
 
 
-@contextmanager
-def _recursion_guard(dialect: str) -> Iterator[None]:
-    """A template that recurses without end fails with a clear message, in the dialect's
-    category: jinja2 lets Python's RecursionError through; Go reports an execution error."""
-    try:
-        yield
-    except RecursionError:
-        raise _too_deep(dialect) from None
+def _depth_error(error: RecursionError, dialect: str) -> Exception:
+    """The error to raise for a RecursionError out of a render (a limit error stays itself)."""
+    if isinstance(error, _limits.RenderLimitExceeded):
+        return error
+    return _too_deep(dialect)
 
 
 def _too_deep(dialect: str) -> Exception:
+    """A RecursionError that reached an entry point, as the depth limit's error, in the
+    dialect's category: jinja2 lets Python's RecursionError through (ours is one); Go
+    reports an execution error (ours is one)."""
     if dialect == "go":
-        from tmpl2py.runtime.go.execute import ExecError
+        from tmpl2py.runtime.go.execute import TemplateDepthExceeded
 
-        # Go stops at a depth of 100,000; Python's stack ends sooner, with Go's words.
-        return ExecError("exceeded maximum template depth (100000)")
-    return RecursionError(
+        return TemplateDepthExceeded()
+    return _limits.RenderDepthExceeded(
         "template recursion is too deep: a macro, recursive loop or template calls itself"
-        " more times than Python's recursion limit allows"
+        " (or data the template built nests) deeper than Python's recursion limit allows"
     )
 
 
@@ -321,14 +349,30 @@ def generate(
     profile: Optional[str] = None,
     name: Optional[str] = None,
     optimize: bool = True,
+    max_size: Optional[int] = bounds.MAX_SIZE,
+    max_depth: Optional[int] = bounds.MAX_DEPTH,
 ) -> tuple[str, ir.Module]:
     """Source -> (formatted Python module text, final IR).
 
+    ``max_size`` / ``max_depth`` cap the template's characters and block nesting
+    (``CompileError`` ``too-large`` / ``too-deep``; None: no cap; see ``bounds``).
     Compiling is a pure function of its arguments, so results are memoised (a server that
     compiles the same template per request, and the test suite, pay for it once)."""
+    check_bounds(source, dialect, name, max_size, max_depth)
     text, module = _generate(source, dialect, profile, name, optimize)
     try:
         return _format_cached(text), module
+    except CompileError as e:
+        raise e.with_source(source, name or "<template>") from None
+
+
+def check_bounds(
+    source: str, dialect: str, name: Optional[str], max_size: Any, max_depth: Any
+) -> None:
+    """The compile caps (``bounds``), checked before any parsing."""
+    try:
+        bounds.check_size(source, max_size)
+        bounds.check_depth(source, dialect, max_depth)
     except CompileError as e:
         raise e.with_source(source, name or "<template>") from None
 
@@ -414,7 +458,8 @@ def _generate_text(
     }
     metadata.update(dict(module.meta))
     try:
-        text, spans = emit_with_spans(module, header, metadata)
+        # the size guards are for the code that runs (the IR stays readable for inspection)
+        text, spans = emit_with_spans(limit_guards.run(module), header, metadata)
     except RecursionError:
         raise CompileError(
             "too-deep", "template nesting is too deep to compile", 0, 0, source, name
@@ -450,23 +495,37 @@ def compile_template(
     name: Optional[str] = None,
     optimize: bool = True,
     cache: Any = None,
+    *,
+    limits: Any = _limits.DEFAULT_LIMITS,
+    max_size: Optional[int] = bounds.MAX_SIZE,
+    max_depth: Optional[int] = bounds.MAX_DEPTH,
 ) -> CompiledTemplate:
     """Compile a template; raises :class:`CompileError` for a malformed one.
 
     ``cache``: ``True`` (the user's cache folder), a folder path or a
     ``tmpl2py.cache.ModuleCache`` keeps the generated module across processes (see
-    ``tmpl2py/cache.py``); the default ``None`` compiles in memory only."""
+    ``tmpl2py/cache.py``); the default ``None`` compiles in memory only.
+    ``limits``: the render limits of this template (a ``runtime.limits.Limits``, a dict of
+    its fields, None for none; a render's own ``limits=`` replaces them). ``max_size`` /
+    ``max_depth``: the compile caps (``CompileError`` ``too-large`` / ``too-deep``)."""
     profile = profile or PROFILES.get(dialect, ("",))[0]
+    check_bounds(source, dialect, name, max_size, max_depth)
     if cache is not None and cache is not False:
-        return _compile_cached(cache, source, dialect, profile, name, optimize)
+        return _compile_cached(cache, source, dialect, profile, name, optimize, limits)
     python_source, module, spans = _generate_full(source, dialect, profile, name, optimize)
     return _instantiate(
-        source, python_source, name, dialect, profile, module, None, optimize, spans
+        source, python_source, name, dialect, profile, module, None, optimize, spans, limits
     )
 
 
 def _compile_cached(
-    cache: Any, source: str, dialect: str, profile: str, name: Optional[str], optimize: bool
+    cache: Any,
+    source: str,
+    dialect: str,
+    profile: str,
+    name: Optional[str],
+    optimize: bool,
+    limits: Any,
 ) -> CompiledTemplate:
     """compile_template through the module cache (the key: everything that changes the code)."""
     from tmpl2py.cache import as_cache, entry_key
@@ -499,7 +558,9 @@ def _compile_cached(
 
     def make(text: str, code: CodeType) -> CompiledTemplate:
         module = built[0] if built else None
-        return _instantiate(source, text, name, dialect, profile, module, code, optimize)
+        return _instantiate(
+            source, text, name, dialect, profile, module, code, optimize, None, limits
+        )
 
     return store.get_or_build(key, build, make)
 
@@ -514,6 +575,7 @@ def _instantiate(
     code: Optional[CodeType],
     optimize: bool,
     spans: Optional[tuple] = None,
+    limits: Any = _limits.DEFAULT_LIMITS,
 ) -> CompiledTemplate:
     try:
         return CompiledTemplate(
@@ -526,6 +588,7 @@ def _instantiate(
             code,
             optimize,
             spans,
+            limits,
         )
     except SyntaxError as e:  # e.g. "too many statically nested blocks"
         raise CompileError(

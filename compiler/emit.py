@@ -15,6 +15,7 @@ import keyword
 from typing import Any, Optional
 
 from . import ir, registry
+from .fuel import FuelEmitter
 from .unparse import quote, unparse
 
 MODULE_HEADER = """\
@@ -25,7 +26,7 @@ MODULE_HEADER = """\
 """
 
 
-class Emitter:
+class Emitter(FuelEmitter):
     def __init__(self) -> None:
         self.lines: list[str] = []
         self.indent = 0
@@ -333,6 +334,7 @@ class Emitter:
             iterable = self._call("builtins.enumerate", iterable)
         self.line(f"for {target} in {unparse(iterable)}:")
         self.indent += 1
+        self.fuel_tick()
         if flag and not node.else_counts_completed:
             self.line(f"{flag} = True")
         self.block(node.body)
@@ -349,12 +351,14 @@ class Emitter:
         func = self.fresh("loop")
         self.line(f"def {func}(_iterable, _depth0) -> str:")
         self.indent += 1
+        self.fuel_function_start()
         saved = self.writer
         self.line("_out = []")
         self.line("_w = _out.append")
         self.writer = "_w"
         self._for_body(node, ast.Name("_iterable", ast.Load()), (func, "_depth0"))
         self.line('return "".join(_out)')
+        self.fuel_function_end()
         self.indent -= 1
         self.writer = saved
         self.line(f"{self.writer}({func}({self.src(node.iter)}, 0))")
@@ -389,6 +393,7 @@ class Emitter:
             self.indent += 1
             self.line("_out = []")
             self.line("_w = _out.append")
+        self.fuel_function_start()
         self.writer = "_w"
         self.block(node.prologue, allow_empty=True)
         if node.missing_helper:
@@ -407,6 +412,7 @@ class Emitter:
         self.block(node.body, allow_empty=not node.into)
         if not node.into:
             self.line('return "".join(_out)')
+        self.fuel_function_end()
         self.indent -= 1
         self.writer = saved
         if not node.bind:
@@ -429,6 +435,9 @@ class Emitter:
         if self.uses_top:  # only modules that read it name the top-level output list
             self.lines.insert(prologue_end, f"    {ir.TOP_OUTPUT.ident} = _out")
             self.spans.insert(prologue_end, ir.NOSPAN)
+        prologue = self.fuel_prologue()
+        self.lines[prologue_end:prologue_end] = prologue
+        self.spans[prologue_end:prologue_end] = [ir.NOSPAN] * len(prologue)
         if self.start_values:
             self.lines.insert(prologue_end, "    _get = context.get")
             self.spans.insert(prologue_end, ir.NOSPAN)

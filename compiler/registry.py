@@ -20,6 +20,7 @@ RUNTIME_MODULES = {
     "jinja_autoescape": "tmpl2py.runtime.jinja.autoescape",
     "gotmpl": "tmpl2py.runtime.go.execute",
     "ollama": "tmpl2py.runtime.go.ollama",
+    "limits": "tmpl2py.runtime.limits",
 }
 
 #: Builtins generated code may call directly.

@@ -22,6 +22,7 @@ from tmpl2py.runtime.jinja import (
     subscript,
 )
 from tmpl2py.runtime.jinja.filters import do_d, do_lower, do_tojson, do_upper, test_mapping
+from tmpl2py.runtime.limits import refuel
 
 TEMPLATE_NAME = "examples/seed000_command.jinja"
 SOURCE_SHA256 = "ada8528d3b8c43cebba4c056f67a8c40243ba723c53cb14c8b34531ab7edc0eb"
@@ -76,6 +77,8 @@ def render(context: dict) -> str:
     _out = []
     _w = _out.append
     _get = context.get
+    _fuel = 256
+    _m = None
     l_0_platform_instruction_override = _get("platform_instruction_override", _start1)
     l_0_reasoning = _get("reasoning", _start2)
     l_0_reasoning_effort = _get("reasoning_effort", _start3)
@@ -124,6 +127,10 @@ def render(context: dict) -> str:
 
     # line 23: macro document_turn
     def _f_l_0_document_turn(_w, l_1_documents=MISSING) -> None:
+        nonlocal _fuel, _m
+        _fuel -= 16
+        if _fuel < 0:
+            _m, _fuel = refuel(_m)
         if l_1_documents is MISSING:
             l_1_documents = missing_param("documents")
         _w("<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>")
@@ -138,6 +145,9 @@ def render(context: dict) -> str:
         # line 31: for
         _n2, l_2_loop = loop_last(l_1_documents)
         for _i2, l_2_doc in enumerate(l_2_loop):
+            _fuel -= 1
+            if _fuel < 0:
+                _m, _fuel = refuel(_m)
             l_2_doc_val = (
                 (l_2_doc["data"] if _dict1 and "data" in l_2_doc else getattr_(l_2_doc, "data"))
                 if (
@@ -160,6 +170,10 @@ def render(context: dict) -> str:
 
     # line 42: macro tool_call_id_to_int
     def _f_l_0_tool_call_id_to_int(_w, l_1_messages=MISSING, l_1_tool_call_id=MISSING) -> None:
+        nonlocal _fuel, _m
+        _fuel -= 16
+        if _fuel < 0:
+            _m, _fuel = refuel(_m)
         if l_1_messages is MISSING:
             l_1_messages = missing_param("messages")
         if l_1_tool_call_id is MISSING:
@@ -180,6 +194,9 @@ def render(context: dict) -> str:
                 l_1_tool_call_id_seen = call(l_0_namespace, value=False)
             # line 46: for
             for l_2_msg in l_1_messages:
+                _fuel -= 1
+                if _fuel < 0:
+                    _m, _fuel = refuel(_m)
                 # line 47: if
                 if (
                     l_2_msg.get("tool_calls")
@@ -192,6 +209,9 @@ def render(context: dict) -> str:
                         if _dict2 and "tool_calls" in l_2_msg
                         else getattr_(l_2_msg, "tool_calls")
                     ):
+                        _fuel -= 1
+                        if _fuel < 0:
+                            _m, _fuel = refuel(_m)
                         # line 49: if
                         if (
                             l_3_tool_call["id"]
@@ -215,6 +235,10 @@ def render(context: dict) -> str:
 
     # line 61: macro format_tool_message
     def _f_l_0_format_tool_message(_w, l_1_messages=MISSING, l_1_tool_msg=MISSING) -> None:
+        nonlocal _fuel, _m
+        _fuel -= 16
+        if _fuel < 0:
+            _m, _fuel = refuel(_m)
         if l_1_messages is MISSING:
             l_1_messages = missing_param("messages")
         if l_1_tool_msg is MISSING:
@@ -248,6 +272,9 @@ def render(context: dict) -> str:
             # line 74: for
             l_2_loop = loop_context(_v7 if _dict4 else getattr_(l_1_tool_msg, "content"))
             for l_2_content in l_2_loop:
+                _fuel -= 1
+                if _fuel < 0:
+                    _m, _fuel = refuel(_m)
                 _w('\n            "')
                 _w(str(l_2_loop.index0))
                 _w('": ')
@@ -259,6 +286,10 @@ def render(context: dict) -> str:
 
     # line 84: macro print_tool_content
     def _f_l_0_print_tool_content(_w, l_1_item=MISSING) -> None:
+        nonlocal _fuel, _m
+        _fuel -= 16
+        if _fuel < 0:
+            _m, _fuel = refuel(_m)
         if l_1_item is MISSING:
             l_1_item = missing_param("item")
         # line 85: if
@@ -312,6 +343,10 @@ def render(context: dict) -> str:
 
     # line 94: macro print_msg
     def _f_l_0_print_msg(_w, l_1_msg=MISSING) -> None:
+        nonlocal _fuel, _m
+        _fuel -= 16
+        if _fuel < 0:
+            _m, _fuel = refuel(_m)
         if l_1_msg is MISSING:
             l_1_msg = missing_param("msg")
         # line 95: if
@@ -344,6 +379,9 @@ def render(context: dict) -> str:
                 else getattr_(l_1_msg, "content")
             )
             for _i2, l_2_content in enumerate(l_2_loop):
+                _fuel -= 1
+                if _fuel < 0:
+                    _m, _fuel = refuel(_m)
                 # line 102: if
                 if (
                     do_lower(
@@ -394,6 +432,10 @@ def render(context: dict) -> str:
 
     # line 127: macro print_thinking
     def _f_l_0_print_thinking(_w, l_1_msg=MISSING) -> None:
+        nonlocal _fuel, _m
+        _fuel -= 16
+        if _fuel < 0:
+            _m, _fuel = refuel(_m)
         if l_1_msg is MISSING:
             l_1_msg = missing_param("msg")
         # line 128: if
@@ -562,6 +604,9 @@ def render(context: dict) -> str:
             # line 182: for
             _n1, l_1_loop = loop_last(l_0_tools)
             for _i1, l_1_tool in enumerate(l_1_loop):
+                _fuel -= 1
+                if _fuel < 0:
+                    _m, _fuel = refuel(_m, _out)
                 _w('    {"name": "')
                 _w(
                     str(
@@ -635,6 +680,9 @@ def render(context: dict) -> str:
         _w("<|END_OF_TURN_TOKEN|>")
     # line 216: for
     for _i1, l_1_message in enumerate(l_0_messages):
+        _fuel -= 1
+        if _fuel < 0:
+            _m, _fuel = refuel(_m, _out)
         l_1_msg_role_downcased = do_lower(
             l_1_message["role"]
             if type(l_1_message) is dict and "role" in l_1_message
@@ -739,6 +787,9 @@ def render(context: dict) -> str:
                     else getattr_(l_1_message, "tool_calls")
                 )
                 for _i2, l_2_tc in enumerate(l_2_loop):
+                    _fuel -= 1
+                    if _fuel < 0:
+                        _m, _fuel = refuel(_m, _out)
                     _w('\n    {"tool_call_id": "')
                     # line 235: if
                     if l_0_regen_tool_call_ids:
@@ -844,6 +895,9 @@ def render(context: dict) -> str:
             _f_l_0_format_tool_message(_w, l_0_messages, l_1_message)
             # line 249: for
             for _i2, l_2_msg in enumerate(subscript(l_0_messages, slice(_i1 + 1, None, None))):
+                _fuel -= 1
+                if _fuel < 0:
+                    _m, _fuel = refuel(_m, _out)
                 # line 251: if
                 if (
                     do_lower(

@@ -7,6 +7,7 @@
 
 from tmpl2py.runtime.jinja import Undefined, getattr_, getitem, start_values
 from tmpl2py.runtime.jinja.filters import do_tojson
+from tmpl2py.runtime.limits import refuel
 
 TEMPLATE_NAME = "examples/seed001_qwen.jinja"
 SOURCE_SHA256 = "85fd0223b6eeca23c4fe88554bcfb50979697ef3eb6a30b88c73eee4d9737491"
@@ -21,6 +22,8 @@ def render(context: dict) -> str:
     _out = []
     _w = _out.append
     _get = context.get
+    _fuel = 256
+    _m = None
     l_0_tools = _get("tools", _start1)
     l_0_messages = _get("messages", _start2)
     l_0_add_generation_prompt = _get("add_generation_prompt", _start3)
@@ -46,6 +49,9 @@ def render(context: dict) -> str:
         )
         # line 7: for
         for l_1_tool in l_0_tools:
+            _fuel -= 1
+            if _fuel < 0:
+                _m, _fuel = refuel(_m, _out)
             _w("\n")
             _w(do_tojson(l_1_tool))
         _w(
@@ -67,6 +73,9 @@ def render(context: dict) -> str:
         )
     # line 17: for
     for _i1, l_1_message in enumerate(l_0_messages):
+        _fuel -= 1
+        if _fuel < 0:
+            _m, _fuel = refuel(_m, _out)
         # line 18: if
         if (
             (
@@ -153,6 +162,9 @@ def render(context: dict) -> str:
                 if _dict1 and "tool_calls" in l_1_message
                 else getattr_(l_1_message, "tool_calls")
             ):
+                _fuel -= 1
+                if _fuel < 0:
+                    _m, _fuel = refuel(_m, _out)
                 # line 36: if
                 if (
                     "function" in l_2_tool_call

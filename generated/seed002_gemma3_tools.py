@@ -19,6 +19,7 @@ from tmpl2py.runtime.go.execute import (
     to_str,
 )
 from tmpl2py.runtime.go.ollama import TemplateMessage, TemplateTool, TemplateToolCall
+from tmpl2py.runtime.limits import refuel
 
 TEMPLATE_NAME = "examples/seed002_gemma3_tools.gotmpl"
 SOURCE_SHA256 = "5e4271c679cca23c0c3c4d983acfc708966b0187a8044a4280ec35c933973fb8"
@@ -48,6 +49,8 @@ GO_TOOLS_JSON = True
 def render(context: dict) -> str:
     _out = []
     _w = _out.append
+    _fuel = 256
+    _m = None
     dot = context
     # line 1: if
     if field(dot, "System") or field(dot, "Tools"):
@@ -61,6 +64,9 @@ def render(context: dict) -> str:
             v_tool_0 = field(dot, "Tools")
             # line 58: for
             for dot_1 in range_values(v_tool_0):
+                _fuel -= 1
+                if _fuel < 0:
+                    _m, _fuel = refuel(_m, _out)
                 v_tool_0 = dot_1
                 _w("\n```tool_spec\n")
                 _w(to_json(v_tool_0))
@@ -70,6 +76,9 @@ def render(context: dict) -> str:
     v___3 = v_i_2
     # line 68: for
     for v_i_2, dot_4 in range_pairs(v_i_2):
+        _fuel -= 1
+        if _fuel < 0:
+            _m, _fuel = refuel(_m, _out)
         v___3 = dot_4
         v_last_5 = slice_length(field(dot, "Messages"), v_i_2) == 1
         # line 70: if
@@ -106,6 +115,9 @@ def render(context: dict) -> str:
                     if type(dot_4) is TemplateMessage
                     else field_of_elem(dot_4, "ToolCalls")
                 ):
+                    _fuel -= 1
+                    if _fuel < 0:
+                        _m, _fuel = refuel(_m, _out)
                     _w('\n```tool_call\n{"name": "')
                     _w(
                         dot_6.Function.Name

@@ -45,6 +45,8 @@ import operator
 from collections.abc import Iterable
 from typing import Any
 
+from ..limits import RenderDepthExceeded, check_iterations
+
 from .fmt import (
     GoBytes,
     GoMap,
@@ -123,6 +125,14 @@ __all__ = [
 
 class ExecError(Exception):
     """A Go template execution error (``template.ExecError``); the message is Go's."""
+
+
+class TemplateDepthExceeded(ExecError, RenderDepthExceeded):
+    """Template calls nested past Python's recursion limit: Go's error (Go stops at a depth of
+    100,000; Python's stack ends sooner), and the render limit error of the depth limit."""
+
+    def __init__(self, where: str = "") -> None:
+        RenderDepthExceeded.__init__(self, "exceeded maximum template depth (100000)", where)
 
 
 def fail(message: str, *evaluated: Any) -> Any:
@@ -360,6 +370,8 @@ def range_values(value: Any) -> Iterable[Any]:
     if isinstance(value, dict):
         return [v for _, v in _sorted_items(value)]
     if isinstance(value, int) and not isinstance(value, bool):
+        if value > 4096:  # more iterations than the fuel allows: refused before the first
+            check_iterations(value)
         return range(value) if value > 0 else ()
     raise ExecError(f"range can't iterate over {_format_indirect(value)}")
 

@@ -35,6 +35,8 @@ import unicodedata
 from decimal import Decimal
 from typing import Any, ClassVar
 
+from ..limits import check_size
+
 # ----------------------------------------------------------------------------- value model
 
 
@@ -888,6 +890,8 @@ def sprintf(fmt: str, *args: Any) -> str:
                     f.prec = 0
         if not after_index:
             i, after_index = state.arg_number(fmt, i)
+        if (f.wid or 0) > 4096 or (f.prec or 0) > 4096:  # Go allows 1e6: so do we, to a limit
+            check_size(max(f.wid or 0, f.prec or 0), "a printf width")
         if i >= end:
             out.append("%!(NOVERB)")
             break

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import types
 
+from ..limits import check_size
+
 from .core import (
     MISSING,
     SecurityError,
@@ -56,8 +58,24 @@ def _sandboxed_formatter_class() -> type:
                         obj = getitem(obj, i)
                 return obj, first
 
+            def format_field(self, value: Any, format_spec: str) -> Any:
+                _guard_format_spec(format_spec)
+                return super().format_field(value, format_spec)
+
         _FORMATTER = _SandboxedFormatter
     return _FORMATTER
+
+
+def _guard_format_spec(spec: str) -> None:
+    """A width or precision in a format spec (``{:999999999}``) is bounded by ``Limits.value``."""
+    digits = ""
+    for ch in spec + " ":
+        if ch.isdigit():
+            digits += ch
+            continue
+        if len(digits) > 3 and int(digits) > 4096:
+            check_size(int(digits), "a format width")
+        digits = ""
 
 
 def _wrap_str_format(value: Any) -> Optional[Callable[..., str]]:
@@ -138,6 +156,39 @@ def _safe_methods(cls: type) -> frozenset:
     return _SAFE_METHODS.setdefault(cls, safe)
 
 
+#: The ``_`` attributes (private and dunder) that jinja2's own helper objects have, for the
+#: ones ours stand in for: the sandbox refuses those (SecurityError when used) and finds
+#: no other (UndefinedError), whatever attributes our classes happen to have themselves.
+#: (jinja2 3.1: ``dir()`` of a TemplateReference, LoopContext, Macro, Cycler, Joiner.)
+_OBJECT_DUNDERS = (
+    "__class__ __delattr__ __dict__ __dir__ __doc__ __eq__ __format__ __ge__ __getattribute__"
+    " __getstate__ __gt__ __hash__ __init__ __init_subclass__ __le__ __lt__ __module__ __ne__"
+    " __new__ __reduce__ __reduce_ex__ __repr__ __setattr__ __sizeof__ __str__"
+    " __subclasshook__ __weakref__"
+)
+REFERENCE_PRIVATE = {
+    TemplateReference: frozenset(f"{_OBJECT_DUNDERS} __getitem__ _TemplateReference__context".split()),
+    LoopContext: frozenset(
+        f"{_OBJECT_DUNDERS} __annotations__ __call__ __iter__ __len__ __next__ _after _before"
+        " _current _iterable _iterator _last_changed_value _length _peek_next _recurse"
+        " _to_iterator _undefined".split()
+    ),
+    Macro: frozenset(
+        f"{_OBJECT_DUNDERS} __call__ _argument_count _async_invoke _default_autoescape"
+        " _environment _func _invoke".split()
+    ),
+    Cycler: frozenset(f"{_OBJECT_DUNDERS} __next__".split()),
+    Joiner: frozenset(f"{_OBJECT_DUNDERS} __call__".split()),
+}
+
+
+def private_attribute(obj: Any, attribute: str) -> Any:
+    """``obj._name`` on one of jinja2's helper objects, as the sandbox answers it."""
+    if attribute in REFERENCE_PRIVATE[type(obj)]:
+        return unsafe_undefined(obj, attribute)
+    return _no_attribute(obj, attribute)
+
+
 _new = object.__new__
 
 
@@ -176,6 +227,8 @@ def getattr_(obj: Any, attribute: str) -> Any:
         if type(value) in _METHOD_TYPES:  # a stored str.format: the general path wraps it
             return _wrap_str_format(value) or value
         return value
+    if attribute[:1] == "_" and cls in REFERENCE_PRIVATE:
+        return private_attribute(obj, attribute)
     try:
         value = getattr(obj, attribute)
     except AttributeError:
@@ -219,6 +272,8 @@ def getitem(obj: Any, argument: Any) -> Any:
         return obj[argument]
     except (TypeError, LookupError):
         if isinstance(argument, str):
+            if argument[:1] == "_" and type(obj) in REFERENCE_PRIVATE:
+                return private_attribute(obj, argument)
             try:
                 value = getattr(obj, argument)
             except AttributeError:

@@ -26,6 +26,8 @@ from __future__ import annotations
 import types
 from collections import abc, deque
 
+from ..limits import check_built
+
 TYPE_CHECKING = False  # typing is for annotations only: not imported when a server imports us
 if TYPE_CHECKING:
     from typing import Any, Iterator, Optional
@@ -328,7 +330,10 @@ def star_kwargs(value: Any, func: str, names: tuple) -> Any:
 
 def concat(*values: Any) -> str:
     """The ``~`` operator: every operand converted with ``str`` and joined."""
-    return "".join([str(v) for v in values])
+    text = "".join([str(v) for v in values])
+    if len(text) > 65536:  # doubling through a loop stops at the output limit
+        check_built(len(text), "a ~ concatenation")
+    return text
 
 
 to_str = str

@@ -57,9 +57,11 @@ import operator
 from collections import abc, namedtuple
 from itertools import chain, groupby
 
-from .access import DICT_ATTRS, getattr_, getitem
+from . import bounded
+from .access import DICT_ATTRS, REFERENCE_PRIVATE, getattr_, getitem, private_attribute
 from .core import TemplateRuntimeError, Undefined
 from .markup import Markup, escape, soft_str
+from ..limits import check_built, mod as limits_mod
 
 # Imported where used, not here: json, re, string and numbers serve a few filters, and a
 # server importing a generated module should not pay for them (nor typing: annotations only).
@@ -248,6 +250,7 @@ def do_trim(value: Any, chars: Optional[str] = None) -> str:
 
 
 def do_center(value: Any, width: int = 80) -> str:
+    bounded.guard_width(width, "center")
     return soft_str(value).center(width)
 
 
@@ -255,13 +258,15 @@ def do_center(value: Any, width: int = 80) -> str:
 def do_replace(s: Any, old: Any, new: Any, count: Optional[int] = None) -> str:
     if count is None:
         count = -1
-    return str(s).replace(str(old), str(new), count)
+    s, old, new = str(s), str(old), str(new)
+    bounded.guard_replace(s, old, new, count)
+    return s.replace(old, new, count)
 
 
 def do_format(value: Any, *args: Any, **kwargs: Any) -> str:
     if args and kwargs:
         raise FilterArgumentError("can't handle positional and keyword arguments at the same time")
-    return soft_str(value) % (kwargs or args)
+    return limits_mod(soft_str(value), (kwargs or args))
 
 
 _word_re = _LazyRe(r"\w+")
@@ -272,6 +277,7 @@ def do_wordcount(s: Any) -> int:
 
 
 def do_indent(s: Any, width: Any = 4, first: bool = False, blank: bool = False) -> str:
+    bounded.guard_indent(s, width)
     indention = width if isinstance(width, str) else " " * width
     newline = "\n"
     if isinstance(s, Markup):
@@ -322,6 +328,7 @@ def do_wordwrap(
 
     if wrapstring is None:
         wrapstring = "\n"  # environment.newline_sequence
+    bounded.guard_wrap(s, width, wrapstring)
     return wrapstring.join(
         [
             wrapstring.join(
@@ -386,7 +393,7 @@ def do_forceescape(value: Any) -> Markup:
 def do_striptags(value: Any) -> str:
     if hasattr(value, "__html__"):
         value = value.__html__()
-    return Markup(str(value)).striptags()
+    return bounded.striptags(str(value))  # Markup(str(value)).striptags(), in linear time
 
 
 _attr_key_re = _LazyRe(r"(?a)[\s/>=]")  # re.ASCII
@@ -572,6 +579,7 @@ def do_tojson(
         return _indented_json(x, indent, ensure_ascii, sort_keys)
     import json
 
+    bounded.guard_json_indent(x, indent)
     return json.dumps(
         x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
     )
@@ -734,7 +742,10 @@ def do_round(value: Any, precision: int = 0, method: str = "common") -> float:
 def do_sum(iterable: Any, attribute: Any = None, start: Any = 0) -> Any:
     if attribute is not None:
         iterable = map(make_attrgetter(attribute), iterable)
-    return sum(iterable, start)
+    total = sum(iterable, start)
+    if type(total) is list and len(total) > 65536:  # sum(start=[]) concatenates lists
+        check_built(len(total), "sum")
+    return total
 
 
 # ----------------------------------------------------------------------------- values
@@ -757,6 +768,8 @@ def do_attr(obj: Any, name: str) -> Any:
     """``obj.name`` without the fallback to ``obj[name]`` (still sandboxed)."""
     from inspect import getattr_static  # imported on first use
 
+    if isinstance(name, str) and name[:1] == "_" and type(obj) in REFERENCE_PRIVATE:
+        return private_attribute(obj, name)  # as the sandbox answers on jinja2's own object
     try:
         getattr_static(obj, name)
     except AttributeError:
@@ -823,7 +836,15 @@ def do_reverse(value: Any) -> Any:
 def do_join(value: Any, d: Any = "", attribute: Any = None) -> str:
     if attribute is not None:
         value = map(make_attrgetter(attribute), value)
-    return str(d).join(map(str, value))
+    separator = str(d)
+    if len(separator) > 64:  # a long separator: the result's size is checked first
+        items = list(map(str, value))
+        bounded.guard_join(items, separator)
+        return separator.join(items)
+    text = separator.join(map(str, value))
+    if len(text) > 65536:  # doubling through a loop stops at the output limit
+        check_built(len(text), "join")
+    return text
 
 
 def do_items(value: Any) -> Iterator[tuple]:
@@ -893,6 +914,7 @@ def do_max(value: Any, case_sensitive: bool = False, attribute: Any = None) -> A
 
 @_named("sync_do_slice")
 def do_slice(value: Any, slices: int, fill_with: Any = None) -> Iterator[list]:
+    bounded.guard_count(slices, "slice")
     seq = list(value)
     length = len(seq)
     items_per_slice = length // slices
@@ -918,6 +940,7 @@ def do_batch(value: Any, linecount: int, fill_with: Any = None) -> Iterator[list
         tmp.append(item)
     if tmp:
         if fill_with is not None and len(tmp) < linecount:
+            bounded.guard_count(linecount - len(tmp), "batch's fill")
             tmp += [fill_with] * (linecount - len(tmp))
         yield tmp
 

@@ -99,6 +99,7 @@ def ns_set(ns: Any, attr: str, value: Any) -> None:
 class LoopContext:
     """The ``loop`` variable (jinja2.runtime.LoopContext); iterating yields the items."""
 
+    __module__ = "jinja2.runtime"  # messages name the reference's type
     index0 = -1
     _length: Optional[int] = None
     _after: Any = MISSING
@@ -225,6 +226,8 @@ class Macro:
     ``func`` takes every parameter positionally, then ``varargs``, ``kwargs`` and
     ``caller`` when the macro body uses them; absent parameters arrive as MISSING.
     """
+
+    __module__ = "jinja2.runtime"  # messages name the reference's type
 
     def __init__(
         self,
@@ -365,6 +368,7 @@ class TemplateReference:
     def __init__(self, blocks: Optional[dict] = None) -> None:
         self._blocks = blocks or {}  # name -> a factory of a new reference to the block
 
+    __module__ = "jinja2.runtime"  # messages name the reference's type
     def __getitem__(self, name: str) -> Any:
         return self._blocks[name]()
 

@@ -1,0 +1,184 @@
+"""Size guards and linear rewrites for the builtin filters (``filters.py`` calls these).
+
+A guard computes, before a filter builds anything, the size its arguments would make
+(``center(10**9)``, ``indent`` of many lines, ``batch(n, fill)``, ``slice(n)``, ``tojson``
+with a huge indent, ``replace`` / ``join`` amplifying) and raises ``RenderLimitExceeded``
+past ``Limits.value`` (``Limits.output`` for sizes that scale with the data). Guards look
+only at arguments of the types the filter expects and below 4,096 they cost one compare;
+anything else is left for the filter to fail on exactly as jinja2's does.
+
+``striptags`` is markupsafe's loop (cut the leftmost ``<!--...-->``, then ``<...>``, from
+the start again) in linear time: the same result, also where a cut makes a new marker.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ..limits import RenderLimitExceeded, check_size, current
+from .markup import Markup
+
+#: sizes below this are never checked (one compare on the common path)
+SMALL = 4096
+
+
+def _is_int(value: Any) -> bool:
+    return type(value) is int
+
+
+def guard_width(width: Any, what: str) -> None:
+    """A padding width (``center``, ``truncate``...): the result is at least that long."""
+    if _is_int(width) and width > SMALL:
+        check_size(width, what)
+
+
+def guard_count(count: Any, what: str) -> None:
+    """A number of pieces to make (``slice`` count, ``batch`` fill)."""
+    if _is_int(count) and count > SMALL:
+        check_size(count, what)
+
+
+def guard_indent(s: Any, width: Any) -> None:
+    """``indent``: each line gains the indentation (a width past ``Limits.value`` is refused
+    outright)."""
+    guard_width(width, "indent")
+    if isinstance(width, str):
+        pad = len(width)
+    elif _is_int(width):
+        pad = width
+    else:
+        return
+    if pad > 16 and isinstance(s, str):
+        _check_output(len(s) + pad * (s.count("\n") + 2), "indent")
+
+
+def guard_wrap(s: Any, width: Any, wrapstring: Any) -> None:
+    """``wordwrap``: a wrap string between pieces of ``width`` characters."""
+    if isinstance(s, str) and isinstance(wrapstring, str) and len(wrapstring) > 1 and _is_int(width):
+        pieces = len(s) // max(width, 1) + s.count("\n") + 1
+        if pieces * len(wrapstring) > SMALL:
+            _check_output(len(s) + pieces * len(wrapstring), "wordwrap")
+
+
+def guard_replace(s: str, old: str, new: str, count: Any) -> None:
+    """``replace``: every occurrence grows the text by ``len(new) - len(old)``."""
+    grow = len(new) - len(old)
+    if grow <= 0 or len(s) * grow <= SMALL:
+        return
+    found = len(s) + 1 if old == "" else s.count(old)
+    if _is_int(count) and 0 <= count < found:
+        found = count
+    if found * grow > SMALL:
+        _check_output(len(s) + found * grow, "replace")
+
+
+def guard_join(items: list, separator: Any) -> None:
+    """``join``: the separator between every two items."""
+    if isinstance(separator, str) and len(separator) * len(items) > SMALL:
+        _check_output(len(separator) * len(items), "join")
+
+
+def guard_json_indent(value: Any, indent: Any) -> None:
+    """``tojson(indent=n)``: each line of the output carries ``depth * n`` characters."""
+    pad = len(indent) if isinstance(indent, str) else indent if _is_int(indent) else 0
+    if pad <= 16:
+        return
+    lines, depth = _json_shape(value)
+    _check_output(lines * depth * pad, "tojson's indent")
+
+
+def _json_shape(value: Any) -> tuple[int, int]:
+    """(lines, deepest nesting) of a JSON document laid out with an indent: one walk."""
+    lines, deepest = 0, 1  # a scalar is printed without any indent
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        lines += len(children)
+        deepest = max(deepest, depth + 1)
+        if depth < 10_000:
+            stack.extend((child, depth + 1) for child in children)
+    return lines, deepest
+
+
+def _check_output(size: int, what: str) -> None:
+    cap = current().output
+    if cap is not None and size > cap:
+        raise RenderLimitExceeded(
+            "output", f"{what} would build {size:,} characters (limit {cap:,})"
+        )
+
+
+# ----------------------------------------------------------------------------- striptags
+
+
+def striptags(value: str) -> str:
+    """``Markup(value).striptags()``, in linear time."""
+    if "<" in value:
+        value = _cut_all(_cut_all(value, "<!--", "-->"), "<", ">")
+    return Markup(" ".join(value.split())).unescape()
+
+
+def _cut_all(value: str, start: str, end: str) -> str:
+    """``while (i := value.find(start)) != -1 and (j := value.find(end, i)) != -1:
+    value = value[:i] + value[j + len(end):]`` (markupsafe's loop, quadratic on many tags)
+    in linear time: the kept text is a list of intervals of ``value``."""
+    kept: list = []  # [a, b) intervals of ``value`` kept so far (no ``start`` inside them)
+    pos = 0  # the rest of the working string is value[pos:]
+    width = len(start) - 1
+    cut = False  # a cut was made just before value[pos:] (only then can a marker straddle)
+    while True:
+        tail = _last_chars(value, kept, width) if cut and width else ""
+        k = (tail + value[pos : pos + width]).find(start) if tail else -1
+        if k != -1:  # a marker formed across the last cut: it starts in the kept text
+            back = len(tail) - k  # kept characters that belong to the marker
+            c = (tail[k:] + value[pos : pos + len(end) - 1]).find(end)
+            if c != -1 and c + len(end) > back:
+                stop = pos + c + len(end) - back
+            else:
+                j = value.find(end, pos)
+                if j == -1:
+                    break
+                stop = j + len(end)
+            _drop_last(kept, back)
+            pos = stop
+            continue
+        i = value.find(start, pos)
+        if i == -1:
+            break
+        j = value.find(end, i)
+        if j == -1:
+            break
+        if i > pos:
+            kept.append((pos, i))
+        pos = j + len(end)
+        cut = True
+    kept.append((pos, len(value)))
+    return "".join([value[a:b] for a, b in kept])
+
+
+def _last_chars(value: str, kept: list, n: int) -> str:
+    parts = []
+    for a, b in reversed(kept):
+        if n <= 0:
+            break
+        take = min(n, b - a)
+        parts.append(value[b - take : b])
+        n -= take
+    return "".join(reversed(parts))
+
+
+def _drop_last(kept: list, n: int) -> None:
+    while n > 0:
+        a, b = kept.pop()
+        if b - a > n:
+            kept.append((a, b - n))
+            return
+        n -= b - a
+
+

@@ -1,0 +1,354 @@
+"""Work bounds every render runs under, on by default: fuel, sizes, depth, wall clock.
+
+A compiled template counts **fuel**: one unit per loop iteration and per macro (or Go
+``define``) call. Generated code keeps the count in a local int (``_fuel -= 1`` in each loop
+body) and calls :func:`refuel` only when the local runs out, once every :data:`CHUNK`
+units; the per-render :class:`Meter` (made at the first refuel, from the limits a
+``ContextVar`` holds: a render that stays within its first chunk never reads it) lends the
+chunks and checks the output written so far and the wall-clock deadline there, never in a
+thread. Values a template
+*builds* by amplification (``'x' * n``, padding and width arguments, ``batch``/``slice``
+counts, ``tojson`` indent, Go ``range N`` and ``printf`` widths) are checked before they
+are built, against ``Limits.value``. Depth: Python's recursion limit (1,000 frames) stops
+runaway macros and the C-level recursion of printing, comparing and serialising deep data;
+the entry points turn that RecursionError into :class:`RenderDepthExceeded`.
+
+=============  ==============  ============================================================
+limit          default         why this number
+=============  ==============  ============================================================
+``fuel``       500,000         loop iterations (a macro call counts CALL_COST); the shared
+                               corpus needs < 5,000 per render (checked: it renders alike
+                               with a hundredth of each limit); 10,000 messages through a
+                               template looping 10 times per message need 100,000; half a
+                               million iterations that print a value take ~0.5 s
+``output``     100,000,000     characters of output, and of a string that ``+``, ``~``,
+                               ``join``, ``replace``... build; a 1M-token prompt is ~4M
+``value``      100,000         characters/items one amplifying operation may build (a
+                               repetition, a padding width, a count); real templates repeat
+                               ``'-' * 80`` or pad to 10; jinja2's sandbox caps ``range`` at
+                               100,000 items alike. Output between two checks is bounded by
+                               CHUNK x this
+``depth``      Python's limit  recursion of macros / templates and deep data (RecursionError)
+``budget``     None            seconds of wall clock (the second line; off by default)
+=============  ==============  ============================================================
+
+Every limit can be turned off with ``None``; ``Limits(fuel=None)`` keeps the other defaults.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Iterator, Optional
+
+#: Fuel lent to a function's local counter at a time (the deadline is read once per chunk).
+CHUNK = 256
+#: Fuel a macro (or Go template) call costs: a call does more work than an iteration.
+CALL_COST = 16
+_UNLIMITED = 1 << 200  # the pool of a render without a fuel limit: never runs dry
+
+
+class RenderLimitExceeded(RuntimeError):
+    """A render went past one of its limits (``.limit``: fuel, output, value, depth, budget).
+
+    ``.where`` names the template (and the operation) when it is cheaply known."""
+
+    def __init__(self, limit: str, message: str, where: str = "") -> None:
+        super().__init__(f"{where}: {message}" if where else message)
+        self.limit = limit
+        self.where = where
+
+
+class RenderDepthExceeded(RenderLimitExceeded, RecursionError):
+    """Recursion (macros, recursive loops, deep data) went past Python's recursion limit.
+
+    Also a ``RecursionError``: jinja2 lets that through for the same templates."""
+
+    def __init__(self, message: str, where: str = "") -> None:
+        super().__init__("depth", message, where)
+
+
+class Limits:
+    """Per-render bounds; ``None`` turns one off. See the module table for the numbers.
+
+    Immutable (``replace`` makes a changed copy). A plain class, not a dataclass: the
+    standalone modules inline this file without registering it in ``sys.modules``."""
+
+    __slots__ = ("fuel", "output", "value", "budget", "deadline")
+    FIELDS = ("fuel", "output", "value", "budget", "deadline")
+
+    def __init__(
+        self,
+        fuel: Optional[int] = 500_000,
+        output: Optional[int] = 100_000_000,
+        value: Optional[int] = 100_000,
+        budget: Optional[float] = None,
+        deadline: Optional[float] = None,
+    ) -> None:
+        for name, given in zip(self.FIELDS, (fuel, output, value, budget, deadline)):
+            object.__setattr__(self, name, given)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("Limits are immutable: use replace()")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Limits) and self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.FIELDS)
+        return f"Limits({inner})"
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, n) for n in self.FIELDS)
+
+    def replace(self, **changes: Any) -> "Limits":
+        unknown = set(changes) - set(self.FIELDS)
+        if unknown:
+            raise TypeError(f"unknown limits: {', '.join(sorted(unknown))}")
+        return Limits(**{**dict(zip(self.FIELDS, self._values())), **changes})
+
+    def started(self) -> "Limits":
+        """These limits for a render starting now: ``budget`` becomes a deadline."""
+        if self.budget is None:
+            return self
+        if self.budget <= 0:
+            _budget_exhausted(self.budget, before=True)
+        return self.replace(deadline=time.monotonic() + self.budget)
+
+
+DEFAULT_LIMITS = Limits()
+#: No bound at all (what the engines themselves do).
+UNLIMITED = Limits(fuel=None, output=None, value=None, budget=None)
+
+_current: ContextVar[Limits] = ContextVar("tmpl2py_limits", default=DEFAULT_LIMITS)
+
+
+def coerce(limits: Any) -> Limits:
+    """``limits=`` as callers pass it: a Limits, a dict of fields, or None (no limits)."""
+    if limits is None:
+        return UNLIMITED
+    if isinstance(limits, Limits):
+        return limits
+    if isinstance(limits, dict):
+        return DEFAULT_LIMITS.replace(**limits)
+    raise TypeError(f"limits must be a Limits, a dict or None, not {type(limits).__name__}")
+
+
+@contextmanager
+def using(limits: Limits) -> Iterator[None]:
+    """Renders in this block (this thread / task) run under ``limits``."""
+    token = _current.set(limits)
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
+def current() -> Limits:
+    return _current.get()
+
+
+class Meter:
+    """One render's account, made at its first refuel (renders that never run out of their
+    first chunk never make one): the fuel not yet lent, the top-level output seen so far,
+    the deadline, the registry of tuples the template built (for their depth)."""
+
+    __slots__ = ("fuel", "limits", "deadline", "out", "seen", "size", "tuples")
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.out: Optional[list] = None
+        self.seen = 0
+        self.size = 0
+        self.tuples: dict = {}
+        self.deadline = limits.deadline
+        # the render started with one chunk in hand (``_fuel = CHUNK`` in its prologue)
+        self.fuel = _UNLIMITED if limits.fuel is None else limits.fuel - CHUNK
+
+    def take(self) -> int:
+        """Lend the next chunk, after checking the pool, the output and the deadline."""
+        self.fuel -= CHUNK
+        if self.fuel < 0:
+            self.fuel = 0
+            raise RenderLimitExceeded(
+                "fuel",
+                f"the render ran more than {self.limits.fuel:,} loop iterations and macro calls"
+                f" (a macro call counts {CALL_COST})",
+            )
+        if self.limits.output is not None and self.out is not None:
+            self._check_output(self.limits.output)
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            _budget_exhausted(self.limits.budget)
+        return CHUNK
+
+    def _check_output(self, cap: int) -> None:
+        out = self.out
+        end = len(out)  # type: ignore[arg-type]
+        if end > self.seen:
+            self.size += sum(map(len, out[self.seen : end]))  # type: ignore[index]
+            self.seen = end
+            if self.size > cap:
+                raise RenderLimitExceeded(
+                    "output", f"the render's output passed {cap:,} characters"
+                )
+
+
+def refuel(meter: Optional[Meter], out: Optional[list] = None) -> tuple:
+    """Generated code's call when its fuel counter runs out: ``(meter, fuel)``.
+
+    ``meter`` is the render's (None before its first refuel); ``out`` its top-level output
+    list when the call comes from ``render`` itself (a macro's own buffer is not passed)."""
+    if meter is None:
+        meter = Meter(_current.get())
+    if out is not None and meter.out is None:
+        meter.out = out
+    return meter, meter.take()
+
+
+class RenderBudgetExceeded(RenderLimitExceeded):
+    """The render took longer than the wall-clock budget the caller set."""
+
+    def __init__(self, message: str, where: str = "") -> None:
+        super().__init__("budget", message, where)
+
+
+def _budget_exhausted(budget: Any, before: bool = False) -> None:
+    if before:
+        raise RenderBudgetExceeded(f"render budget of {budget} s exhausted before the render started")
+    raise RenderBudgetExceeded(f"render exceeded its budget of {budget} s")
+
+
+# ----------------------------------------------------------------------------- value sizes
+
+
+def value_cap() -> Optional[int]:
+    return _current.get().value
+
+
+def check_size(size: int, what: str) -> None:
+    """Refuse to build a value of ``size`` characters/items past ``Limits.value``."""
+    cap = _current.get().value
+    if cap is not None and size > cap:
+        raise RenderLimitExceeded(
+            "value", f"{what} would build {size:,} characters or items (limit {cap:,})"
+        )
+
+
+def check_iterations(count: int) -> None:
+    """A loop of ``count`` iterations that the fuel cannot pay for fails before it starts."""
+    fuel = _current.get().fuel
+    if fuel is not None and count > fuel:
+        raise RenderLimitExceeded(
+            "fuel", f"a loop of {count:,} iterations: more than the {fuel:,} the render may run"
+        )
+
+
+def check_built(size: int, what: str) -> None:
+    """A value just built from others (``~``, ``join``, ``sum``) is at most ``Limits.output``
+    long: checked after the fact, which is enough to stop doubling, as the next step would
+    start from at most the cap."""
+    limits = _current.get()
+    text = what != "sum"  # sum(start=[]) builds a list: ten times ``value`` items
+    cap = limits.output if text else _times(limits.value, 10)
+    if cap is not None and size > cap:
+        raise RenderLimitExceeded(
+            "output" if text else "value",
+            f"{what} built {size:,} characters or items (limit {cap:,})",
+        )
+
+
+#: Tuples the template builds nest at most this deep (hashing a tuple recurses in C without
+#: a check: ~100,000 levels overflow the stack; printing and comparing stop at 1,000).
+MAX_TUPLE_DEPTH = 10_000
+_PRINTF_SPEC = re.compile(r"%(?:\([^)]*\))?[#0\- +]*(\*|\d+)?(?:\.(\*|\d+))?")
+
+
+def _is_count(value: Any) -> bool:
+    return type(value) is int or type(value) is bool
+
+
+def mul(left: Any, right: Any) -> Any:
+    """``left * right`` with repetition of a string, list or tuple bounded by ``Limits.value``."""
+    if _is_count(right) and isinstance(left, (str, list, tuple)):
+        if right > 1 and len(left) * right > 4096:
+            check_size(len(left) * right, "a repetition")
+    elif _is_count(left) and isinstance(right, (str, list, tuple)):
+        if left > 1 and len(right) * left > 4096:
+            check_size(len(right) * left, "a repetition")
+    return left * right
+
+
+def power(base: Any, exponent: Any) -> Any:
+    """``base ** exponent``: an integer result of more than ``4 * Limits.value`` bits is refused
+    (``10 ** 10 ** 9`` would compute for minutes)."""
+    if _is_count(base) and _is_count(exponent) and exponent > 64 and abs(base) > 1:
+        check_size(exponent * abs(base).bit_length() // 4, "a power")
+    return base**exponent
+
+
+def mod(left: Any, right: Any) -> Any:
+    """``left % right``: printf-style widths and precisions (``'%*d'``, ``'%999999999s'``) are
+    bounded by ``Limits.value`` before Python pads."""
+    if isinstance(left, str) and "%" in left:
+        stars = iter(right if type(right) is tuple else (right,))
+        for match in _PRINTF_SPEC.finditer(left):
+            for part in match.groups():
+                if part == "*":
+                    width = next(stars, 0)
+                    if _is_count(width) and abs(width) > 4096:
+                        check_size(abs(width), "a format width")
+                elif part and len(part) > 3 and int(part) > 4096:
+                    check_size(int(part), "a format width")
+    return left % right
+
+
+def add(left: Any, right: Any) -> Any:
+    """``left + right`` of two computed values: a concatenation past the cap (``output`` for
+    strings, ten times ``value`` for lists) is refused before it is built (doubling a string
+    through a loop or a macro)."""
+    if isinstance(left, (str, list, tuple)) and isinstance(right, (str, list, tuple)):
+        size = len(left) + len(right)
+        if size > 4096:
+            limits = _current.get()
+            cap = limits.output if isinstance(left, str) else _times(limits.value, 10)
+            if cap is not None and size > cap:
+                raise RenderLimitExceeded(
+                    "output" if isinstance(left, str) else "value",
+                    f"a concatenation would build {size:,} characters or items (limit {cap:,})",
+                )
+    return left + right
+
+
+def _times(value: Optional[int], factor: int) -> Optional[int]:
+    return None if value is None else value * factor
+
+
+def make_tuple(meter: Meter, *items: Any) -> tuple:
+    """A tuple literal with computed items, refused past MAX_TUPLE_DEPTH levels of nesting
+    (the depth of each tuple built is kept in the render's meter, so this is O(items))."""
+    made = tuple(items)
+    registry = meter.tuples
+    depth = 0
+    for item in items:
+        if type(item) is tuple:
+            depth = max(depth, _tuple_depth(item, registry))
+    depth += 1
+    if depth > MAX_TUPLE_DEPTH:
+        raise RenderDepthExceeded(f"a tuple the template built nests more than {MAX_TUPLE_DEPTH:,} deep")
+    registry[id(made)] = (made, depth)
+    return made
+
+
+def _tuple_depth(value: tuple, registry: dict) -> int:
+    known = registry.get(id(value))
+    if known is not None and known[0] is value:
+        return known[1]
+    # a tuple the template did not build itself (``items()`` pairs, data): walk it once
+    depth = 1 + max((_tuple_depth(v, registry) for v in value if type(v) is tuple), default=0)
+    registry[id(value)] = (value, depth)
+    return depth

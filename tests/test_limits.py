@@ -1,0 +1,322 @@
+"""The work bounds (runtime/limits.py): every DoS class ends in RenderLimitExceeded within a
+second under the default limits, memory stays bounded, the limits are configurable per call
+and per template (None turns one off), the shared corpus renders identically far below
+them, and compiling is capped (``too-large`` / ``too-deep``)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import resource
+import threading
+import time
+
+import pytest
+
+from tmpl2py.compiler import CompileError, compile_template
+from tmpl2py.runtime.budget import RenderBudgetExceeded
+from tmpl2py.runtime.go.execute import ExecError
+from tmpl2py.runtime.limits import DEFAULT_LIMITS, Limits, RenderDepthExceeded, RenderLimitExceeded
+from pathlib import Path
+
+from tmpl2py_paths import SHARED as _BESIDE
+from reference import ref_render
+
+#: ../shared, or where TMPL2PY_SHARED points (a worktree whose parent does not hold it)
+SHARED = Path(os.environ.get("TMPL2PY_SHARED", str(_BESIDE)))
+
+def _slowdown() -> float:
+    """How much slower than an idle machine this one runs now (>= 1): the time bounds are
+    "one second on an idle machine", scaled, as the test machine is shared."""
+    best = min(_time_loop() for _ in range(2))
+    return max(1.0, best / 0.006)  # 200,000 iterations of a Python loop: ~6 ms on an idle core
+
+
+def _time_loop() -> float:
+    start = time.perf_counter()
+    x = 0
+    for i in range(200_000):
+        x += i
+    return time.perf_counter() - start
+
+
+#: no case may grow the process by more than this (ru_maxrss is in KiB on Linux)
+MEMORY_KIB = 1024 * 1024
+
+NS = "{% set ns = namespace(s='ab', l=[1, 2], t=()) %}"
+
+JINJA_DOS = {
+    "nested-range": "{% for i in range(100000) %}{% for j in range(100000) %}{{ j }}{% endfor %}{% endfor %}",
+    "nested-range-empty": "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
+    "string-repeat": "{{ 'x' * 10**9 }}",
+    "string-repeat-left": "{{ (10**9) * 'ab' }}",
+    "list-repeat": "{{ ([1, 2] * 10**9)|length }}",
+    "power": "{{ 2 ** (10 ** 9) }}",
+    "literal-repeat": "{{ 'x' * 1000000000 }}",
+    "center": "{{ 'a'|center(10**10) }}",
+    "indent": "{{ 'a\nb'|indent(10**9) }}",
+    "indent-lines": "{{ ('a\n' * 50000)|indent(90000) }}",
+    "wordwrap": "{{ ('a ' * 50000)|wordwrap(1, wrapstring='x' * 90000) }}",
+    "batch": "{{ [1]|batch(10**9, 0)|list|length }}",
+    "slice": "{{ [1]|slice(10**9)|list|length }}",
+    "tojson-indent": "{{ ([[1, 2, 3]] * 1000)|tojson(indent=10**6) }}",
+    "format-width": "{{ '%999999999d'|format(1) }}",
+    "format-star": "{{ '%*d' % (999999999, 1) }}",
+    "str-format-width": "{{ '{:999999999}'.format(1) }}",
+    "replace": "{{ ('a' * 90000)|replace('a', 'b' * 90000) }}",
+    "join": "{{ (['a'] * 90000)|join('x' * 90000) }}",
+    "ns-doubling-tilde": NS + "{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s|length }}",
+    "ns-doubling-plus": NS + "{% for i in range(64) %}{% set ns.s = ns.s + ns.s %}{% endfor %}{{ ns.s|length }}",
+    "ns-doubling-list": NS + "{% for i in range(64) %}{% set ns.l = ns.l + ns.l %}{% endfor %}{{ ns.l|length }}",
+    "ns-doubling-join": NS + "{% for i in range(64) %}{% set ns.s = [ns.s, ns.s]|join %}{% endfor %}{{ ns.s|length }}",
+    "ns-doubling-sum": NS + "{% for i in range(64) %}{% set ns.l = [ns.l, ns.l]|sum(start=[]) %}{% endfor %}{{ ns.l|length }}",
+    "macro-doubling": "{% macro d(s, n) %}{{ d(s + s, n - 1) if n else s|length }}{% endmacro %}{{ d('ab', 64) }}",
+    "macro-fanout": "{% macro f(n) %}{% if n %}{{ f(n - 1) }}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(60) }}",
+    "output": "{% for i in range(100000) %}{% for j in range(100) %}{{ 'x' * 90000 }}{% endfor %}{% endfor %}",
+    "deep-list-print": NS + "{% for i in range(100000) %}{% set ns.l = [ns.l] %}{% endfor %}{{ ns.l }}",
+    "deep-list-tojson": NS + "{% for i in range(100000) %}{% set ns.l = [ns.l] %}{% endfor %}{{ ns.l|tojson }}",
+    "deep-dict-compare": "{% set ns = namespace(a={}, b={}) %}{% for i in range(100000) %}{% set ns.a = {'k': ns.a} %}"
+    "{% set ns.b = {'k': ns.b} %}{% endfor %}{{ ns.a == ns.b }}",
+    "deep-tuple-hash": NS + "{% for i in range(100000) %}{% set ns.t = (ns.t,) %}{% endfor %}{{ ns.t in {} }}",
+    "macro-recursion": "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}",
+    "recursive-loop": "{% for x in [1] recursive %}{{ loop([1]) }}{% endfor %}",
+}
+
+GO_DOS = {
+    "range-int": ("{{ range 1000000000 }}x{{ end }}", {}),
+    "nested-range": ("{{ range $.a }}{{ range $.a }}{{ range $.a }}{{ . }}{{ end }}{{ end }}{{ end }}", {"a": ["ab"] * 1000}),
+    "printf-width": ('{{ range $.a }}{{ printf "%999999d" 1 }}{{ end }}', {"a": list(range(1000))}),
+    "printf-star": ('{{ printf "%*d" 999999 1 }}', {}),
+    "template-recursion": ('{{ define "r" }}{{ template "r" . }}{{ end }}{{ template "r" . }}', {}),
+    "template-fanout": ('{{ define "f" }}{{ range $.a }}{{ template "f" $ }}{{ end }}{{ end }}{{ template "f" . }}', {"a": [1, 2]}),
+}
+
+
+def _peak_kib() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def _refused_quickly(render) -> RenderLimitExceeded:
+    second = 1.0 * _slowdown()
+    before = _peak_kib()
+    start = time.perf_counter()
+    with pytest.raises(RenderLimitExceeded) as info:
+        render()
+    elapsed = time.perf_counter() - start
+    assert elapsed < second, f"took {elapsed:.2f} s (one idle second is {second:.2f} s now)"
+    assert _peak_kib() - before < MEMORY_KIB
+    return info.value
+
+
+@pytest.mark.parametrize("name", list(JINJA_DOS))
+def test_jinja_dos_ends_in_a_limit_error(name: str) -> None:
+    template = compile_template(JINJA_DOS[name], name=name)
+    error = _refused_quickly(lambda: template.render({}))
+    assert error.limit in ("fuel", "output", "value", "depth")
+    assert str(error)
+
+
+@pytest.mark.parametrize("name", list(GO_DOS))
+def test_go_dos_ends_in_a_limit_error(name: str) -> None:
+    source, data = GO_DOS[name]
+    template = compile_template(source, dialect="go", profile="plain", name=name)
+    _refused_quickly(lambda: template.render(data))
+
+
+def test_depth_errors_keep_the_dialects_categories() -> None:
+    jinja = compile_template(JINJA_DOS["macro-recursion"])
+    with pytest.raises(RecursionError, match="template recursion is too deep") as info:
+        jinja.render({})
+    assert isinstance(info.value, RenderDepthExceeded) and info.value.limit == "depth"
+    go = compile_template(GO_DOS["template-recursion"][0], dialect="go", profile="plain")
+    with pytest.raises(ExecError, match="exceeded maximum template depth") as info2:
+        go.render({})
+    assert isinstance(info2.value, RenderLimitExceeded)
+
+
+@pytest.mark.parametrize(
+    "source,context",
+    [
+        ("{{ '-' * 80 }}{{ 'ab' * 3 }}{{ [1] * 3 }}{{ 2 ** 10 }}{{ '%5d|%-4s' % (3, 'x') }}", {}),
+        ("{{ x * n }}{{ (x, y) }}{{ ((x,),) }}{{ x + y }}{{ [x] + [y] }}", {"x": "ab", "y": "c", "n": 3}),
+        ("{{ 'a<b>c<!-- d -->e'|striptags }}{{ 'x'|center(9) }}{{ 'a\nb'|indent(2, true) }}", {}),
+        ("{{ [1, 2, 3]|batch(2, 0)|list }}{{ [1, 2, 3]|slice(2)|list }}{{ {'a': [1]}|tojson(indent=2) }}", {}),
+        ("{{ '{:>6}'.format('x') }}{{ ['a', 'b']|join(', ') }}{{ [[1], [2]]|sum(start=[]) }}", {}),
+        (NS + "{% for i in range(5) %}{% set ns.s = ns.s ~ ns.s %}{% set ns.t = (ns.t, i) %}{% endfor %}{{ ns.s }}{{ ns.t }}", {}),
+        ("{% macro f(n) %}{% for i in range(n) %}{{ i }}{% endfor %}{% endmacro %}{% for n in range(4) %}{{ f(n) }}{% endfor %}", {}),
+    ],
+)
+def test_guarded_operations_render_like_transformers(source: str, context: dict) -> None:
+    expected = ref_render(source, context)
+    assert expected[0] == "ok", expected
+    assert compile_template(source).render(context) == expected[1]
+
+
+def test_limits_are_configurable_per_call_and_per_template() -> None:
+    source = "{{ 'x' * 200000 }}"
+    with pytest.raises(RenderLimitExceeded, match="repetition") as info:
+        compile_template(source).render({})
+    assert info.value.limit == "value"
+    assert len(compile_template(source).render({}, limits=None)) == 200000
+    assert len(compile_template(source).render({}, limits={"value": None})) == 200000
+    lenient = compile_template(source, limits=Limits(value=10**6))
+    assert len(lenient.render({})) == 200000
+    with pytest.raises(RenderLimitExceeded):
+        lenient.render({}, limits=DEFAULT_LIMITS)  # the call's limits replace the template's
+    loop = compile_template("{% for i in range(3000) %}{% endfor %}ok")
+    assert loop.render({}) == "ok"
+    with pytest.raises(RenderLimitExceeded, match="loop iterations") as info:
+        loop.render({}, limits={"fuel": 1000})
+    assert info.value.limit == "fuel"
+    assert loop.render({}, limits={"fuel": None}) == "ok"
+    conv = compile_template("{% for m in messages %}{% for i in range(1000) %}{% endfor %}{{ m.content }}{% endfor %}")
+    messages = [{"role": "user", "content": "hi"}] * 3
+    assert conv.render_conversation(messages) == "hihihi"
+    with pytest.raises(RenderLimitExceeded):
+        conv.render_conversation(messages, limits={"fuel": 2000})
+
+
+def test_go_conversation_takes_limits() -> None:
+    t = compile_template("{{ range .Messages }}{{ range $.Messages }}{{ end }}{{ .Content }}{{ end }}", dialect="go")
+    messages = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}] * 20
+    assert t.render_conversation(messages) == "qa" * 20
+    with pytest.raises(RenderLimitExceeded):
+        t.render_conversation(messages, limits={"fuel": 500})
+    assert t.render_conversation(messages, limits=None) == "qa" * 20
+
+
+def test_budget_is_a_deadline_without_a_thread() -> None:
+    template = compile_template(JINJA_DOS["nested-range-empty"])
+    threads = threading.active_count()
+    start = time.perf_counter()
+    with pytest.raises(RenderBudgetExceeded) as info:
+        template.render({}, budget=0.05, limits={"fuel": None})
+    assert time.perf_counter() - start < 1.0 * _slowdown()
+    assert info.value.limit == "budget" and isinstance(info.value, RenderLimitExceeded)
+    assert threading.active_count() == threads
+    with pytest.raises(RenderBudgetExceeded):
+        template.render({}, budget=0)
+    assert compile_template("{{ x }}").render({"x": "ok"}, budget=5.0) == "ok"
+
+
+def test_limits_do_not_leak_between_threads() -> None:
+    template = compile_template("{% for i in range(3000) %}{% endfor %}ok")
+    results: list = []
+
+    def other() -> None:
+        results.append(template.render({}))
+
+    from tmpl2py.runtime.limits import using
+
+    with using(Limits(fuel=100)):
+        with pytest.raises(RenderLimitExceeded):
+            template.render({})
+        worker = threading.Thread(target=other)
+        worker.start()
+        worker.join()
+    assert results == ["ok"]
+
+
+def test_striptags_is_linear_and_exact() -> None:
+    from markupsafe import Markup
+
+    from tmpl2py.runtime.jinja.bounded import striptags
+
+    tricky = ["<!<!--x-->--y-->z", "<!-<!--a-->->b", "a<<b>>c", "<!-- <a> -->t<!--", "<!--->x-->y", "&amp; <b>x</b>"]
+    for text in tricky:
+        assert striptags(text) == Markup(text).striptags(), text
+    big = "<a>x " * 200_000
+    second = 1.0 * _slowdown()
+    start = time.perf_counter()
+    assert striptags(big) == ("x " * 200_000).strip()
+    assert time.perf_counter() - start < second
+
+
+def test_compile_caps() -> None:
+    with pytest.raises(CompileError) as info:
+        compile_template("x" * 500_001)
+    assert info.value.code == "too-large"
+    assert compile_template("x" * 600_000, max_size=None).render({}) == "x" * 600_000
+    deep = "{% if x %}" * 70 + "y" + "{% endif %}" * 70
+    with pytest.raises(CompileError) as info:
+        compile_template(deep)
+    assert info.value.code == "too-deep" and info.value.line == 1
+    chain = "{% if x == 0 %}a" + "".join(f"{{% elif x == {i} %}}b" for i in range(1, 70)) + "{% endif %}"
+    assert compile_template(chain).render({"x": 7}) == "b"  # an elif chain is one level
+    with pytest.raises(CompileError) as info:
+        compile_template("{{ range 1 }}" * 70 + "{{ end }}" * 70, dialect="go")
+    assert info.value.code == "too-deep"
+
+
+# ----------------------------------------------------------------------------- the shared corpus
+
+STRICT = Limits(
+    fuel=DEFAULT_LIMITS.fuel // 100, output=DEFAULT_LIMITS.output // 100, value=DEFAULT_LIMITS.value // 100
+)
+
+
+def _corpus(dialect: str):
+    root = SHARED / "corpus" / dialect
+    if not root.is_dir():
+        pytest.skip(f"{root} is absent: the shared corpus is not beside this checkout")
+    return root
+
+
+def test_jinja_corpus_renders_identically_far_below_the_limits() -> None:
+    """Every template x fixture renders as recorded with the defaults on, and also with limits
+    a hundred times smaller (so the corpus uses under 1% of each)."""
+    from reference import ours_conversation, same_outcome  # noqa: F401 (the shared comparison)
+
+    root = _corpus("jinja")
+    fixtures = sorted((root / "fixtures").glob("*.json"))
+    cases = 0
+    for path in sorted((root / "templates").glob("*.jinja")):
+        try:
+            template = compile_template(path.read_bytes().decode("utf-8"), name=path.stem)
+        except CompileError as e:  # recorded as transformers' own failure: compared per case
+            template, compile_error = None, ("err", f"CompileError: {e.message}")
+        for fixture in fixtures:
+            context = json.loads(fixture.read_text(encoding="utf-8"))
+            base = root / "expected" / path.stem / fixture.stem
+            expected = base.with_suffix(".txt")
+            want = (
+                ("ok", expected.read_text(encoding="utf-8"))
+                if expected.exists()
+                else ("err", base.with_suffix(".error").read_text(encoding="utf-8"))
+            )
+            if template is None:
+                assert same_outcome(compile_error, want), f"{path.stem}/{fixture.stem}"
+                continue
+            for limits in (DEFAULT_LIMITS, STRICT):
+                ctx = copy.deepcopy(context)
+                messages = ctx.pop("messages")
+                try:
+                    got = ("ok", template.render_conversation(messages, limits=limits, **ctx))
+                except RenderLimitExceeded as e:
+                    pytest.fail(f"{path.stem}/{fixture.stem}: {e}")
+                except Exception as e:  # noqa: BLE001 (the recorded error is compared)
+                    got = ("err", f"{type(e).__name__}: {e}")
+                assert same_outcome(got, want), f"{path.stem}/{fixture.stem}"
+            cases += 1
+    assert cases > 100
+
+
+def test_go_corpus_renders_identically_far_below_the_limits() -> None:
+    root = _corpus("gotmpl")
+    cases = 0
+    for path in sorted((root / "templates").glob("*.gotmpl")):
+        template = compile_template(
+            path.read_bytes().decode("utf-8", "surrogateescape"), dialect="go", name=path.stem
+        )
+        for fixture in sorted((root / "fixtures").glob("*.json")):
+            request = json.loads(fixture.read_text(encoding="utf-8"))
+            want = (root / "expected" / path.stem / f"{fixture.stem}.txt").read_bytes()
+            for limits in (DEFAULT_LIMITS, STRICT):
+                got = template.render_conversation(
+                    request.get("messages"), tools=request.get("tools"), think=request.get("think"),
+                    now="2024-07-26", limits=limits,
+                )
+                assert got.encode("utf-8", "surrogateescape") == want, f"{path.stem}/{fixture.stem}"
+            cases += 1
+    assert cases > 100
