@@ -20,7 +20,6 @@ from .positions import PositionTable
 from .unparse import QUOTES_STRINGS
 from .version import __version__
 from .errors import CompileError
-from .passes import limits as limit_guards
 from .passes import pipeline
 from tmpl2py.runtime.jinja import hf as _hf
 from tmpl2py.runtime.go import generate as _go_generate
@@ -459,7 +458,7 @@ def _generate_text(
     metadata.update(dict(module.meta))
     try:
         # the size guards are for the code that runs (the IR stays readable for inspection)
-        text, spans = emit_with_spans(limit_guards.run(module), header, metadata)
+        text, spans = emit_with_spans(pipeline.before_emit(module), header, metadata)
     except RecursionError:
         raise CompileError(
             "too-deep", "template nesting is too deep to compile", 0, 0, source, name

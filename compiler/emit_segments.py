@@ -500,6 +500,7 @@ class SegmentEmitter(Emitter):
         if self.start_values:
             prologue.append("    _get = context.get")
             start = self.helper_name("jinja.start_values")
+        prologue += self.fuel_prologue()  # the work bounds count here as in render
         self.lines[prologue_end:prologue_end] = prologue
         self.line(f"return {self.rt('finish')}(_out, _org, _SITES, context, _PLAIN)")
         empty, top = self.rt("EMPTY"), self.rt("TOP")
@@ -788,19 +789,19 @@ def segment_ir(source: str, dialect: str, profile: str, name: str) -> ir.Module:
 
 
 def segment_passes(module: ir.Module) -> ir.Module:
-    """The passes of ``segment_ir`` on a parsed (Jinja) module."""
+    """The passes of ``segment_ir`` on a parsed (Jinja) module: ``pipeline.PASSES`` without
+    ``merge_text`` (each text run stays one piece of the source)."""
     from .jinja.lowering import check_loop_controls, check_unknown_names
-    from .passes import cse, scope, specialize
-    from .passes import optimize as opt
+    from .passes import pipeline, scope
 
     check_unknown_names(module.body)
     check_loop_controls(module.body, in_loop=False)
     exact_undefined = scope.uses_identity(module)
     module = scope.resolve(module, exact_undefined)
-    module = opt.known_str(opt.inline_tests(opt.drop_dead_inits(specialize.run(module))))
-    if not exact_undefined:  # as pipeline.run: a kept lookup shares an absent key's undefined
-        module = cse.run(module)
-    return specialize.context_gets(module)
+    for step in pipeline.PASSES:
+        if step.name != "merge_text" and not (step.shared_undefined and exact_undefined):
+            module = step.run(module)
+    return module
 
 
 def generate_segments(

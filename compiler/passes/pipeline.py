@@ -3,6 +3,8 @@
 ``PASSES`` lists every optimising pass in the order it runs, one module each (the module's
 docstring states the fact the pass rests on and its guard). To add a pass: write
 ``passes/<name>.py`` with a ``run(module) -> module`` and add one ``Step`` here.
+``BEFORE_EMIT`` lists the passes only the emitter's input gets, after the IR is final (so
+inspection and pass tests see the template's own operators): the size guards.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from . import (
     drop_dead_inits,
     inline_tests,
     known_str,
+    limits,
     loop_counters,
     merge_text,
     ns_scalars,
@@ -50,6 +53,16 @@ PASSES: tuple[Step, ...] = (
     Step("cse", cse.run, shared_undefined=True),  # a kept lookup shares an absent key's undefined
     Step("context_gets", context_gets.run),  # last: the others know ``resolve_top``
 )
+
+#: Run by ``before_emit`` on the final IR, in this order, whatever ``optimize`` says.
+BEFORE_EMIT: tuple[Step, ...] = (Step("limits", limits.run),)
+
+
+def before_emit(module: ir.Module) -> ir.Module:
+    """The module the emitter writes: the final IR with the ``BEFORE_EMIT`` passes applied."""
+    for step in BEFORE_EMIT:
+        module = step.run(module)
+    return module
 
 
 def run(

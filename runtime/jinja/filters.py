@@ -570,6 +570,7 @@ def do_tojson(
     options) goes to one encoder made once, as json.dumps would make it."""
     if ensure_ascii is False and indent is None and separators is None and sort_keys is False:
         return (_PLAIN_JSON or _plain_json())(x)
+    bounded.guard_json_indent(x, indent)
     if (
         type(indent) is int
         and separators is None
@@ -579,7 +580,6 @@ def do_tojson(
         return _indented_json(x, indent, ensure_ascii, sort_keys)
     import json
 
-    bounded.guard_json_indent(x, indent)
     return json.dumps(
         x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
     )
