@@ -23,6 +23,7 @@ from .passes import pipeline
 from tmpl2py.runtime.jinja import hf as _hf
 from tmpl2py.runtime.go import generate as _go_generate
 from tmpl2py.runtime.go import ollama as _ollama
+from tmpl2py.runtime.go.execute import ExecError as GoExecError
 from tmpl2py.runtime.budget import time_budget
 
 DIALECTS = ("jinja", "go")
@@ -67,7 +68,9 @@ class CompiledTemplate:
             self._conversation = _ollama.conversation_entry(namespace)
             # the usual call without keyword repacking (an instance attribute: see below)
             self.render_conversation = _ollama_fast_entry(  # type: ignore[method-assign]
-                self._conversation, functools.partial(CompiledTemplate.render_conversation, self)
+                self._conversation,
+                functools.partial(CompiledTemplate.render_conversation, self),
+                self._located,
             )
 
     @property
@@ -99,8 +102,19 @@ class CompiledTemplate:
                 return self._render(context)
             except RecursionError:
                 raise _too_deep(self.dialect) from None
-        with time_budget(budget), _recursion_guard(self.dialect):
-            return self._render(context)
+            except GoExecError as e:
+                raise self._located(e) from None
+        try:
+            with time_budget(budget), _recursion_guard(self.dialect):
+                return self._render(context)
+        except GoExecError as e:
+            raise self._located(e) from None
+
+    def _located(self, error: GoExecError) -> GoExecError:
+        """A Go execution error with Go's prefix (its position), found on the error path."""
+        from .gotmpl.exec_errors import locate
+
+        return locate(error, self) if self.dialect == "go" else error
 
     def render_conversation(
         self, messages: Any, *, budget: Optional[float] = None, **options: Any
@@ -123,8 +137,13 @@ class CompiledTemplate:
                 return entry(messages, **options)
             except RecursionError:
                 raise _too_deep(self.dialect) from None
-        with time_budget(budget), _recursion_guard(self.dialect):
-            return entry(messages, **options)
+            except GoExecError as e:
+                raise self._located(e) from None
+        try:
+            with time_budget(budget), _recursion_guard(self.dialect):
+                return entry(messages, **options)
+        except GoExecError as e:
+            raise self._located(e) from None
 
     def render_generate(
         self,
@@ -150,8 +169,13 @@ class CompiledTemplate:
                 return _go_generate.render_generate(self.namespace, prompt, **values, **request)
             except RecursionError:
                 raise _too_deep("go") from None
-        with time_budget(budget), _recursion_guard("go"):
-            return _go_generate.render_generate(self.namespace, prompt, **values, **request)
+            except GoExecError as e:
+                raise self._located(e) from None
+        try:
+            with time_budget(budget), _recursion_guard("go"):
+                return _go_generate.render_generate(self.namespace, prompt, **values, **request)
+        except GoExecError as e:
+            raise self._located(e) from None
     def prefix_report(self, shapes: Any = None, max_examples: int = 200) -> Any:
         """Is the prompt of each turn a prefix of the next one's? (``tmpl2py.prefix``)"""
         from tmpl2py.prefix import SHAPES, prefix_report
@@ -170,7 +194,7 @@ class CompiledTemplate:
 
 
 def _ollama_fast_entry(
-    entry: Callable[..., Any], general: Callable[..., Any]
+    entry: Callable[..., Any], general: Callable[..., Any], located: Callable[..., Any]
 ) -> Callable[..., Any]:
     """``render_conversation`` of an ollama-profile template: Ollama's request keys passed on
     as they are (the general method repacks keywords, ~0.3 us of a ~3 us render); a budget
@@ -191,6 +215,8 @@ def _ollama_fast_entry(
                 return entry(messages, tools, think, now)
             except RecursionError:
                 raise _too_deep("go") from None
+            except GoExecError as e:
+                raise located(e) from None
         return general(messages, tools=tools, think=think, now=now, budget=budget, **options)
 
     return render_conversation

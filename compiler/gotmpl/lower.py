@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tmpl2py.runtime.go import ollama
@@ -136,6 +136,9 @@ class _Lowerer:
         self.dot = ""
         self.dot_elem = False
         self.flags: list[str] = []  # element flags (elem_flag) of the body being lowered
+        # Go's error positions (see _at): shared by the lowerers of one template set
+        self.sites: list = []
+        self.tmpl_name = ""  # the name Go's error prefix says it is "executing"
 
     # -- names
 
@@ -147,6 +150,29 @@ class _Lowerer:
 
     def _dot(self) -> ir.Name:
         return ir.Name(".", self.dot)
+
+    def _at(self, expr: ir.Expr, node: Any, call: Any = None) -> ir.Expr:
+        """``expr`` marked as evaluating Go node ``node``: its errors carry Go's prefix.
+
+        A raising Helper (or CallValue) gets, as its span's column, 1 + the index of a
+        site in ``GO_ERROR_SITES``: (template name, position and text of ``node``,
+        position and text of ``call``, the command whose "error calling" messages the
+        call's own failures are). The line stays the node's. Nothing else reads a Go
+        expression's span column (0 otherwise). ``exec_errors`` maps a failing call back
+        to its site when an ExecError escapes the render."""
+        if not isinstance(expr, (ir.Helper, ir.CallValue)):
+            return expr
+        old = self.sites[expr.span[1] - 1] if expr.span[1] else None
+        if node is None and old is not None:
+            pos, text = old[1], old[2]
+        elif node is None:
+            pos, text = -1, ""
+        else:
+            pos, text = n.go_position(node), str(node)
+        cpos, ctext = (n.go_position(call), str(call)) if call is not None else (-1, "")
+        self.sites.append((self.tmpl_name, pos, text, cpos, ctext))
+        line = node.line if node is not None else expr.span[0]
+        return replace(expr, span=(line, len(self.sites)))
 
     def _lookup(self, name: str) -> _Var | None:
         for var in reversed(self.vars):
@@ -224,7 +250,7 @@ class _Lowerer:
         if isinstance(value, ir.Helper) and value.name in _PRINT_FIELD:
             # {{ .Field }}: read and print in one call
             return ir.Output(
-                ir.Helper(_PRINT_FIELD[value.name], value.args, value.kwargs), span=_span(node)
+                replace(value, name=_PRINT_FIELD[value.name]), span=_span(node)
             )
         return ir.Output(ir.Helper("gotmpl.to_str", (value,)), span=_span(node))
 
@@ -358,7 +384,7 @@ class _Lowerer:
         )
         loop = ir.For(
             target,
-            ir.Helper(helper, (coll,)),
+            self._at(ir.Helper(helper, (coll,)), n.last_evaluated(pipe)),
             tuple(prologue + body),
             tuple(orelse),
             span=_span(node),
@@ -404,18 +430,19 @@ class _Lowerer:
     def command(self, cmd: n.Command, final: ir.Expr | None) -> ir.Expr:
         first, rest = cmd.args[0], cmd.args[1:]
         if isinstance(first, n.Field):
-            return self.fields(self._dot(), first.idents, rest, final, self.dot_elem)
+            value = self.fields(self._dot(), first.idents, rest, final, self.dot_elem)
+            return self._at(value, first)
         if isinstance(first, n.Chain):
             return self.chain(first, rest, final)
         if isinstance(first, n.Identifier):
-            return self.call(first.name, rest, final)
+            return self._at(self.call(first.name, rest, final), None, cmd)
         if isinstance(first, n.Variable):
             value, elem = self.variable(first.idents[0])
             if len(first.idents) == 1:
                 if rest or final is not None:
                     return _fail(f"can't give argument to non-function {first}", final)
                 return value
-            return self.fields(value, first.idents[1:], rest, final, elem)
+            return self._at(self.fields(value, first.idents[1:], rest, final, elem), first)
         if rest or final is not None:
             return _fail(f"can't give argument to non-function {first}", final)
         if isinstance(first, n.Pipe):
@@ -452,7 +479,8 @@ class _Lowerer:
         if isinstance(node.node, n.Nil):
             return _fail(f"indirection through explicit nil in {node}", final)
         receiver = self.arg(node.node, "any")
-        return self.fields(receiver, node.fields, rest, final, False)
+        value = self.fields(receiver, node.fields, rest, final, False)
+        return self._at(value, n.last_evaluated(node.node))
 
     def fields(
         self,
@@ -564,12 +592,12 @@ class _Lowerer:
                 raise _StaticFail(f"expected string; found {node}")
             return self.slot_arg(node, "string_arg")
         if isinstance(node, n.Field):
-            return self.fields(self._dot(), node.idents, (), None, self.dot_elem)
+            return self._at(self.fields(self._dot(), node.idents, (), None, self.dot_elem), node)
         if isinstance(node, n.Variable):
             value, elem = self.variable(node.idents[0])
             if len(node.idents) == 1:
                 return value
-            return self.fields(value, node.idents[1:], (), None, elem)
+            return self._at(self.fields(value, node.idents[1:], (), None, elem), node)
         if isinstance(node, n.Pipe):
             return self.pipe(node)
         if isinstance(node, n.Identifier):
@@ -597,7 +625,8 @@ class _Lowerer:
             if elem:
                 kwargs += (("elem", self._elem_value(elem)),)
             helper = f"gotmpl.{use}_path" if use != "index" else "gotmpl.index_arg_path"
-            return ir.Helper(helper, (receiver, ir.Const(tuple(names))), kwargs)
+            at = n.last_evaluated(node.node) if isinstance(node, n.Chain) else node
+            return self._at(ir.Helper(helper, (receiver, ir.Const(tuple(names))), kwargs), at)
         value = self.arg(node, "any")
         elem = self._elem_of(node)
         if elem:
@@ -752,7 +781,7 @@ def _direct_view_reads(body: tuple) -> tuple:
         ):
             read, const = node.args
             same = ir.Compare(read.body, (("==", const),))
-            return ir.CondExpr(read.test, same, ir.Helper("gotmpl.eq", (read.orelse, const)))
+            return ir.CondExpr(read.test, same, replace(node, args=(read.orelse, const)))
         if not (
             isinstance(node, ir.Helper)
             and node.name in _READ_HELPERS
@@ -798,6 +827,7 @@ def lower_template_set(parsed: Any, profile: str) -> ir.Module:
     missingkey), or ``GO_CUT_ERROR`` holds the panic Ollama's deleteNode raises instead.
     """
     counter = itertools.count()
+    sites: list = []  # GO_ERROR_SITES: see _Lowerer._at
     root = parsed.root
     meta: list = [("GO_TEMPLATES", tuple(sorted(parsed.templates)))]
     cut_stmts: list | None = None
@@ -824,6 +854,7 @@ def lower_template_set(parsed: Any, profile: str) -> ir.Module:
                 meta.append(("GO_CUT_ERROR", str(e)))
             else:
                 lowerer = _Lowerer(counter, funcs=False, zero=False, templates={})
+                lowerer.sites = sites
                 context = ir.Helper("ollama.cut_data", (ir.Local("context"),))
                 cut_stmts = [ir.Assign(ir.Name(".", "dot_cut"), context)]
                 cut_stmts += lowerer.template_body(cut, "dot_cut")
@@ -832,11 +863,13 @@ def lower_template_set(parsed: Any, profile: str) -> ir.Module:
     body: list = []
     for name in sorted(parsed.templates):
         lowerer = _Lowerer(counter, funcs, zero, locals_)
+        lowerer.sites, lowerer.tmpl_name = sites, name
         dot = f"dot_{locals_[name]}"
         stmts = lowerer.template_body(parsed.templates[name], dot)
         param = ir.Param(ir.Name(".", dot))
         body.append(ir.FuncDef(locals_[name], name, (param,), tuple(stmts)))
     lowerer = _Lowerer(counter, funcs, zero, locals_)
+    lowerer.sites = sites
     data: ir.Expr = ir.Local("context")
     if profile == "plain":
         data = ir.Helper("gotmpl.plain_data", (data,))  # JSON numbers are float64 in Go
@@ -853,4 +886,6 @@ def lower_template_set(parsed: Any, profile: str) -> ir.Module:
         body += main
     if profile == "ollama":
         body = list(_direct_view_reads(tuple(body)))
+    if sites:
+        meta.append(("GO_ERROR_SITES", tuple(sites)))
     return ir.Module(tuple(body), "go", profile, tuple(meta))
