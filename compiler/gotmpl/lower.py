@@ -137,7 +137,8 @@ class _Lowerer:
         self.dot_elem = False
         self.flags: list[str] = []  # element flags (elem_flag) of the body being lowered
         # Go's error positions (see _at): shared by the lowerers of one template set
-        self.sites: list = []
+        self.sites: dict = {}  # site -> its number (1-based), in order
+        self.site_list: list = []  # the sites in that order
         self.tmpl_name = ""  # the name Go's error prefix says it is "executing"
 
     # -- names
@@ -162,17 +163,26 @@ class _Lowerer:
         to its site when an ExecError escapes the render."""
         if not isinstance(expr, (ir.Helper, ir.CallValue)):
             return expr
-        old = self.sites[expr.span[1] - 1] if expr.span[1] else None
-        if node is None and old is not None:
+        old = self.site_list[expr.span[1] - 1] if expr.span[1] else None
+        if old is not None and old[1] >= 0:  # the innermost node wins (an argument's own)
             pos, text = old[1], old[2]
         elif node is None:
             pos, text = -1, ""
         else:
             pos, text = n.go_position(node), str(node)
-        cpos, ctext = (n.go_position(call), str(call)) if call is not None else (-1, "")
-        self.sites.append((self.tmpl_name, pos, text, cpos, ctext))
+        if old is not None and old[3] >= 0:
+            cpos, ctext = old[3], old[4]
+        elif call is not None:
+            cpos, ctext = n.go_position(call), str(call)
+        else:
+            cpos, ctext = -1, ""
+        site = (self.tmpl_name, pos, text, cpos, ctext)
+        number = self.sites.get(site)
+        if number is None:
+            number = self.sites[site] = len(self.sites) + 1
+            self.site_list.append(site)
         line = node.line if node is not None else expr.span[0]
-        return replace(expr, span=(line, len(self.sites)))
+        return replace(expr, span=(line, number))
 
     def _lookup(self, name: str) -> _Var | None:
         for var in reversed(self.vars):
@@ -265,7 +275,12 @@ class _Lowerer:
                 if var is None:
                     self.vars.append(_Var(name, "", "phantom"))
                     stmts.append(
-                        ir.ExprStmt(_fail(f"undefined variable: {name}", value), span=_span(decl))
+                        ir.ExprStmt(
+                            self._at(
+                                _fail(f"undefined variable: {name}", value), n.last_evaluated(pipe)
+                            ),
+                            span=_span(decl),
+                        )
                     )
                     return stmts, ir.Const(None)
                 self.vars.append(_Var(name, var.ident, "phantom"))
@@ -408,7 +423,7 @@ class _Lowerer:
         func = self.templates.get(node.name)
         if func is None:
             message = f"template {go_quote(node.name)} not defined"
-            return [ir.ExprStmt(_fail(message), span=_span(node))]
+            return [ir.ExprStmt(self._at(_fail(message), node), span=_span(node))]
         stmts: list = []
         value: ir.Expr = ir.Const(None)
         if node.pipe is not None:
@@ -435,20 +450,22 @@ class _Lowerer:
         if isinstance(first, n.Chain):
             return self.chain(first, rest, final)
         if isinstance(first, n.Identifier):
-            return self._at(self.call(first.name, rest, final), None, cmd)
+            return self._at(self.call(first.name, rest, final, first), first, cmd)
         if isinstance(first, n.Variable):
-            value, elem = self.variable(first.idents[0])
+            value, elem = self.variable(first.idents[0], first)
             if len(first.idents) == 1:
                 if rest or final is not None:
-                    return _fail(f"can't give argument to non-function {first}", final)
+                    return self._at(
+                        _fail(f"can't give argument to non-function {first}", final), first
+                    )
                 return value
             return self._at(self.fields(value, first.idents[1:], rest, final, elem), first)
         if rest or final is not None:
-            return _fail(f"can't give argument to non-function {first}", final)
+            return self._at(_fail(f"can't give argument to non-function {first}", final), first)
         if isinstance(first, n.Pipe):
             return self.pipe(first)
         if isinstance(first, n.Nil):
-            return _fail("nil is not a command")
+            return self._at(_fail("nil is not a command"), first)
         return self.constant(first)
 
     def constant(self, node: Any) -> ir.Expr:
@@ -460,14 +477,14 @@ class _Lowerer:
             return ir.Const(node.value)
         if isinstance(node, n.Number):
             if node.kind == "overflow":
-                return _fail(f"{node.text} overflows int")
+                return self._at(_fail(f"{node.text} overflows int"), node)
             return ir.Const(node.value)
         raise AssertionError(node)  # pragma: no cover
 
-    def variable(self, name: str) -> tuple[ir.Expr, bool]:
+    def variable(self, name: str, node: Any = None) -> tuple[ir.Expr, bool]:
         var = self._lookup(name)
         if var is None:
-            return _fail(f"undefined variable: {name}"), False
+            return self._at(_fail(f"undefined variable: {name}"), node), False
         return ir.Name(name, var.ident), var.elem or (var.ident == self.dot and self.dot_elem)
 
     @staticmethod
@@ -477,7 +494,7 @@ class _Lowerer:
 
     def chain(self, node: n.Chain, rest: Sequence, final: ir.Expr | None) -> ir.Expr:
         if isinstance(node.node, n.Nil):
-            return _fail(f"indirection through explicit nil in {node}", final)
+            return self._at(_fail(f"indirection through explicit nil in {node}", final), node)
         receiver = self.arg(node.node, "any")
         value = self.fields(receiver, node.fields, rest, final, False)
         return self._at(value, n.last_evaluated(node.node))
@@ -511,7 +528,9 @@ class _Lowerer:
         values += [final] if final is not None else []
         return ir.Helper("gotmpl.method_call", (receiver, ir.Const(tuple(names)), *values), kwargs)
 
-    def call(self, name: str, args: Sequence, final: ir.Expr | None) -> ir.Expr:
+    def call(
+        self, name: str, args: Sequence, final: ir.Expr | None, ident: Any = None
+    ) -> ir.Expr:
         if name in OLLAMA_FUNCS and not self.funcs:
             return _fail(f"{go_quote(name)} is not a defined function", final)
         sig = _SIGNATURES[name]
@@ -536,13 +555,14 @@ class _Lowerer:
             try:
                 values.append(self.arg(arg, ptype or "any"))
             except _StaticFail as e:
-                return _fail(str(e), final, *values)
+                return self._at(_fail(str(e), final, *values), arg)
         if name == "len" and args:
             value = values[0]  # the length helper itself (slot_arg)
             if _is_helper(value, "gotmpl.length") and len(value.args) == 1:
                 inner = value.args[0]
                 if _is_helper(inner, "gotmpl.slice_") and not inner.kwargs:
-                    return ir.Helper("gotmpl.slice_length", inner.args)  # len (slice x i)
+                    # len (slice x i); its errors are slice's (at the slice command)
+                    return replace(inner, name="gotmpl.slice_length")
             return value
         if name == "call":
             # Go names the callee by its node, or a piped callee by its reflect.Value String
@@ -564,7 +584,9 @@ class _Lowerer:
                 return ir.CallValue(ir.Helper("gotmpl.piped", piped_args), tuple(values))
         if final is not None:
             ptype = sig.fixed[num_in - 1] if num_in - 1 < len(sig.fixed) else sig.variadic
-            values.append(ir.Helper("gotmpl.string_arg", (final,)) if ptype == "string" else final)
+            if ptype == "string":  # Go checks the piped value after this command's name
+                final = self._at(ir.Helper("gotmpl.string_arg", (final,)), ident)
+            values.append(final)
         if name in ("and", "or"):
             return values[0] if len(values) == 1 else ir.BoolOp(name, tuple(values))
         if name == "not":
@@ -594,7 +616,7 @@ class _Lowerer:
         if isinstance(node, n.Field):
             return self._at(self.fields(self._dot(), node.idents, (), None, self.dot_elem), node)
         if isinstance(node, n.Variable):
-            value, elem = self.variable(node.idents[0])
+            value, elem = self.variable(node.idents[0], node)
             if len(node.idents) == 1:
                 return value
             return self._at(self.fields(value, node.idents[1:], (), None, elem), node)
@@ -629,19 +651,20 @@ class _Lowerer:
             return self._at(ir.Helper(helper, (receiver, ir.Const(tuple(names))), kwargs), at)
         value = self.arg(node, "any")
         elem = self._elem_of(node)
+        at = n.last_evaluated(node)  # where Go is when it checks the value's type
         if elem:
             flag = self._elem_value(elem)
             if use == "index":
-                return ir.Helper("gotmpl.elem_index_arg", (value, flag))
-            return ir.Helper(f"gotmpl.{use}", (value, flag))
-        return value if use == "index" else ir.Helper(f"gotmpl.{use}", (value,))
+                return self._at(ir.Helper("gotmpl.elem_index_arg", (value, flag)), at)
+            return self._at(ir.Helper(f"gotmpl.{use}", (value, flag)), at)
+        return value if use == "index" else self._at(ir.Helper(f"gotmpl.{use}", (value,)), at)
 
     def _path_arg(self, node: Any) -> tuple | None:
         """(receiver, names, elem) when ``node`` is a field chain, else None."""
         if isinstance(node, n.Field):
             return self._dot(), node.idents, self.dot_elem
         if isinstance(node, n.Variable) and len(node.idents) > 1:
-            value, elem = self.variable(node.idents[0])
+            value, elem = self.variable(node.idents[0], node)
             return value, node.idents[1:], elem
         if isinstance(node, n.Chain) and not isinstance(node.node, n.Nil):
             return self.arg(node.node, "any"), node.fields, False
@@ -827,7 +850,8 @@ def lower_template_set(parsed: Any, profile: str) -> ir.Module:
     missingkey), or ``GO_CUT_ERROR`` holds the panic Ollama's deleteNode raises instead.
     """
     counter = itertools.count()
-    sites: list = []  # GO_ERROR_SITES: see _Lowerer._at
+    sites: dict = {}  # GO_ERROR_SITES: see _Lowerer._at
+    site_list: list = []
     root = parsed.root
     meta: list = [("GO_TEMPLATES", tuple(sorted(parsed.templates)))]
     cut_stmts: list | None = None
@@ -854,7 +878,7 @@ def lower_template_set(parsed: Any, profile: str) -> ir.Module:
                 meta.append(("GO_CUT_ERROR", str(e)))
             else:
                 lowerer = _Lowerer(counter, funcs=False, zero=False, templates={})
-                lowerer.sites = sites
+                lowerer.sites, lowerer.site_list = sites, site_list
                 context = ir.Helper("ollama.cut_data", (ir.Local("context"),))
                 cut_stmts = [ir.Assign(ir.Name(".", "dot_cut"), context)]
                 cut_stmts += lowerer.template_body(cut, "dot_cut")
@@ -863,13 +887,13 @@ def lower_template_set(parsed: Any, profile: str) -> ir.Module:
     body: list = []
     for name in sorted(parsed.templates):
         lowerer = _Lowerer(counter, funcs, zero, locals_)
-        lowerer.sites, lowerer.tmpl_name = sites, name
+        lowerer.sites, lowerer.site_list, lowerer.tmpl_name = sites, site_list, name
         dot = f"dot_{locals_[name]}"
         stmts = lowerer.template_body(parsed.templates[name], dot)
         param = ir.Param(ir.Name(".", dot))
         body.append(ir.FuncDef(locals_[name], name, (param,), tuple(stmts)))
     lowerer = _Lowerer(counter, funcs, zero, locals_)
-    lowerer.sites = sites
+    lowerer.sites, lowerer.site_list = sites, site_list
     data: ir.Expr = ir.Local("context")
     if profile == "plain":
         data = ir.Helper("gotmpl.plain_data", (data,))  # JSON numbers are float64 in Go
@@ -887,5 +911,5 @@ def lower_template_set(parsed: Any, profile: str) -> ir.Module:
     if profile == "ollama":
         body = list(_direct_view_reads(tuple(body)))
     if sites:
-        meta.append(("GO_ERROR_SITES", tuple(sites)))
+        meta.append(("GO_ERROR_SITES", tuple(site_list)))
     return ir.Module(tuple(body), "go", profile, tuple(meta))
