@@ -91,9 +91,9 @@ def _paired_calls(template: Any) -> list:
         return cached
     tree = ast.parse(template._emitted)
     render = next(
-        n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "render"
+        (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "render"), None
     )
-    calls = [n for n in _preorder(render) if isinstance(n, ast.Call)]
+    calls = [n for n in _preorder(render) if isinstance(n, ast.Call)] if render else []
     nodes = [
         n
         for n in _ir_preorder(template.ir.body)

@@ -240,6 +240,11 @@ _AND_OR = (
 SUFFIX_ONLY: tuple = (
     (re.compile(r"range can't iterate over "), _AND_OR),
     (re.compile(r"can't use .* to iterate over more than one variable"), _AND_OR),
+    (
+        re.compile(r"exceeded maximum template depth \(100000\)$"),
+        "Python's stack ends long before Go's depth of 100,000 (api._too_deep): the"
+        " {{template}} call Go fails at is the one 100,000 calls deep, not modelled",
+    ),
 )
 
 
