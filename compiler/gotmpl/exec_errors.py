@@ -72,23 +72,32 @@ def _site_number(tb: Optional[TracebackType], template: Any) -> int:
     if frame_tb is None:
         return 0
     code = frame_tb.tb_frame.f_code
-    positions = list(code.co_positions())
+    cache = template.__dict__.setdefault("_go_error_positions", {})
+    positions = cache.get(code)
+    if positions is None:
+        positions = cache[code] = list(code.co_positions())
     index = frame_tb.tb_lasti // 2
     if index >= len(positions) or positions[index][0] is None:
         return 0
-    where = positions[index]
-    for call, node in _paired_calls(template):
-        if (call.lineno, call.end_lineno, call.col_offset, call.end_col_offset) == where:
-            return node.span[1] if node is not None else 0
-    return 0
+    return _sites_by_position(template).get(positions[index], 0)
+
+
+def _sites_by_position(template: Any) -> dict:
+    """(lineno, end_lineno, col, end_col) of each generated call -> its site number."""
+    cached = template.__dict__.get("_go_error_sites")
+    if cached is None:
+        cached = {}
+        for call, node in _paired_calls(template):
+            where = (call.lineno, call.end_lineno, call.col_offset, call.end_col_offset)
+            if node is not None and node.span[1]:
+                cached.setdefault(where, node.span[1])
+        template._go_error_sites = cached
+    return cached
 
 
 def _paired_calls(template: Any) -> list:
     """(ast.Call, IR node or None) for each call of the module's ``render``, in tree order;
     made once per template, when its first error escapes."""
-    cached = getattr(template, "_go_error_calls", None)
-    if cached is not None:
-        return cached
     tree = ast.parse(template._emitted)
     render = next(
         (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "render"), None
@@ -99,9 +108,7 @@ def _paired_calls(template: Any) -> list:
         for n in _ir_preorder(template.ir.body)
         if isinstance(n, (ir.Helper, ir.CallValue))
     ]
-    paired = _pair(calls, nodes, template.namespace)
-    template._go_error_calls = paired
-    return paired
+    return _pair(calls, nodes, template.namespace)
 
 
 def _pair(calls: list, nodes: list, namespace: dict) -> list:
