@@ -25,6 +25,7 @@ from tmpl2py.runtime.jinja import hf as _hf
 from tmpl2py.runtime.go import generate as _go_generate
 from tmpl2py.runtime.go import ollama as _ollama
 from tmpl2py.runtime import limits as _limits
+from tmpl2py.runtime.go.execute import ExecError as GoExecError
 
 DIALECTS = ("jinja", "go")
 _DEFAULT: Any = object()  # ``limits=`` not passed: the template's own
@@ -133,9 +134,22 @@ class CompiledTemplate:
                     raise _depth_error(e, self.dialect) from None
             return self._run(self._render, (context,), {}, budget, limits)
         except Exception as e:  # never swallowed: positioned, then raised on
-            if self.positions is not None:
-                self.positions.locate(e)
-            raise
+            located = self._located(e)
+            if located is e:
+                raise
+            raise located from None
+
+    def _located(self, error: BaseException) -> BaseException:
+        """``error`` with its template position, found on the error path only: a Jinja
+        error gains attributes and a note (``positions``); a Go execution error becomes Go's
+        whole text, ``template: NAME:LINE:COL: executing ...`` (``gotmpl/exec_errors``)."""
+        if self.positions is not None:
+            return self.positions.locate(error)
+        if self.dialect == "go" and isinstance(error, GoExecError):
+            from .gotmpl.exec_errors import locate
+
+            return locate(error, self)
+        return error
 
     def render_conversation(
         self,
@@ -163,9 +177,10 @@ class CompiledTemplate:
         try:
             return self._run(entry, (messages,), options, budget, limits)
         except Exception as e:  # never swallowed: positioned, then raised on
-            if self.positions is not None:
-                self.positions.locate(e)
-            raise
+            located = self._located(e)
+            if located is e:
+                raise
+            raise located from None
 
     def _run(
         self, func: Callable[..., Any], args: tuple, kwargs: dict, budget: Any, limits: Any
@@ -203,13 +218,16 @@ class CompiledTemplate:
         if self.profile != "ollama":
             raise TypeError(f"profile {self.profile!r} has no generate entry point; use render()")
         values = dict(suffix=suffix, system=system, images=images, think=think, raw=raw)
-        return self._run(
-            _go_generate.render_generate,
-            (self.namespace, prompt),
-            {**values, **request},
-            budget,
-            limits,
-        )
+        try:
+            return self._run(
+                _go_generate.render_generate,
+                (self.namespace, prompt),
+                {**values, **request},
+                budget,
+                limits,
+            )
+        except GoExecError as e:
+            raise self._located(e) from None
 
     def prefix_report(self, shapes: Any = None, max_examples: int = 200) -> Any:
         """Is the prompt of each turn a prefix of the next one's? (``tmpl2py.prefix``)"""
@@ -297,6 +315,8 @@ def _ollama_fast_entry(
                 return entry(messages, tools, think, now)
             except RecursionError as e:
                 raise _depth_error(e, "go") from None
+            except GoExecError as e:
+                raise template._located(e) from None
         return general(messages, tools=tools, think=think, now=now, budget=budget, **options)
 
     return render_conversation

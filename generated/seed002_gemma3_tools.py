@@ -44,6 +44,31 @@ GO_IDENTIFIERS = (
 )
 GO_MODE = "messages"
 GO_TOOLS_JSON = True
+GO_ERROR_SITES = (
+    ("", 10, ".System", -1, ""),
+    ("", 18, ".Tools", -1, ""),
+    ("", 50, ".System", -1, ""),
+    ("", 68, ".Tools", -1, ""),
+    ("", 3182, "$.Tools", -1, ""),
+    ("", 3208, "json", 3208, "json $tool"),
+    ("", 3341, ".Messages", -1, ""),
+    ("", 3383, "$.Messages", -1, ""),
+    ("", 3376, "slice", 3376, "slice $.Messages $i"),
+    ("", 3393, "$i", -1, ""),
+    ("", 3413, ".Role", -1, ""),
+    ("", 3410, "eq", 3410, 'eq .Role "user"'),
+    ("", 3451, ".Content", -1, ""),
+    ("", 3536, ".Role", -1, ""),
+    ("", 3533, "eq", 3533, 'eq .Role "assistant"'),
+    ("", 3584, ".ToolCalls", -1, ""),
+    ("", 3608, ".ToolCalls", -1, ""),
+    ("", 3657, ".Function.Name", -1, ""),
+    ("", 3694, ".Function.Arguments", -1, ""),
+    ("", 3739, ".Content", -1, ""),
+    ("", 3819, ".Role", -1, ""),
+    ("", 3816, "eq", 3816, 'eq .Role "tool"'),
+    ("", 3872, ".Content", -1, ""),
+)
 
 
 def render(context: dict) -> str:

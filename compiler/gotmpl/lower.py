@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tmpl2py.runtime.go import ollama
@@ -136,6 +136,10 @@ class _Lowerer:
         self.dot = ""
         self.dot_elem = False
         self.flags: list[str] = []  # element flags (elem_flag) of the body being lowered
+        # Go's error positions (see _at): shared by the lowerers of one template set
+        self.sites: dict = {}  # site -> its number (1-based), in order
+        self.site_list: list = []  # the sites in that order
+        self.tmpl_name = ""  # the name Go's error prefix says it is "executing"
 
     # -- names
 
@@ -147,6 +151,38 @@ class _Lowerer:
 
     def _dot(self) -> ir.Name:
         return ir.Name(".", self.dot)
+
+    def _at(self, expr: ir.Expr, node: Any, call: Any = None) -> ir.Expr:
+        """``expr`` marked as evaluating Go node ``node``: its errors carry Go's prefix.
+
+        A raising Helper (or CallValue) gets, as its span's column, 1 + the index of a
+        site in ``GO_ERROR_SITES``: (template name, position and text of ``node``,
+        position and text of ``call``, the command whose "error calling" messages the
+        call's own failures are). The line stays the node's. Nothing else reads a Go
+        expression's span column (0 otherwise). ``exec_errors`` maps a failing call back
+        to its site when an ExecError escapes the render."""
+        if not isinstance(expr, (ir.Helper, ir.CallValue)):
+            return expr
+        old = self.site_list[expr.span[1] - 1] if expr.span[1] else None
+        if old is not None and old[1] >= 0:  # the innermost node wins (an argument's own)
+            pos, text = old[1], old[2]
+        elif node is None:
+            pos, text = -1, ""
+        else:
+            pos, text = n.go_position(node), str(node)
+        if old is not None and old[3] >= 0:
+            cpos, ctext = old[3], old[4]
+        elif call is not None:
+            cpos, ctext = n.go_position(call), str(call)
+        else:
+            cpos, ctext = -1, ""
+        site = (self.tmpl_name, pos, text, cpos, ctext)
+        number = self.sites.get(site)
+        if number is None:
+            number = self.sites[site] = len(self.sites) + 1
+            self.site_list.append(site)
+        line = node.line if node is not None else expr.span[0]
+        return replace(expr, span=(line, number))
 
     def _lookup(self, name: str) -> _Var | None:
         for var in reversed(self.vars):
@@ -224,7 +260,7 @@ class _Lowerer:
         if isinstance(value, ir.Helper) and value.name in _PRINT_FIELD:
             # {{ .Field }}: read and print in one call
             return ir.Output(
-                ir.Helper(_PRINT_FIELD[value.name], value.args, value.kwargs), span=_span(node)
+                replace(value, name=_PRINT_FIELD[value.name]), span=_span(node)
             )
         return ir.Output(ir.Helper("gotmpl.to_str", (value,)), span=_span(node))
 
@@ -239,7 +275,12 @@ class _Lowerer:
                 if var is None:
                     self.vars.append(_Var(name, "", "phantom"))
                     stmts.append(
-                        ir.ExprStmt(_fail(f"undefined variable: {name}", value), span=_span(decl))
+                        ir.ExprStmt(
+                            self._at(
+                                _fail(f"undefined variable: {name}", value), n.last_evaluated(pipe)
+                            ),
+                            span=_span(decl),
+                        )
                     )
                     return stmts, ir.Const(None)
                 self.vars.append(_Var(name, var.ident, "phantom"))
@@ -358,7 +399,7 @@ class _Lowerer:
         )
         loop = ir.For(
             target,
-            ir.Helper(helper, (coll,)),
+            self._at(ir.Helper(helper, (coll,)), n.last_evaluated(pipe)),
             tuple(prologue + body),
             tuple(orelse),
             span=_span(node),
@@ -382,7 +423,7 @@ class _Lowerer:
         func = self.templates.get(node.name)
         if func is None:
             message = f"template {go_quote(node.name)} not defined"
-            return [ir.ExprStmt(_fail(message), span=_span(node))]
+            return [ir.ExprStmt(self._at(_fail(message), node), span=_span(node))]
         stmts: list = []
         value: ir.Expr = ir.Const(None)
         if node.pipe is not None:
@@ -404,24 +445,27 @@ class _Lowerer:
     def command(self, cmd: n.Command, final: ir.Expr | None) -> ir.Expr:
         first, rest = cmd.args[0], cmd.args[1:]
         if isinstance(first, n.Field):
-            return self.fields(self._dot(), first.idents, rest, final, self.dot_elem)
+            value = self.fields(self._dot(), first.idents, rest, final, self.dot_elem)
+            return self._at(value, first)
         if isinstance(first, n.Chain):
             return self.chain(first, rest, final)
         if isinstance(first, n.Identifier):
-            return self.call(first.name, rest, final)
+            return self._at(self.call(first.name, rest, final, first), first, cmd)
         if isinstance(first, n.Variable):
-            value, elem = self.variable(first.idents[0])
+            value, elem = self.variable(first.idents[0], first)
             if len(first.idents) == 1:
                 if rest or final is not None:
-                    return _fail(f"can't give argument to non-function {first}", final)
+                    return self._at(
+                        _fail(f"can't give argument to non-function {first}", final), first
+                    )
                 return value
-            return self.fields(value, first.idents[1:], rest, final, elem)
+            return self._at(self.fields(value, first.idents[1:], rest, final, elem), first)
         if rest or final is not None:
-            return _fail(f"can't give argument to non-function {first}", final)
+            return self._at(_fail(f"can't give argument to non-function {first}", final), first)
         if isinstance(first, n.Pipe):
             return self.pipe(first)
         if isinstance(first, n.Nil):
-            return _fail("nil is not a command")
+            return self._at(_fail("nil is not a command"), first)
         return self.constant(first)
 
     def constant(self, node: Any) -> ir.Expr:
@@ -433,14 +477,14 @@ class _Lowerer:
             return ir.Const(node.value)
         if isinstance(node, n.Number):
             if node.kind == "overflow":
-                return _fail(f"{node.text} overflows int")
+                return self._at(_fail(f"{node.text} overflows int"), node)
             return ir.Const(node.value)
         raise AssertionError(node)  # pragma: no cover
 
-    def variable(self, name: str) -> tuple[ir.Expr, bool]:
+    def variable(self, name: str, node: Any = None) -> tuple[ir.Expr, bool]:
         var = self._lookup(name)
         if var is None:
-            return _fail(f"undefined variable: {name}"), False
+            return self._at(_fail(f"undefined variable: {name}"), node), False
         return ir.Name(name, var.ident), var.elem or (var.ident == self.dot and self.dot_elem)
 
     @staticmethod
@@ -450,9 +494,10 @@ class _Lowerer:
 
     def chain(self, node: n.Chain, rest: Sequence, final: ir.Expr | None) -> ir.Expr:
         if isinstance(node.node, n.Nil):
-            return _fail(f"indirection through explicit nil in {node}", final)
+            return self._at(_fail(f"indirection through explicit nil in {node}", final), node)
         receiver = self.arg(node.node, "any")
-        return self.fields(receiver, node.fields, rest, final, False)
+        value = self.fields(receiver, node.fields, rest, final, False)
+        return self._at(value, n.last_evaluated(node.node))
 
     def fields(
         self,
@@ -483,7 +528,9 @@ class _Lowerer:
         values += [final] if final is not None else []
         return ir.Helper("gotmpl.method_call", (receiver, ir.Const(tuple(names)), *values), kwargs)
 
-    def call(self, name: str, args: Sequence, final: ir.Expr | None) -> ir.Expr:
+    def call(
+        self, name: str, args: Sequence, final: ir.Expr | None, ident: Any = None
+    ) -> ir.Expr:
         if name in OLLAMA_FUNCS and not self.funcs:
             return _fail(f"{go_quote(name)} is not a defined function", final)
         sig = _SIGNATURES[name]
@@ -508,13 +555,14 @@ class _Lowerer:
             try:
                 values.append(self.arg(arg, ptype or "any"))
             except _StaticFail as e:
-                return _fail(str(e), final, *values)
+                return self._at(_fail(str(e), final, *values), arg)
         if name == "len" and args:
             value = values[0]  # the length helper itself (slot_arg)
             if _is_helper(value, "gotmpl.length") and len(value.args) == 1:
                 inner = value.args[0]
                 if _is_helper(inner, "gotmpl.slice_") and not inner.kwargs:
-                    return ir.Helper("gotmpl.slice_length", inner.args)  # len (slice x i)
+                    # len (slice x i); its errors are slice's (at the slice command)
+                    return replace(inner, name="gotmpl.slice_length")
             return value
         if name == "call":
             # Go names the callee by its node, or a piped callee by its reflect.Value String
@@ -536,7 +584,9 @@ class _Lowerer:
                 return ir.CallValue(ir.Helper("gotmpl.piped", piped_args), tuple(values))
         if final is not None:
             ptype = sig.fixed[num_in - 1] if num_in - 1 < len(sig.fixed) else sig.variadic
-            values.append(ir.Helper("gotmpl.string_arg", (final,)) if ptype == "string" else final)
+            if ptype == "string":  # Go checks the piped value after this command's name
+                final = self._at(ir.Helper("gotmpl.string_arg", (final,)), ident)
+            values.append(final)
         if name in ("and", "or"):
             return values[0] if len(values) == 1 else ir.BoolOp(name, tuple(values))
         if name == "not":
@@ -564,12 +614,12 @@ class _Lowerer:
                 raise _StaticFail(f"expected string; found {node}")
             return self.slot_arg(node, "string_arg")
         if isinstance(node, n.Field):
-            return self.fields(self._dot(), node.idents, (), None, self.dot_elem)
+            return self._at(self.fields(self._dot(), node.idents, (), None, self.dot_elem), node)
         if isinstance(node, n.Variable):
-            value, elem = self.variable(node.idents[0])
+            value, elem = self.variable(node.idents[0], node)
             if len(node.idents) == 1:
                 return value
-            return self.fields(value, node.idents[1:], (), None, elem)
+            return self._at(self.fields(value, node.idents[1:], (), None, elem), node)
         if isinstance(node, n.Pipe):
             return self.pipe(node)
         if isinstance(node, n.Identifier):
@@ -597,22 +647,24 @@ class _Lowerer:
             if elem:
                 kwargs += (("elem", self._elem_value(elem)),)
             helper = f"gotmpl.{use}_path" if use != "index" else "gotmpl.index_arg_path"
-            return ir.Helper(helper, (receiver, ir.Const(tuple(names))), kwargs)
+            at = n.last_evaluated(node.node) if isinstance(node, n.Chain) else node
+            return self._at(ir.Helper(helper, (receiver, ir.Const(tuple(names))), kwargs), at)
         value = self.arg(node, "any")
         elem = self._elem_of(node)
+        at = n.last_evaluated(node)  # where Go is when it checks the value's type
         if elem:
             flag = self._elem_value(elem)
             if use == "index":
-                return ir.Helper("gotmpl.elem_index_arg", (value, flag))
-            return ir.Helper(f"gotmpl.{use}", (value, flag))
-        return value if use == "index" else ir.Helper(f"gotmpl.{use}", (value,))
+                return self._at(ir.Helper("gotmpl.elem_index_arg", (value, flag)), at)
+            return self._at(ir.Helper(f"gotmpl.{use}", (value, flag)), at)
+        return value if use == "index" else self._at(ir.Helper(f"gotmpl.{use}", (value,)), at)
 
     def _path_arg(self, node: Any) -> tuple | None:
         """(receiver, names, elem) when ``node`` is a field chain, else None."""
         if isinstance(node, n.Field):
             return self._dot(), node.idents, self.dot_elem
         if isinstance(node, n.Variable) and len(node.idents) > 1:
-            value, elem = self.variable(node.idents[0])
+            value, elem = self.variable(node.idents[0], node)
             return value, node.idents[1:], elem
         if isinstance(node, n.Chain) and not isinstance(node.node, n.Nil):
             return self.arg(node.node, "any"), node.fields, False
@@ -752,7 +804,7 @@ def _direct_view_reads(body: tuple) -> tuple:
         ):
             read, const = node.args
             same = ir.Compare(read.body, (("==", const),))
-            return ir.CondExpr(read.test, same, ir.Helper("gotmpl.eq", (read.orelse, const)))
+            return ir.CondExpr(read.test, same, replace(node, args=(read.orelse, const)))
         if not (
             isinstance(node, ir.Helper)
             and node.name in _READ_HELPERS
@@ -798,6 +850,8 @@ def lower_template_set(parsed: Any, profile: str) -> ir.Module:
     missingkey), or ``GO_CUT_ERROR`` holds the panic Ollama's deleteNode raises instead.
     """
     counter = itertools.count()
+    sites: dict = {}  # GO_ERROR_SITES: see _Lowerer._at
+    site_list: list = []
     root = parsed.root
     meta: list = [("GO_TEMPLATES", tuple(sorted(parsed.templates)))]
     cut_stmts: list | None = None
@@ -824,6 +878,7 @@ def lower_template_set(parsed: Any, profile: str) -> ir.Module:
                 meta.append(("GO_CUT_ERROR", str(e)))
             else:
                 lowerer = _Lowerer(counter, funcs=False, zero=False, templates={})
+                lowerer.sites, lowerer.site_list = sites, site_list
                 context = ir.Helper("ollama.cut_data", (ir.Local("context"),))
                 cut_stmts = [ir.Assign(ir.Name(".", "dot_cut"), context)]
                 cut_stmts += lowerer.template_body(cut, "dot_cut")
@@ -832,11 +887,13 @@ def lower_template_set(parsed: Any, profile: str) -> ir.Module:
     body: list = []
     for name in sorted(parsed.templates):
         lowerer = _Lowerer(counter, funcs, zero, locals_)
+        lowerer.sites, lowerer.site_list, lowerer.tmpl_name = sites, site_list, name
         dot = f"dot_{locals_[name]}"
         stmts = lowerer.template_body(parsed.templates[name], dot)
         param = ir.Param(ir.Name(".", dot))
         body.append(ir.FuncDef(locals_[name], name, (param,), tuple(stmts)))
     lowerer = _Lowerer(counter, funcs, zero, locals_)
+    lowerer.sites, lowerer.site_list = sites, site_list
     data: ir.Expr = ir.Local("context")
     if profile == "plain":
         data = ir.Helper("gotmpl.plain_data", (data,))  # JSON numbers are float64 in Go
@@ -853,4 +910,6 @@ def lower_template_set(parsed: Any, profile: str) -> ir.Module:
         body += main
     if profile == "ollama":
         body = list(_direct_view_reads(tuple(body)))
+    if sites:
+        meta.append(("GO_ERROR_SITES", tuple(site_list)))
     return ir.Module(tuple(body), "go", profile, tuple(meta))

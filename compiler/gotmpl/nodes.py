@@ -434,3 +434,43 @@ def _fields_kind(base: str, idents: tuple) -> str:
     if base != _OTHER:
         raise _Refused  # a field (or method) of the tools or of a tool
     return _OTHER
+
+
+# ----------------------------------------------------------------------------- error positions
+
+
+def go_position(node: Node) -> int:
+    """Go's ``Node.Position()`` of ``node`` (a byte offset in the source).
+
+    Go's parser gives a field chain the position of its *second* element (parse.go
+    ``operand``: the chain is made at the next token, then turned back into a field or
+    variable node at the chain's position): ``.a.b`` is at ``.b``, ``$x.b`` at ``.b``.
+    Our lexer reads ``.a.b`` as one token, so the offset is computed here."""
+    if isinstance(node, Field) and len(node.idents) > 1:
+        return node.pos + 1 + len(node.idents[0])
+    if isinstance(node, Variable) and len(node.idents) > 1:
+        return node.pos + len(node.idents[0])
+    return node.pos
+
+
+def last_evaluated(node: Any) -> Any | None:
+    """The node Go's ``state.node`` points at once ``node`` has been evaluated (exec.go
+    calls ``s.at`` on each node as it starts evaluating it), or None when that depends
+    on run-time values (``and`` / ``or`` skip arguments).
+
+    A range over a bad value reports this node of its pipeline; so does a field of a
+    parenthesised chain ``(pipe).f``."""
+    if isinstance(node, Pipe):
+        return last_evaluated(node.cmds[-1]) if node.cmds else None
+    if isinstance(node, Chain):
+        return last_evaluated(node.node)
+    if isinstance(node, Command):
+        first = node.args[0]
+        if isinstance(first, Identifier):
+            if first.name in ("and", "or"):
+                return None
+            return last_evaluated(node.args[-1]) if len(node.args) > 1 else first
+        if len(node.args) > 1:
+            return None  # a method call with arguments: not modelled
+        return last_evaluated(first)
+    return node

@@ -124,7 +124,16 @@ __all__ = [
 
 
 class ExecError(Exception):
-    """A Go template execution error (``template.ExecError``); the message is Go's."""
+    """A Go template execution error (``template.ExecError``); the message is Go's.
+
+    Raised with Go's message alone (``message``); when it escapes a render, the compiler
+    gives it Go's prefix (``template: NAME:LINE:COL: executing "NAME" at <NODE>: ``, see
+    ``tmpl2py.compiler.gotmpl.exec_errors``) and ``str(e)`` is Go's whole error text."""
+
+    def __init__(self, message: str, prefix: str = "") -> None:
+        super().__init__(prefix + message)
+        self.message = message  # Go's message without the prefix
+        self.prefix = prefix
 
 
 class TemplateDepthExceeded(ExecError, RenderDepthExceeded):

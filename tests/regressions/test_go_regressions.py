@@ -4,7 +4,8 @@
 or ``{"profile": "ollama", "request": {...}}`` -- a line ``---``, then the template source
 (exact bytes, up to the end of the file). Each case runs through tmpl2py and through the Go
 reference (tests/goref); the outcomes must agree: the same text, or both fail in the same
-category (parse <-> CompileError; exec <-> ExecError with Go's message ending with ours;
+category (parse <-> CompileError; exec <-> ExecError with Go's whole error text, prefix
+included, as godiff.exec_messages_agree compares it;
 a request Go rejects <-> ValueError / TypeError).
 
 Cases that still diverge are listed in ``KNOWN_DIVERGENCES`` and marked

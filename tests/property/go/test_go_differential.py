@@ -2,7 +2,9 @@
 
 (a) ``test_plain_matches_go``: generated template x JSON data, profile ``plain``:
     ``t.render(data)`` equals Go's output, or both fail in the same category
-    (parse <-> CompileError; exec <-> ExecError, Go's message ending with ours).
+    (parse <-> CompileError; exec <-> ExecError with Go's whole error text, its prefix
+    ``template: :LINE:COL: executing "NAME" at <NODE>: `` included; godiff.SUFFIX_ONLY lists
+    the kinds still compared by Go's message suffix, and why).
 (b) ``test_ollama_matches_go``: generated template x Ollama /api/chat request, profile
     ``ollama``: ``t.render_conversation(...)`` equals Ollama's ``Template.Execute``, or both
     fail in the same category (also: Go ``request`` errors <-> our ValueError / TypeError).

@@ -1,0 +1,154 @@
+"""Go's prefix for an execution error that escapes a render (error path only).
+
+Go's text/template reports an execution error as
+``template: PARSENAME:LINE:COL: executing "NAME" at <NODE>: MESSAGE`` (exec.go
+``state.errorf``; parse.go ``Tree.ErrorContext``: LINE is 1-based, COL the 0-based byte
+offset of the node in its line, NODE the node's ``String()``). The runtime raises
+``ExecError`` with MESSAGE only; nothing on the fast path knows where it is.
+
+When an ExecError escapes, :func:`locate` finds where: the innermost frame of the
+generated module says which call raised (``co_positions`` of the instruction: the exact
+call expression), the calls of the module text taken in tree order are paired with the
+IR's Helper / CallValue nodes in tree order (the emitter keeps the IR's shape), and the
+node's span column names its site in ``GO_ERROR_SITES`` (see ``lower._Lowerer._at``).
+A message Go gives at the calling command (``error calling NAME: ...``) takes the site's
+command; any other the site's node. Where no site is known the error keeps the bare
+message.
+"""
+
+from __future__ import annotations
+
+import ast
+from types import TracebackType
+from typing import Any, Optional
+
+from tmpl2py.runtime.go.execute import ExecError
+
+from .. import ir
+from .literals import go_quote
+
+_CALL_MESSAGE = "error calling "
+
+
+def locate(error: ExecError, template: Any) -> ExecError:
+    """``error`` with Go's prefix (a new ExecError), or ``error`` itself when its site is
+    unknown or it has a prefix already."""
+    if error.prefix:
+        return error
+    sites = template.namespace.get("GO_ERROR_SITES")
+    if not sites:
+        return error
+    site_no = _site_number(error.__traceback__, template)
+    if not site_no:
+        return error
+    tmpl_name, pos, text, call_pos, call_text = sites[site_no - 1]
+    if error.message.startswith(_CALL_MESSAGE) and call_pos >= 0:
+        pos, text = call_pos, call_text
+    if pos < 0:
+        return error
+    line, col = _line_col(template.source, pos)
+    prefix = f"template: :{line}:{col}: executing {go_quote(tmpl_name)} at <{text}>: "
+    located = ExecError(error.message, prefix)
+    located.__traceback__ = error.__traceback__
+    return located
+
+
+def _line_col(source: str, pos: int) -> tuple[int, int]:
+    """ErrorContext's line (1-based) and column (byte offset in the line, 0-based); ``pos``
+    counts characters (Lark's), Go counts bytes: measured on the encoded text before it."""
+    before = source[:pos].encode("utf-8", "surrogateescape")
+    start = before.rfind(b"\n") + 1
+    return before.count(b"\n") + 1, len(before) - start
+
+
+def _site_number(tb: Optional[TracebackType], template: Any) -> int:
+    """The GO_ERROR_SITES number (1-based; 0: none) of the generated call that raised."""
+    filename = template.namespace["render"].__code__.co_filename
+    frame_tb = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            frame_tb = tb
+        tb = tb.tb_next
+    if frame_tb is None:
+        return 0
+    code = frame_tb.tb_frame.f_code
+    cache = template.__dict__.setdefault("_go_error_positions", {})
+    positions = cache.get(code)
+    if positions is None:
+        positions = cache[code] = list(code.co_positions())
+    index = frame_tb.tb_lasti // 2
+    if index >= len(positions) or positions[index][0] is None:
+        return 0
+    return _sites_by_position(template).get(positions[index], 0)
+
+
+def _sites_by_position(template: Any) -> dict:
+    """(lineno, end_lineno, col, end_col) of each generated call -> its site number."""
+    cached = template.__dict__.get("_go_error_sites")
+    if cached is None:
+        cached = {}
+        for call, node in _paired_calls(template):
+            where = (call.lineno, call.end_lineno, call.col_offset, call.end_col_offset)
+            if node is not None and node.span[1]:
+                cached.setdefault(where, node.span[1])
+        template._go_error_sites = cached
+    return cached
+
+
+def _paired_calls(template: Any) -> list:
+    """(ast.Call, IR node or None) for each call of the module's ``render``, in tree order;
+    made once per template, when its first error escapes."""
+    tree = ast.parse(template._emitted)
+    render = next(
+        (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "render"), None
+    )
+    calls = [n for n in _preorder(render) if isinstance(n, ast.Call)] if render else []
+    nodes = [
+        n
+        for n in _ir_preorder(template.ir.body)
+        if isinstance(n, (ir.Helper, ir.CallValue))
+    ]
+    return _pair(calls, nodes, template.namespace)
+
+
+def _pair(calls: list, nodes: list, namespace: dict) -> list:
+    """Match each IR call to the next Python call that can be it (the emitter adds calls
+    of its own, such as the writer's ``_w(...)``, never drops one)."""
+    out: list = []
+    it = iter(nodes)
+    pending = next(it, None)
+    for call in calls:
+        if pending is not None and _same_call(call, pending, namespace):
+            out.append((call, pending))
+            pending = next(it, None)
+        else:
+            out.append((call, None))
+    return out if pending is None else []  # out of step: no positions at all
+
+
+def _same_call(call: ast.Call, node: Any, namespace: dict) -> bool:
+    if isinstance(node, ir.CallValue):
+        return not isinstance(call.func, ast.Name) or call.func.id.startswith("tmpl_")
+    if not isinstance(call.func, ast.Name):
+        return False
+    fn = node.name.rpartition(".")[2]
+    return call.func.id == fn or call.func.id.endswith("_" + fn)
+
+
+def _preorder(node: ast.AST) -> list:
+    out: list = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        children = list(ast.iter_child_nodes(n))
+        stack.extend(reversed(children))
+    return out
+
+
+def _ir_preorder(body: Any) -> list:
+    """ir.walk's order (parents first, children in field order), without the values the
+    emitter hoists to module level."""
+    nodes = list(ir.walk(body))
+    hoisted = {id(m) for h in nodes if isinstance(h, ir.Hoisted) for m in ir.walk(h) if m is not h}
+    return [m for m in nodes if id(m) not in hoisted]
