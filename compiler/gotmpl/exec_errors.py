@@ -23,6 +23,7 @@ from types import TracebackType
 from typing import Any, Optional
 
 from tmpl2py.runtime.go.execute import ExecError
+from tmpl2py.runtime.limits import RenderLimitExceeded
 
 from .. import ir
 from .literals import go_quote
@@ -32,8 +33,9 @@ _CALL_MESSAGE = "error calling "
 
 def locate(error: ExecError, template: Any) -> ExecError:
     """``error`` with Go's prefix (a new ExecError), or ``error`` itself when its site is
-    unknown or it has a prefix already."""
-    if error.prefix:
+    unknown or it has a prefix already. A limit error (``RenderLimitExceeded``: Go's depth
+    error is one) keeps its own text."""
+    if isinstance(error, RenderLimitExceeded) or error.prefix:
         return error
     sites = template.namespace.get("GO_ERROR_SITES")
     if not sites:
