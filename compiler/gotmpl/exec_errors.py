@@ -49,6 +49,7 @@ def locate(error: ExecError, template: Any) -> ExecError:
     if pos < 0:
         return error
     line, col = _line_col(template.source, pos)
+    # PARSENAME is "": Ollama parses with template.New(""), as tests/goref does
     prefix = f"template: :{line}:{col}: executing {go_quote(tmpl_name)} at <{text}>: "
     located = ExecError(error.message, prefix)
     located.__traceback__ = error.__traceback__

@@ -467,9 +467,11 @@ def last_evaluated(node: Any) -> Any | None:
     if isinstance(node, Command):
         first = node.args[0]
         if isinstance(first, Identifier):
+            if len(node.args) == 1:
+                return first  # evalFunction's s.at(identifier); a piped value is not at'ed
             if first.name in ("and", "or"):
                 return None
-            return last_evaluated(node.args[-1]) if len(node.args) > 1 else first
+            return last_evaluated(node.args[-1])
         if len(node.args) > 1:
             return None  # a method call with arguments: not modelled
         return last_evaluated(first)

@@ -61,6 +61,8 @@ PLAIN = [
     ("len of slice: slice's command", "{{ len (slice .a 5) }}", {"a": [1]}),
     ("and: an operand", "{{ and .a.b 1 }}", {"a": 1}),
     ("pipeline into and", "{{ len .s | and | and }}", {}),
+    ("field of a piped and: its identifier", "{{ (.a | and).b }}", {"a": 1}),
+    ("range over a piped or: its identifier", "{{ range (.a | or) }}{{ end }}", {"a": 1}),
     ("piped into index", '{{ 1 | printf "%d" 2 | index .a }}', {"a": [1]}),
     ("field with arguments", "{{ .a.b 1 }}", {"a": {"b": 1}}),
     ("assignment", "{{ $x := .a }}{{ $x = .b.c }}", {"a": 1, "b": 2}),

@@ -234,12 +234,14 @@ def divergence(ref: Outcome, ours: Outcome) -> Optional[str]:
 # ours does not reproduce: for these only, ours (without a prefix) must be Go's message
 # suffix. Each entry: a pattern of Go's message after the prefix, and why.
 _AND_OR = (
-    "a range over a pipeline ending in and / or: Go reports the last operand and / or"
-    " evaluated, which depends on the values (nodes.last_evaluated gives None)"
+    "a range over (or a field of) a pipeline ending in and / or with arguments: Go reports"
+    " the last operand and / or evaluated, which depends on the values"
+    " (nodes.last_evaluated gives None)"
 )
 SUFFIX_ONLY: tuple = (
     (re.compile(r"range can't iterate over "), _AND_OR),
     (re.compile(r"can't use .* to iterate over more than one variable"), _AND_OR),
+    (re.compile(r"can't evaluate field |nil pointer evaluating "), _AND_OR),
     (
         re.compile(r"exceeded maximum template depth \(100000\)$"),
         "Python's stack ends long before Go's depth of 100,000 (api._too_deep): the"
