@@ -1,4 +1,5 @@
-"""The public API: ``compile_template`` and the compiled template object.
+"""The public API: ``compile_template`` and the compiled template object; long because every
+entry point (render, conversation, generate, segments) shares one limits-and-positions path here.
 
 Pipeline: frontend (Lark) -> IR -> passes -> emitter -> ``compile()``; black lays the module
 out only where its text is asked for (``generate``, which writes files, and

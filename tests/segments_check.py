@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import copy
+import re
 from functools import lru_cache
 from typing import Any, Callable, Iterator
 
@@ -24,6 +25,14 @@ from tmpl2py.compiler.passes import pipeline
 from tmpl2py.runtime.segments import TEMPLATE
 
 MARKER = "\ue000marker{}\ue001"
+
+#: an object's address in its repr (a bound method printed): a new object each render, so
+#: two renders can only agree up to it (as tests/property/differential.py masks it)
+_ADDRESS = re.compile(r" at 0x[0-9a-f]+", re.IGNORECASE)
+
+
+def mask(text: Any) -> Any:
+    return _ADDRESS.sub(" at 0x?", text) if isinstance(text, str) else text
 
 
 @lru_cache(maxsize=256)
@@ -58,10 +67,10 @@ def check_concatenation(render: Callable, render_segments: Callable, context: di
         return None
     assert kind == skind, (plain, segs)
     if kind == "error":
-        assert plain == segs
+        assert (plain[0], mask(plain[1])) == (segs[0], mask(segs[1]))
         return None
     text = "".join(s.text for s in segs)
-    assert text == plain, (text, plain)
+    assert mask(text) == mask(plain), (text, plain)
     return segs
 
 
@@ -137,7 +146,7 @@ def fresh(value: Any, n: int = 0) -> Any:
 
 def unaffected(segments: list, path: tuple) -> list:
     return [
-        (s.text, s.origin)
+        (mask(s.text), s.origin)
         for s in segments
         if not s.origin.names(path) and not s.origin.decided_by(path)
     ]

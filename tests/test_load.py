@@ -20,7 +20,7 @@ from tmpl2py_paths import ROOT
 import tmpl2py
 from tmpl2py import CompileError, SourceError
 from tmpl2py.cache import ModuleCache
-from tmpl2py.load import ChatTemplate, FallbackTemplate
+from tmpl2py.loader import ChatTemplate, FallbackTemplate
 
 QWEN = (ROOT / "examples" / "seed001_qwen.jinja").read_text(encoding="utf-8")
 GO_SEED = (ROOT / "examples" / "seed002_gemma3_tools.gotmpl").read_text(encoding="utf-8")

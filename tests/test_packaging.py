@@ -37,3 +37,13 @@ def test_outside_the_checkout_only_tmpl2py_imports(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_the_facade_names_stay_its_own_after_their_modules_are_imported() -> None:
+    import tmpl2py
+    import tmpl2py.loader  # noqa: F401  (binds the submodule on the package)
+    import tmpl2py.sources  # noqa: F401
+
+    assert callable(tmpl2py.load) and tmpl2py.load.__module__ == "tmpl2py.loader"
+    assert tmpl2py.compile_template.__module__ == "tmpl2py.compiler.api"
+    assert issubclass(tmpl2py.SourceError, Exception)

@@ -19,13 +19,13 @@ under it:
 #: Each public name -> the module that defines it (imported on first use: a generated module
 #: imports ``tmpl2py.runtime``, which must not pull in the compiler, Lark or the loaders).
 _EXPORTS = {
-    "ChatTemplate": "load",
+    "ChatTemplate": "loader",
     "CompileError": "compiler",
     "CompiledTemplate": "compiler",
     "SourceError": "sources",
     "compile_template": "compiler",
     "generate": "compiler",
-    "load": "load",
+    "load": "loader",
     "__version__": "compiler.version",
 }
 

@@ -298,7 +298,7 @@ def _render_generate(template: Any, source: Any, request: dict) -> str:
 
 def cmd_render(args: argparse.Namespace) -> int:
     from .compiler.api import compile_template
-    from .load import read_model
+    from .loader import read_model
 
     if args.context is None:
         _error("render needs --context FILE (a JSON object), or --context - to read it from stdin")

@@ -6,17 +6,13 @@ with a huge indent, ``replace`` / ``join`` amplifying) and raises ``RenderLimitE
 past ``Limits.value`` (``Limits.output`` for sizes that scale with the data). Guards look
 only at arguments of the types the filter expects and below 4,096 they cost one compare;
 anything else is left for the filter to fail on exactly as jinja2's does.
-
-``striptags`` is markupsafe's loop (cut the leftmost ``<!--...-->``, then ``<...>``, from
-the start again) in linear time: the same result, also where a cut makes a new marker.
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from ..limits import RenderLimitExceeded, check_size, current
-from .markup import Markup
 
 #: sizes below this are never checked (one compare on the common path)
 SMALL = 4096
@@ -112,73 +108,5 @@ def _check_output(size: int, what: str) -> None:
         raise RenderLimitExceeded(
             "output", f"{what} would build {size:,} characters (limit {cap:,})"
         )
-
-
-# ----------------------------------------------------------------------------- striptags
-
-
-def striptags(value: str) -> str:
-    """``Markup(value).striptags()``, in linear time."""
-    if "<" in value:
-        value = _cut_all(_cut_all(value, "<!--", "-->"), "<", ">")
-    return Markup(" ".join(value.split())).unescape()
-
-
-def _cut_all(value: str, start: str, end: str) -> str:
-    """``while (i := value.find(start)) != -1 and (j := value.find(end, i)) != -1:
-    value = value[:i] + value[j + len(end):]`` (markupsafe's loop, quadratic on many tags)
-    in linear time: the kept text is a list of intervals of ``value``."""
-    kept: list = []  # [a, b) intervals of ``value`` kept so far (no ``start`` inside them)
-    pos = 0  # the rest of the working string is value[pos:]
-    width = len(start) - 1
-    cut = False  # a cut was made just before value[pos:] (only then can a marker straddle)
-    while True:
-        tail = _last_chars(value, kept, width) if cut and width else ""
-        k = (tail + value[pos : pos + width]).find(start) if tail else -1
-        if k != -1:  # a marker formed across the last cut: it starts in the kept text
-            back = len(tail) - k  # kept characters that belong to the marker
-            c = (tail[k:] + value[pos : pos + len(end) - 1]).find(end)
-            if c != -1 and c + len(end) > back:
-                stop = pos + c + len(end) - back
-            else:
-                j = value.find(end, pos)
-                if j == -1:
-                    break
-                stop = j + len(end)
-            _drop_last(kept, back)
-            pos = stop
-            continue
-        i = value.find(start, pos)
-        if i == -1:
-            break
-        j = value.find(end, i)
-        if j == -1:
-            break
-        if i > pos:
-            kept.append((pos, i))
-        pos = j + len(end)
-        cut = True
-    kept.append((pos, len(value)))
-    return "".join([value[a:b] for a, b in kept])
-
-
-def _last_chars(value: str, kept: list, n: int) -> str:
-    parts = []
-    for a, b in reversed(kept):
-        if n <= 0:
-            break
-        take = min(n, b - a)
-        parts.append(value[b - take : b])
-        n -= take
-    return "".join(reversed(parts))
-
-
-def _drop_last(kept: list, n: int) -> None:
-    while n > 0:
-        a, b = kept.pop()
-        if b - a > n:
-            kept.append((a, b - n))
-            return
-        n -= b - a
 
 

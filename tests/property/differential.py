@@ -86,7 +86,16 @@ def mask(text: str) -> str:
 
 
 def _error(kind: str, exc: BaseException, ours: bool) -> Outcome:
-    return Outcome(kind, type(exc).__name__, H.message_of(exc), H.where(exc) if ours else "")
+    return Outcome(kind, _type_name(exc), H.message_of(exc), H.where(exc) if ours else "")
+
+
+def _type_name(exc: BaseException) -> str:
+    """The exception's type as the comparison sees it. Our depth limit's error
+    (``RenderDepthExceeded``) is a ``RecursionError``: jinja2 lets Python's through where
+    ours stops first, so the two count as one type."""
+    from tmpl2py.runtime.limits import RenderDepthExceeded
+
+    return "RecursionError" if isinstance(exc, RenderDepthExceeded) else type(exc).__name__
 
 
 def _ref_error(kind: str) -> Any:
