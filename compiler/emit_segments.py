@@ -804,6 +804,38 @@ def segment_passes(module: ir.Module) -> ir.Module:
     return module
 
 
+#: Helpers of constructs the segment emitter does not model yet ({% block %}, include/import/
+#: extends without a loader, {% autoescape %}): a template using one gets a clear
+#: ``CompileError`` for its segments (its ``render`` is unaffected), never a wrong split.
+UNSUPPORTED_HELPERS = (
+    "jinja.extends",
+    "jinja.macro_generator",
+    "jinja.make_generator_macro",
+    "jinja.include_template",
+    "jinja.load_template",
+    "jinja.block_name",
+    "jinja.no_parent_block",
+    "jinja.required_block",
+    "jinja.template_reference",
+    "jinja.BlockReference",
+)
+
+
+def refuse_unsupported(module: ir.Module) -> None:
+    for node in ir.walk(module.body):
+        name = getattr(node, "name", None)
+        if isinstance(node, (ir.Helper, ir.Ref)) and (
+            name in UNSUPPORTED_HELPERS or str(name).startswith("jinja_autoescape.")
+        ):
+            span = getattr(node, "span", None) or (0, 0)
+            raise CompileError(
+                "unsupported",
+                "segments do not model {% block %}, include/import/extends or {% autoescape %} yet",
+                span[0] if span else 0,
+                span[1] if len(span) > 1 else 0,
+            )
+
+
 def generate_segments(
     source: str,
     dialect: str,
@@ -830,6 +862,7 @@ def generate_segments(
             module = segment_passes(parsed)
         else:
             module = segment_ir(source, dialect, profile, name)
+        refuse_unsupported(module)
         sha = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
         metadata = {"TEMPLATE_NAME": name, "SOURCE_SHA256": sha}
         return emit_segments(module, header, metadata)
