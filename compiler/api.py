@@ -567,14 +567,8 @@ def _compile_cached(
         built.append(module)
         try:
             return text, compile(text, module_filename(name or "<template>", text), "exec")
-        except SyntaxError as e:
-            raise CompileError(
-                "too-deep", f"the generated Python is rejected: {e.msg}", 0, 0, source, name
-            ) from None
-        except RecursionError:
-            raise CompileError(
-                "too-deep", "template nesting is too deep to compile", 0, 0, source, name
-            ) from None
+        except (SyntaxError, RecursionError) as e:
+            raise _python_refused(e, source, name) from None
 
     def make(text: str, code: CodeType) -> CompiledTemplate:
         module = built[0] if built else None
@@ -610,11 +604,14 @@ def _instantiate(
             spans,
             limits,
         )
-    except SyntaxError as e:  # e.g. "too many statically nested blocks"
-        raise CompileError(
-            "too-deep", f"the generated Python is rejected: {e.msg}", 0, 0, source, name
-        ) from None
-    except RecursionError:
-        raise CompileError(
-            "too-deep", "template nesting is too deep to compile", 0, 0, source, name
-        ) from None
+    except (SyntaxError, RecursionError) as e:  # e.g. "too many statically nested blocks"
+        raise _python_refused(e, source, name) from None
+
+
+def _python_refused(error: Exception, source: str, name: Optional[str]) -> CompileError:
+    """Python's refusal to compile or run a generated module, as the template's error."""
+    if isinstance(error, SyntaxError):
+        message = f"the generated Python is rejected: {error.msg}"
+    else:
+        message = "template nesting is too deep to compile"
+    return CompileError("too-deep", message, 0, 0, source, name)
