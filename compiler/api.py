@@ -279,15 +279,14 @@ class CompiledTemplate:
 
     def _conversation_segments(self, messages: Any, budget: Optional[float], options: dict) -> Any:
         """``render_conversation(..., segments=True)``: the prompt's segments (with
-        ``return_assistant_tokens_mask``, ``(segments, spans)``)."""
+        ``return_assistant_tokens_mask``, ``(segments, spans)``); the profile's input handling
+        lives with the segments (``runtime/segments.conversation_segments``)."""
         from tmpl2py.runtime.segments import conversation_segments
 
         options = {k: v for k, v in options.items() if k != "segments"}
-        if self.profile != "hf":
-            raise TypeError(f"segments=True needs the hf profile (this one is {self.profile!r})")
         render = self._segment_function()
         return self._run(
-            conversation_segments, (render, self.source, messages), options, budget, _DEFAULT
+            conversation_segments, (self, render, messages), options, budget, _DEFAULT
         )
 
     def __repr__(self) -> str:

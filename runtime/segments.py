@@ -459,12 +459,17 @@ def describe(origin: Origin) -> str:
     return " ".join(p for p in parts if p) + f" (line {origin.line})"
 
 
-def conversation_segments(render_segments: Any, source: str, messages: Any, **options: Any) -> Any:
-    """transformers' ``render_jinja_template`` input handling around a segment render (the
-    ``hf`` profile's ``render_conversation(..., segments=True)``): the segments of exactly its
-    prompt (cut as ``continue_final_message`` cuts it), with ``return_assistant_tokens_mask``
-    ``(segments, spans)``."""
+def conversation_segments(template: Any, render_segments: Any, messages: Any, **options: Any) -> Any:
+    """``template.render_conversation(..., segments=True)`` (``template``: the
+    ``CompiledTemplate``, ``render_segments`` its segment function): for the ``hf`` profile,
+    transformers' ``render_jinja_template`` input handling around a segment render, the
+    segments of exactly its prompt (cut as ``continue_final_message`` cuts it), with
+    ``return_assistant_tokens_mask`` ``(segments, spans)``."""
     from .jinja.hf import render_conversation
+
+    if template.profile != "hf":
+        raise TypeError(f"segments=True needs the hf profile (this one is {template.profile!r})")
+    source = template.source
 
     box: list = []
 
