@@ -92,9 +92,11 @@ def _minijinja_env(source: str) -> Any:
     return env
 
 
-def contenders(case: Case) -> dict[str, Callable[[], str]]:
+def contenders(case: Case, bounds_cost: bool = False) -> dict[str, Callable[[], str]]:
     """The callables to time for a case: tmpl2py and transformers always, minijinja where it
-    renders (its output may differ from the reference: it is timed, and noted)."""
+    renders (its output may differ from the reference: it is timed, and noted); with
+    ``bounds_cost``, also tmpl2py compiled without its work bounds (``bounded=False``, no
+    limits): what the default bounds cost."""
     from transformers.utils.chat_template_utils import _compile_jinja_template
 
     from tmpl2py.compiler import compile_template
@@ -106,6 +108,13 @@ def contenders(case: Case) -> dict[str, Callable[[], str]]:
         "tmpl2py": lambda: ours(ctx),
         "transformers": lambda: theirs(**ctx),
     }
+    if bounds_cost:
+        unbounded = compile_template(
+            case.source, name=case.template, bounded=False, limits=None
+        ).render
+        if unbounded(ctx) != ours(ctx):
+            raise RuntimeError(f"{case.label}: the unbounded module renders differently")
+        fns["unbounded"] = lambda: unbounded(ctx)
     try:
         menv = _minijinja_env(case.source)
         mini_out = menv.render_template("t", **ctx)
@@ -207,6 +216,19 @@ def summary(cases: list[Case]) -> dict[str, Any]:
         "under_2x_transformers": sum(1 for r, _ in tf if r < 2),
         "slower_than_minijinja": sum(1 for r, _ in mj if r < 1),
     }
+
+
+def bounds_cost_line(cases: list[Case]) -> str:
+    """What the default work bounds cost: tmpl2py's time over the unbounded module's."""
+    costs = [(c.us["tmpl2py"] / c.us["unbounded"], c) for c in cases if c.us.get("unbounded")]
+    if not costs:
+        return "bounds cost: not measured"
+    worst = max(costs, key=lambda t: t[0])
+    mean = geomean([r for r, _ in costs]) or 1.0
+    return (
+        f"default work bounds cost (tmpl2py / unbounded, {len(costs)} cases): geomean"
+        f" {(mean - 1) * 100:+.1f}%, worst {(worst[0] - 1) * 100:+.1f}% ({worst[1].label})"
+    )
 
 
 def summary_line(s: dict[str, Any]) -> str:
@@ -316,7 +338,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     clock = time.process_time_ns if args.clock == "cpu" else time.perf_counter_ns
     for i, case in enumerate(cases):
         stats: dict = {}
-        case.us = time_interleaved(contenders(case), rounds, batch_ns, stats, clock)
+        fns = contenders(case, args.bounds_cost)
+        case.us = time_interleaved(fns, rounds, batch_ns, stats, clock)
         case.min_us = {name: st["min_us"] for name, st in stats.items()}
         if args.progress:
             print(f"[{i + 1}/{len(cases)}] {case.label}", file=sys.stderr)
@@ -343,6 +366,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         print(compile_report(times))
         result["compile"] = times
     print()
+    if args.bounds_cost:
+        result["bounds_cost"] = bounds_cost_line(cases)
+        print(result["bounds_cost"])
     print(summary_line(s))
     return result
 
@@ -361,6 +387,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--skip-compile", action="store_true", help="leave out compile times")
     ap.add_argument("--json", metavar="FILE", help="write the results as JSON")
     ap.add_argument("--progress", action="store_true", help="one line per case on stderr")
+    ap.add_argument("--bounds-cost", action="store_true",
+                    help="also time each template compiled without its work bounds")
     args = ap.parse_args(argv)
     result = run(args)
     if args.json:

@@ -18,6 +18,7 @@ from .errors import CompileError, position
 MAX_SIZE: Optional[int] = 500_000
 MAX_DEPTH: Optional[int] = 64
 
+
 def check_size(source: str, max_size: Optional[int]) -> None:
     if max_size is not None and len(source) > max_size:
         raise CompileError(
@@ -88,3 +89,18 @@ def _go_tags(source: str) -> Iterator[tuple[int, int]]:
         word = _GO_WORD.match(source, pos)
         if word is not None:
             yield match.start(), -1 if word.group(1) == "end" else 1
+
+
+def check(
+    source: str,
+    dialect: str,
+    name: Optional[str],
+    max_size: Optional[int],
+    max_depth: Optional[int],
+) -> None:
+    """The compile caps, checked before any parsing; the error carries the source."""
+    try:
+        check_size(source, max_size)
+        check_depth(source, dialect, max_depth)
+    except CompileError as e:
+        raise e.with_source(source, name or "<template>") from None

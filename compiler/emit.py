@@ -522,11 +522,13 @@ def emit(module: ir.Module, header: str, metadata: dict[str, Any]) -> str:
 
 
 def emit_with_spans(
-    module: ir.Module, header: str, metadata: dict[str, Any]
+    module: ir.Module, header: str, metadata: dict[str, Any], fuel: bool = True
 ) -> tuple[str, tuple[int, tuple[ir.Span, ...]]]:
     """``emit``, and the raw position table: ``(first, spans)``, where line ``first + i``
     (0-based) of the text belongs to the statement at template span ``spans[i]`` (dialect-
-    neutral: whatever spans the frontend gave the IR; see ``compiler/positions.py``)."""
+    neutral: whatever spans the frontend gave the IR; see ``compiler/positions.py``).
+    ``fuel=False``: no fuel counter (``compiler/fuel.py``) in the code."""
     emitter = Emitter()
+    emitter.fuel_enabled = fuel
     text = emitter.module(module, header, metadata)
     return text, (emitter.body_start, tuple(emitter.spans))

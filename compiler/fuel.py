@@ -17,11 +17,14 @@ from tmpl2py.runtime.limits import CALL_COST, CHUNK
 class FuelEmitter:
     """Mixed into ``emit.Emitter``: the lines of the counter (``self.line``, ``helper_name``)."""
 
+    fuel_enabled = True  # False: a module without the counter (``build.emitted(bounded=False)``)
     fuel_used = False
     fuel_functions = 0  # how many template functions enclose the code being emitted
 
     def fuel_tick(self, cost: int = 1) -> None:
         """At the top of a loop body (or, with CALL_COST, of a function)."""
+        if not self.fuel_enabled:
+            return
         self.fuel_used = True
         refuel = self.helper_name("limits.refuel")  # type: ignore[attr-defined]
         out = "" if self.fuel_functions else ", _out"
@@ -32,6 +35,8 @@ class FuelEmitter:
     def fuel_function_start(self) -> None:
         """First lines of a function the template defines: share render's counter, pay the call."""
         self.fuel_functions += 1
+        if not self.fuel_enabled:
+            return
         self.line("nonlocal _fuel, _m")  # type: ignore[attr-defined]
         self.fuel_tick(CALL_COST)
 

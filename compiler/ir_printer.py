@@ -119,7 +119,7 @@ def dump(body: Any, indent: int = 0) -> str:
 
 
 def main(argv: list[str]) -> int:
-    from .api import parse
+    from .build import parse
     from .passes import pipeline
 
     path = argv[0]

@@ -22,10 +22,11 @@ Dialect-neutral: the spans are whatever the frontend put on the IR's statements.
 
 from __future__ import annotations
 
-import ast
-import linecache
 import re
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
+
+if TYPE_CHECKING:
+    import ast
 
 Span = tuple
 
@@ -36,6 +37,8 @@ ATTRIBUTES = ("template_name", "template_line", "template_column", "template_sou
 
 def _statements(tree: ast.AST) -> list:
     """Every statement of ``tree``, in source order (parents before their bodies)."""
+    import ast  # on the error path only (a template from the cache starts without it)
+
     out: list = []
 
     def visit(node: ast.AST) -> None:
@@ -63,6 +66,8 @@ def _header_end(stmt: ast.stmt) -> int:
 
 def build_table(raw_text: str, raw_spans: tuple, final_text: str) -> dict:
     """generated line (1-based, of ``final_text``) -> template span."""
+    import ast
+
     first, spans = raw_spans
     raw = _statements(ast.parse(raw_text))
     final = raw if final_text == raw_text else _statements(ast.parse(final_text))
@@ -99,9 +104,14 @@ class PositionTable:
         self._table: Optional[dict] = None
 
     def register_source(self) -> None:
-        """Let tracebacks (``linecache``) show the generated module's real lines."""
-        lines = self.final_text.splitlines(True)
-        linecache.cache[self.filename] = (len(self.final_text), None, lines, self.filename)
+        """Let tracebacks (``linecache``) show the generated module's real lines: done by
+        ``locate``, when an error first leaves a render (a render that raises nothing never
+        pays for splitting the module text)."""
+        import linecache  # on the error path only
+
+        if self.filename not in linecache.cache:
+            lines = self.final_text.splitlines(True)
+            linecache.cache[self.filename] = (len(self.final_text), None, lines, self.filename)
 
     def table(self) -> dict:
         if self._table is None:
@@ -132,6 +142,7 @@ class PositionTable:
     def locate(self, exc: BaseException, cause: Optional[BaseException] = None) -> BaseException:
         """Attach the template position to ``exc`` (found through ``cause`` when given:
         the exception ``exc`` replaces); returns ``exc``."""
+        self.register_source()
         if getattr(exc, "template_line", None) is not None:
             return exc
         span = self.span_of(cause if cause is not None else exc)
@@ -163,4 +174,3 @@ def describe(exc: BaseException) -> Optional[str]:
     if not text:
         return head
     return f"{head}\n    {text[:200]}\n    {' ' * min(column - 1, 200)}^"
-

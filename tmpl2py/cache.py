@@ -31,11 +31,9 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import json
 import marshal
 import os
 import sys
-import tempfile
 import threading
 import warnings
 from contextlib import contextmanager
@@ -48,7 +46,7 @@ from tmpl2py.runtime.budget import RenderBudgetExceeded
 __all__ = ["CacheWarning", "ModuleCache", "as_cache", "default_cache_dir", "entry_key"]
 
 #: Bumped when the entry format changes (old entries are then simply not found).
-FORMAT = 1
+FORMAT = 2  # 2: keys are the parts' repr (1: their JSON)
 MAGIC = b"TMPL2PY-CODE-1\n"
 _HEADER = "# tmpl2py-cache "
 
@@ -71,9 +69,11 @@ def default_cache_dir() -> Path:
 
 
 def entry_key(**parts: Any) -> str:
-    """The key of an entry: a sha256 over the parts (JSON, sorted keys) and the Python tag."""
+    """The key of an entry: a sha256 over the parts (their ``repr``, sorted by name: strings,
+    numbers, booleans, None and tuples of them print the same in every process) and the
+    Python tag."""
     parts = {**parts, "format": FORMAT, "python": sys.implementation.cache_tag}
-    text = json.dumps(parts, sort_keys=True, ensure_ascii=True, default=str)
+    text = repr(sorted(parts.items()))
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -103,6 +103,8 @@ def write_atomic(path: Path, data: Union[str, bytes]) -> None:
     """Write ``data`` to ``path``: a temporary file beside it, mode ``0o666 & ~umask``, renamed
     into place (readers see the old file or the new one, never half)."""
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    import tempfile  # writing only: a cache hit reads
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -229,7 +231,9 @@ class ModuleCache:
                     return make(*hit)
                 except RenderBudgetExceeded:
                     raise
-                except Exception:  # noqa: BLE001 - an entry that fails to run is rebuilt, never trusted
+                except (
+                    Exception
+                ):  # noqa: BLE001 - an entry that fails to run is rebuilt, never trusted
                     pass
         text, code = build()
         self.put(key, text, code)

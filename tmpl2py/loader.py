@@ -28,10 +28,9 @@ argument handling on top of ``CompiledTemplate.render_conversation``.
 
 from __future__ import annotations
 
-import dataclasses
 import warnings
 from collections.abc import Mapping
-from inspect import isfunction, ismethod
+from types import FunctionType, MethodType
 from pathlib import Path
 from typing import Any, Optional, Union
 
@@ -47,16 +46,29 @@ CHAT_TEMPLATE_FILE = "chat_template.jinja"
 CHAT_TEMPLATE_DIR = "additional_chat_templates"
 
 
-@dataclasses.dataclass
 class ModelSources:
-    """What :func:`read_model` found: the templates by name, and the special tokens."""
+    """What :func:`read_model` found: the templates by name (``TemplateSource``s), the
+    special tokens transformers passes to templates (``tokenizer.special_tokens_map``), the
+    extra special tokens and stop words. A plain class, as ``TemplateSource`` is."""
 
-    path: str
-    kind: str
-    templates: dict  # name -> TemplateSource
-    special_tokens: dict  # what transformers passes to templates (tokenizer.special_tokens_map)
-    extra_special_tokens: list = dataclasses.field(default_factory=list)
-    stop: list = dataclasses.field(default_factory=list)
+    def __init__(
+        self,
+        path: str,
+        kind: str,
+        templates: dict,
+        special_tokens: dict,
+        extra_special_tokens: Optional[list] = None,
+        stop: Optional[list] = None,
+    ) -> None:
+        self.path = path
+        self.kind = kind
+        self.templates = templates
+        self.special_tokens = special_tokens
+        self.extra_special_tokens = [] if extra_special_tokens is None else extra_special_tokens
+        self.stop = [] if stop is None else stop
+
+    def __repr__(self) -> str:
+        return f"<ModelSources {self.kind} {self.path!r}: {', '.join(self.templates)}>"
 
 
 # ----------------------------------------------------------------------------- reading
@@ -123,7 +135,7 @@ def _jinja_files(folder: Path) -> dict:
 def _as_read_by_transformers(path: Path, name: str) -> TemplateSource:
     source = sources.load(path, "jinja")[0]
     text = source.text.replace("\r\n", "\n").replace("\r", "\n")
-    return dataclasses.replace(source, name=name, text=text)
+    return source.replace(name=name, text=text)
 
 
 def _token_text(value: Any) -> Any:
@@ -170,7 +182,8 @@ def special_tokens(
             continue
         if not isinstance(value, str):  # transformers refuses these too (a TypeError)
             raise SourceError(
-                origin, f"{key} must be a string or an AddedToken object, not {type(value).__name__}"
+                origin,
+                f"{key} must be a string or an AddedToken object, not {type(value).__name__}",
             )
         named[key] = value
     extra = [str(_token_text(t)) for t in (values.get("extra_special_tokens") or [])]
@@ -436,8 +449,12 @@ def _objects_to_dicts(value: Any) -> Any:
         return [_objects_to_dicts(item) for item in value]
     if isinstance(value, tuple):
         return tuple(_objects_to_dicts(item) for item in value)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _objects_to_dicts(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if hasattr(type(value), "__dataclass_fields__"):  # a dataclass instance (its module is loaded)
+        import dataclasses
+
+        return {
+            f.name: _objects_to_dicts(getattr(value, f.name)) for f in dataclasses.fields(value)
+        }
     if callable(getattr(value, "model_dump", None)):
         return _objects_to_dicts(value.model_dump())
     return value
@@ -458,7 +475,7 @@ def _normalize_messages(conversation: Any) -> list:
 
 def _tool_schemas(tools: Optional[list]) -> Optional[list]:
     """Functions among the tools become JSON schemas (transformers' ``get_json_schema``)."""
-    if tools is None or not any(isfunction(t) or ismethod(t) for t in tools):
+    if tools is None or not any(isinstance(t, (FunctionType, MethodType)) for t in tools):
         return tools
     try:
         from transformers.utils import get_json_schema
@@ -467,7 +484,7 @@ def _tool_schemas(tools: Optional[list]) -> Optional[list]:
             "tools given as Python functions are converted to JSON schemas by transformers' "
             "get_json_schema, and transformers is not installed: pass JSON schemas"
         ) from None
-    return [get_json_schema(t) if isfunction(t) or ismethod(t) else t for t in tools]
+    return [get_json_schema(t) if isinstance(t, (FunctionType, MethodType)) else t for t in tools]
 
 
 def _fallback_or_raise(text: str, label: str, error: CompileError) -> FallbackTemplate:
@@ -508,4 +525,3 @@ def load(
     if fallback not in FALLBACKS:
         raise ValueError(f"fallback must be None or 'jinja2', not {fallback!r}")
     return ChatTemplate(read_model(path, dialect), name, fallback, cache)
-

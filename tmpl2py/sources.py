@@ -30,14 +30,15 @@ ordinary module for a single template; for several named templates, one module w
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
+
+if TYPE_CHECKING:
+    import ast
 
 #: Template file extensions and their dialect.
 EXTENSIONS = {".jinja": "jinja", ".j2": "jinja", ".jinja2": "jinja", ".gotmpl": "go", ".tmpl": "go"}
@@ -87,27 +88,61 @@ class SourceError(Exception):
         super().__init__(f"{self.path}: {message}")
 
 
-@dataclass
 class TemplateSource:
     """One template read from a file.
 
     ``name`` is ``"default"`` or the template's own name (``tool_use``, ``rag``, ...);
     ``origin`` names the file and the key it came from (``path:chat_template[tool_use]``);
     ``stop`` holds a Modelfile's ``PARAMETER stop`` values; ``special_tokens`` the values
-    transformers (or llama.cpp, for GGUF) passes to the template as variables.
+    transformers (or llama.cpp, for GGUF) passes to the template as variables; ``system``
+    and ``messages`` a Modelfile's defaults (its last ``SYSTEM``, its ``MESSAGE`` lines as
+    (role, content)). A plain record class rather than a dataclass: ``tmpl2py.load`` from the
+    cache must not pay for importing ``dataclasses`` (~10 ms, with ``inspect``).
     """
 
-    name: str
-    text: str
-    dialect: str
-    origin: str
-    stop: list = field(default_factory=list)
-    path: str = ""
-    kind: str = "template"
-    special_tokens: dict = field(default_factory=dict)
-    #: a Modelfile's defaults: its last ``SYSTEM`` and its ``MESSAGE`` lines (role, content)
-    system: str = ""
-    messages: list = field(default_factory=list)
+    FIELDS = (
+        "name", "text", "dialect", "origin", "stop", "path", "kind", "special_tokens",
+        "system", "messages",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        name: str,
+        text: str,
+        dialect: str,
+        origin: str,
+        stop: Optional[list] = None,
+        path: str = "",
+        kind: str = "template",
+        special_tokens: Optional[dict] = None,
+        system: str = "",
+        messages: Optional[list] = None,
+    ) -> None:
+        self.name = name
+        self.text = text
+        self.dialect = dialect
+        self.origin = origin
+        self.stop = [] if stop is None else stop
+        self.path = path
+        self.kind = kind
+        self.special_tokens = {} if special_tokens is None else special_tokens
+        self.system = system
+        self.messages = [] if messages is None else messages
+
+    def replace(self, **changes: Any) -> "TemplateSource":
+        """A copy with ``changes`` applied (as ``dataclasses.replace``)."""
+        return TemplateSource(**{**{f: getattr(self, f) for f in self.FIELDS}, **changes})
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not TemplateSource:
+            return NotImplemented
+        return all(getattr(self, f) == getattr(other, f) for f in self.FIELDS)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{f}={getattr(self, f)!r}" for f in self.FIELDS)
+        return f"TemplateSource({fields})"
 
     def modelfile_defaults(self) -> Optional[dict]:
         """The Modelfile's ``SYSTEM`` / ``MESSAGE`` defaults as the ollama profile's
@@ -623,7 +658,7 @@ def display_name(source: TemplateSource) -> str:
 
 def build_module(sources: Sequence[TemplateSource], profile: Optional[str] = None) -> str:
     """The Python module for the templates of one file (raises ``CompileError``)."""
-    from .compiler.api import generate
+    from .compiler.build import generate
 
     texts = [generate(s.text, s.dialect, profile, name=display_name(s))[0] for s in sources]
     if len(texts) == 1:
@@ -659,6 +694,8 @@ def combine_modules(names: Sequence[str], texts: Sequence[str], label: str = "<t
     that two templates bind to different runtime objects is renamed in the later one,
     exactly where its AST reads it.
     """
+    import ast  # the multi-template module is built rarely: not at import
+
     funcs = function_names(names)
     imports: dict[str, tuple[str, str]] = {}
     bodies: list[str] = []
@@ -690,6 +727,8 @@ def _parse_generated(
     """A generated module's metadata, render function, lines and the assignments it runs at
     import (calls of the runtime); its imports are merged into ``imports`` (returning the
     renames that keep them apart)."""
+    import ast  # the multi-template module is built rarely: not at import
+
     tree = ast.parse(text)
     meta: dict[str, Any] = {}
     renames: dict[str, str] = {}
@@ -737,6 +776,8 @@ def _same_object(a: tuple[str, str], b: tuple[str, str]) -> bool:
 
 def _rename_reads(lines: list[str], func: ast.FunctionDef, renames: dict[str, str]) -> list[str]:
     """Rename global reads inside ``func`` at their exact AST positions (no text search)."""
+    import ast  # the multi-template module is built rarely: not at import
+
     if not renames:
         return list(lines)
     first = func.lineno
@@ -775,8 +816,11 @@ def get_template(name=None, tools=None):
 
 
 def _assemble(label, names, funcs, imports, bodies, metadata) -> str:  # type: ignore[no-untyped-def]
+    import ast  # the multi-template module is built rarely: not at import
+
     from .compiler import __version__
-    from .compiler.api import format_module, header_safe
+    from .compiler.build import format_module
+    from .compiler.names import header_safe
 
     default = names.index("default") if "default" in names else 0
     first = metadata[default]
@@ -815,6 +859,8 @@ def _assemble(label, names, funcs, imports, bodies, metadata) -> str:  # type: i
 
 
 def _literal(value: Any) -> str:
+    import ast  # the multi-template module is built rarely: not at import
+
     from .compiler.emit import const_node
 
     return ast.unparse(const_node(value))

@@ -300,7 +300,7 @@ def make_standalone(module_text: str, template_source: Optional[str] = None) -> 
     ``hf`` one needs ``template_source`` (transformers checks ``continue_final_message``
     fields against the template text).
     """
-    from .compiler.api import format_module
+    from .compiler.build import format_module
 
     tree = ast.parse(module_text)
     part = _TemplatePart(tree)

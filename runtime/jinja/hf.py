@@ -9,7 +9,6 @@ cast down, unknown objects replaced by ``"<TypeName>"``), reasoning fields alias
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from typing import Any, Callable, Optional
 
@@ -38,7 +37,9 @@ def plain_data(value: Any) -> Any:
     item = getattr(value, "item", None)
     if type(value).__module__ == "numpy" and callable(item):
         return plain_data(item())
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+    if hasattr(type(value), "__dataclass_fields__"):  # a dataclass instance (its module is loaded)
+        import dataclasses
+
         return {f.name: plain_data(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if callable(getattr(value, "model_dump", None)):
         return plain_data(value.model_dump())

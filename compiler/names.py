@@ -1,0 +1,35 @@
+"""The names a compiled template goes by: its dialects and profiles, the file name its code is
+compiled under, the forms of its name that fit a comment line and an identifier.
+
+Kept apart from the pipeline (``build``) and from the compiled object (``compiled``) because
+both use them, and a template loaded from the cache must not import the pipeline.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+DIALECTS = ("jinja", "go")
+#: each dialect's profiles, the default first
+PROFILES = {"jinja": ("hf", "plain"), "go": ("ollama", "plain")}
+
+
+def default_profile(dialect: str) -> str:
+    """The profile a dialect compiles with when none is named ("" for an unknown dialect)."""
+    return PROFILES.get(dialect, ("",))[0]
+
+
+def module_filename(name: str, text: str) -> str:
+    """The file name a generated module's code is compiled under (and ``linecache`` knows)."""
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"<tmpl2py:{name}:{digest}>"
+
+
+def header_safe(name: str) -> str:
+    """A template name for a comment line: printable ASCII only, no newlines."""
+    return "".join(c if 32 <= ord(c) < 127 else "?" for c in name)[:200]
+
+
+def safe_ident(name: str) -> str:
+    """A template name as a Python identifier (the generated module's ``__name__`` part)."""
+    return "".join(c if c.isalnum() and c.isascii() else "_" for c in name) or "template"
