@@ -30,7 +30,6 @@ ordinary module for a single template; for several named templates, one module w
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -203,6 +202,8 @@ def detect_kind(path: Path, head: bytes) -> str:
 
 
 def _looks_like_json_object(path: Path) -> bool:
+    import json  # JSON files only: a template file is read without it
+
     try:
         return isinstance(json.loads(path.read_text(encoding="utf-8")), dict)
     except (ValueError, OSError):
@@ -286,6 +287,8 @@ def _read_text(path: Path) -> str:
 
 def read_json_object(path: Any) -> dict:
     """A JSON file holding an object (``tokenizer_config.json`` ...); raises :class:`SourceError`."""
+    import json
+
     path = Path(path)
     text = _read_text(path)
     try:
