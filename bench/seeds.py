@@ -61,6 +61,7 @@ LABELS = {
     "minijinja": "minijinja",
     "hand": "hand",
     "hand_literal": "hand(lit)",
+    "unbounded": "tmpl2py(unbounded)",
 }
 
 
@@ -174,8 +175,11 @@ def _strftime_now(fmt):
     return datetime.datetime.now().strftime(fmt)
 
 
-def make_contenders(sc: Scenario) -> tuple[dict[str, Callable[[], str]], dict[str, str]]:
-    """name -> zero-argument render callable; and name -> reason for contenders left out."""
+def make_contenders(
+    sc: Scenario, bounds_cost: bool = False
+) -> tuple[dict[str, Callable[[], str]], dict[str, str]]:
+    """name -> zero-argument render callable; and name -> reason for contenders left out.
+    ``bounds_cost``: also tmpl2py compiled without its work bounds (``unbounded``)."""
     from tmpl2py.compiler import compile_template
 
     ctx = sc.context
@@ -185,6 +189,10 @@ def make_contenders(sc: Scenario) -> tuple[dict[str, Callable[[], str]], dict[st
     t = compile_template(sc.source)
     render = t.render
     fns["tmpl2py"] = lambda: render(ctx)
+    if bounds_cost:
+        # the same call path as tmpl2py's (the default limits' fast path): only the code differs
+        unbounded = compile_template(sc.source, bounded=False).render
+        fns["unbounded"] = lambda: unbounded(ctx)
 
     try:
         from transformers.utils.chat_template_utils import render_jinja_template
@@ -587,13 +595,13 @@ class GoContender:
         return round(ns * inner)
 
 
-def go_tmpl2py(sc: GoScenario) -> Callable[[], str]:
-    """tmpl2py's render of the scenario: ``render_conversation`` of the ollama profile."""
+def go_tmpl2py(sc: GoScenario, bounded: bool = True) -> Callable[[], str]:
+    """tmpl2py's render of the scenario: ``render_conversation`` of the ollama profile
+    (``bounded=False``: compiled without its work bounds, for what they cost)."""
     from tmpl2py.compiler import compile_template
 
-    render_conversation = compile_template(
-        sc.source, dialect="go", profile="ollama"
-    ).render_conversation
+    template = compile_template(sc.source, dialect="go", profile="ollama", bounded=bounded)
+    render_conversation = template.render_conversation
     msgs, tools = sc.request["messages"], sc.request.get("tools")
     # currentDate/yesterdayDate: the reference's frozen date (setting it costs a little)
     opts = {"now": GO_NOW} if "Date" in sc.source else {}
@@ -628,7 +636,7 @@ def check_go_outputs(
 
 
 def run_go_bench(
-    scenarios: list[GoScenario], ref: Any, rounds: int, batch_ns: int
+    scenarios: list[GoScenario], ref: Any, rounds: int, batch_ns: int, bounds_cost: bool = False
 ) -> tuple[list[dict], list[str], int]:
     results: list[dict] = []
     notes: list[str] = []
@@ -663,7 +671,12 @@ def run_go_bench(
             status = 1
             continue
         stats: dict[str, dict] = {}
-        us = time_interleaved({"tmpl2py": ours, "go": go}, rounds, batch_ns, stats)
+        timed = {"tmpl2py": ours, "go": go}
+        if bounds_cost:
+            timed["unbounded"] = unbounded = go_tmpl2py(sc, bounded=False)
+            if unbounded() != ours():
+                raise RuntimeError(f"{sc.label}: the unbounded module renders differently")
+        us = time_interleaved(timed, rounds, batch_ns, stats)
         results.append(
             {
                 "scenario": sc.label,
@@ -683,6 +696,25 @@ def run_go_bench(
         )
         print(f"  {sc.label}: tmpl2py={_fmt_us(us['tmpl2py'])}, go={_fmt_us(us['go'])}", flush=True)
     return results, notes, status
+
+
+def bounds_cost_summary(results: list[dict]) -> dict:
+    """What the default work bounds cost: tmpl2py's median over the unbounded module's, per
+    scenario (both dialects), their geomean and the worst."""
+    costs = {
+        r["scenario"]: r["us"]["tmpl2py"] / r["us"]["unbounded"]
+        for r in results
+        if isinstance(r["us"].get("unbounded"), float) and isinstance(r["us"].get("tmpl2py"), float)
+    }
+    if not costs:
+        return {"line": "bounds cost: not measured", "per_scenario": {}}
+    mean = math.exp(sum(math.log(v) for v in costs.values()) / len(costs))
+    worst = max(costs, key=costs.__getitem__)
+    line = (
+        f"default work bounds cost (tmpl2py / unbounded, {len(costs)} scenarios): geomean"
+        f" {(mean - 1) * 100:+.1f}%, worst {(costs[worst] - 1) * 100:+.1f}% ({worst})"
+    )
+    return {"line": line, "geomean": mean, "worst": worst, "per_scenario": costs}
 
 
 GO_HEADER = ["scenario", "tmpl2py us", "go us", "tmpl2py/go", "fastest-sample ratio", "out chars"]
@@ -802,6 +834,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--skip-go", action="store_true", help="leave out the Go templates")
     ap.add_argument(
+        "--bounds-cost",
+        action="store_true",
+        help="also time tmpl2py compiled without its work bounds (what the default bounds cost)",
+    )
+    ap.add_argument(
         "--corpus",
         metavar="TEMPLATES_DIR",
         help="the corpus benchmark instead (with --fixtures DIR): tmpl2py bench --corpus DIR --help",
@@ -844,7 +881,7 @@ def main(argv: list[str] | None = None) -> int:
     notes: list[str] = []
     for sc in scenarios:
         try:
-            fns, skipped = make_contenders(sc)
+            fns, skipped = make_contenders(sc, args.bounds_cost)
         except Exception as e:  # noqa: BLE001 - tmpl2py itself failed to compile
             notes.append(f"{sc.label}: tmpl2py compile failed: {type(e).__name__}: {e}")
             status = 1
@@ -919,7 +956,9 @@ def main(argv: list[str] | None = None) -> int:
                 f"(text/template, Ollama's Template.Execute), same rounds"
             )
             try:
-                go_results, go_notes, go_status = run_go_bench(go_scenarios, ref, rounds, batch_ns)
+                go_results, go_notes, go_status = run_go_bench(
+                    go_scenarios, ref, rounds, batch_ns, args.bounds_cost
+                )
             finally:
                 ref.close()
             notes += go_notes
@@ -968,6 +1007,9 @@ def main(argv: list[str] | None = None) -> int:
             f"{sum(1 for r in go_results if r['ratios'].get('tmpl2py/go') is not None)} scenarios; max "
             f"{go_summary['max_tmpl2py_over_go']:.2f}x ({go_summary['max_scenario']})"
         )
+    if args.bounds_cost:
+        summary["bounds_cost"] = bounds_cost_summary(results + go_results)
+        print(summary["bounds_cost"]["line"])
     print("targets:")
     for name, ok in summary["targets"].items():
         print(f"  [{'n/a' if ok is None else ('MET' if ok else 'MISSED')}] {name}")
