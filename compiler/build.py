@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 from . import bounds, ir
 from .emit import MODULE_HEADER, emit_with_spans
-from .errors import CompileError
+from .errors import CompileError, attached_to
 from .names import DIALECTS, PROFILES, default_profile, header_safe
 from .passes import pipeline
 from .unparse import QUOTES_STRINGS
@@ -123,15 +123,9 @@ def _generate_text(
             f"unknown profile {profile!r} for {dialect} (expected one of {', '.join(PROFILES[dialect])})"
         )
     name = name or "<template>"
-    try:
+    with attached_to(source, name):
         module = parse(source, dialect, name, profile)
         module = pipeline.run(module, profile=profile, optimize=optimize)
-    except CompileError as e:
-        raise e.with_source(source, name) from None
-    except RecursionError:
-        raise CompileError(
-            "too-deep", "template nesting is too deep to compile", 0, 0, source, name
-        ) from None
     sha = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
     header = module_header(name, sha, dialect, profile)
     metadata = {
@@ -142,14 +136,10 @@ def _generate_text(
         "COMPILER_VERSION": __version__,
     }
     metadata.update(dict(module.meta))
-    try:
+    with attached_to(source, name):
         # the size guards are for the code that runs (the IR stays readable for inspection)
         final = pipeline.before_emit(module) if bounded else module
         text, spans = emit_with_spans(final, header, metadata, fuel=bounded)
-    except RecursionError:
-        raise CompileError(
-            "too-deep", "template nesting is too deep to compile", 0, 0, source, name
-        ) from None
     return text, module, spans
 
 

@@ -15,7 +15,8 @@ Codes (stable, documented in the README):
 
 from __future__ import annotations
 
-from typing import Optional
+from contextlib import contextmanager
+from typing import Iterator, Optional
 
 
 class CompileError(Exception):
@@ -53,6 +54,21 @@ class CompileError(Exception):
     def with_source(self, source: str, name: Optional[str]) -> "CompileError":
         """The same error with the excerpt and template name attached (done once, at the API)."""
         return CompileError(self.code, self.message, self.line, self.column, source, name)
+
+
+@contextmanager
+def attached_to(source: str, name: Optional[str]) -> Iterator[None]:
+    """A compile step's errors as the template's: a ``CompileError`` gains the source and
+    name; a ``RecursionError`` (nesting deeper than Python's stack in a recursive step) is the
+    ``too-deep`` ``CompileError``."""
+    try:
+        yield
+    except CompileError as e:
+        raise e.with_source(source, name) from None
+    except RecursionError:
+        raise CompileError(
+            "too-deep", "template nesting is too deep to compile", 0, 0, source, name
+        ) from None
 
 
 def _excerpt(source: str, line: int, column: int) -> str:
