@@ -9,14 +9,13 @@ from here too, imported on first use.
 
 from __future__ import annotations
 
-import hashlib
 from types import CodeType
 from typing import Any, Optional
 
 from . import bounds
 from .compiled import CompiledTemplate
 from .errors import CompileError
-from .names import DIALECTS, PROFILES, default_profile
+from .names import DIALECTS, PROFILES, default_profile, sha256_hex
 from .version import __version__
 from tmpl2py.runtime import limits as _limits
 
@@ -99,7 +98,7 @@ def _compile_cached(
     from tmpl2py.cache import as_cache, entry_key
 
     store = as_cache(cache)
-    sha = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
+    sha = sha256_hex(source)
     key = entry_key(
         source_sha256=sha,
         dialect=dialect,

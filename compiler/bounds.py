@@ -28,11 +28,11 @@ def check_size(source: str, max_size: Optional[int]) -> None:
         )
 
 
-_JINJA_START = re.compile(r"\{[%#]")
-_JINJA_WORD = re.compile(r"[-+]?\s*(\w*)")
+_JINJA_START = r"\{[%#]"
+_JINJA_WORD = r"[-+]?\s*(\w*)"
 _JINJA_OPEN = frozenset("if for macro call filter generation".split())
-_GO_START = re.compile(r"\{\{-?\s*")
-_GO_WORD = re.compile(r"(if|range|with|define|block|end)\b")
+_GO_START = r"\{\{-?\s*"
+_GO_WORD = r"(if|range|with|define|block|end)\b"
 _TOO_DEEP = "blocks nest more than {} deep (compile_template(..., max_depth=...) raises the cap)"
 
 
@@ -53,15 +53,16 @@ def check_depth(source: str, dialect: str, max_depth: Optional[int]) -> None:
 
 def _jinja_tags(source: str) -> Iterator[tuple[int, int]]:
     """(offset, +1 / -1) of each block tag that opens / closes a level."""
+    start, name = re.compile(_JINJA_START), re.compile(_JINJA_WORD)  # re's cache: no cost at import
     pos = 0
-    while (match := _JINJA_START.search(source, pos)) is not None:
+    while (match := start.search(source, pos)) is not None:
         i = match.start()
         if source[i + 1] == "#":
             pos = source.find("#}", i + 2)
             if pos == -1:
                 return
             continue
-        word_match = _JINJA_WORD.match(source, i + 2)
+        word_match = name.match(source, i + 2)
         word, pos = word_match.group(1), word_match.end()
         if word == "raw":  # its content is text
             pos = source.find("endraw", pos)
@@ -78,15 +79,16 @@ def _jinja_tags(source: str) -> Iterator[tuple[int, int]]:
 
 
 def _go_tags(source: str) -> Iterator[tuple[int, int]]:
+    start, keyword = re.compile(_GO_START), re.compile(_GO_WORD)
     pos = 0
-    while (match := _GO_START.search(source, pos)) is not None:
+    while (match := start.search(source, pos)) is not None:
         pos = match.end()
         if source.startswith("/*", pos):
             pos = source.find("*/", pos + 2)
             if pos == -1:
                 return
             continue
-        word = _GO_WORD.match(source, pos)
+        word = keyword.match(source, pos)
         if word is not None:
             yield match.start(), -1 if word.group(1) == "end" else 1
 

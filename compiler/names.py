@@ -7,7 +7,13 @@ both use them, and a template loaded from the cache must not import the pipeline
 
 from __future__ import annotations
 
-import hashlib
+try:  # SHA-256 without loading OpenSSL: hashlib's import costs ~5 ms, most of a cache hit
+    from _sha256 import sha256  # the standard library's own implementation (Python <= 3.11)
+except ImportError:  # pragma: no cover - depends on the Python version
+    try:
+        from _sha2 import sha256  # Python >= 3.12
+    except ImportError:
+        from hashlib import sha256
 
 DIALECTS = ("jinja", "go")
 #: each dialect's profiles, the default first
@@ -19,9 +25,17 @@ def default_profile(dialect: str) -> str:
     return PROFILES.get(dialect, ("",))[0]
 
 
+def sha256_hex(data: "str | bytes") -> str:
+    """The SHA-256 of ``data`` (text as UTF-8, lone surrogates kept), in hex: the source hash
+    of headers and cache keys."""
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    return sha256(data).hexdigest()
+
+
 def module_filename(name: str, text: str) -> str:
     """The file name a generated module's code is compiled under (and ``linecache`` knows)."""
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    digest = sha256_hex(text)[:12]
     return f"<tmpl2py:{name}:{digest}>"
 
 

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 Span = tuple
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_LINE_BREAK = r"\r\n|\r|\n"  # compiled where used (errors only): no cost at import
 #: Attributes a located exception carries (``template_line`` set means: already located).
 ATTRIBUTES = ("template_name", "template_line", "template_column", "template_source_line")
 
@@ -149,7 +149,7 @@ class PositionTable:
         if not span or not span[0]:
             return exc
         line, column = span[0], span[1]
-        lines = _LINE_BREAK.split(self.source)
+        lines = re.split(_LINE_BREAK, self.source)
         text = lines[line - 1] if line <= len(lines) else ""
         try:
             exc.template_name = self.name  # type: ignore[attr-defined]

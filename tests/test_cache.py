@@ -194,3 +194,15 @@ def test_many_processes_start_at_once(tmp_path: Path) -> None:
     store = ModuleCache(tmp_path / "cache")
     assert len(entry_files(store)) == 2
     assert not [p for p in store.directory.iterdir() if p.name.startswith(".")]
+
+
+def test_the_source_hash_is_sha256() -> None:
+    """names.sha256_hex (the standard library's SHA-256 without OpenSSL, where Python has it
+    apart) is hashlib's SHA-256 of the UTF-8 text, lone surrogates kept."""
+    import hashlib
+
+    from tmpl2py.compiler.names import sha256_hex
+
+    for text in ("", "{{ x }}", "\ud800 é \U0001f600" * 100):
+        want = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        assert sha256_hex(text) == sha256_hex(text.encode("utf-8", "surrogatepass")) == want

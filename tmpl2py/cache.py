@@ -30,7 +30,6 @@ functions that compile (``build``) and that turn text and code into the result (
 from __future__ import annotations
 
 import gc
-import hashlib
 import marshal
 import os
 import sys
@@ -41,6 +40,7 @@ from pathlib import Path
 from types import CodeType
 from typing import Any, Callable, Iterator, Optional, TypeVar, Union
 
+from tmpl2py.compiler.names import sha256_hex
 from tmpl2py.runtime.budget import RenderBudgetExceeded
 
 __all__ = ["CacheWarning", "ModuleCache", "as_cache", "default_cache_dir", "entry_key"]
@@ -74,11 +74,11 @@ def entry_key(**parts: Any) -> str:
     Python tag."""
     parts = {**parts, "format": FORMAT, "python": sys.implementation.cache_tag}
     text = repr(sorted(parts.items()))
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return sha256_hex(text)
 
 
 def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return sha256_hex(text)
 
 
 _UMASK_LOCK = threading.Lock()
@@ -161,7 +161,7 @@ class ModuleCache:
         fields = head.split(b" ")
         if not sep or len(fields) != 4 or head[: len(_HEADER)] != _HEADER.encode("ascii"):
             return None
-        sha = hashlib.sha256(body).hexdigest()
+        sha = sha256_hex(body)
         if fields[2] != key.encode("ascii") or fields[3] != sha.encode("ascii"):
             return None
         try:
