@@ -69,6 +69,13 @@ def _error(message: str) -> None:
     print(f"tmpl2py: {message}", file=sys.stderr)
 
 
+def _input_error(error: Exception) -> int:
+    """Print an error in what the user gave; its exit status: 3 for a template that does not
+    compile, 2 for a file, a context or an argument."""
+    _error(str(error))
+    return 3 if isinstance(error, CompileError) else 2
+
+
 # ----------------------------------------------------------------------------- progress
 
 
@@ -315,15 +322,8 @@ def cmd_render(args: argparse.Namespace) -> int:
             source.text, source.dialect, args.profile, name=src_mod.display_name(source),
             cache=None if args.no_cache else True,
         )  # fmt: skip
-    except SourceError as e:
-        _error(str(e))
-        return 2
-    except CompileError as e:
-        _error(str(e))
-        return 3
-    except ValueError as e:
-        _error(str(e))
-        return 2
+    except (SourceError, CompileError, ValueError) as e:
+        return _input_error(e)
     conversation = not args.raw and template.profile in ("hf", "ollama") and "messages" in context
     tokens = {**model.special_tokens, **_token_flags(args)} if template.dialect == "jinja" else {}
     supplied = set(context) | (set(tokens) if conversation else set())
@@ -431,15 +431,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         for s in chosen:
             report = inspect_template(s.text, s.dialect, src_mod.display_name(s), args.profile)
             reports.append((s, report))
-    except SourceError as e:
-        _error(str(e))
-        return 2
-    except CompileError as e:
-        _error(str(e))
-        return 3
-    except ValueError as e:
-        _error(str(e))
-        return 2
+    except (SourceError, CompileError, ValueError) as e:
+        return _input_error(e)
     if args.json:
         sys.stdout.write(_inspect_json(str(args.template), reports))
         return 0
