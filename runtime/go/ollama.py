@@ -715,7 +715,15 @@ def collate(messages: list) -> tuple[str, list]:
     messages of one role (not tool) merged; all system text."""
     system: list[str] = []
     collated: list = []
-    last = None
+    collate_onto(collated, system, messages)
+    return "\n\n".join(system), collated
+
+
+def collate_onto(collated: list, system: list, messages: list) -> None:
+    """:func:`collate` continued (an incremental session's append): ``messages`` shaped and
+    collated onto ``collated`` in place (the first may merge into its last message, whose
+    ``Content`` then grows), their system contents appended to ``system``."""
+    last = collated[-1] if collated else None
     for raw in messages:
         role = content = None
         if type(raw) is dict and len(raw) == 2:
@@ -739,7 +747,11 @@ def collate(messages: list) -> tuple[str, list]:
         else:
             collated.append(msg)
             last = msg
-    return "\n\n".join(system), collated
+
+
+def messages_value(collated: list) -> Any:
+    """The template's ``.Messages`` for collated messages (nil when there are none)."""
+    return _Messages(collated) if collated else _NIL_MESSAGES
 
 
 class _Messages(GoSlice):
@@ -796,7 +808,7 @@ def template_values(
         raise RequestError("json: cannot unmarshal tools into Go struct field of type api.Tools")
     return {
         "System": system,
-        "Messages": _Messages(collated) if collated else _NIL_MESSAGES,
+        "Messages": messages_value(collated),
         "Tools": view_tools,
         "Response": "",
         "Think": think_value,
