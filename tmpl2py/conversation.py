@@ -1,4 +1,5 @@
 """Incremental conversations: ``session = t.conversation(**options)``, ``session.append(m)``.
+Long because it holds the plans of both dialects (their IR shapes differ) and the session.
 
 A session holds one conversation and the request options (``tools``, ``documents``,
 ``add_generation_prompt``, template keywords; Go: ``tools``, ``think``). ``append`` returns the
@@ -94,10 +95,10 @@ def plan(template: Any) -> Plan:
     pre, loop, post, names, threshold = _split(module.body)
     _check_body(loop, names)
     return Plan(
-        _compile(dataclasses.replace(module, body=_silence(pre) + _suffix_loop(loop)), template.name, "suffix"),
-        _compile(dataclasses.replace(module, body=_silence(pre) + post), template.name, "tail"),
+        _compile(module, _silence(pre) + _suffix_loop(loop), template.name, "suffix"),
+        _compile(module, _silence(pre) + post, template.name, "tail"),
         threshold,
-    )  # fmt: skip
+    )
 
 
 def _split(body: tuple) -> tuple:
@@ -273,15 +274,18 @@ def _go_plan(module: ir.Module, name: str) -> Plan:
     own = range_vars(loop)
     outer = {i for i in assigned(loop.body) if i not in own} & set(assigned(body[:k] + body[k + 1 :]))
     if outer:
-        raise NotIncremental(f"line {loop.span[0]}: the range over .Messages assigns a variable declared before it")
+        raise NotIncremental(
+            f"line {loop.span[0]}: the range over .Messages assigns a variable declared before it"
+        )
     _no_break(loop)
     threshold = max(1, _go_constant_reads(body, loop, lst))
     reads_system = any(go_data_field(n) == "System" for n in ir.walk(body))
     return Plan(
-        _compile(dataclasses.replace(module, body=_silence(body[:k]) + _go_suffix(loop, lst)), name, "suffix"),
-        _compile(dataclasses.replace(module, body=_silence(body[:k]) + body[k + 1 :]), name, "tail"),
-        threshold, reads_system,
-    )  # fmt: skip
+        _compile(module, _silence(body[:k]) + _go_suffix(loop, lst), name, "suffix"),
+        _compile(module, _silence(body[:k]) + body[k + 1 :], name, "tail"),
+        threshold,
+        reads_system,
+    )
 
 
 def _go_messages(node: Any) -> bool:
@@ -407,11 +411,12 @@ def _suffix_loop(loop: ir.For) -> tuple:
     return (assign, dataclasses.replace(loop, iter=model.iter, body=body))
 
 
-def _compile(module: ir.Module, name: str, part: str) -> Callable[[dict], str]:
+def _compile(module: ir.Module, body: tuple, name: str, part: str) -> Callable[[dict], str]:
+    """A render function of ``module`` with ``body`` (its meta kept: Go's mode, error sites)."""
     from .compiler.emit import emit
     from .compiler.passes import pipeline
 
-    resolved = pipeline.run(module, profile=module.profile or "hf")
+    resolved = pipeline.run(dataclasses.replace(module, body=body), profile=module.profile or "hf")
     header = f"# tmpl2py incremental part {part!r} of {name!r}\n"
     source = emit(resolved, header, {"TEMPLATE_NAME": f"{name}:{part}"})
     namespace: dict = {"__name__": f"tmpl2py_incremental_{part}"}

@@ -1,4 +1,6 @@
 """Prefix stability of chat templates: a static pre-check over the IR, a Hypothesis search.
+Long because it holds both dialects' pre-checks (Jinja's and Go's IR differ) beside the
+search and the report they explain.
 
 **The property servers need** (prefix caching in vLLM, llama.cpp, Ollama): at each point where
 the model is asked to reply (the message at index ``i`` is the assistant's reply to
@@ -271,14 +273,14 @@ def go_data_field(node: Any) -> Optional[str]:
 def range_vars(loop: ir.For) -> set:
     """The idents a Go ``range`` declares: its targets, and ``$v`` of ``range $i, $v :=``
     (lowered as an assignment from the element at the top of the body)."""
-    targets = {n.ident for n in ir.walk(loop.target) if isinstance(n, ir.Name)}
-    return targets | {
+    names = [n.ident for n in ir.walk(loop.target) if isinstance(n, ir.Name)]
+    return set(names) | {
         s.target.ident
         for s in loop.body
         if isinstance(s, ir.Assign)
         and isinstance(s.target, ir.Name)
         and isinstance(s.value, ir.Name)
-        and s.value.ident in targets
+        and s.value.ident == names[-1]
     }
 
 

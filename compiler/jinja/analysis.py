@@ -3,7 +3,7 @@ names it reads before anything assigns them (jinja2's ``find_undeclared``)."""
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any
 
 from .. import ir
 
