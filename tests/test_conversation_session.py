@@ -8,6 +8,7 @@ Shared-corpus templates are read from ../shared (or $TMPL2PY_SHARED); they skip 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -294,3 +295,21 @@ def test_go_legacy_mode_is_a_full_render():
     assert not session.incremental and "legacy" in session.reason
     convo = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "r"}]
     run_steps(t, convo + [{"role": "user", "content": "q2"}], {})
+
+
+@pytest.mark.parametrize(
+    ("source", "dialect", "options"),
+    [(APPEND_ONLY_GO, "go", {"think": "max"}), (APPEND_ONLY, "jinja", {"tools": ["not a tool"]})],
+)
+def test_bad_options_raise_at_the_append_like_a_full_render(source, dialect, options):
+    """An incremental session takes its options as a full render does: a bad one raises at
+    the first append, the full render's error, and leaves the session empty."""
+    t = compile_template(source, dialect, name="own")
+    session = t.conversation(**options)
+    assert session.incremental, session.reason
+    run_steps(t, [{"role": "user", "content": "q"}], options)
+    with pytest.raises(Exception) as got:
+        session.append({"role": "user", "content": "q"})
+    with pytest.raises(type(got.value), match=re.escape(str(got.value))):
+        t.render_conversation([{"role": "user", "content": "q"}], **options)
+    assert session.messages == []

@@ -434,7 +434,8 @@ class _JinjaView:
         from .runtime.jinja import hf
 
         self.hf = hf
-        self.base = hf.conversation_context([], **options)
+        self.options = options
+        self.base: dict = {}
         self.chat: list = []
         self.mark = 0
 
@@ -446,6 +447,9 @@ class _JinjaView:
         return new
 
     def reset(self, messages: list) -> None:
+        """After a full render of ``messages`` (so the options are valid: their errors are
+        the full render's to raise, at the append that meets them)."""
+        self.base = self.base or self.hf.conversation_context([], **self.options)
         self.chat = self.hf.alias_reasoning(messages)
 
     def add(self, new: list) -> Optional[int]:
@@ -469,8 +473,9 @@ class _GoView:
         from .runtime.go import ollama
 
         self.ollama = ollama
-        json_tools = bool(template.namespace.get("GO_TOOLS_JSON"))
-        self.base = ollama.template_values([], options.get("tools"), options.get("think"), json_tools)
+        self.options = options
+        self.json_tools = bool(template.namespace.get("GO_TOOLS_JSON"))
+        self.base: dict = {}
         self.reads_system = plan.reads_system
         self.chat: Any = []
         self.system: list = []
@@ -480,6 +485,10 @@ class _GoView:
         return list(messages)
 
     def reset(self, messages: list) -> None:
+        """After a full render of ``messages`` (as the Jinja view's)."""
+        if not self.base:
+            get = self.options.get
+            self.base = self.ollama.template_values([], get("tools"), get("think"), self.json_tools)
         collated: list = []
         self.system = []
         self.ollama.collate_onto(collated, self.system, messages)
