@@ -20,7 +20,7 @@ difference is an error, exit status 1). Reported per turn 1, 10, 50, 100 and the
 
 Templates: the project's ``examples/seed001_qwen.jinja`` and, from ``../shared/corpus`` when
 present, a few Jinja corpus templates that qualify for incremental rendering and one that does
-not, and two Go (Ollama) templates that qualify and one that does not.
+not, and three Go (Ollama) templates that qualify (one carrying a variable) and one that does not.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_TEMPLATES = ("chujiezheng__chatml", "chujiezheng__phi-3", "llamacpp__moonshotai-Kimi-K2",
                     "chujiezheng__qwen2.5-instruct")  # fmt: skip
-SHARED_GO = ("llama3-instruct", "chatml", "gemma3-instruct")
+SHARED_GO = ("llama3-instruct", "chatml", "vicuna", "gemma3-instruct")  # vicuna: carries $system
 JINJA_OPTIONS = {"add_generation_prompt": True, "bos_token": "<s>", "eos_token": "</s>"}
 MARKS = (1, 10, 50, 100)
 

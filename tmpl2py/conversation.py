@@ -17,20 +17,26 @@ shape ``preamble; for message in M; postamble`` at the top level, where ``M`` is
   negative or computed look-ahead indexes, whole-list filters, namespace pre-passes,
   ``strftime_now``; Go: ``len (slice $.Messages $i)``, ``len .Messages``, ``index``/``slice``
   with computed indexes, ``currentDate``);
-- the loop carries no state from one message to the next: Jinja: of its ``loop`` it reads only
-  ``index``, ``index0`` and ``first``, writes no namespace, no macro writes one, no
-  ``cycler``/``joiner``; Go: it assigns no variable declared before it; it does not ``break``,
-  has no filter or recursion, and no other loop runs over the messages;
+- Jinja: the loop carries no state from one message to the next: of its ``loop`` it reads
+  only ``index``, ``index0`` and ``first``, writes no namespace, no macro writes one, no
+  ``cycler``/``joiner``; Go: the variables declared before the range that it assigns (Ollama's
+  ``$system``, set by a system message and printed by the next user turn) are *carried*: the
+  session keeps their values after the messages rendered and starts the next iterations from
+  them; the loop does not ``break``, has no filter or recursion, and no other loop runs over
+  the messages;
 - the preamble and postamble read messages only at constant indexes (``messages[c]``, Go:
   ``index .Messages c``); Go: the template reads its data only field by field (``.Tools``,
   ``$.System``: never ``$`` as a whole) and defines no templates.
 
 Then the render is ``preamble + iteration(0) + ... + iteration(n-1) + postamble`` where each
-iteration depends only on its message, its index and preamble state, and the preamble and
-postamble only on ``messages[c]`` — fixed once the messages up to every such ``c`` are. So
+iteration depends only on its message, its index, preamble state and the carried variables'
+values before it (which it updates), and the preamble and postamble only on ``messages[c]`` —
+fixed once the messages up to every such ``c`` are — and the carried values at the end. So
 appending messages appends iterations: two extra functions are compiled from the same IR, one
 that runs the preamble silently and then only the iterations of the last ``COUNT`` messages
-(their index offset), one that runs the preamble silently and then the postamble. Ollama
+(their index offset; Go: the carried variables set from the session's data first and
+passed back, through Go's ``call``, at the end), one that runs the preamble silently and then
+the postamble. Ollama
 merges consecutive messages of one role (not tool) and joins every system message into
 ``.System``: an append that merges into the last message renders that message's step again;
 one that adds a system message to a template reading ``.System`` is a full render.
@@ -50,6 +56,7 @@ from .prefix import (
 
 COUNT = "tmpl2py_suffix_count"
 START = "tmpl2py_suffix_start"
+STATE = "tmpl2py_state_"  # Go: the carried variables' values in, "..._out" them out
 LOOP_ATTRS = ("index0", "index", "first")
 _ACCESS = frozenset({"jinja.getattr_", "jinja.getitem"})
 _GO_RANGE = frozenset({"gotmpl.range_pairs", "gotmpl.range_values"})
@@ -65,6 +72,7 @@ class Plan:
     tail: Callable[[dict], str]  # preamble silently, then the postamble
     threshold: int
     reads_system: bool = False  # Go: the template reads .System (every system message)
+    carried: int = 0  # Go: variables the range carries from one message to the next
 
 
 class NotIncremental(Exception):
@@ -82,8 +90,8 @@ def plan(template: Any) -> Plan:
             "incremental rendering is implemented for Jinja templates with the hf profile and"
             " Go templates with the ollama profile; every step is a full render"
         )
-    if START in template.source or COUNT in template.source:
-        raise NotIncremental(f"the template uses the name {START!r} or {COUNT!r}")
+    if any(name in template.source for name in (START, COUNT, STATE)):
+        raise NotIncremental(f"the template uses a name of ours ({START!r}, {COUNT!r}, {STATE!r})")
     args = (template.source, template.dialect, template.name, template.profile)
     breaking = [f for f in scan(analysis_ir(*args)) if f.kind in BREAKING]
     if breaking:
@@ -273,19 +281,38 @@ def _go_plan(module: ir.Module, name: str) -> Plan:
     loop = body[k]
     own = range_vars(loop)
     outer = {i for i in assigned(loop.body) if i not in own} & set(assigned(body[:k] + body[k + 1 :]))
-    if outer:
-        raise NotIncremental(
-            f"line {loop.span[0]}: the range over .Messages assigns a variable declared before it"
-        )
+    carried = tuple(_go_var(loop.body, i) for i in sorted(outer))
     _no_break(loop)
     threshold = max(1, _go_constant_reads(body, loop, lst))
     reads_system = any(go_data_field(n) == "System" for n in ir.walk(body))
+    pre = _silence(body[:k]) + _go_restore(carried)
+    saved = ir.ExprStmt(ir.Helper("gotmpl.call", (ir.Const(None), _go_field(STATE + "out")) + carried))
     return Plan(
-        _compile(module, _silence(body[:k]) + _go_suffix(loop, lst), name, "suffix"),
-        _compile(module, _silence(body[:k]) + body[k + 1 :], name, "tail"),
+        _compile(module, pre + _go_suffix(loop, lst) + (saved,) * bool(carried), name, "suffix"),
+        _compile(module, pre + body[k + 1 :], name, "tail"),
         threshold,
         reads_system,
+        len(carried),
     )
+
+
+def _go_var(body: Any, ident: str) -> ir.Name:
+    return next(n for n in ir.walk(body) if isinstance(n, ir.Name) and n.ident == ident)
+
+
+def _go_field(key: str) -> ir.Helper:
+    """``$.key``: the private keys the session adds to the data (the template reads its
+    data field by field only, so it never sees them)."""
+    return ir.Helper("gotmpl.field", (ir.Name(".", TOP), ir.Const(key)))
+
+
+def _go_restore(carried: tuple) -> tuple:
+    """The carried variables set from the data when the session passes their values (the
+    state after the messages already rendered); otherwise the preamble's own."""
+    if not carried:
+        return ()
+    sets = tuple(ir.Assign(v, _go_field(f"{STATE}{k}")) for k, v in enumerate(carried))
+    return (ir.If(_go_field(STATE + "given"), sets),)
 
 
 def _go_messages(node: Any) -> bool:
@@ -346,7 +373,7 @@ def _go_constant_reads(body: tuple, loop: ir.For, lst: Any) -> int:
 def _go_suffix(loop: ir.For, lst: Any) -> tuple:
     """``$start := len M - COUNT``, then the range over ``slice M $start`` with its index
     offset by ``$start`` (Go's range index is its first target)."""
-    count = ir.Helper("gotmpl.field", (ir.Name(".", TOP), ir.Const(COUNT)))
+    count = _go_field(COUNT)
     start = ir.Name("$" + START, "v_" + START)
     assign = ir.Assign(start, ir.BinOp("-", ir.Helper("gotmpl.length", (lst,)), count))
     it = dataclasses.replace(loop.iter, args=(ir.Helper("gotmpl.slice_", (lst, start)),) + loop.iter.args[1:])
@@ -531,6 +558,8 @@ class Conversation:
         # its first index on (a merge into the last message renders its piece again)
         self._pieces: Optional[list] = None
         self._starts: list = []
+        self._states: list = []  # Go: the carried variables at each piece's start (None: the preamble's)
+        self._end: Optional[tuple] = None  # ... and after the last piece
         self._tail = ""
         self._length = 0  # of the pieces
         try:
@@ -596,13 +625,28 @@ class Conversation:
         if plan is not None:
             self._view.reset(messages)
             if len(self._view.chat) >= plan.threshold:
-                tail = plan.tail(self._view.context())
+                context = self._view.context()
+                if plan.carried:  # the state after every message: the iterations once more
+                    self._end = self._run(plan.suffix, {**context, COUNT: len(self._view.chat)}, None)[1]
+                tail = self._run(plan.tail, context, self._end)[0]
                 if prompt.endswith(tail):  # always, by construction; checked once per full render
                     head = prompt[: len(prompt) - len(tail)]
-                    self._pieces, self._starts = [head], [0]
+                    self._pieces, self._starts, self._states = [head], [0], [None]
                     self._tail, self._length = tail, len(head)
         self.kept = len(old) if prompt.startswith(old) else common_prefix(old, prompt)
         return prompt[self.kept :]
+
+    def _run(self, function: Callable, context: dict, state: Optional[tuple]) -> tuple:
+        """(the text, the carried variables after it) of a plan function, the carried
+        variables starting from ``state`` (None: the preamble's own)."""
+        if not self._plan or not self._plan.carried:
+            return function(context), None
+        box: list = [state]
+        extra: dict = {STATE + "out": lambda *values: box.__setitem__(0, values)}
+        if state is not None:
+            extra[STATE + "given"] = True
+            extra.update((f"{STATE}{k}", v) for k, v in enumerate(state))
+        return function({**context, **extra}), box[0]
 
     def _suffix(self, new: list, start: int, before: int) -> str:
         """Render the messages from ``start`` on (from the start of its piece when an append
@@ -619,16 +663,18 @@ class Conversation:
             self._view.undo()
             return self._full(new)
         context = self._view.context()
-        text = self._plan.suffix({**context, COUNT: len(self._view.chat) - first})
-        tail = self._plan.tail(context)
+        state = self._states[p] if p < len(starts) else self._end
+        text, end = self._run(self._plan.suffix, {**context, COUNT: len(self._view.chat) - first}, state)
+        tail = self._run(self._plan.tail, context, end)[0]
         self.messages.extend(new)
         dropped = "".join(pieces[p:])
         kept_length = self._length - len(dropped)
         old_rest = dropped + self._tail
-        del pieces[p:], starts[p:]
+        del pieces[p:], starts[p:], self._states[p:]
         pieces.append(text)
         starts.append(first)
-        self._tail, self._prompt = tail, None
+        self._states.append(state)
+        self._tail, self._prompt, self._end = tail, None, end
         grown = text + tail
         same = len(old_rest) if grown.startswith(old_rest) else common_prefix(old_rest, grown)
         self.kept = kept_length + same
