@@ -191,7 +191,8 @@ APPEND_ONLY_GO = (
 CARRIED_GO = (
     "{{- $system := \"\" }}{{ $n := 0 }}{{ range .Messages }}"
     "{{- if eq .Role \"system\" }}{{ $system = printf \"%s|%s\" $system .Content }}"
-    "{{- else }}{{ if $system }}[{{ $system }}]{{ $system = \"\" }}{{ end }}{{ .Role }}:{{ .Content }}\n{{ end }}"
+    "{{- else }}{{ if $system }}[{{ $system }}]{{ $system = \"\" }}{{ end }}"
+    "{{ .Role }}:{{ .Content }}\n{{ end }}"
     "{{- $n = len $system }}{{ end }}{{ $system }}/{{ $n }} assistant:"
 )
 #: The Go corpus templates whose sessions do not render only the new messages.
@@ -318,12 +319,38 @@ def test_go_reason_names_the_construct_and_line():
     assert session.reason.startswith("line 2: len (slice $.Messages $i)"), session.reason
 
 
-def test_go_legacy_mode_is_a_full_render():
-    t = compile_template("{{ .System }}|{{ .Prompt }}|{{ .Response }}", "go", name="legacy")
-    session = t.conversation()
-    assert not session.incremental and "legacy" in session.reason
-    convo = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "r"}]
-    run_steps(t, convo + [{"role": "user", "content": "q2"}], {})
+#: Our own templates of Ollama's legacy mode (no .Messages: one render per turn).
+LEGACY_GO = (
+    "{{ if .System }}<s>{{ .System }}</s>{{ end }}{{ if .Prompt }}[U]{{ .Prompt }}{{ end }}"
+    "[A]{{ .Response }}{{ if .Response }}<eos>{{ end }}{{ if .Think }}~{{ end }}"
+)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@given(go_messages(), st.data())
+def test_go_legacy_mode_equals_full_render(messages, data):
+    t = compile_template(LEGACY_GO, "go", name="legacy")
+    session, _ = run_steps(t, messages, _go_options(data))
+    assert session.incremental, session.reason
+
+
+def test_go_legacy_appends_render_only_the_new_turns(monkeypatch):
+    """Each finished turn is rendered once; an append renders the turns it finishes and the
+    last (cut) turn again, merges included: no full render, and the Go reference agrees."""
+    t = compile_template(LEGACY_GO, "go", name="legacy")
+    session = t.conversation(think=True)
+    convo = [{"role": "system", "content": "S"}]
+    session.append(convo[0])
+    monkeypatch.setattr(t, "render_conversation", None)  # any full render would fail
+    for k in range(25):
+        for m in ({"role": "user", "content": f"u{k}"}, {"role": "user", "content": "more"},
+                  {"role": "assistant", "content": f"a{k}"}, {"role": "tool", "content": "r"}):  # fmt: skip
+            session.append(m)
+            convo.append(m)
+    monkeypatch.undo()
+    assert session.prompt() == t.render_conversation(convo, think=True)
+    assert "[U]u3\n\nmore[A]a3<eos>~" in session.prompt()
+    _go_reference_equal(LEGACY_GO, {"messages": convo, "think": True}, session.prompt())
 
 
 @pytest.mark.parametrize(

@@ -40,6 +40,9 @@ the postamble. Ollama
 merges consecutive messages of one role (not tool) and joins every system message into
 ``.System``: an append that merges into the last message renders that message's step again;
 one that adds a system message to a template reading ``.System`` is a full render.
+Ollama's legacy Prompt/Response mode (a Go template that does not mention ``.Messages``)
+renders the template once per turn, of that turn's data only: a finished turn never changes,
+so an append renders the turns it finishes and the last turn again (:class:`_LegacyView`).
 Otherwise each step is a full render, and ``session.reason`` says why.
 """
 
@@ -73,6 +76,11 @@ class Plan:
     threshold: int
     reads_system: bool = False  # Go: the template reads .System (every system message)
     carried: int = 0  # Go: variables the range carries from one message to the next
+    legacy: bool = False  # Go: Ollama's per-turn Prompt/Response mode (_LegacyView)
+
+
+def _unset(context: dict) -> str:
+    raise AssertionError("a legacy-mode plan renders through its session's view")
 
 
 class NotIncremental(Exception):
@@ -270,10 +278,9 @@ def _go_plan(module: ir.Module, name: str) -> Plan:
     """The plan of a Go template in Ollama's messages mode (see the module docstring)."""
     meta = dict(module.meta)
     if meta.get("GO_MODE", "messages") != "messages":
-        raise NotIncremental(
-            "the template does not mention .Messages: Ollama renders it per turn"
-            " (the legacy Prompt/Response mode); every step is a full render"
-        )
+        if meta.get("GO_CUT_ERROR"):
+            raise NotIncremental(f"Ollama cannot cut the template at .Response: {meta['GO_CUT_ERROR']}")
+        return Plan(_unset, _unset, 0, legacy=True)  # the session's _LegacyView renders
     if meta.get("GO_TEMPLATES"):
         raise NotIncremental("the template defines templates (they may receive the data whole)")
     body = module.body
@@ -540,6 +547,63 @@ class _GoView:
         return {**self.base, "System": "\n\n".join(self.system), "Messages": self.chat}
 
 
+class _LegacyView:
+    """Ollama's legacy mode (a template that does not mention ``.Messages``): the prompt is
+    one render of the template per turn, the last one cut at ``.Response``, each of the turn's
+    own data (``ollama.legacy_turns``). A finished turn never changes, so an append renders
+    the turns it finishes and the last turn again: the plan's functions are this view's."""
+
+    def __init__(self, template: Any, plan: Plan, options: dict) -> None:
+        from .runtime.go import ollama
+
+        self.ollama = ollama
+        self.render = template.namespace["render"]
+        self.options = options
+        self.chat: list = []
+        self.start = 0  # the message the last turn starts at
+        self.turns: list = []  # the turns the last append finished
+        self.last: dict = {}
+        self.mark: tuple = ()
+
+    def shape(self, messages: list) -> list:
+        return list(messages)
+
+    def _turns(self, messages: list) -> tuple:
+        think = self.ollama.think_values(self.options.get("think"))
+        common = dict(zip(("Think", "ThinkLevel", "IsThinkSet"), think))
+        return self.ollama.legacy_turns(messages, common)
+
+    def reset(self, messages: list) -> None:
+        self.chat = []
+        self.ollama.collate_onto(self.chat, [], messages)
+        _, self.last, self.start = self._turns(self.chat)
+        self.turns = []
+
+    def add(self, new: list) -> Optional[int]:
+        chat, n = self.chat, len(self.chat)
+        last = chat[-1] if chat else None
+        self.mark = (n, last, last.Content if last else "", self.start)
+        self.ollama.collate_onto(chat, [], new)
+        self.turns, self.last, offset = self._turns(chat[self.start :])
+        self.start += offset
+        return n  # the finished turns stay: the pieces end there, the tail is the last turn
+
+    def undo(self) -> None:
+        n, last, content, self.start = self.mark
+        del self.chat[n:]
+        if last is not None:
+            last.Content = content
+
+    def context(self) -> dict:
+        return {}
+
+    def finished(self, context: dict) -> str:
+        return "".join(self.render(turn) for turn in self.turns)
+
+    def last_turn(self, context: dict) -> str:
+        return self.render(self.ollama.CutRun(self.last))
+
+
 class Conversation:
     """One conversation, rendered as it grows (see the module docstring)."""
 
@@ -568,7 +632,11 @@ class Conversation:
         except NotIncremental as e:
             self._plan, self.reason = None, str(e)
         self._view: Any = None
-        if self._plan is not None:
+        if self._plan is not None and self._plan.legacy:
+            self._view = _LegacyView(template, self._plan, options)
+            view = self._view
+            self._plan = dataclasses.replace(self._plan, suffix=view.finished, tail=view.last_turn)
+        elif self._plan is not None:
             view = _GoView if template.dialect == "go" else _JinjaView
             self._view = view(template, self._plan, options)
 

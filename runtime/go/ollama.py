@@ -885,22 +885,35 @@ def _legacy(namespace: Any, render: Any, values: dict) -> str:
     if cut_error:
         raise gotmpl.ExecError(f"panic: {cut_error}")
     common = {k: values[k] for k in ("Think", "ThinkLevel", "IsThinkSet")}
+    turns, last, _ = legacy_turns(values["Messages"], common)
+    out = [render(turn) for turn in turns]
+    out.append(render(CutRun(last)))
+    return "".join(out)
+
+
+def legacy_turns(messages: Any, common: dict) -> tuple[list, dict, int]:
+    """The legacy mode's turns of collated ``messages``: (the finished turns' data, the last
+    turn's data, the index of the message the last turn starts at). A turn is finished by
+    the user message after a response or the system message after a prompt or response, and
+    starts empty there: the turns before never change as messages are added (an incremental
+    session renders each finished turn once and the last one again from that index)."""
     turns: list[dict] = []
     system = prompt = response = ""
-    for msg in values["Messages"]:
+    start = 0
+    for k, msg in enumerate(messages):
         role = msg.Role
         if role == "system":
             if prompt or response:
                 turns.append({"System": system, "Prompt": prompt, "Response": response, **common})
                 system = prompt = response = ""
+                start = k
             system = msg.Content
         elif role == "user":
             if response:
                 turns.append({"System": system, "Prompt": prompt, "Response": response, **common})
                 system = prompt = response = ""
+                start = k
             prompt = msg.Content
         elif role == "assistant":
             response = msg.Content
-    out = [render(turn) for turn in turns]
-    out.append(render(CutRun({"System": system, "Prompt": prompt, "Response": response, **common})))
-    return "".join(out)
+    return turns, {"System": system, "Prompt": prompt, "Response": response, **common}, start
