@@ -369,3 +369,29 @@ def test_bad_options_raise_at_the_append_like_a_full_render(source, dialect, opt
     with pytest.raises(type(got.value), match=re.escape(str(got.value))):
         t.render_conversation([{"role": "user", "content": "q"}], **options)
     assert session.messages == []
+
+
+@pytest.mark.parametrize(
+    ("source", "reason"),
+    [
+        ("{{ $m := .Messages }}{{ if .Tools }}{{ $m = slice .Messages 1 }}{{ end }}"
+         "{{ range $m }}{{ .Content }}{{ end }}", "one top-level range over .Messages (0 found)"),
+        ("{{ range .Messages }}{{ .Content }}{{ end }}{{ range .Messages }}{{ .Role }}{{ end }}",
+         "(2 found)"),
+        ("{{ range .Messages }}{{ .Content }}{{ end }}{{ json $ }}", "reads its data as a whole"),
+        ('{{ range .Messages }}{{ template "t" . }}{{ end }}{{ define "t" }}{{ .Content }}{{ end }}',
+         "defines templates"),
+        ('{{ range .Messages }}{{ if eq .Role "tool" }}{{ break }}{{ end }}{{ .Content }}{{ end }}',
+         "line 1: the loop over messages can break"),
+        ("{{ range $i, $m := .Messages }}{{ (index $.Messages 0).Content }}{{ end }}",
+         "line 1: .Messages is read other than"),
+    ],
+)  # fmt: skip
+def test_go_refusals_say_why_and_still_equal_full_renders(source, reason):
+    """What the Go plan refuses (a list it cannot follow, a second range, the data whole,
+    defined templates, break, a read of .Messages inside the range): a full render each
+    step, the reason saying why."""
+    t = compile_template(source, "go", name="own")
+    session, _ = run_steps(t, [{"role": "user", "content": "q"}, {"role": "tool", "content": "r"},
+                               {"role": "assistant", "content": "a"}], {})  # fmt: skip
+    assert not session.incremental and reason in session.reason, session.reason

@@ -337,10 +337,12 @@ def _go_loop(body: tuple) -> tuple:
         if stmt.iter.name not in _GO_RANGE or not stmt.iter.args:
             continue
         lst = stmt.iter.args[0]
-        if isinstance(lst, ir.Name):
+        targets = {n.ident for n in ir.walk(stmt.target) if isinstance(n, ir.Name)}
+        if isinstance(lst, ir.Name) and lst.ident in targets:  # the lowering's `range $i, $m :=`
             held = [s.value for s in body[:k] if isinstance(s, ir.Assign)
                     and isinstance(s.target, ir.Name) and s.target.ident == lst.ident]  # fmt: skip
-            lst = held[-1] if held else lst
+            outside = [i for i in assigned(body[:k] + body[k + 1 :]) if i == lst.ident]
+            lst = held[-1] if len(held) == len(outside) == 1 else lst
         if _go_messages(lst):
             found.append((k, lst))
     if len(found) != 1:
@@ -370,10 +372,11 @@ def _go_constant_reads(body: tuple, loop: ir.For, lst: Any) -> int:
                 " constant index outside it"
             )
     fields = {id(n.args[0]) for n in ir.walk(body) if go_data_field(n) is not None}
+    fields |= {id(s.target) for s in body if isinstance(s, ir.Assign) and isinstance(s.value, ir.Local)}
     for n in ir.walk(body):
         if isinstance(n, ir.Name) and n.ident == TOP and id(n) not in fields:
-            if n.name in (".", "$") and n is not body[0].target:
-                raise NotIncremental(f"line {n.span[0]}: the template reads its data as a whole")
+            at = f"line {n.span[0]}: " if n.span[0] else ""
+            raise NotIncremental(f"{at}the template reads its data as a whole (`$` or `.`, not a field)")
     return needed
 
 
