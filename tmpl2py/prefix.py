@@ -40,7 +40,7 @@ SHAPES = ("plain", "tools", "reasoning")
 LOOP_END_ATTRS = frozenset({"last", "length", "revindex", "revindex0", "nextitem"})
 KINDS = {
     "loop-end": "reads the end of a loop over messages (loop.last/length/revindex/nextitem;"
-    " Go: len (slice $.Messages $i))",
+    " Go: whether a message is the last)",
     "messages-length": "reads the number of messages",
     "negative-index": "indexes messages from the end",
     "look-ahead": "reads a message by an index computed at render time (look-ahead)",
