@@ -255,20 +255,32 @@ def test_go_carried_variables_render_only_the_new_messages(monkeypatch):
     """A variable the range carries: each append starts from its value after the messages
     already rendered (system messages set it, user turns print and clear it), merges
     included; no full render, and the prompt is the Go reference's."""
-    t = compile_template(CARRIED_GO, "go", name="own")
-    session = t.conversation()
-    convo = [{"role": "user", "content": "first"}]
-    session.append(convo[0])
+    prompt = _grow_without_full_renders(
+        monkeypatch, CARRIED_GO, {}, {"role": "user", "content": "first"},
+        lambda k: ({"role": "system", "content": f"s{k}"}, {"role": "system", "content": "t"},
+                   {"role": "user", "content": f"u{k}"}, {"role": "assistant", "content": "a"}),
+        20,
+    )  # fmt: skip
+    assert "[|s3\n\nt]user:u3\n" in prompt  # merged system messages, carried to the user
+
+
+def _grow_without_full_renders(monkeypatch, source, options, first, turn, turns):
+    """A Go session of ``source`` taking ``first``, then ``turn(k)``'s messages for each k
+    while any full render would fail; the prompt then equals the full render and the Go
+    reference's."""
+    t = compile_template(source, "go", name="own")
+    session = t.conversation(**options)
+    convo = [first]
+    session.append(first)
     monkeypatch.setattr(t, "render_conversation", None)  # any full render would fail
-    for k in range(20):
-        for m in ({"role": "system", "content": f"s{k}"}, {"role": "system", "content": "t"},
-                  {"role": "user", "content": f"u{k}"}, {"role": "assistant", "content": "a"}):  # fmt: skip
+    for k in range(turns):
+        for m in turn(k):
             session.append(m)
             convo.append(m)
     monkeypatch.undo()
-    assert session.prompt() == t.render_conversation(convo)
-    assert "[|s3\n\nt]user:u3\n" in session.prompt()  # merged system messages, carried to the user
-    _go_reference_equal(CARRIED_GO, {"messages": convo}, session.prompt())
+    assert session.prompt() == t.render_conversation(convo, **options)
+    _go_reference_equal(source, {"messages": convo, **options}, session.prompt())
+    return session.prompt()
 
 
 def _go_reference_equal(source, request, prompt):
@@ -282,21 +294,14 @@ def _go_reference_equal(source, request, prompt):
 def test_go_appends_render_only_the_new_messages(monkeypatch):
     """Past the first message, user/assistant/tool appends (merges into the last message
     included) never call the full render, and the prompt is the Go reference's."""
-    t = compile_template(APPEND_ONLY_GO, "go", name="own")
-    session = t.conversation(tools=[TOOL])
-    convo = [{"role": "system", "content": "S"}]
-    session.append(convo[0])
-    monkeypatch.setattr(t, "render_conversation", None)  # any full render would fail
-    for k in range(30):
-        for m in ({"role": "user", "content": f"u{k}"}, {"role": "user", "content": "more"},
-                  {"role": "assistant", "content": f"a{k}", "thinking": "t"},
-                  {"role": "tool", "content": "r"}, {"role": "tool", "content": "r2"}):  # fmt: skip
-            session.append(m)
-            convo.append(m)
-    monkeypatch.undo()
-    assert session.prompt() == t.render_conversation(convo, tools=[TOOL])
-    assert "1 user: u0\n\nmore\n" in session.prompt()  # Ollama merged the two user messages
-    _go_reference_equal(APPEND_ONLY_GO, {"messages": convo, "tools": [TOOL]}, session.prompt())
+    prompt = _grow_without_full_renders(
+        monkeypatch, APPEND_ONLY_GO, {"tools": [TOOL]}, {"role": "system", "content": "S"},
+        lambda k: ({"role": "user", "content": f"u{k}"}, {"role": "user", "content": "more"},
+                   {"role": "assistant", "content": f"a{k}", "thinking": "t"},
+                   {"role": "tool", "content": "r"}, {"role": "tool", "content": "r2"}),
+        30,
+    )  # fmt: skip
+    assert "1 user: u0\n\nmore\n" in prompt  # Ollama merged the two user messages
 
 
 def test_go_system_message_later_is_a_full_render():
@@ -337,20 +342,13 @@ def test_go_legacy_mode_equals_full_render(messages, data):
 def test_go_legacy_appends_render_only_the_new_turns(monkeypatch):
     """Each finished turn is rendered once; an append renders the turns it finishes and the
     last (cut) turn again, merges included: no full render, and the Go reference agrees."""
-    t = compile_template(LEGACY_GO, "go", name="legacy")
-    session = t.conversation(think=True)
-    convo = [{"role": "system", "content": "S"}]
-    session.append(convo[0])
-    monkeypatch.setattr(t, "render_conversation", None)  # any full render would fail
-    for k in range(25):
-        for m in ({"role": "user", "content": f"u{k}"}, {"role": "user", "content": "more"},
-                  {"role": "assistant", "content": f"a{k}"}, {"role": "tool", "content": "r"}):  # fmt: skip
-            session.append(m)
-            convo.append(m)
-    monkeypatch.undo()
-    assert session.prompt() == t.render_conversation(convo, think=True)
-    assert "[U]u3\n\nmore[A]a3<eos>~" in session.prompt()
-    _go_reference_equal(LEGACY_GO, {"messages": convo, "think": True}, session.prompt())
+    prompt = _grow_without_full_renders(
+        monkeypatch, LEGACY_GO, {"think": True}, {"role": "system", "content": "S"},
+        lambda k: ({"role": "user", "content": f"u{k}"}, {"role": "user", "content": "more"},
+                   {"role": "assistant", "content": f"a{k}"}, {"role": "tool", "content": "r"}),
+        25,
+    )  # fmt: skip
+    assert "[U]u3\n\nmore[A]a3<eos>~" in prompt
 
 
 @pytest.mark.parametrize(
