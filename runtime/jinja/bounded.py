@@ -10,9 +10,10 @@ anything else is left for the filter to fail on exactly as jinja2's does.
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from typing import Any, Callable
 
-from ..limits import RenderLimitExceeded, check_size, current
+from ..limits import RenderLimitExceeded, charge, check_size, current
 
 #: sizes below this are never checked (one compare on the common path)
 SMALL = 4096
@@ -110,3 +111,28 @@ def _check_output(size: int, what: str) -> None:
         )
 
 
+
+
+def per_item(weight: int = 1, shift: int = 4) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A filter whose work grows with its input: each call charges the render's fuel
+    (``limits.charge``; a unit is about a microsecond of work) ``weight`` units per item of
+    a list, tuple or dict, and a unit per ``2 ** shift`` characters of a string (a regex or
+    a Python loop over them: shift 0-2; C-speed scans: 4), so a loop calling it is bounded
+    by the fuel in time as well as in count. Inputs without a cheap length (generators)
+    are charged by the filter that made them."""
+
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def charged(value: Any, *args: Any, **kwargs: Any) -> Any:
+            if isinstance(value, str):
+                charge(len(value) >> shift)
+            elif isinstance(value, _CONTAINERS):
+                charge(len(value) * weight)
+            return fn(value, *args, **kwargs)
+
+        return charged
+
+    return wrap
+
+
+_CONTAINERS = (list, tuple, dict)

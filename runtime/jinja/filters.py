@@ -1297,3 +1297,36 @@ TESTS: dict = {
     "le": test_le,
 }
 
+
+
+# The filters whose work grows with their input pay for it (``bounded.per_item(weight, shift)``:
+# about a unit per microsecond of work: ``weight`` per item, one per 2**shift characters).
+do_max = FILTERS['max'] = bounded.per_item(1, 4)(do_max)
+do_min = FILTERS['min'] = bounded.per_item(1, 4)(do_min)
+do_unique = FILTERS['unique'] = bounded.per_item(1, 2)(do_unique)
+do_map = FILTERS['map'] = bounded.per_item(1, 2)(do_map)
+do_select = FILTERS['select'] = bounded.per_item(1, 2)(do_select)
+do_reject = FILTERS['reject'] = bounded.per_item(1, 2)(do_reject)
+do_selectattr = FILTERS['selectattr'] = bounded.per_item(1, 4)(do_selectattr)
+do_rejectattr = FILTERS['rejectattr'] = bounded.per_item(1, 4)(do_rejectattr)
+do_sort = FILTERS['sort'] = bounded.per_item(1, 2)(do_sort)
+do_dictsort = FILTERS['dictsort'] = bounded.per_item(1, 4)(do_dictsort)
+do_groupby = FILTERS['groupby'] = bounded.per_item(2, 4)(do_groupby)
+do_join = FILTERS['join'] = bounded.per_item(1, 4)(do_join)
+do_sum = FILTERS['sum'] = bounded.per_item(1, 4)(do_sum)
+do_list = FILTERS['list'] = bounded.per_item(1, 2)(do_list)
+do_tojson = FILTERS['tojson'] = bounded.per_item(2, 4)(do_tojson)
+do_pprint = FILTERS['pprint'] = bounded.per_item(16, 2)(do_pprint)
+do_urlize = FILTERS['urlize'] = bounded.per_item(2, 0)(do_urlize)
+do_wordwrap = FILTERS['wordwrap'] = bounded.per_item(1, 0)(do_wordwrap)
+do_title = FILTERS['title'] = bounded.per_item(1, 1)(do_title)
+do_striptags = FILTERS['striptags'] = bounded.per_item(1, 1)(do_striptags)
+do_indent = FILTERS['indent'] = bounded.per_item(1, 3)(do_indent)
+do_xmlattr = FILTERS['xmlattr'] = bounded.per_item(2, 4)(do_xmlattr)
+do_batch = FILTERS['batch'] = bounded.per_item(1, 2)(do_batch)
+do_slice = FILTERS['slice'] = bounded.per_item(1, 2)(do_slice)
+do_reverse = FILTERS['reverse'] = bounded.per_item(1, 4)(do_reverse)
+do_items = FILTERS['items'] = bounded.per_item(1, 4)(do_items)
+do_urlencode = FILTERS['urlencode'] = bounded.per_item(1, 0)(do_urlencode)
+do_wordcount = FILTERS['wordcount'] = bounded.per_item(1, 2)(do_wordcount)
+do_format = FILTERS['format'] = bounded.per_item(1, 2)(do_format)
