@@ -8,6 +8,7 @@ from __future__ import annotations
 import types
 
 from ..limits import check_size
+from .bounded import GROWING_STR_METHODS, call_str_method
 
 from .core import (
     MISSING,
@@ -320,7 +321,11 @@ def call(func: Any, /, *args: Any, **kwargs: Any) -> Any:
         kwargs.pop("_loop_vars", None)
         kwargs.pop("_block_vars", None)
     cls = type(func)
-    if cls is Macro or cls is _BUILTIN_METHOD or id(func) in _SAFE_GLOBAL_IDS:
+    if cls is _BUILTIN_METHOD:  # cannot carry the sandbox's "unsafe" marks
+        if func.__name__ in GROWING_STR_METHODS and isinstance(func.__self__, str):
+            return call_str_method(func, args, kwargs)  # its size checked first
+        return func(*args, **kwargs)
+    if cls is Macro or id(func) in _SAFE_GLOBAL_IDS:
         # none of these can carry the sandbox's "unsafe" marks
         return func(*args, **kwargs)
     if getattr(func, "unsafe_callable", False) or getattr(func, "alters_data", False):

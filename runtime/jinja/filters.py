@@ -555,6 +555,7 @@ def do_urlize(
     for scheme in extra_schemes:
         if _uri_scheme_re.fullmatch(scheme) is None:
             raise FilterArgumentError(f"{scheme!r} is not a valid URI scheme prefix.")
+    bounded.guard_urlize(value, target, rel)
     return _urlize(value, trim_url_limit, rel, target, extra_schemes)
 
 
