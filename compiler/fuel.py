@@ -24,7 +24,7 @@ from tmpl2py.runtime.limits import CALL_COST, CHUNK
 from . import ir
 
 #: Runtime calls in a loop body that cost one more unit of fuel per iteration.
-CALLS_PER_FUEL = 4
+CALLS_PER_FUEL = 2
 _CALLS = (ir.Helper, ir.CallValue, ir.CallFunc)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import types
 
-from ..limits import check_size
+from ..limits import charge, check_size
 from .bounded import GROWING_STR_METHODS, call_str_method
 
 from .core import (
@@ -106,8 +106,10 @@ def _wrap_str_format(value: Any) -> Optional[Callable[..., str]]:
 
         formatter.format_field = format_field  # type: ignore[method-assign]
     vformat = formatter.vformat
+    cost = 4 * f_self.count("{")  # the sandboxed Formatter parses and formats each field in Python
 
     def wrapper(*args: Any, **kwargs: Any) -> str:
+        charge(cost)
         if is_format_map:
             if kwargs:
                 raise TypeError("format_map() takes no keyword arguments")
