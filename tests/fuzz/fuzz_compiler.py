@@ -132,7 +132,11 @@ def worker(args: tuple) -> dict:
         except Hang:
             stats["hangs"] += 1
             _save(crash_dir, "hang", seed, n, source, dialect, "")
-        except Exception:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001
+            if isinstance(getattr(e, "orig_exc", None), Hang):  # Lark wraps it (VisitError)
+                stats["hangs"] += 1
+                _save(crash_dir, "hang", seed, n, source, dialect, "")
+                continue
             stats["failures"] += 1
             _save(crash_dir, "crash", seed, n, source, dialect, traceback.format_exc())
         finally:
