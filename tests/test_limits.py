@@ -1,5 +1,6 @@
 """The work bounds (runtime/limits.py): every DoS class ends in RenderLimitExceeded within a
-second under the default limits, memory stays bounded, the limits are configurable per call
+second under the default limits, memory stays bounded (the cases run in a child process
+capped at 1 GiB: tests/hostile_cases.py), the limits are configurable per call
 and per template (None turns one off), the shared corpus renders identically far below
 them, and compiling is capped (``too-large`` / ``too-deep``)."""
 
@@ -8,7 +9,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-import resource
 import threading
 import time
 
@@ -22,29 +22,11 @@ from pathlib import Path
 
 from tmpl2py_paths import SHARED as _BESIDE
 from reference import ref_render
+from hostile_cases import GO_DOS, HEAVY_GO, HEAVY_JINJA, JINJA_DOS, NS, bounded_row, slowdown as _slowdown
 
 #: ../shared, or where TMPL2PY_SHARED points (a worktree whose parent does not hold it)
 SHARED = Path(os.environ.get("TMPL2PY_SHARED", str(_BESIDE)))
 
-def _slowdown() -> float:
-    """How much slower than an idle machine this one runs now (>= 1): the time bounds are
-    "one second on an idle machine", scaled, as the test machine is shared."""
-    best = min(_time_loop() for _ in range(2))
-    return max(1.0, best / 0.006)  # 200,000 iterations of a Python loop: ~6 ms on an idle core
-
-
-def _time_loop() -> float:
-    start = time.perf_counter()
-    x = 0
-    for i in range(200_000):
-        x += i
-    return time.perf_counter() - start
-
-
-#: no case may grow the process by more than this (ru_maxrss is in KiB on Linux)
-MEMORY_KIB = 1024 * 1024
-
-from hostile_cases import GO_DOS, HEAVY_GO, HEAVY_JINJA, JINJA_DOS, NS, bounded_row  # noqa: E402
 
 
 @pytest.mark.parametrize("name", list(JINJA_DOS))
