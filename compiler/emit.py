@@ -15,7 +15,7 @@ import keyword
 from typing import Any, Optional
 
 from . import ir, registry
-from .fuel import FuelEmitter
+from .fuel import FuelEmitter, body_cost
 from .unparse import quote, unparse
 
 MODULE_HEADER = """\
@@ -334,7 +334,7 @@ class Emitter(FuelEmitter):
             iterable = self._call("builtins.enumerate", iterable)
         self.line(f"for {target} in {unparse(iterable)}:")
         self.indent += 1
-        self.fuel_tick()
+        self.fuel_tick(body_cost(node.body))
         if flag and not node.else_counts_completed:
             self.line(f"{flag} = True")
         self.block(node.body)

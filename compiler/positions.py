@@ -15,7 +15,9 @@ exception object (its type, message and identity unchanged):
 - ``template_name``, ``template_line``, ``template_column`` (1-based; the column of the tag,
   ``{{`` or ``{%``, of the statement that raised) and ``template_source_line`` (that line of
   the template, as written);
-- a PEP 678 note ``name:line:col: <the source line, stripped>``, so a traceback shows it.
+- a PEP 678 note ``name:line:col: <the source line, stripped>``, so a traceback shows it;
+- for a limit error (``RenderLimitExceeded``), its ``where`` (``name:line:col``), ``line`` and
+  ``column``.
 
 Dialect-neutral: the spans are whatever the frontend put on the IR's statements.
 """
@@ -27,6 +29,8 @@ from typing import TYPE_CHECKING, Any, Optional
 
 if TYPE_CHECKING:
     import ast
+
+from tmpl2py.runtime.limits import RenderLimitExceeded
 
 Span = tuple
 
@@ -158,6 +162,8 @@ class PositionTable:
             exc.template_source_line = text  # type: ignore[attr-defined]
         except AttributeError:  # an exception type without a __dict__: the note still tells
             pass
+        if isinstance(exc, RenderLimitExceeded):
+            exc.locate(f"{self.name}:{line}:{column}", line, column)
         exc.add_note(f"{self.name}:{line}:{column}: {text.strip()}")
         return exc
 

@@ -145,7 +145,7 @@ def render(context: dict) -> str:
         # line 31: for
         _n2, l_2_loop = loop_last(l_1_documents)
         for _i2, l_2_doc in enumerate(l_2_loop):
-            _fuel -= 1
+            _fuel -= 3
             if _fuel < 0:
                 _m, _fuel = refuel(_m)
             l_2_doc_val = (
@@ -194,7 +194,7 @@ def render(context: dict) -> str:
                 l_1_tool_call_id_seen = call(l_0_namespace, value=False)
             # line 46: for
             for l_2_msg in l_1_messages:
-                _fuel -= 1
+                _fuel -= 2
                 if _fuel < 0:
                     _m, _fuel = refuel(_m)
                 # line 47: if
@@ -209,7 +209,7 @@ def render(context: dict) -> str:
                         if _dict2 and "tool_calls" in l_2_msg
                         else getattr_(l_2_msg, "tool_calls")
                     ):
-                        _fuel -= 1
+                        _fuel -= 5
                         if _fuel < 0:
                             _m, _fuel = refuel(_m)
                         # line 49: if
@@ -272,7 +272,7 @@ def render(context: dict) -> str:
             # line 74: for
             l_2_loop = loop_context(_v7 if _dict4 else getattr_(l_1_tool_msg, "content"))
             for l_2_content in l_2_loop:
-                _fuel -= 1
+                _fuel -= 2
                 if _fuel < 0:
                     _m, _fuel = refuel(_m)
                 _w('\n            "')
@@ -379,7 +379,7 @@ def render(context: dict) -> str:
                 else getattr_(l_1_msg, "content")
             )
             for _i2, l_2_content in enumerate(l_2_loop):
-                _fuel -= 1
+                _fuel -= 7
                 if _fuel < 0:
                     _m, _fuel = refuel(_m)
                 # line 102: if
@@ -604,7 +604,7 @@ def render(context: dict) -> str:
             # line 182: for
             _n1, l_1_loop = loop_last(l_0_tools)
             for _i1, l_1_tool in enumerate(l_1_loop):
-                _fuel -= 1
+                _fuel -= 5
                 if _fuel < 0:
                     _m, _fuel = refuel(_m, _out)
                 _w('    {"name": "')
@@ -680,7 +680,7 @@ def render(context: dict) -> str:
         _w("<|END_OF_TURN_TOKEN|>")
     # line 216: for
     for _i1, l_1_message in enumerate(l_0_messages):
-        _fuel -= 1
+        _fuel -= 18
         if _fuel < 0:
             _m, _fuel = refuel(_m, _out)
         l_1_msg_role_downcased = do_lower(
@@ -787,7 +787,7 @@ def render(context: dict) -> str:
                     else getattr_(l_1_message, "tool_calls")
                 )
                 for _i2, l_2_tc in enumerate(l_2_loop):
-                    _fuel -= 1
+                    _fuel -= 7
                     if _fuel < 0:
                         _m, _fuel = refuel(_m, _out)
                     _w('\n    {"tool_call_id": "')
@@ -895,7 +895,7 @@ def render(context: dict) -> str:
             _f_l_0_format_tool_message(_w, l_0_messages, l_1_message)
             # line 249: for
             for _i2, l_2_msg in enumerate(subscript(l_0_messages, slice(_i1 + 1, None, None))):
-                _fuel -= 1
+                _fuel -= 5
                 if _fuel < 0:
                     _m, _fuel = refuel(_m, _out)
                 # line 251: if

@@ -73,7 +73,7 @@ def render(context: dict) -> str:
         )
     # line 17: for
     for _i1, l_1_message in enumerate(l_0_messages):
-        _fuel -= 1
+        _fuel -= 10
         if _fuel < 0:
             _m, _fuel = refuel(_m, _out)
         # line 18: if
@@ -162,7 +162,7 @@ def render(context: dict) -> str:
                 if _dict1 and "tool_calls" in l_1_message
                 else getattr_(l_1_message, "tool_calls")
             ):
-                _fuel -= 1
+                _fuel -= 4
                 if _fuel < 0:
                     _m, _fuel = refuel(_m, _out)
                 # line 36: if

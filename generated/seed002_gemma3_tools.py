@@ -101,7 +101,7 @@ def render(context: dict) -> str:
     v___3 = v_i_2
     # line 68: for
     for v_i_2, dot_4 in range_pairs(v_i_2):
-        _fuel -= 1
+        _fuel -= 12
         if _fuel < 0:
             _m, _fuel = refuel(_m, _out)
         v___3 = dot_4
@@ -140,7 +140,7 @@ def render(context: dict) -> str:
                     if type(dot_4) is TemplateMessage
                     else field_of_elem(dot_4, "ToolCalls")
                 ):
-                    _fuel -= 1
+                    _fuel -= 3
                     if _fuel < 0:
                         _m, _fuel = refuel(_m, _out)
                     _w('\n```tool_call\n{"name": "')

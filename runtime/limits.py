@@ -6,7 +6,11 @@ body) and calls :func:`refuel` only when the local runs out, once every :data:`C
 units; the per-render :class:`Meter` (made at the first refuel, from the limits a
 ``ContextVar`` holds: a render that stays within its first chunk never reads it) lends the
 chunks and checks the output written so far and the wall-clock deadline there, never in a
-thread. Values a template
+thread. Writing output is charged as work (one unit per ``OUTPUT_PER_FUEL`` characters, at
+each refuel): what a heavy per-item helper costs (printing a float, a map, ``tojson``) grows
+with what it writes, so a loop printing values pays for the printing; and output that grows
+fast makes the chunks smaller, so it is checked every ``OUTPUT_PER_CHECK`` characters.
+Values a template
 *builds* by amplification (``'x' * n``, padding and width arguments, ``batch``/``slice``
 counts, ``tojson`` indent, Go ``range N`` and ``printf`` widths) are checked before they
 are built, against ``Limits.value``. Depth: Python's recursion limit (1,000 frames) stops
@@ -16,18 +20,19 @@ the entry points turn that RecursionError into :class:`RenderDepthExceeded`.
 =============  ==============  ============================================================
 limit          default         why this number
 =============  ==============  ============================================================
-``fuel``       500,000         loop iterations (a macro call counts CALL_COST); the shared
+``fuel``       500,000         loop iterations (a macro call counts CALL_COST, 32 characters
+                               of output one); the shared
                                corpus needs < 5,000 per render (checked: it renders alike
                                with a hundredth of each limit); 10,000 messages through a
                                template looping 10 times per message need 100,000; half a
-                               million iterations that print a value take ~0.5 s
+                               million iterations that print a value take ~0.5 s; a
+                               4M-character prompt pays 125,000 for its output
 ``output``     100,000,000     characters of output, and of a string that ``+``, ``~``,
                                ``join``, ``replace``... build; a 1M-token prompt is ~4M
 ``value``      100,000         characters/items one amplifying operation may build (a
                                repetition, a padding width, a count); real templates repeat
                                ``'-' * 80`` or pad to 10; jinja2's sandbox caps ``range`` at
-                               100,000 items alike. Output between two checks is bounded by
-                               CHUNK x this
+                               100,000 items alike
 ``depth``      Python's limit  recursion of macros / templates and deep data (RecursionError)
 ``budget``     None            seconds of wall clock (the second line; off by default)
 =============  ==============  ============================================================
@@ -39,6 +44,7 @@ from __future__ import annotations
 
 import re
 import time
+import weakref
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Iterator, Optional
@@ -47,18 +53,38 @@ from typing import Any, Iterator, Optional
 CHUNK = 256
 #: Fuel a macro (or Go template) call costs: a call does more work than an iteration.
 CALL_COST = 16
+#: Characters of output that cost one unit of fuel (charged at each refuel).
+OUTPUT_PER_FUEL = 32
+#: Output between two checks when it grows fast: the next chunk is made smaller to keep it so.
+OUTPUT_PER_CHECK = 1 << 20
 _UNLIMITED = 1 << 200  # the pool of a render without a fuel limit: never runs dry
 
 
 class RenderLimitExceeded(RuntimeError):
     """A render went past one of its limits (``.limit``: fuel, output, value, depth, budget).
 
-    ``.where`` names the template (and the operation) when it is cheaply known."""
+    ``.where`` is the template position where it happened, ``NAME:LINE:COLUMN`` (1-based;
+    Go: ``LINE:COLUMN``, as Go names no template file), filled in when the error leaves the
+    render (``compiler/positions.py``, ``compiler/gotmpl/exec_errors.py``: the error path
+    only), with ``.line`` and ``.column``; "" where no position is known. ``str()`` leads
+    with it."""
+
+    line: Optional[int] = None
+    column: Optional[int] = None
 
     def __init__(self, limit: str, message: str, where: str = "") -> None:
-        super().__init__(f"{where}: {message}" if where else message)
+        super().__init__(message)
         self.limit = limit
+        self.message = message
         self.where = where
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}" if self.where else self.message
+
+    def locate(self, where: str, line: int, column: int) -> None:
+        """Record the template position (once: the innermost one found first stays)."""
+        if not self.where:
+            self.where, self.line, self.column = where, line, column
 
 
 class RenderDepthExceeded(RenderLimitExceeded, RecursionError):
@@ -158,7 +184,7 @@ class Meter:
     first chunk never make one): the fuel not yet lent, the top-level output seen so far,
     the deadline, the registry of tuples the template built (for their depth)."""
 
-    __slots__ = ("fuel", "limits", "deadline", "out", "seen", "size", "tuples")
+    __slots__ = ("fuel", "limits", "deadline", "out", "seen", "size", "tuples", "__weakref__")
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
@@ -171,31 +197,50 @@ class Meter:
         self.fuel = _UNLIMITED if limits.fuel is None else limits.fuel - CHUNK
 
     def take(self) -> int:
-        """Lend the next chunk, after checking the pool, the output and the deadline."""
-        self.fuel -= CHUNK
+        """Lend the next chunk, after checking the pool, the output and the deadline.
+
+        Writing output is work too (printing a value costs in proportion to the characters
+        it makes: ``tojson``, a Go ``%v`` of a float or a map), so the output written since
+        the last chunk is charged, one unit per :data:`OUTPUT_PER_FUEL` characters; and
+        when it grows fast the next chunk is smaller, so the output cap is checked at least
+        every :data:`OUTPUT_PER_CHECK` characters (plus one iteration's worth)."""
+        lend = CHUNK
+        if self.out is not None:
+            grown = self._grown()
+            self.fuel -= grown // OUTPUT_PER_FUEL
+            if grown > OUTPUT_PER_CHECK:
+                lend = max(1, CHUNK * OUTPUT_PER_CHECK // grown)
+        self.fuel -= lend
         if self.fuel < 0:
-            self.fuel = 0
-            raise RenderLimitExceeded(
-                "fuel",
-                f"the render ran more than {self.limits.fuel:,} loop iterations and macro calls"
-                f" (a macro call counts {CALL_COST})",
-            )
-        if self.limits.output is not None and self.out is not None:
-            self._check_output(self.limits.output)
+            self._exhausted()
         if self.deadline is not None and time.monotonic() > self.deadline:
             _budget_exhausted(self.limits.budget)
-        return CHUNK
+        return lend
 
-    def _check_output(self, cap: int) -> None:
+    def _exhausted(self) -> None:
+        self.fuel = 0
+        _live.set(None)  # this render is over: later renders' work is not charged to it
+        raise RenderLimitExceeded(
+            "fuel",
+            f"the render ran more than {self.limits.fuel:,} loop iterations and macro calls"
+            f" (a macro call counts {CALL_COST}; {OUTPUT_PER_FUEL} characters of output and"
+            " about an item of a filter's input count one)",
+        )
+
+    def _grown(self) -> int:
+        """Characters written to the top-level output since the last look (and the output
+        cap checked on the total)."""
         out = self.out
         end = len(out)  # type: ignore[arg-type]
-        if end > self.seen:
-            self.size += sum(map(len, out[self.seen : end]))  # type: ignore[index]
-            self.seen = end
-            if self.size > cap:
-                raise RenderLimitExceeded(
-                    "output", f"the render's output passed {cap:,} characters"
-                )
+        if end <= self.seen:
+            return 0
+        grown = sum(map(len, out[self.seen : end]))  # type: ignore[index]
+        self.seen = end
+        self.size += grown
+        cap = self.limits.output
+        if cap is not None and self.size > cap:
+            raise RenderLimitExceeded("output", f"the render's output passed {cap:,} characters")
+        return grown
 
 
 def refuel(meter: Optional[Meter], out: Optional[list] = None) -> tuple:
@@ -205,9 +250,32 @@ def refuel(meter: Optional[Meter], out: Optional[list] = None) -> tuple:
     list when the call comes from ``render`` itself (a macro's own buffer is not passed)."""
     if meter is None:
         meter = Meter(_current.get())
+        _live.set(weakref.ref(meter))
     if out is not None and meter.out is None:
         meter.out = out
     return meter, meter.take()
+
+
+#: The meter of the render running in this thread / task, for :func:`charge` (a weak
+#: reference: the render's frame owns its meter, so a finished render's meter is gone).
+_live: ContextVar[Optional[weakref.ref]] = ContextVar("tmpl2py_meter", default=None)
+
+
+def charge(units: int) -> None:
+    """A heavy helper's work: ``units`` of fuel (about one per item it walks in Python).
+
+    The loop counter pays for an iteration; a helper whose work grows with its input
+    (``max``, ``unique``, ``map`` over a list; Go's printing of a map) pays for the rest
+    here, so a loop calling it ends within the fuel's time too. Charged to the render's
+    meter once it has one (after its first chunk: the work of the first 256 iterations
+    is not charged, which bounds it)."""
+    ref = _live.get()
+    if ref is not None:
+        meter = ref()
+        if meter is not None:
+            meter.fuel -= units
+            if meter.fuel < 0:
+                meter._exhausted()
 
 
 class RenderBudgetExceeded(RenderLimitExceeded):

@@ -31,11 +31,13 @@ from .literals import go_quote
 _CALL_MESSAGE = "error calling "
 
 
-def locate(error: ExecError, template: Any) -> ExecError:
+def locate(error: Any, template: Any) -> Any:
     """``error`` with Go's prefix (a new ExecError), or ``error`` itself when its site is
     unknown or it has a prefix already. A limit error (``RenderLimitExceeded``: Go's depth
-    error is one) keeps its own text."""
-    if isinstance(error, RenderLimitExceeded) or error.prefix:
+    error is one) keeps its own text and gains its position (:func:`locate_limit`)."""
+    if isinstance(error, RenderLimitExceeded):
+        return locate_limit(error, template)
+    if error.prefix:
         return error
     sites = template.namespace.get("GO_ERROR_SITES")
     if not sites:
@@ -56,6 +58,58 @@ def locate(error: ExecError, template: Any) -> ExecError:
     return located
 
 
+def locate_limit(error: RenderLimitExceeded, template: Any) -> RenderLimitExceeded:
+    """``error`` itself, its ``where`` set to ``LINE:COL`` as Go counts them (the line
+    1-based, the column the 0-based byte offset, as in Go's own error texts): the site of
+    the call that raised, or, for a limit the loop counter hit (fuel, output: raised by
+    the refuel at the top of a loop body), the site of the loop's ``range``."""
+    sites = template.namespace.get("GO_ERROR_SITES")
+    raised: Optional[BaseException] = error  # or the error it replaced (a RecursionError)
+    while raised is not None and _generated_frame(raised.__traceback__, template) is None:
+        raised = raised.__cause__ or raised.__context__
+    if error.where or not sites or raised is None:
+        return error
+    tb = raised.__traceback__
+    site_no = _site_number(tb, template) or _loop_site(_generated_frame(tb, template), template)
+    if site_no:
+        pos, call_pos = sites[site_no - 1][1], sites[site_no - 1][3]
+        pos = pos if pos >= 0 else call_pos
+        if pos >= 0:
+            line, col = _line_col(template.source, pos)
+            error.locate(f"{line}:{col}", line, col)
+    return error
+
+
+def _loop_site(frame_tb: Any, template: Any) -> int:
+    """The site of the innermost generated ``for`` around the line that raised: the first
+    call of its iterable that has one (the range's pipeline)."""
+    line = frame_tb.tb_lineno
+    loops = [
+        n
+        for n in ast.walk(ast.parse(template._emitted))
+        if isinstance(n, ast.For) and n.lineno <= line <= (n.end_lineno or n.lineno)
+    ]
+    by_position = _sites_by_position(template)
+    for loop in sorted(loops, key=lambda n: -n.lineno):
+        for call in _preorder(loop.iter):
+            if isinstance(call, ast.Call):
+                where = (call.lineno, call.end_lineno, call.col_offset, call.end_col_offset)
+                if where in by_position:
+                    return by_position[where]
+    return 0
+
+
+def _generated_frame(tb: Optional[TracebackType], template: Any) -> Optional[TracebackType]:
+    """The innermost traceback entry in the generated module."""
+    filename = template.namespace["render"].__code__.co_filename
+    frame_tb = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            frame_tb = tb
+        tb = tb.tb_next
+    return frame_tb
+
+
 def _line_col(source: str, pos: int) -> tuple[int, int]:
     """ErrorContext's line (1-based) and column (byte offset in the line, 0-based); ``pos``
     counts characters (Lark's), Go counts bytes: measured on the encoded text before it."""
@@ -66,12 +120,7 @@ def _line_col(source: str, pos: int) -> tuple[int, int]:
 
 def _site_number(tb: Optional[TracebackType], template: Any) -> int:
     """The GO_ERROR_SITES number (1-based; 0: none) of the generated call that raised."""
-    filename = template.namespace["render"].__code__.co_filename
-    frame_tb = None
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == filename:
-            frame_tb = tb
-        tb = tb.tb_next
+    frame_tb = _generated_frame(tb, template)
     if frame_tb is None:
         return 0
     code = frame_tb.tb_frame.f_code

@@ -45,7 +45,7 @@ import operator
 from collections.abc import Iterable
 from typing import Any
 
-from ..limits import RenderDepthExceeded, check_iterations
+from ..limits import RenderDepthExceeded, charge, check_iterations
 
 from .fmt import (
     GoBytes,
@@ -730,6 +730,7 @@ _JS_SPECIAL = {
 
 def js_escape(*args: Any) -> str:
     s = _eval_args(args)
+    charge(len(s) >> 1)  # a Python step per character (limits.charge)
     out = []
     for ch in s:
         o = ord(ch)
@@ -751,6 +752,7 @@ _URL_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123
 
 def urlquery_escape(*args: Any) -> str:
     data = to_bytes(_eval_args(args))
+    charge(len(data) >> 1)
     return "".join(chr(b) if b in _URL_SAFE else "+" if b == 0x20 else f"%{b:02X}" for b in data)
 
 

@@ -32,10 +32,9 @@ import math
 import re
 import struct
 import unicodedata
-from decimal import Decimal
 from typing import Any, ClassVar
 
-from ..limits import check_size
+from ..limits import charge, check_size
 
 # ----------------------------------------------------------------------------- value model
 
@@ -298,6 +297,7 @@ def to_lower(s: str) -> str:
 
 def quote(s: str, ascii_only: bool = False) -> str:
     """strconv.Quote / QuoteToASCII."""
+    charge(len(s) >> 1)  # a Python step per character (limits.charge)
     out = ['"']
     for ch in s:
         o = ord(ch)
@@ -352,13 +352,17 @@ def _can_backquote(s: str) -> bool:
 
 
 def shortest_digits(f: float) -> tuple[str, int]:
-    """Shortest round-trip decimal digits of abs(f) and the decimal point position."""
+    """Shortest round-trip decimal digits of abs(f) and the decimal point position
+    (``abs(f) == 0.DIGITS * 10**dp``), read off ``repr`` (Python's repr is the shortest
+    round-trip form, as strconv's): a string split, as printing runs once per value."""
     if f == 0:
         return "0", 1
-    _sign, digits, exp = Decimal(repr(abs(f))).as_tuple()
-    text = "".join(map(str, digits)).rstrip("0") or "0"
-    dp = len(digits) + int(exp)
-    return text, dp
+    mantissa, _, exp = float.__repr__(abs(f)).partition("e")
+    whole, _, frac = mantissa.partition(".")
+    digits = whole + frac
+    stripped = digits.lstrip("0")
+    dp = len(whole) - (len(digits) - len(stripped)) + (int(exp) if exp else 0)
+    return stripped.rstrip("0") or "0", dp
 
 
 def format_float(f: float, verb: str, prec: int) -> str:
@@ -410,15 +414,11 @@ def _fmt_e(digits: str, dp: int, prec: int, e: str) -> str:
 
 
 def _fmt_f(digits: str, dp: int, prec: int) -> str:
-    if dp > 0:
-        integer = digits[:dp].ljust(dp, "0")
-    else:
-        integer = "0"
-    frac = ""
-    for i in range(prec):
-        j = dp + i
-        frac += digits[j] if 0 <= j < len(digits) else "0"
-    return integer + ("." + frac if prec > 0 else "")
+    integer = digits[:dp].ljust(dp, "0") if dp > 0 else "0"
+    if prec <= 0:
+        return integer
+    frac = ("0" * min(max(-dp, 0), prec) + digits[max(dp, 0) :])[:prec].ljust(prec, "0")
+    return integer + "." + frac
 
 
 def _float_bits(f: float) -> tuple[bool, int, int]:
@@ -719,6 +719,12 @@ def _format(v: Any, verb: str, f: _Flags, depth: int) -> str:
             return _fmt_integer(int(v), verb, f)
         return _bad_verb(verb, v, f)
     if isinstance(v, float):
+        if verb == "v" and f is _PLAIN and 1e-4 <= abs(v) < 1e6:
+            # %v is strconv's shortest 'g': fixed notation for exponents -4..5, where it is
+            # Python's repr less a trailing ".0" (the common case, kept cheap: printing
+            # runs once per value)
+            text = float.__repr__(v)
+            return text[:-2] if text.endswith(".0") else text
         if verb in "vbgGxXfFeE":
             return _fmt_float(v, verb, f)
         return _bad_verb(verb, v, f)
@@ -765,6 +771,7 @@ def _format(v: Any, verb: str, f: _Flags, depth: int) -> str:
                 return f"{prefix}{v.go_type}{{{name}:({inner})(0xc000010000)}}"
             return prefix + ("{" + name + ":0xc000010000}" if f.plus_v else "{0xc000010000}")
         parts = []
+        charge(2 * len(v.go_fields))
         for field in v.go_fields:
             name = field[0]
             text = _format(getattr(v, name), verb, f, depth + 1)
@@ -773,6 +780,7 @@ def _format(v: Any, verb: str, f: _Flags, depth: int) -> str:
             return prefix + v.go_type + "{" + ", ".join(parts) + "}"
         return prefix + "{" + " ".join(parts) + "}"
     if isinstance(v, dict):
+        charge(2 * len(v))  # printing walks every entry in Python (limits.charge)
         keys = _sorted_keys(v)
         if f.sharp_v:
             if getattr(v, "nil", False):
@@ -787,6 +795,7 @@ def _format(v: Any, verb: str, f: _Flags, depth: int) -> str:
         )
         return "map[" + items + "]"
     if isinstance(v, (list, tuple)):
+        charge(2 * len(v))
         if f.sharp_v:
             if getattr(v, "nil", False):
                 return go_type(v) + "(nil)"
@@ -826,8 +835,63 @@ def sprintln(*args: Any) -> str:
     return " ".join(_format(a, "v", _PLAIN, 0) for a in args) + "\n"
 
 
+#: formats of only flagless verbs (``"%v: %s"``), split once: (texts, verbs) or None
+_SIMPLE_FORMATS: dict = {}
+_SIMPLE_VERBS = frozenset("vsdtqxXT")
+
+
+def _simple_format(fmt: str) -> Any:
+    """``fmt`` as (literal texts, verbs) when every ``%`` is a verb without flags, width,
+    precision or index (or ``%%``); None otherwise. Cached: a template's formats are
+    constants, and printf runs once per item in a loop."""
+    known = _SIMPLE_FORMATS.get(fmt, False)
+    if known is not False:
+        return known
+    texts, verbs, piece = [], [], []
+    i, end = 0, len(fmt)
+    simple: Any = True
+    while i < end:
+        j = fmt.find("%", i)
+        if j < 0:
+            piece.append(fmt[i:])
+            break
+        piece.append(fmt[i:j])
+        verb = fmt[j + 1 : j + 2]
+        if verb == "%":
+            piece.append("%")
+        elif verb in _SIMPLE_VERBS and verb:
+            texts.append("".join(piece))
+            piece = []
+            verbs.append(verb)
+        else:
+            simple = None
+            break
+        i = j + 2
+    if simple:
+        texts.append("".join(piece))
+        simple = (tuple(texts), tuple(verbs))
+    if len(_SIMPLE_FORMATS) >= 512:
+        _SIMPLE_FORMATS.clear()
+    _SIMPLE_FORMATS[fmt] = simple
+    return simple
+
+
 def sprintf(fmt: str, *args: Any) -> str:
-    """fmt.Sprintf (a port of fmt/print.go doPrintf)."""
+    """fmt.Sprintf (a port of fmt/print.go doPrintf); a format of flagless verbs with one
+    operand each takes the short way (the same ``_format`` calls, without the parse)."""
+    simple = _simple_format(fmt)
+    if simple is not None and len(simple[1]) == len(args):
+        texts, verbs = simple
+        out = [texts[0]]
+        for text, verb, arg in zip(texts[1:], verbs, args):
+            out.append(_format(arg, verb, _PLAIN, 0))
+            out.append(text)
+        return "".join(out)
+    return _sprintf(fmt, args)
+
+
+def _sprintf(fmt: str, args: tuple) -> str:
+    charge(3 * fmt.count("%"))  # parsing flags, widths, verbs in Python: ~3 units a verb
     out: list[str] = []
     state = _PrintfState(len(args))
     end = len(fmt)
@@ -1011,6 +1075,7 @@ def marshal(v: Any) -> str:
         text = _json_text(v)
     except (_Unusual, TypeError, RecursionError):
         return _marshal_exact(v)
+    charge(len(text) >> 4)  # the walk and the escapes: about a unit per 16 characters
     if text.isascii():
         escapes = _ASCII_HTML_ESCAPES
     elif _SURROGATE.search(text):

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import types
 
-from ..limits import check_size
+from ..limits import charge, check_size
+from .bounded import GROWING_STR_METHODS, call_str_method
 
 from .core import (
     MISSING,
@@ -105,8 +106,10 @@ def _wrap_str_format(value: Any) -> Optional[Callable[..., str]]:
 
         formatter.format_field = format_field  # type: ignore[method-assign]
     vformat = formatter.vformat
+    cost = 4 * f_self.count("{")  # the sandboxed Formatter parses and formats each field in Python
 
     def wrapper(*args: Any, **kwargs: Any) -> str:
+        charge(cost)
         if is_format_map:
             if kwargs:
                 raise TypeError("format_map() takes no keyword arguments")
@@ -320,7 +323,11 @@ def call(func: Any, /, *args: Any, **kwargs: Any) -> Any:
         kwargs.pop("_loop_vars", None)
         kwargs.pop("_block_vars", None)
     cls = type(func)
-    if cls is Macro or cls is _BUILTIN_METHOD or id(func) in _SAFE_GLOBAL_IDS:
+    if cls is _BUILTIN_METHOD:  # cannot carry the sandbox's "unsafe" marks
+        if func.__name__ in GROWING_STR_METHODS and isinstance(func.__self__, str):
+            return call_str_method(func, args, kwargs)  # its size checked first
+        return func(*args, **kwargs)
+    if cls is Macro or id(func) in _SAFE_GLOBAL_IDS:
         # none of these can carry the sandbox's "unsafe" marks
         return func(*args, **kwargs)
     if getattr(func, "unsafe_callable", False) or getattr(func, "alters_data", False):

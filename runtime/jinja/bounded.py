@@ -1,6 +1,7 @@
 """Size guards and linear rewrites for the builtin filters (``filters.py`` calls these).
 
-A guard computes, before a filter builds anything, the size its arguments would make
+A guard computes, before a filter (or a growing ``str`` method: :func:`call_str_method`)
+builds anything, the size its arguments would make
 (``center(10**9)``, ``indent`` of many lines, ``batch(n, fill)``, ``slice(n)``, ``tojson``
 with a huge indent, ``replace`` / ``join`` amplifying) and raises ``RenderLimitExceeded``
 past ``Limits.value`` (``Limits.output`` for sizes that scale with the data). Guards look
@@ -10,9 +11,10 @@ anything else is left for the filter to fail on exactly as jinja2's does.
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from typing import Any, Callable
 
-from ..limits import RenderLimitExceeded, check_size, current
+from ..limits import RenderLimitExceeded, charge, check_size, current
 
 #: sizes below this are never checked (one compare on the common path)
 SMALL = 4096
@@ -110,3 +112,79 @@ def _check_output(size: int, what: str) -> None:
         )
 
 
+
+
+def per_item(weight: int = 1, shift: int = 4) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A filter whose work grows with its input: each call charges the render's fuel
+    (``limits.charge``; a unit is about a microsecond of work) ``weight`` units per item of
+    a list, tuple or dict, and a unit per ``2 ** shift`` characters of a string (a regex or
+    a Python loop over them: shift 0-2; C-speed scans: 4), so a loop calling it is bounded
+    by the fuel in time as well as in count. Inputs without a cheap length (generators)
+    are charged by the filter that made them."""
+
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def charged(value: Any, *args: Any, **kwargs: Any) -> Any:
+            if isinstance(value, str):
+                charge(len(value) >> shift)
+            elif isinstance(value, _CONTAINERS):
+                charge(len(value) * weight)
+            return fn(value, *args, **kwargs)
+
+        return charged
+
+    return wrap
+
+
+_CONTAINERS = (list, tuple, dict)
+
+
+def charge_input(value: Any, weight: int, shift: int) -> None:
+    """:func:`per_item`'s charge, called from inside a frequent filter (no wrapper frame);
+    an input of a few items is left to the loop's own tick (``fuel.body_cost``)."""
+    if type(value) is str:
+        if len(value) >> shift > 8:
+            charge(len(value) >> shift)
+    elif isinstance(value, _CONTAINERS) and len(value) * weight > 8:
+        charge(len(value) * weight)
+
+
+def guard_urlize(s: Any, target: Any, rel: Any) -> None:
+    """``urlize``: each link (at most a word each) carries the ``target`` and ``rel``
+    attributes and the URL twice."""
+    extra = sum(len(a) for a in (target, rel) if isinstance(a, str))
+    if isinstance(s, str) and extra > 16:
+        words = s.count(" ") + s.count("\n") + 1
+        if words * extra > SMALL:
+            _check_output(3 * len(s) + words * (extra + 40), "urlize")
+
+
+#: ``str`` methods whose result can be much longer than the string and their arguments
+GROWING_STR_METHODS = frozenset("replace join center ljust rjust zfill expandtabs translate".split())
+
+
+def call_str_method(method: Any, args: tuple, kwargs: dict) -> Any:
+    """``method(*args, **kwargs)`` for a growing method of a ``str`` (``access.call``), its
+    result's size checked before it is built: padding widths against ``Limits.value``,
+    sizes that scale with the text against ``Limits.output`` (as the filters' guards)."""
+    s = method.__self__
+    name = method.__name__
+    if name == "join" and len(args) == 1 and not kwargs:
+        items = args[0] if isinstance(args[0], (list, tuple)) else list(args[0])
+        guard_join(items, s)
+        return method(items)
+    if name == "replace" and 2 <= len(args) <= 3 and isinstance(args[0], str) and isinstance(args[1], str):
+        guard_replace(s, args[0], args[1], args[2] if len(args) == 3 else -1)
+    elif name in ("center", "ljust", "rjust", "zfill") and args:
+        guard_width(args[0], name)
+    elif name == "expandtabs":
+        size = args[0] if args else kwargs.get("tabsize", 8)
+        if _is_int(size) and size > 1:
+            guard_width(size, name)
+            if s.count("\t") * size > SMALL:
+                _check_output(len(s) + s.count("\t") * size, name)
+    elif name == "translate" and len(args) == 1 and isinstance(args[0], dict):
+        longest = max((len(v) for v in args[0].values() if isinstance(v, str)), default=1)
+        if longest > 1 and len(s) * longest > SMALL:
+            _check_output(len(s) * longest, name)
+    return method(*args, **kwargs)

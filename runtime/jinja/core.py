@@ -95,6 +95,7 @@ class Undefined:
     """jinja2's default ``Undefined``: printable, falsy, iterable as empty; anything else raises."""
 
     __slots__ = ("_undefined_hint", "_undefined_obj", "_undefined_name", "_undefined_exception")
+    __module__ = "jinja2.runtime"  # messages about an undefined's own attributes name jinja2's type
 
     def __init__(
         self,

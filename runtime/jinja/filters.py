@@ -555,6 +555,7 @@ def do_urlize(
     for scheme in extra_schemes:
         if _uri_scheme_re.fullmatch(scheme) is None:
             raise FilterArgumentError(f"{scheme!r} is not a valid URI scheme prefix.")
+    bounded.guard_urlize(value, target, rel)
     return _urlize(value, trim_url_limit, rel, target, extra_schemes)
 
 
@@ -568,6 +569,7 @@ def do_tojson(
 ) -> str:
     """transformers' override: plain ``json.dumps`` (no HTML escaping). The usual call (no
     options) goes to one encoder made once, as json.dumps would make it."""
+    bounded.charge_input(x, 2, 4)  # its work grows with the input (limits.charge)
     if ensure_ascii is False and indent is None and separators is None and sort_keys is False:
         return (_PLAIN_JSON or _plain_json())(x)
     bounded.guard_json_indent(x, indent)
@@ -740,6 +742,7 @@ def do_round(value: Any, precision: int = 0, method: str = "common") -> float:
 @_passes_env
 @_named("sync_do_sum")
 def do_sum(iterable: Any, attribute: Any = None, start: Any = 0) -> Any:
+    bounded.charge_input(iterable, 1, 4)  # its work grows with the input (limits.charge)
     if attribute is not None:
         iterable = map(make_attrgetter(attribute), iterable)
     total = sum(iterable, start)
@@ -814,6 +817,7 @@ def do_random(seq: Any) -> Any:
 
 @_named("sync_do_list")
 def do_list(value: Any) -> list:
+    bounded.charge_input(value, 1, 2)  # its work grows with the input (limits.charge)
     return list(value)
 
 
@@ -834,6 +838,7 @@ def do_reverse(value: Any) -> Any:
 @_passes_env
 @_named("sync_do_join")
 def do_join(value: Any, d: Any = "", attribute: Any = None) -> str:
+    bounded.charge_input(value, 1, 4)  # its work grows with the input (limits.charge)
     if attribute is not None:
         value = map(make_attrgetter(attribute), value)
     separator = str(d)
@@ -848,6 +853,7 @@ def do_join(value: Any, d: Any = "", attribute: Any = None) -> str:
 
 
 def do_items(value: Any) -> Iterator[tuple]:
+    bounded.charge_input(value, 1, 4)  # its work grows with the input (limits.charge)
     if isinstance(value, Undefined):
         return
     if not isinstance(value, abc.Mapping):
@@ -858,6 +864,7 @@ def do_items(value: Any) -> Iterator[tuple]:
 def do_dictsort(
     value: Any, case_sensitive: bool = False, by: str = "key", reverse: bool = False
 ) -> list:
+    bounded.charge_input(value, 1, 4)  # its work grows with the input (limits.charge)
     if by == "key":
         pos = 0
     elif by == "value":
@@ -876,6 +883,7 @@ def do_dictsort(
 def do_sort(
     value: Any, reverse: bool = False, case_sensitive: bool = False, attribute: Any = None
 ) -> list:
+    bounded.charge_input(value, 1, 2)  # its work grows with the input (limits.charge)
     key_func = make_multi_attrgetter(attribute, None if case_sensitive else ignore_case)
     return sorted(value, key=key_func, reverse=reverse)
 
@@ -883,6 +891,7 @@ def do_sort(
 @_passes_env
 @_named("sync_do_unique")
 def do_unique(value: Any, case_sensitive: bool = False, attribute: Any = None) -> Iterator[Any]:
+    bounded.charge_input(value, 1, 2)  # its work grows with the input (limits.charge)
     getter = make_attrgetter(attribute, None if case_sensitive else ignore_case)
     seen = set()
     for item in value:
@@ -904,11 +913,13 @@ def _min_or_max(value: Any, func: Callable[..., Any], case_sensitive: bool, attr
 
 @_passes_env
 def do_min(value: Any, case_sensitive: bool = False, attribute: Any = None) -> Any:
+    bounded.charge_input(value, 1, 4)  # its work grows with the input (limits.charge)
     return _min_or_max(value, min, case_sensitive, attribute)
 
 
 @_passes_env
 def do_max(value: Any, case_sensitive: bool = False, attribute: Any = None) -> Any:
+    bounded.charge_input(value, 1, 4)  # its work grows with the input (limits.charge)
     return _min_or_max(value, max, case_sensitive, attribute)
 
 
@@ -991,6 +1002,7 @@ def _prepare_map(args: tuple, kwargs: dict) -> Callable[[Any], Any]:
 
 @_named("sync_do_map")
 def do_map(value: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
+    bounded.charge_input(value, 1, 2)  # its work grows with the input (limits.charge)
     if value:
         func = _prepare_map(args, kwargs)
         for item in value:
@@ -1064,21 +1076,25 @@ def _keep(x: Any) -> Any:
 
 @_named("sync_do_select")
 def do_select(value: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
+    bounded.charge_input(value, 1, 2)  # its work grows with the input (limits.charge)
     return select_or_reject(value, args, kwargs, _keep, False)
 
 
 @_named("sync_do_reject")
 def do_reject(value: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
+    bounded.charge_input(value, 1, 2)  # its work grows with the input (limits.charge)
     return select_or_reject(value, args, kwargs, operator.not_, False)
 
 
 @_named("sync_do_selectattr")
 def do_selectattr(value: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
+    bounded.charge_input(value, 1, 4)  # its work grows with the input (limits.charge)
     return select_or_reject(value, args, kwargs, _keep, True)
 
 
 @_named("sync_do_rejectattr")
 def do_rejectattr(value: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
+    bounded.charge_input(value, 1, 4)  # its work grows with the input (limits.charge)
     return select_or_reject(value, args, kwargs, operator.not_, True)
 
 
@@ -1297,3 +1313,21 @@ TESTS: dict = {
     "le": test_le,
 }
 
+
+
+# The filters whose work grows with their input pay for it (``bounded.per_item(weight, shift)``:
+# about a unit per microsecond of work: ``weight`` per item, one per 2**shift characters).
+do_groupby = FILTERS['groupby'] = bounded.per_item(2, 4)(do_groupby)
+do_pprint = FILTERS['pprint'] = bounded.per_item(16, 2)(do_pprint)
+do_urlize = FILTERS['urlize'] = bounded.per_item(2, 0)(do_urlize)
+do_wordwrap = FILTERS['wordwrap'] = bounded.per_item(1, 0)(do_wordwrap)
+do_title = FILTERS['title'] = bounded.per_item(1, 1)(do_title)
+do_striptags = FILTERS['striptags'] = bounded.per_item(1, 1)(do_striptags)
+do_indent = FILTERS['indent'] = bounded.per_item(1, 3)(do_indent)
+do_xmlattr = FILTERS['xmlattr'] = bounded.per_item(2, 4)(do_xmlattr)
+do_batch = FILTERS['batch'] = bounded.per_item(1, 2)(do_batch)
+do_slice = FILTERS['slice'] = bounded.per_item(1, 2)(do_slice)
+do_reverse = FILTERS['reverse'] = bounded.per_item(1, 4)(do_reverse)
+do_urlencode = FILTERS['urlencode'] = bounded.per_item(1, 0)(do_urlencode)
+do_wordcount = FILTERS['wordcount'] = bounded.per_item(1, 2)(do_wordcount)
+do_format = FILTERS['format'] = bounded.per_item(1, 2)(do_format)

@@ -5,9 +5,11 @@
 Inputs: mutations of real templates (the shared corpus when present, else the project's
 examples and case files) and random text built from template syntax fragments. Each input
 goes through the frontend, the passes, the emitter and ``compile()``; one in ``--full-every``
-also through black and a render. Anything other than ``CompileError`` (or, for renders, an
-error the template itself raises) is a failure: it is saved under ``tests/fuzz/crashes/``.
-An input that takes longer than ``--timeout`` seconds is a hang.
+also through black and a render under the default limits (no budget: the limits alone must
+stop it). Anything other than ``CompileError`` (or, for renders, an error the template itself
+raises, limit errors included) is a failure: it is saved under ``tests/fuzz/crashes/``. An
+input that takes longer than ``--timeout`` seconds is a hang; a render that takes longer than
+``--slow`` seconds (one second: the limits' promise) is saved as ``slow``.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import multiprocessing as mp
 import random
 import signal
 import sys
+import os
 import time
 import traceback
 from pathlib import Path
@@ -39,7 +42,7 @@ FRAGMENTS = [
 
 def corpus() -> list[tuple[str, str]]:
     out = []
-    shared = ROOT.parent / "shared" / "corpus"
+    shared = Path(os.environ.get("TMPL2PY_SHARED") or ROOT.parent / "shared") / "corpus"
     for sub, ext, dialect in (("jinja", "*.jinja", "jinja"), ("gotmpl", "*.gotmpl", "go")):
         folder = shared / sub / "templates"
         if folder.exists():
@@ -84,16 +87,20 @@ def _alarm(signum, frame):  # noqa: ARG001
 
 
 def worker(args: tuple) -> dict:
-    seed, count, full_every, timeout, crash_dir = args
+    seed, count, full_every, timeout, crash_dir, slow, stop_at = args
     from tmpl2py.compiler import CompileError, api
     from tmpl2py.compiler.emit import emit
     from tmpl2py.compiler.passes import pipeline
+    from tmpl2py.runtime.limits import RenderLimitExceeded
 
     signal.signal(signal.SIGALRM, _alarm)
     rng = random.Random(seed)
     seeds = corpus()
-    stats = {"inputs": 0, "compile_errors": 0, "compiled": 0, "full": 0, "failures": 0, "hangs": 0}
+    stats = {"inputs": 0, "compile_errors": 0, "compiled": 0, "full": 0, "limit_errors": 0, "failures": 0,
+             "hangs": 0, "slow": 0}
     for n in range(count):
+        if time.time() > stop_at:
+            break
         if rng.random() < 0.8:
             base, dialect = rng.choice(seeds)
             source = mutate(rng, base)
@@ -105,11 +112,17 @@ def worker(args: tuple) -> dict:
             if n % full_every == 0:
                 stats["full"] += 1
                 t = api.compile_template(source, dialect=dialect)
+                start = time.perf_counter()
                 try:
-                    t.render({"messages": [{"role": "user", "content": "hi"}]}, budget=timeout / 2)
+                    t.render({"messages": [{"role": "user", "content": "hi"}]})
+                except RenderLimitExceeded:
+                    stats["limit_errors"] += 1
                 except Exception as e:  # noqa: BLE001 - a template may fail; our internals must not
                     if _internal(e):
                         raise
+                if time.perf_counter() - start > slow:
+                    stats["slow"] += 1
+                    _save(crash_dir, "slow", seed, n, source, dialect, f"{time.perf_counter() - start:.2f} s")
             else:
                 module = pipeline.run(api.parse(source, dialect), profile=api.PROFILES[dialect][0])
                 compile(emit(module, "", {}), "<fuzz>", "exec")
@@ -119,7 +132,11 @@ def worker(args: tuple) -> dict:
         except Hang:
             stats["hangs"] += 1
             _save(crash_dir, "hang", seed, n, source, dialect, "")
-        except Exception:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001
+            if isinstance(getattr(e, "orig_exc", None), Hang):  # Lark wraps it (VisitError)
+                stats["hangs"] += 1
+                _save(crash_dir, "hang", seed, n, source, dialect, "")
+                continue
             stats["failures"] += 1
             _save(crash_dir, "crash", seed, n, source, dialect, traceback.format_exc())
         finally:
@@ -146,10 +163,13 @@ def main() -> int:
     ap.add_argument("--full-every", type=int, default=200)
     ap.add_argument("--timeout", type=float, default=10.0)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--seconds", type=float, default=None, help="stop after this long (wall clock)")
+    ap.add_argument("--slow", type=float, default=1.0, help="seconds a render may take (default limits)")
     ap.add_argument("--crash-dir", default=str(Path(__file__).parent / "crashes"))
     args = ap.parse_args()
+    stop_at = float("inf") if args.seconds is None else time.time() + args.seconds
     jobs = [(args.seed * 1_000_003 + i, min(args.chunk, args.count - i * args.chunk), args.full_every,
-             args.timeout, args.crash_dir) for i in range((args.count + args.chunk - 1) // args.chunk)]
+             args.timeout, args.crash_dir, args.slow, stop_at) for i in range((args.count + args.chunk - 1) // args.chunk)]
     total: dict = {}
     start = time.time()
     with mp.Pool(args.workers) as pool:
@@ -158,7 +178,7 @@ def main() -> int:
                 total[k] = total.get(k, 0) + v
             print(f"{time.time() - start:7.0f}s {total}", flush=True)
     print("done:", total)
-    return 1 if total.get("failures") or total.get("hangs") else 0
+    return 1 if total.get("failures") or total.get("hangs") or total.get("slow") else 0
 
 
 if __name__ == "__main__":

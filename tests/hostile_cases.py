@@ -1,0 +1,281 @@
+"""Hostile templates that must end in a clean limit error, and the bounded way to run them.
+
+The case tables (imported by tests/test_limits.py and tests/test_hostile.py): DoS classes of
+both dialects (loops, repetition, doubling, recursion, deep data), heavy per-item helpers in
+nested loops (each must be paid for by the fuel), and growth through filters and methods.
+:func:`results` renders every case once per test process in a child process under a
+memory cap (``RLIMIT_AS`` 1 GiB) and a per-case alarm, so that a case that hangs or blows
+up fails its test instead of hanging or killing CI; the child reports, per case, the
+outcome (the limit hit, or the exception), the time it took, and where.
+
+    python tests/hostile_cases.py      # the child: one JSON line per case on stdout
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+#: the child's address-space cap: no case may need more
+MEMORY_BYTES = 1 << 30
+#: a case still running after this many seconds is a hang (the bound is one second, scaled)
+ALARM_SECONDS = 30
+#: the whole child run (every case) must end within this
+TOTAL_SECONDS = 600
+
+NS = "{% set ns = namespace(s='ab', l=[1, 2], t=()) %}"
+
+JINJA_DOS = {
+    "nested-range": "{% for i in range(100000) %}{% for j in range(100000) %}{{ j }}{% endfor %}{% endfor %}",
+    "nested-range-empty": "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
+    "string-repeat": "{{ 'x' * 10**9 }}",
+    "string-repeat-left": "{{ (10**9) * 'ab' }}",
+    "list-repeat": "{{ ([1, 2] * 10**9)|length }}",
+    "power": "{{ 2 ** (10 ** 9) }}",
+    "literal-repeat": "{{ 'x' * 1000000000 }}",
+    "center": "{{ 'a'|center(10**10) }}",
+    "indent": "{{ 'a\nb'|indent(10**9) }}",
+    "indent-lines": "{{ ('a\n' * 50000)|indent(90000) }}",
+    "wordwrap": "{{ ('a ' * 50000)|wordwrap(1, wrapstring='x' * 90000) }}",
+    "batch": "{{ [1]|batch(10**9, 0)|list|length }}",
+    "slice": "{{ [1]|slice(10**9)|list|length }}",
+    "tojson-indent": "{{ ([[1, 2, 3]] * 1000)|tojson(indent=10**6) }}",
+    "format-width": "{{ '%999999999d'|format(1) }}",
+    "format-star": "{{ '%*d' % (999999999, 1) }}",
+    "str-format-width": "{{ '{:999999999}'.format(1) }}",
+    "replace": "{{ ('a' * 90000)|replace('a', 'b' * 90000) }}",
+    "join": "{{ (['a'] * 90000)|join('x' * 90000) }}",
+    "ns-doubling-tilde": NS + "{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s|length }}",
+    "ns-doubling-plus": NS + "{% for i in range(64) %}{% set ns.s = ns.s + ns.s %}{% endfor %}{{ ns.s|length }}",
+    "ns-doubling-list": NS + "{% for i in range(64) %}{% set ns.l = ns.l + ns.l %}{% endfor %}{{ ns.l|length }}",
+    "ns-doubling-join": NS + "{% for i in range(64) %}{% set ns.s = [ns.s, ns.s]|join %}{% endfor %}{{ ns.s|length }}",
+    "ns-doubling-sum": NS + "{% for i in range(64) %}{% set ns.l = [ns.l, ns.l]|sum(start=[]) %}{% endfor %}{{ ns.l|length }}",
+    "macro-doubling": "{% macro d(s, n) %}{{ d(s + s, n - 1) if n else s|length }}{% endmacro %}{{ d('ab', 64) }}",
+    "macro-fanout": "{% macro f(n) %}{% if n %}{{ f(n - 1) }}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(60) }}",
+    "output": "{% for i in range(100000) %}{% for j in range(100) %}{{ 'x' * 90000 }}{% endfor %}{% endfor %}",
+    "deep-list-print": NS + "{% for i in range(100000) %}{% set ns.l = [ns.l] %}{% endfor %}{{ ns.l }}",
+    "deep-list-tojson": NS + "{% for i in range(100000) %}{% set ns.l = [ns.l] %}{% endfor %}{{ ns.l|tojson }}",
+    "deep-dict-compare": "{% set ns = namespace(a={}, b={}) %}{% for i in range(100000) %}{% set ns.a = {'k': ns.a} %}"
+    "{% set ns.b = {'k': ns.b} %}{% endfor %}{{ ns.a == ns.b }}",
+    "deep-tuple-hash": NS + "{% for i in range(100000) %}{% set ns.t = (ns.t,) %}{% endfor %}{{ ns.t in {} }}",
+    "macro-recursion": "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}",
+    "recursive-loop": "{% for x in [1] recursive %}{{ loop([1]) }}{% endfor %}",
+}
+
+GO_DOS = {
+    "range-int": ("{{ range 1000000000 }}x{{ end }}", {}),
+    "nested-range": ("{{ range $.a }}{{ range $.a }}{{ range $.a }}{{ . }}{{ end }}{{ end }}{{ end }}", {"a": ["ab"] * 1000}),
+    "printf-width": ('{{ range $.a }}{{ printf "%999999d" 1 }}{{ end }}', {"a": list(range(1000))}),
+    "printf-star": ('{{ printf "%*d" 999999 1 }}', {}),
+    "template-recursion": ('{{ define "r" }}{{ template "r" . }}{{ end }}{{ template "r" . }}', {}),
+    "template-fanout": ('{{ define "f" }}{{ range $.a }}{{ template "f" $ }}{{ end }}{{ end }}{{ template "f" . }}', {"a": [1, 2]}),
+}
+
+
+
+#: Heavy per-item helpers in loops nested three deep (a billion iterations if nothing paid):
+#: the fuel must charge what each does (limits.charge, fuel.body_cost, output), so each
+#: ends in a fuel error within the second too.
+HEAVY_DATA = {
+    "a": list(range(1000)),
+    "f": 1.2345678901234,
+    "d": {f"k{i}": i * 1.5 for i in range(20)},
+    "l": [1.5, "x", 2] * 7,
+    "s": "Hello <b>world</b> http://x.org " * 3,
+}
+HEAVY_GO = {
+    "float": "{{ $.f }}", "map": "{{ $.d }}", "list": "{{ $.l }}", "printf": '{{ printf "%v %v %v" $.f $.f $.f }}',
+    "printf-flags": '{{ printf "%08.3f|%-6d|%q" $.f 7 $.s }}', "json": "{{ json $.d }}", "print": "{{ print $.l $.f }}",
+    "println": "{{ println $.d }}", "html": "{{ html $.s }}", "js": "{{ js $.s }}", "urlquery": "{{ urlquery $.s }}",
+    "len-index-slice": "{{ len $.l }}{{ index $.l 1 }}{{ slice $.s 1 5 }}", "eq": "{{ eq $.f 1.0 2.0 3.0 }}",
+}
+HEAVY_JINJA = {
+    "dict": "{{ d }}", "tojson": "{{ d|tojson }}", "tojson-indent": "{{ d|tojson(indent=2) }}", "join": "{{ l|join(',') }}",
+    "dictsort": "{{ d|dictsort }}", "upper": "{{ s|upper }}", "replace": "{{ s|replace('o', '00') }}",
+    "format": "{{ '%s %r %f'|format(s, l, f) }}", "indent": "{{ s|indent(4, true) }}", "wordwrap": "{{ s|wordwrap(10) }}",
+    "center": "{{ s|center(200) }}", "truncate": "{{ s|truncate(20) }}", "striptags": "{{ s|striptags }}",
+    "urlize": "{{ s|urlize }}", "pprint": "{{ d|pprint }}", "unique": "{{ l|unique|list }}", "map": "{{ l|map('string')|join }}",
+    "sum": "{{ a|sum }}", "max": "{{ a|max }}", "title": "{{ s|title }}", "escape": "{{ s|e }}",
+    "str-format": "{{ '{} {} {}'.format(f, l, d) }}", "items": "{% for k, v in d.items() %}{{ k }}{% endfor %}",
+}
+
+#: Filters and methods that build a large value from small input: (hostile template, the
+#: limit it must hit, the same template with small arguments, which must render exactly as
+#: transformers' sandbox renders it).
+GROWTH = {
+    "replace-filter": ("{{ ('a' * 90000)|replace('a', 'b' * 90000) }}", "output", "{{ ('a' * 3)|replace('a', 'bc') }}"),
+    "replace-filter-empty": ("{{ ('a' * 90000)|replace('', 'b' * 9000) }}", "output", "{{ 'aaa'|replace('', '-') }}"),
+    "replace-method": ("{{ ('a' * 90000).replace('a', 'b' * 90000) }}", "output", "{{ 'aaa'.replace('a', 'bc') }}{{ 'aaa'.replace('a', 'b', 1) }}"),
+    "replace-method-empty": ("{{ ('a' * 90000).replace('', 'xyz' * 1000) }}", "output", "{{ 'ab'.replace('', '.') }}"),
+    "join-method": ("{{ ('x' * 90000).join(['a'] * 90000) }}", "output", "{{ ', '.join(['a', 'b']) }}{{ '-'.join('abc') }}"),
+    "join-filter": ("{{ (['a'] * 90000)|join('x' * 90000) }}", "output", "{{ ['a', 'b']|join('--') }}"),
+    "center-method": ("{{ 'x'.center(10**9) }}", "value", "{{ 'x'.center(7, '*') }}|"),
+    "ljust-method": ("{{ 'x'.ljust(10**9) }}", "value", "{{ 'x'.ljust(4) }}|"),
+    "rjust-method": ("{{ 'x'.rjust(10**9) }}", "value", "{{ 'x'.rjust(4, '0') }}"),
+    "zfill-method": ("{{ '7'.zfill(10**9) }}", "value", "{{ '7'.zfill(3) }}{{ '-7'.zfill(4) }}"),
+    "expandtabs-width": ("{{ '\t'.expandtabs(10**9) }}", "value", "{{ 'a\tb'.expandtabs(4) }}|{{ 'a\tb'.expandtabs() }}"),
+    "expandtabs-many": ("{{ ('\t' * 90000).expandtabs(9000) }}", "output", "{{ ('\t' * 3).expandtabs(2) }}|"),
+    "translate": ("{{ ('a' * 90000).translate({97: 'b' * 90000}) }}", "output", "{{ 'abc'.translate({97: 'xy'}) }}"),
+    "center-filter": ("{{ 'a'|center(10**10) }}", "value", "{{ 'a'|center(5) }}|"),
+    "format-filter-width": ("{{ '%999999999d'|format(1) }}", "value", "{{ '%5d|%-3s|'|format(1, 'a') }}"),
+    "format-star": ("{{ '%*d' % (999999999, 1) }}", "value", "{{ '%*d' % (4, 1) }}"),
+    "str-format-width": ("{{ '{:>999999999}'.format('x') }}", "value", "{{ '{:>4}'.format('x') }}"),
+    "str-format-nested": ("{{ '{:{}}'.format('x', 999999999) }}", "value", "{{ '{:{}}|'.format('x', 3) }}"),
+    "format-map-width": ("{{ '{x:999999999}'.format_map({'x': 1}) }}", "value", "{{ '{x:3}'.format_map({'x': 1}) }}"),
+    "percent-dict-width": ("{{ '%(a)999999999s' % {'a': 1} }}", "value", "{{ '%(a)3s' % {'a': 1} }}"),
+    "indent": ("{{ ('a\n' * 50000)|indent(90000) }}", "output", "{{ 'a\nb'|indent(2) }}|{{ 'a\nb'|indent('> ', true) }}"),
+    "wordwrap": ("{{ ('a ' * 45000)|wordwrap(1, wrapstring='y' * 90000) }}", "output", "{{ 'aaa bbb ccc'|wordwrap(4, wrapstring='|') }}"),
+    "urlize-target": ("{{ ('www.a.com ' * 9000)|urlize(target='x' * 90000) }}", "output", "{{ 'see www.a.com'|urlize(target='_blank') }}"),
+    "batch-fill": ("{{ [1]|batch(10**9, 0)|list|length }}", "value", "{{ [1, 2, 3]|batch(2, 0)|list }}"),
+    "slice-count": ("{{ [1]|slice(10**9)|list|length }}", "value", "{{ [1, 2, 3]|slice(2)|list }}"),
+    "tojson-indent": ("{{ ([[1, 2, 3]] * 1000)|tojson(indent=10**6) }}", "output", "{{ [[1, 2]]|tojson(indent=2) }}"),
+    "tojson-indent-str": ("{{ (range(90000)|list)|tojson(indent='x' * 90000) }}", "output", "{{ [1]|tojson(indent='--') }}"),
+    "string-repeat": ("{{ 'x' * 10**9 }}", "value", "{{ 'x' * 3 }}{{ 3 * 'ab' }}"),
+    "list-repeat": ("{{ ([1, 2] * 10**9)|length }}", "value", "{{ [1, 2] * 2 }}"),
+    "power": ("{{ 2 ** (10 ** 9) }}", "value", "{{ 2 ** 10 }}"),
+    "ns-doubling": (NS_DOUBLING := "{% set ns = namespace(s='ab') %}{% for i in range(N) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s|length }}",
+                    "output", None),
+    "ns-doubling-list": ("{% set ns = namespace(l=[1]) %}{% for i in range(N) %}{% set ns.l = ns.l + ns.l %}{% endfor %}{{ ns.l|length }}",
+                         "value", None),
+    "sum-lists-doubling": ("{% set ns = namespace(l=[1]) %}{% for i in range(N) %}{% set ns.l = [ns.l, ns.l]|sum(start=[]) %}{% endfor %}{{ ns.l|length }}",
+                           "value", None),
+}
+
+
+GO_GROWTH = {
+    "printf-width": ('{{ printf "%999999s" "x" }}', '{{ printf "%5s|%-3d|" "x" 7 }}'),
+    "printf-precision": ('{{ printf "%.999999f" 1.5 }}', '{{ printf "%.3f" 1.5 }}'),
+    "printf-star-width": ('{{ printf "%*s" 999999 "x" }}', '{{ printf "%*s" 4 "x" }}'),
+    "printf-star-precision": ('{{ printf "%.*f" 999999 1.5 }}', '{{ printf "%.*f" 2 1.5 }}'),
+    "printf-zero-pad": ('{{ printf "%0999999d" 1 }}', '{{ printf "%05d" 1 }}'),
+    "range-int": ("{{ range 1000000000 }}x{{ end }}", "{{ range 3 }}x{{ end }}"),
+    "range-int-var": ("{{ $n := 1000000000 }}{{ range $i := $n }}{{ $i }}{{ end }}", "{{ $n := 3 }}{{ range $i := $n }}{{ $i }}{{ end }}"),
+}
+
+
+
+
+def growth_case(name: str) -> tuple:
+    """(hostile template, its limit, the template with small arguments) of GROWTH[name]."""
+    hostile, limit, small = GROWTH[name]
+    if "range(N)" in hostile:
+        return hostile.replace("range(N)", "range(64)"), limit, hostile.replace("range(N)", "range(4)")
+    return hostile, limit, small
+
+
+def cases() -> dict:
+    """name -> (dialect, source, data) of every case the child runs."""
+    out: dict = {}
+    for name, source in JINJA_DOS.items():
+        out[f"jinja-dos/{name}"] = ("jinja", source, {})
+    for name, (source, data) in GO_DOS.items():
+        out[f"go-dos/{name}"] = ("go", source, data)
+    for name, body in HEAVY_JINJA.items():
+        loops = "{% for i in a %}{% for j in a %}{% for k in a %}", "{% endfor %}{% endfor %}{% endfor %}"
+        out[f"jinja-heavy/{name}"] = ("jinja", loops[0] + body + loops[1], HEAVY_DATA)
+    for name, body in HEAVY_GO.items():
+        loops = "{{ range $.a }}{{ range $.a }}{{ range $.a }}", "{{ end }}{{ end }}{{ end }}"
+        out[f"go-heavy/{name}"] = ("go", loops[0] + body + loops[1], HEAVY_DATA)
+    for name in GROWTH:
+        out[f"jinja-growth/{name}"] = ("jinja", growth_case(name)[0], {})
+    for name, (source, _small) in GO_GROWTH.items():
+        out[f"go-growth/{name}"] = ("go", source, {})
+    return out
+
+
+def slowdown() -> float:
+    """How much slower than an idle machine this one runs now (>= 1): the time bounds are
+    "one second on an idle machine", scaled, as test machines are shared."""
+    best = min(_time_loop() for _ in range(3))
+    return max(1.0, best / 0.006)  # 200,000 iterations of a Python loop: ~6 ms on an idle core
+
+
+def _time_loop() -> float:
+    start = time.perf_counter()
+    x = 0
+    for i in range(200_000):
+        x += i
+    return time.perf_counter() - start
+
+
+class _Hang(Exception):
+    pass
+
+
+def _alarm(signum, frame):  # noqa: ARG001
+    raise _Hang()
+
+
+def _child() -> None:
+    """Render every case under the caps; one JSON line per case (flushed as it ends)."""
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
+    from tmpl2py.compiler import compile_template
+    from tmpl2py.runtime.limits import RenderLimitExceeded
+
+    signal.signal(signal.SIGALRM, _alarm)
+    print(json.dumps({"slowdown": slowdown()}), flush=True)
+    for name, (dialect, source, data) in cases().items():
+        profile = "plain" if dialect == "jinja" else "ollama"
+        template = compile_template(source, dialect=dialect, profile=profile, name=name)
+        row: dict = {"case": name}
+        signal.setitimer(signal.ITIMER_REAL, ALARM_SECONDS)
+        start = time.perf_counter()
+        try:
+            template.render(data)
+            row["outcome"] = "rendered"
+        except RenderLimitExceeded as e:
+            row.update(outcome="limit", limit=e.limit, where=e.where, message=str(e))
+        except _Hang:
+            row["outcome"] = "hang"
+        except BaseException as e:  # noqa: BLE001 - reported: MemoryError, RecursionError...
+            row.update(outcome=type(e).__name__, message=str(e)[:300])
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        row["seconds"] = time.perf_counter() - start
+        print(json.dumps(row), flush=True)
+
+
+@functools.lru_cache(maxsize=None)
+def results() -> dict:
+    """case name -> the child's row (and "slowdown"), run once per test process. A case
+    the child never reported (it was killed: past TOTAL_SECONDS, or by the memory cap in a
+    way Python could not turn into MemoryError) is missing."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])}
+    try:
+        proc = subprocess.run(
+            [sys.executable, __file__], capture_output=True, text=True, timeout=TOTAL_SECONDS, env=env
+        )
+        stdout = proc.stdout
+    except subprocess.TimeoutExpired as e:
+        stdout = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+    rows: dict = {}
+    for line in stdout.splitlines():
+        row = json.loads(line)
+        if "slowdown" in row:
+            rows["slowdown"] = row["slowdown"]
+        else:
+            rows[row["case"]] = row
+    return rows
+
+
+def bounded_row(case: str) -> dict:
+    """The child's row for ``case``, asserted to be a limit error within one (scaled)
+    second: what every case of the tables must end in."""
+    rows = results()
+    row = rows.get(case)
+    assert row is not None, f"{case}: no result (the child was killed: memory cap or total time)"
+    assert row["outcome"] == "limit", row
+    second = 1.0 * rows["slowdown"]
+    assert row["seconds"] < second, f"{case} took {row['seconds']:.2f} s (one idle second is {second:.2f} s now)"
+    return row
+
+
+if __name__ == "__main__":
+    _child()
