@@ -141,13 +141,14 @@ class CompiledTemplate:
     def _located(self, error: BaseException) -> BaseException:
         """``error`` with its template position, found on the error path only: a Jinja
         error gains attributes and a note (``positions``); a Go execution error becomes Go's
-        whole text, ``template: NAME:LINE:COL: executing ...`` (``gotmpl/exec_errors``)."""
+        whole text, ``template: NAME:LINE:COL: executing ...`` (``gotmpl/exec_errors``); a
+        limit error of either dialect gains ``where`` / ``line`` / ``column``."""
         if self.positions is not None:
             return self.positions.locate(error)
         if self.dialect == "go":
             from tmpl2py.runtime.go.execute import ExecError
 
-            if isinstance(error, ExecError):
+            if isinstance(error, (ExecError, _limits.RenderLimitExceeded)):
                 from .gotmpl.exec_errors import locate
 
                 return locate(error, self)
@@ -233,7 +234,7 @@ class CompiledTemplate:
                 budget,
                 limits,
             )
-        except ExecError as e:
+        except (ExecError, _limits.RenderLimitExceeded) as e:
             raise self._located(e) from None
 
     def prefix_report(self, shapes: Any = None, max_examples: int = 200) -> Any:

@@ -348,8 +348,6 @@ def test_limit_errors_carry_the_template_position() -> None:
 
 def test_go_limit_errors_carry_go_positions() -> None:
     """Go: ``LINE:COL`` as Go's own errors count them (the column a 0-based byte offset)."""
-    from tmpl2py.compiler.gotmpl import exec_errors
-
     cases = [
         ("a\n  {{ range 1000000000 }}x{{ end }}", {}, "fuel", "2:11"),  # the range's pipeline
         ('{{ range $.a }}\n{{ printf "%999999d" 1 }}{{ end }}', {"a": [1]}, "value", "2:3"),
@@ -358,7 +356,23 @@ def test_go_limit_errors_carry_go_positions() -> None:
     for source, data, limit, where in cases:
         template = compile_template(source, dialect="go", profile="plain")
         with pytest.raises(RenderLimitExceeded) as info:
-            template.render(data)
-        error = exec_errors.locate(info.value, template)  # what CompiledTemplate._located calls
-        assert error is info.value and (error.limit, error.where) == (limit, where), (source, error.where)
+            template.render(data)  # located by CompiledTemplate._located (exec_errors.locate)
+        error = info.value
+        assert (error.limit, error.where) == (limit, where), (source, error.where)
         assert error.line == int(where.split(":")[0]) and str(error).startswith(where + ": ")
+
+
+def test_go_limit_positions_through_every_entry_point() -> None:
+    """The ollama profile's entry points (the fast render_conversation, the general one with
+    a budget, render_generate) give a limit error its Go position as render() does."""
+    source = "{{ .Prompt }}\n  {{ range 1000000000 }}x{{ end }}"
+    template = compile_template(source, dialect="go", profile="ollama")
+    calls = [
+        lambda: template.render_conversation([{"role": "user", "content": "hi"}]),
+        lambda: template.render_conversation([{"role": "user", "content": "hi"}], budget=60.0),
+        lambda: template.render_generate("hi"),
+    ]
+    for call in calls:
+        with pytest.raises(RenderLimitExceeded) as info:
+            call()
+        assert (info.value.limit, info.value.where) == ("fuel", "2:11")
