@@ -13,6 +13,7 @@ from typing import Callable, NamedTuple, Optional
 
 from .. import ir
 from . import (
+    concat,
     context_gets,
     cse,
     dict_items,
@@ -41,6 +42,7 @@ class Step(NamedTuple):
 
 
 PASSES: tuple[Step, ...] = (
+    Step("concat", concat.run),
     Step("direct_calls", direct_calls.run),
     Step("direct_output", direct_output.run),
     Step("top_resolve", top_resolve.run),
