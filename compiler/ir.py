@@ -56,7 +56,7 @@ def node(cls: type) -> type:
     for name, annotation in own.get("__annotations__", {}).items():
         default = own.get(name, dataclasses.MISSING)
         f = default if isinstance(default, dataclasses.Field) else field(default=default)
-        f.name, f.type = name, annotation
+        f.name, f.type, f.kw_only = name, annotation, False  # as dataclass resolves them
         f._field_type = dataclasses._FIELD  # type: ignore[attr-defined] # what fields() lists
         fields[name] = f
     body = {k: v for k, v in own.items() if k not in fields and k not in ("__dict__", "__weakref__")}

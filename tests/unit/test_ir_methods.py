@@ -72,6 +72,17 @@ def test_every_class_behaves_as_its_dataclass(cls: type) -> None:
         cls(*values.values(), *range(len(fields) + 1))
 
 
+def test_a_dataclass_subclass_of_a_node_takes_its_fields_as_a_dataclass_would() -> None:
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Marked(ir.Output):
+        extra: int = 0
+
+    made = Marked(ir.Const("x"), (1, 2), 3)
+    assert (made.expr, made.span, made.extra) == (ir.Const("x"), (1, 2), 3)
+    assert [f.name for f in dataclasses.fields(Marked)] == ["expr", "span", "extra"]
+    assert all(f.kw_only is False for f in dataclasses.fields(ir.Output))
+
+
 def test_map_children_rebuilds_only_what_changed() -> None:
     node = ir.BinOp("+", ir.Const(1), ir.Name("x"), span=(2, 3))
     assert ir.map_children(node, lambda n: n) is node
