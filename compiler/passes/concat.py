@@ -9,7 +9,9 @@ joined copy (the output meter bounds what is written, as for a written ``+`` cha
 (``merge_text``).
 
 Guard: only the plain ``jinja.concat`` (autoescaped templates use their own helper); a
-folded constant longer than ``concat``'s own size check (64 KiB) keeps the helper.
+folded constant longer than ``concat``'s own size check (64 KiB) keeps the helper; no
+writing in pieces in modules with ``{% generation %}``, whose spans measure the top-level
+buffer while an operand runs (``'x' ~ m()``: jinja2 writes ``x`` only after ``m`` ran).
 
 Keeps output byte-identical (pure IR -> IR).
 """
@@ -81,6 +83,8 @@ def _split_block(body: tuple) -> tuple:
 def run(module: ir.Module) -> ir.Module:
     if module.dialect != "jinja":
         return module
+    if any(n == ir.TOP_OUTPUT for n in ir.walk(module.body)):  # generation spans: fold only
+        return dataclasses.replace(module, body=map_nodes(module.body, _fold))
 
     def visit(node: Any) -> Any:
         node = _fold(node)

@@ -55,6 +55,12 @@ def test_a_written_concatenation_is_written_piece_by_piece() -> None:
     assert [n.text for n in nodes if isinstance(n, ir.Text)] == ["a", "b"]
 
 
+def test_a_module_with_generation_spans_keeps_written_concatenations_whole() -> None:
+    nodes = _ir("{% macro g() %}{% generation %}x{% endgeneration %}{% endmacro %}{{ 'a' ~ g() ~ 'b' ~ 'c' }}")
+    (concat,) = [n for n in nodes if isinstance(n, ir.Helper) and n.name == "jinja.concat"]
+    assert [a.value for a in concat.args if isinstance(a, ir.Const)] == ["a", "bc"]
+
+
 def test_a_huge_constant_keeps_the_size_check() -> None:
     big = "x" * 40000
     nodes = _ir("{% set s = '" + big + "' ~ '" + big + "' %}{{ s | length }}")
