@@ -1,4 +1,5 @@
-"""The intermediate representation shared by both dialects.
+"""The intermediate representation shared by both dialects; long because it holds every node
+class and ``node``, which gives them their dataclass methods cheaply.
 
 A small tree of frozen, slotted dataclasses. Statements produce output or change
 variables; expressions compute values. Dialect semantics are not encoded here:
@@ -14,7 +15,9 @@ leave it empty; the scope pass (``compiler.passes.scope``) fills it in.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+import dataclasses
+import hashlib
+from dataclasses import field, replace
 from operator import is_not
 from typing import Any, Callable, Iterator, Optional, Tuple
 
@@ -30,6 +33,147 @@ class Node:
     __slots__ = ()
 
 
+# ----------------------------------------------------------------------------- node classes
+
+#: the classes ``node`` made, whose methods ``_build_methods`` has yet to write
+_PENDING: list = []
+
+#: ``__dataclass_params__`` of a frozen dataclass (``@dataclass`` subclasses of a node read it)
+_FROZEN_PARAMS = dataclasses.dataclass(frozen=True)(type("Frozen", (), {})).__dataclass_params__  # type: ignore[attr-defined]
+
+
+def node(cls: type) -> type:
+    """``@dataclass(frozen=True, slots=True)`` for the IR's classes, at a fraction of its import
+    cost (dataclasses runs six ``exec``s, an ``inspect.signature`` and a class rebuild per
+    class; this module has ~35): the class is rebuilt once with ``__slots__``, and the
+    methods of every class are written by one ``exec`` (``_build_methods``, at the end of the
+    module). What it makes behaves as the dataclass would: ``__init__`` (positional or by
+    keyword, with the defaults), frozen (``FrozenInstanceError``), ``__eq__`` / ``__hash__``
+    over the fields with ``compare``, ``__repr__`` over those with ``repr``, ``__match_args__``
+    and ``__dataclass_fields__`` (so ``dataclasses.replace`` and ``fields`` work)."""
+    own = cls.__dict__
+    fields: dict = {}
+    for name, annotation in own.get("__annotations__", {}).items():
+        default = own.get(name, dataclasses.MISSING)
+        f = default if isinstance(default, dataclasses.Field) else field(default=default)
+        f.name, f.type, f.kw_only = name, annotation, False  # as dataclass resolves them
+        f._field_type = dataclasses._FIELD  # type: ignore[attr-defined] # what fields() lists
+        fields[name] = f
+    body = {k: v for k, v in own.items() if k not in fields and k not in ("__dict__", "__weakref__")}
+    body["__slots__"] = tuple(fields)
+    body["__dataclass_fields__"] = fields
+    body["__dataclass_params__"] = _FROZEN_PARAMS
+    body["__match_args__"] = tuple(fields)
+    new = type(cls)(cls.__name__, cls.__bases__, body)
+    new.__qualname__ = cls.__qualname__
+    _PENDING.append(new)
+    return new
+
+
+def _frozen_setattr(self: Any, name: str, value: Any) -> None:
+    raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+
+
+def _frozen_delattr(self: Any, name: str) -> None:
+    raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+
+
+def _getstate(self: Any) -> list:
+    """Pickling and copying (a frozen slotted dataclass's ``__getstate__``)."""
+    return [getattr(self, f) for f in self.__slots__]
+
+
+def _setstate(self: Any, state: list) -> None:
+    for f, value in zip(self.__slots__, state):
+        object.__setattr__(self, f, value)
+
+
+def methods_source(classes: list) -> str:
+    """The source of ``__init__``, ``__eq__``, ``__hash__``, ``__repr__`` and the
+    ``map_children`` mapper of each class (``init3``, ``eq3``, ... for ``classes[3]``), made
+    from the classes' own field names and literal defaults (this module's text, never a
+    template's). The functions read ``C3`` (the class), ``KINDS`` and ``_set`` as globals."""
+    lines: list = []
+    for i, cls in enumerate(classes):
+        fields = cls.__dataclass_fields__
+        params = []
+        for name, f in fields.items():
+            if f.default is dataclasses.MISSING:
+                params.append(name)
+            else:
+                assert type(f.default) in (str, int, bool, tuple, type(None)), (cls, name)
+                params.append(f"{name}={f.default!r}")
+        lines.append(f"def init{i}(self, {', '.join(params)}):")
+        lines += [f"    _set(self, {name!r}, {name})" for name in fields] or ["    pass"]
+        compared = [name for name, f in fields.items() if f.compare]
+        mine = "".join(f"self.{n}, " for n in compared)
+        theirs = "".join(f"other.{n}, " for n in compared)
+        lines.append(f"def eq{i}(self, other):")
+        lines.append("    if other.__class__ is self.__class__:")
+        lines.append(f"        return ({mine}) == ({theirs})")
+        lines.append("    return NotImplemented")
+        lines.append(f"def hash{i}(self):")
+        lines.append(f"    return hash(({mine}))")
+        shown = ", ".join(f"{n}={{self.{n}!r}}" for n, f in fields.items() if f.repr)
+        lines.append(f"def repr{i}(self):")
+        lines.append(f"    return f'{{self.__class__.__qualname__}}({shown})'")
+        child = _child_fields(cls)
+        lines.append(f"def mapper{i}(node, fn):")
+        for f in child:
+            lines.append(f"    o_{f} = node.{f}")
+            lines.append(f"    n_{f} = fn(o_{f}) if isinstance(o_{f}, KINDS) else o_{f}")
+        unchanged = " and ".join(f"n_{f} is o_{f}" for f in child) or "True"
+        lines.append(f"    if {unchanged}:")
+        lines.append("        return node")
+        rebuilt = ", ".join(f"{f}=n_{f}" if f in child else f"{f}=node.{f}" for f in fields)
+        lines.append(f"    return C{i}({rebuilt})")
+    return "\n".join(lines) + "\n"
+
+
+def methods_key(source: str) -> str:
+    return hashlib.sha256(source.encode()).hexdigest()
+
+
+def methods_module() -> str:
+    """The text of ``ir_methods.py``: ``methods_source`` of ``NODE_CLASSES`` and its key."""
+    source = methods_source(list(NODE_CLASSES))
+    return (
+        '"""The IR classes\' methods (``ir.methods_source``); long because it is generated,\n'
+        "ahead of time, so that Python's bytecode cache keeps it compiled. Do not edit; regenerate with\n"
+        '``TMPL2PY_UPDATE_TABLES=1 pytest tests/unit/test_ir_methods.py``."""\n'
+        "# fmt: off\n"
+        "# flake8: noqa\n\n"
+        f"METHODS_SHA256 = {methods_key(source)!r}\n\n\n" + source
+    )
+
+
+def _build_methods() -> None:
+    """Give every pending class its methods: from ``ir_methods`` (the same source, written
+    ahead of time so Python's bytecode cache keeps it compiled) when its key matches, else
+    (this module edited since) from the source compiled now. Regenerate ``ir_methods.py``
+    with ``TMPL2PY_UPDATE_TABLES=1 pytest tests/unit/test_ir_methods.py``."""
+    from . import ir_methods
+
+    source = methods_source(_PENDING)
+    if getattr(ir_methods, "METHODS_SHA256", None) == methods_key(source):
+        namespace = vars(ir_methods)
+    else:
+        namespace = {}
+        exec(compile(source, __name__ + ".methods_source", "exec"), namespace)  # noqa: S102
+    namespace.update({f"C{i}": cls for i, cls in enumerate(_PENDING)})
+    namespace.update(KINDS=(Node, tuple), _set=object.__setattr__)
+    for i, cls in enumerate(_PENDING):
+        for method, name in (("init", "__init__"), ("eq", "__eq__"), ("hash", "__hash__"), ("repr", "__repr__")):
+            fn = namespace[f"{method}{i}"]
+            fn.__name__, fn.__qualname__ = name, f"{cls.__qualname__}.{name}"
+            setattr(cls, name, fn)
+        cls.__setattr__ = _frozen_setattr
+        cls.__delattr__ = _frozen_delattr
+        cls.__getstate__, cls.__setstate__ = _getstate, _setstate
+        _MAPPERS[cls] = namespace[f"mapper{i}"]
+    _PENDING.clear()
+
+
 # ----------------------------------------------------------------------------- expressions
 
 
@@ -37,7 +181,7 @@ class Expr(Node):
     __slots__ = ()
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Const(Expr):
     """A Python constant: str, int, float, bool or None (tuples of constants too)."""
 
@@ -45,7 +189,7 @@ class Const(Expr):
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Name(Expr):
     """A variable read. ``ident`` is filled in by the scope pass."""
 
@@ -54,7 +198,7 @@ class Name(Expr):
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Local(Expr):
     """A read of a compiler-made local (loop objects, temporaries): never a template name."""
 
@@ -62,13 +206,9 @@ class Local(Expr):
     span: Span = _span()
 
 
-#: The render function's own output list, as a ``Local``: for helpers that need the position
-#: of the top-level output (``{% generation %}`` spans). Nested functions (macros, call and
-#: recursive-loop bodies) see it too; the emitter defines it only in modules that read it.
-TOP_OUTPUT = Local("_top")
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Starred(Expr):
     """``*value`` as the last positional argument of a call (``Helper``, ``CallValue``): its
     items are passed as further positional arguments. Only ever an argument, never a value."""
@@ -77,7 +217,7 @@ class Starred(Expr):
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Helper(Expr):
     """A call of a runtime primitive, ``runtime.<module>.<function>``, named ``module.function``.
 
@@ -90,7 +230,7 @@ class Helper(Expr):
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class ContextGet(Expr):
     """A template's start value read from the render's context (``context.get(name,
     default)``): the context's item, else the environment's global of that name, else one
@@ -100,7 +240,7 @@ class ContextGet(Expr):
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Hoisted(Expr):
     """``value`` (a helper call with constant arguments) evaluated once, when the module is
     imported: every evaluation shares that one value (only where nobody can tell)."""
@@ -109,7 +249,7 @@ class Hoisted(Expr):
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Ref(Expr):
     """A runtime value itself, named like a ``Helper`` but not called (a class for
     ``isinstance``)."""
@@ -118,7 +258,7 @@ class Ref(Expr):
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class BinOp(Expr):
     """A Python binary operator applied directly: ``+ - * / // % **``."""
 
@@ -128,7 +268,7 @@ class BinOp(Expr):
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class UnaryOp(Expr):
     """``-x`` / ``+x`` applied directly."""
 
@@ -137,7 +277,7 @@ class UnaryOp(Expr):
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Compare(Expr):
     """A (chained) Python comparison: ``==, !=, <, <=, >, >=, in, not in, is, is not``."""
 
@@ -146,7 +286,7 @@ class Compare(Expr):
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class BoolOp(Expr):
     """Python's ``and`` / ``or``: short-circuit, returns an operand."""
 
@@ -155,13 +295,13 @@ class BoolOp(Expr):
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Not(Expr):
     operand: Expr
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class CondExpr(Expr):
     """``body if test else orelse``; ``orelse`` None means the dialect's default (a Helper)."""
 
@@ -171,25 +311,25 @@ class CondExpr(Expr):
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class ListLit(Expr):
     items: Tuple[Expr, ...]
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class TupleLit(Expr):
     items: Tuple[Expr, ...]
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class DictLit(Expr):
     items: Tuple[Tuple[Expr, Expr], ...]
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class CallValue(Expr):
     """Call a compiled function value (macro or closure) directly: ``func(*args, **kwargs)``
     (``Starred`` / ``(None, mapping)`` arguments as in ``Helper``)."""
@@ -200,7 +340,7 @@ class CallValue(Expr):
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class CallFunc(Expr):
     """Call the raw function of the ``FuncDef`` bound to ``ident`` with every parameter by
     position (a pass proved the binding and the argument count); evaluates to a ``str``."""
@@ -210,7 +350,7 @@ class CallFunc(Expr):
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class DictLookup(Expr):
     """A lookup specialised for ``obj`` being exactly a ``dict`` (``fallback``, the general
     lookup, handles every other value and gives the same result for such a dict). ``obj`` is
@@ -246,7 +386,7 @@ class DictLookup(Expr):
     bind: Optional[Expr] = None
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class LoopAttr(Expr):
     """A plain Python attribute read (``loop.last`` of the loop object a ``For`` made; the Go
     lowering's guarded reads of Ollama's view fields, ``.Role``), no sandbox in between."""
@@ -256,7 +396,7 @@ class LoopAttr(Expr):
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Capture(Expr):
     """Render ``body`` into a fresh buffer and evaluate to the joined string."""
 
@@ -271,7 +411,7 @@ class Stmt(Node):
     __slots__ = ()
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Text(Stmt):
     """Literal output text (whitespace control already applied)."""
 
@@ -279,7 +419,7 @@ class Text(Stmt):
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Output(Stmt):
     """Append the value of ``expr``, which must evaluate to a ``str``."""
 
@@ -287,7 +427,7 @@ class Output(Stmt):
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class If(Stmt):
     test: Expr
     body: Tuple[Stmt, ...]
@@ -295,7 +435,7 @@ class If(Stmt):
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Target(Node):
     """An assignment target: a name, or a tuple of targets (unpacking)."""
 
@@ -303,7 +443,7 @@ class Target(Node):
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Assign(Stmt):
     """``target = value``. ``target`` is a Name or a Target (tuple unpacking)."""
 
@@ -312,7 +452,7 @@ class Assign(Stmt):
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class ExprStmt(Stmt):
     """Evaluate ``expr`` for its effect (raises, attribute stores through helpers)."""
 
@@ -320,7 +460,7 @@ class ExprStmt(Stmt):
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class For(Stmt):
     """A loop over ``iter``.
 
@@ -351,23 +491,23 @@ class For(Stmt):
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Break(Stmt):
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Continue(Stmt):
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Param(Node):
     name: Name
     default: Optional[Expr] = None
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class FuncDef(Stmt):
     """Define a local function (a Jinja macro or call-block caller, a Go template).
 
@@ -394,13 +534,13 @@ class FuncDef(Stmt):
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Return(Stmt):
     value: Expr
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Scoped(Stmt):
     """A block with its own variable scope but no function boundary (entry loads only).
 
@@ -412,7 +552,7 @@ class Scoped(Stmt):
     bindings: Tuple["Assign", ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Module(Node):
     """A whole template: the entry function's body plus metadata."""
 
@@ -516,3 +656,13 @@ def walk(node: Any, stop: Optional[Callable[[Any], bool]] = None) -> Iterator[An
                 value = getattr(n, f)
                 if isinstance(value, (Node, tuple)):
                     push(value)
+
+
+#: every class ``node`` made, in the order ``methods_source`` numbers them
+NODE_CLASSES: Tuple[type, ...] = tuple(_PENDING)
+_build_methods()
+
+#: The render function's own output list, as a ``Local``: for helpers that need the position
+#: of the top-level output (``{% generation %}`` spans). Nested functions (macros, call and
+#: recursive-loop bodies) see it too; the emitter defines it only in modules that read it.
+TOP_OUTPUT = Local("_top")

@@ -13,6 +13,7 @@ from typing import Callable, NamedTuple, Optional
 
 from .. import ir
 from . import (
+    concat,
     context_gets,
     cse,
     dict_items,
@@ -24,6 +25,7 @@ from . import (
     limits,
     loop_counters,
     merge_text,
+    method_calls,
     ns_scalars,
     scope,
     top_resolve,
@@ -40,9 +42,11 @@ class Step(NamedTuple):
 
 
 PASSES: tuple[Step, ...] = (
+    Step("concat", concat.run),
     Step("direct_calls", direct_calls.run),
     Step("direct_output", direct_output.run),
     Step("top_resolve", top_resolve.run),
+    Step("method_calls", method_calls.run),  # before dict_items: it reads the general call
     Step("dict_items", dict_items.run),
     Step("loop_counters", loop_counters.run),
     Step("ns_scalars", ns_scalars.run),

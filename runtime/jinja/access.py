@@ -159,6 +159,14 @@ def _safe_methods(cls: type) -> frozenset:
     return _SAFE_METHODS.setdefault(cls, safe)
 
 
+def safe_methods(cls: type) -> frozenset:
+    """The methods of ``cls`` (``str``, ``dict``, ``list``, ...: a type of ``_SAMPLES``) that
+    the sandbox lets a template read and call on a value of exactly that type with no
+    wrapping: a call ``value.name(...)`` then is the sandbox's ``call(getattr_(value,
+    "name"), ...)`` (the compiler's ``method_calls`` pass calls them directly)."""
+    return _SAFE_METHODS.get(cls) or _safe_methods(cls)
+
+
 #: The ``_`` attributes (private and dunder) that jinja2's own helper objects have, for the
 #: ones ours stand in for: the sandbox refuses those (SecurityError when used) and finds
 #: no other (UndefinedError), whatever attributes our classes happen to have themselves.
@@ -404,9 +412,6 @@ def no_test(name: str, func: str, /, *operands: Any, **kwoperands: Any) -> Any:
     raise TemplateRuntimeError(f"No test named {name!r} found.")
 
 
-#: skip the sandbox's attribute probes. Filled in once the globals are complete.
-_SAFE_GLOBAL_IDS: frozenset = frozenset()
-
 __all__ = [
     "DICT_ATTRS",
     "LOOP_ATTRS",
@@ -420,6 +425,7 @@ __all__ = [
     "unset",
     "load_name",
     "resolve_top",
+    "safe_methods",
     "start_values",
     "no_filter",
     "no_test",

@@ -160,7 +160,7 @@ class Undefined:
         return 0
 
     def __iter__(self) -> Iterator[Any]:
-        yield from ()
+        return iter(())  # empty; no generator object per loop over an absent value
 
     def __bool__(self) -> bool:
         return False

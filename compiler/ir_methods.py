@@ -1,0 +1,763 @@
+"""The IR classes' methods (``ir.methods_source``); long because it is generated,
+ahead of time, so that Python's bytecode cache keeps it compiled. Do not edit; regenerate with
+``TMPL2PY_UPDATE_TABLES=1 pytest tests/unit/test_ir_methods.py``."""
+# fmt: off
+# flake8: noqa
+
+METHODS_SHA256 = '736b1c62d58c80f96a7c475ee3a342bfde5a98f2dc1ecdad5a368b1ea4c60297'
+
+
+def init0(self, value, span=(0, 0)):
+    _set(self, 'value', value)
+    _set(self, 'span', span)
+def eq0(self, other):
+    if other.__class__ is self.__class__:
+        return (self.value, ) == (other.value, )
+    return NotImplemented
+def hash0(self):
+    return hash((self.value, ))
+def repr0(self):
+    return f'{self.__class__.__qualname__}(value={self.value!r})'
+def mapper0(node, fn):
+    o_value = node.value
+    n_value = fn(o_value) if isinstance(o_value, KINDS) else o_value
+    if n_value is o_value:
+        return node
+    return C0(value=n_value, span=node.span)
+def init1(self, name, ident='', span=(0, 0)):
+    _set(self, 'name', name)
+    _set(self, 'ident', ident)
+    _set(self, 'span', span)
+def eq1(self, other):
+    if other.__class__ is self.__class__:
+        return (self.name, self.ident, ) == (other.name, other.ident, )
+    return NotImplemented
+def hash1(self):
+    return hash((self.name, self.ident, ))
+def repr1(self):
+    return f'{self.__class__.__qualname__}(name={self.name!r}, ident={self.ident!r})'
+def mapper1(node, fn):
+    o_name = node.name
+    n_name = fn(o_name) if isinstance(o_name, KINDS) else o_name
+    o_ident = node.ident
+    n_ident = fn(o_ident) if isinstance(o_ident, KINDS) else o_ident
+    if n_name is o_name and n_ident is o_ident:
+        return node
+    return C1(name=n_name, ident=n_ident, span=node.span)
+def init2(self, ident, span=(0, 0)):
+    _set(self, 'ident', ident)
+    _set(self, 'span', span)
+def eq2(self, other):
+    if other.__class__ is self.__class__:
+        return (self.ident, ) == (other.ident, )
+    return NotImplemented
+def hash2(self):
+    return hash((self.ident, ))
+def repr2(self):
+    return f'{self.__class__.__qualname__}(ident={self.ident!r})'
+def mapper2(node, fn):
+    o_ident = node.ident
+    n_ident = fn(o_ident) if isinstance(o_ident, KINDS) else o_ident
+    if n_ident is o_ident:
+        return node
+    return C2(ident=n_ident, span=node.span)
+def init3(self, value, span=(0, 0)):
+    _set(self, 'value', value)
+    _set(self, 'span', span)
+def eq3(self, other):
+    if other.__class__ is self.__class__:
+        return (self.value, ) == (other.value, )
+    return NotImplemented
+def hash3(self):
+    return hash((self.value, ))
+def repr3(self):
+    return f'{self.__class__.__qualname__}(value={self.value!r})'
+def mapper3(node, fn):
+    o_value = node.value
+    n_value = fn(o_value) if isinstance(o_value, KINDS) else o_value
+    if n_value is o_value:
+        return node
+    return C3(value=n_value, span=node.span)
+def init4(self, name, args=(), kwargs=(), span=(0, 0)):
+    _set(self, 'name', name)
+    _set(self, 'args', args)
+    _set(self, 'kwargs', kwargs)
+    _set(self, 'span', span)
+def eq4(self, other):
+    if other.__class__ is self.__class__:
+        return (self.name, self.args, self.kwargs, ) == (other.name, other.args, other.kwargs, )
+    return NotImplemented
+def hash4(self):
+    return hash((self.name, self.args, self.kwargs, ))
+def repr4(self):
+    return f'{self.__class__.__qualname__}(name={self.name!r}, args={self.args!r}, kwargs={self.kwargs!r})'
+def mapper4(node, fn):
+    o_name = node.name
+    n_name = fn(o_name) if isinstance(o_name, KINDS) else o_name
+    o_args = node.args
+    n_args = fn(o_args) if isinstance(o_args, KINDS) else o_args
+    o_kwargs = node.kwargs
+    n_kwargs = fn(o_kwargs) if isinstance(o_kwargs, KINDS) else o_kwargs
+    if n_name is o_name and n_args is o_args and n_kwargs is o_kwargs:
+        return node
+    return C4(name=n_name, args=n_args, kwargs=n_kwargs, span=node.span)
+def init5(self, name, span=(0, 0)):
+    _set(self, 'name', name)
+    _set(self, 'span', span)
+def eq5(self, other):
+    if other.__class__ is self.__class__:
+        return (self.name, ) == (other.name, )
+    return NotImplemented
+def hash5(self):
+    return hash((self.name, ))
+def repr5(self):
+    return f'{self.__class__.__qualname__}(name={self.name!r})'
+def mapper5(node, fn):
+    o_name = node.name
+    n_name = fn(o_name) if isinstance(o_name, KINDS) else o_name
+    if n_name is o_name:
+        return node
+    return C5(name=n_name, span=node.span)
+def init6(self, value, span=(0, 0)):
+    _set(self, 'value', value)
+    _set(self, 'span', span)
+def eq6(self, other):
+    if other.__class__ is self.__class__:
+        return (self.value, ) == (other.value, )
+    return NotImplemented
+def hash6(self):
+    return hash((self.value, ))
+def repr6(self):
+    return f'{self.__class__.__qualname__}(value={self.value!r})'
+def mapper6(node, fn):
+    o_value = node.value
+    n_value = fn(o_value) if isinstance(o_value, KINDS) else o_value
+    if n_value is o_value:
+        return node
+    return C6(value=n_value, span=node.span)
+def init7(self, name, span=(0, 0)):
+    _set(self, 'name', name)
+    _set(self, 'span', span)
+def eq7(self, other):
+    if other.__class__ is self.__class__:
+        return (self.name, ) == (other.name, )
+    return NotImplemented
+def hash7(self):
+    return hash((self.name, ))
+def repr7(self):
+    return f'{self.__class__.__qualname__}(name={self.name!r})'
+def mapper7(node, fn):
+    o_name = node.name
+    n_name = fn(o_name) if isinstance(o_name, KINDS) else o_name
+    if n_name is o_name:
+        return node
+    return C7(name=n_name, span=node.span)
+def init8(self, op, left, right, span=(0, 0)):
+    _set(self, 'op', op)
+    _set(self, 'left', left)
+    _set(self, 'right', right)
+    _set(self, 'span', span)
+def eq8(self, other):
+    if other.__class__ is self.__class__:
+        return (self.op, self.left, self.right, ) == (other.op, other.left, other.right, )
+    return NotImplemented
+def hash8(self):
+    return hash((self.op, self.left, self.right, ))
+def repr8(self):
+    return f'{self.__class__.__qualname__}(op={self.op!r}, left={self.left!r}, right={self.right!r})'
+def mapper8(node, fn):
+    o_op = node.op
+    n_op = fn(o_op) if isinstance(o_op, KINDS) else o_op
+    o_left = node.left
+    n_left = fn(o_left) if isinstance(o_left, KINDS) else o_left
+    o_right = node.right
+    n_right = fn(o_right) if isinstance(o_right, KINDS) else o_right
+    if n_op is o_op and n_left is o_left and n_right is o_right:
+        return node
+    return C8(op=n_op, left=n_left, right=n_right, span=node.span)
+def init9(self, op, operand, span=(0, 0)):
+    _set(self, 'op', op)
+    _set(self, 'operand', operand)
+    _set(self, 'span', span)
+def eq9(self, other):
+    if other.__class__ is self.__class__:
+        return (self.op, self.operand, ) == (other.op, other.operand, )
+    return NotImplemented
+def hash9(self):
+    return hash((self.op, self.operand, ))
+def repr9(self):
+    return f'{self.__class__.__qualname__}(op={self.op!r}, operand={self.operand!r})'
+def mapper9(node, fn):
+    o_op = node.op
+    n_op = fn(o_op) if isinstance(o_op, KINDS) else o_op
+    o_operand = node.operand
+    n_operand = fn(o_operand) if isinstance(o_operand, KINDS) else o_operand
+    if n_op is o_op and n_operand is o_operand:
+        return node
+    return C9(op=n_op, operand=n_operand, span=node.span)
+def init10(self, left, ops, span=(0, 0)):
+    _set(self, 'left', left)
+    _set(self, 'ops', ops)
+    _set(self, 'span', span)
+def eq10(self, other):
+    if other.__class__ is self.__class__:
+        return (self.left, self.ops, ) == (other.left, other.ops, )
+    return NotImplemented
+def hash10(self):
+    return hash((self.left, self.ops, ))
+def repr10(self):
+    return f'{self.__class__.__qualname__}(left={self.left!r}, ops={self.ops!r})'
+def mapper10(node, fn):
+    o_left = node.left
+    n_left = fn(o_left) if isinstance(o_left, KINDS) else o_left
+    o_ops = node.ops
+    n_ops = fn(o_ops) if isinstance(o_ops, KINDS) else o_ops
+    if n_left is o_left and n_ops is o_ops:
+        return node
+    return C10(left=n_left, ops=n_ops, span=node.span)
+def init11(self, op, values, span=(0, 0)):
+    _set(self, 'op', op)
+    _set(self, 'values', values)
+    _set(self, 'span', span)
+def eq11(self, other):
+    if other.__class__ is self.__class__:
+        return (self.op, self.values, ) == (other.op, other.values, )
+    return NotImplemented
+def hash11(self):
+    return hash((self.op, self.values, ))
+def repr11(self):
+    return f'{self.__class__.__qualname__}(op={self.op!r}, values={self.values!r})'
+def mapper11(node, fn):
+    o_op = node.op
+    n_op = fn(o_op) if isinstance(o_op, KINDS) else o_op
+    o_values = node.values
+    n_values = fn(o_values) if isinstance(o_values, KINDS) else o_values
+    if n_op is o_op and n_values is o_values:
+        return node
+    return C11(op=n_op, values=n_values, span=node.span)
+def init12(self, operand, span=(0, 0)):
+    _set(self, 'operand', operand)
+    _set(self, 'span', span)
+def eq12(self, other):
+    if other.__class__ is self.__class__:
+        return (self.operand, ) == (other.operand, )
+    return NotImplemented
+def hash12(self):
+    return hash((self.operand, ))
+def repr12(self):
+    return f'{self.__class__.__qualname__}(operand={self.operand!r})'
+def mapper12(node, fn):
+    o_operand = node.operand
+    n_operand = fn(o_operand) if isinstance(o_operand, KINDS) else o_operand
+    if n_operand is o_operand:
+        return node
+    return C12(operand=n_operand, span=node.span)
+def init13(self, test, body, orelse, span=(0, 0)):
+    _set(self, 'test', test)
+    _set(self, 'body', body)
+    _set(self, 'orelse', orelse)
+    _set(self, 'span', span)
+def eq13(self, other):
+    if other.__class__ is self.__class__:
+        return (self.test, self.body, self.orelse, ) == (other.test, other.body, other.orelse, )
+    return NotImplemented
+def hash13(self):
+    return hash((self.test, self.body, self.orelse, ))
+def repr13(self):
+    return f'{self.__class__.__qualname__}(test={self.test!r}, body={self.body!r}, orelse={self.orelse!r})'
+def mapper13(node, fn):
+    o_test = node.test
+    n_test = fn(o_test) if isinstance(o_test, KINDS) else o_test
+    o_body = node.body
+    n_body = fn(o_body) if isinstance(o_body, KINDS) else o_body
+    o_orelse = node.orelse
+    n_orelse = fn(o_orelse) if isinstance(o_orelse, KINDS) else o_orelse
+    if n_test is o_test and n_body is o_body and n_orelse is o_orelse:
+        return node
+    return C13(test=n_test, body=n_body, orelse=n_orelse, span=node.span)
+def init14(self, items, span=(0, 0)):
+    _set(self, 'items', items)
+    _set(self, 'span', span)
+def eq14(self, other):
+    if other.__class__ is self.__class__:
+        return (self.items, ) == (other.items, )
+    return NotImplemented
+def hash14(self):
+    return hash((self.items, ))
+def repr14(self):
+    return f'{self.__class__.__qualname__}(items={self.items!r})'
+def mapper14(node, fn):
+    o_items = node.items
+    n_items = fn(o_items) if isinstance(o_items, KINDS) else o_items
+    if n_items is o_items:
+        return node
+    return C14(items=n_items, span=node.span)
+def init15(self, items, span=(0, 0)):
+    _set(self, 'items', items)
+    _set(self, 'span', span)
+def eq15(self, other):
+    if other.__class__ is self.__class__:
+        return (self.items, ) == (other.items, )
+    return NotImplemented
+def hash15(self):
+    return hash((self.items, ))
+def repr15(self):
+    return f'{self.__class__.__qualname__}(items={self.items!r})'
+def mapper15(node, fn):
+    o_items = node.items
+    n_items = fn(o_items) if isinstance(o_items, KINDS) else o_items
+    if n_items is o_items:
+        return node
+    return C15(items=n_items, span=node.span)
+def init16(self, items, span=(0, 0)):
+    _set(self, 'items', items)
+    _set(self, 'span', span)
+def eq16(self, other):
+    if other.__class__ is self.__class__:
+        return (self.items, ) == (other.items, )
+    return NotImplemented
+def hash16(self):
+    return hash((self.items, ))
+def repr16(self):
+    return f'{self.__class__.__qualname__}(items={self.items!r})'
+def mapper16(node, fn):
+    o_items = node.items
+    n_items = fn(o_items) if isinstance(o_items, KINDS) else o_items
+    if n_items is o_items:
+        return node
+    return C16(items=n_items, span=node.span)
+def init17(self, func, args=(), kwargs=(), span=(0, 0)):
+    _set(self, 'func', func)
+    _set(self, 'args', args)
+    _set(self, 'kwargs', kwargs)
+    _set(self, 'span', span)
+def eq17(self, other):
+    if other.__class__ is self.__class__:
+        return (self.func, self.args, self.kwargs, ) == (other.func, other.args, other.kwargs, )
+    return NotImplemented
+def hash17(self):
+    return hash((self.func, self.args, self.kwargs, ))
+def repr17(self):
+    return f'{self.__class__.__qualname__}(func={self.func!r}, args={self.args!r}, kwargs={self.kwargs!r})'
+def mapper17(node, fn):
+    o_func = node.func
+    n_func = fn(o_func) if isinstance(o_func, KINDS) else o_func
+    o_args = node.args
+    n_args = fn(o_args) if isinstance(o_args, KINDS) else o_args
+    o_kwargs = node.kwargs
+    n_kwargs = fn(o_kwargs) if isinstance(o_kwargs, KINDS) else o_kwargs
+    if n_func is o_func and n_args is o_args and n_kwargs is o_kwargs:
+        return node
+    return C17(func=n_func, args=n_args, kwargs=n_kwargs, span=node.span)
+def init18(self, ident, args=(), span=(0, 0)):
+    _set(self, 'ident', ident)
+    _set(self, 'args', args)
+    _set(self, 'span', span)
+def eq18(self, other):
+    if other.__class__ is self.__class__:
+        return (self.ident, self.args, ) == (other.ident, other.args, )
+    return NotImplemented
+def hash18(self):
+    return hash((self.ident, self.args, ))
+def repr18(self):
+    return f'{self.__class__.__qualname__}(ident={self.ident!r}, args={self.args!r})'
+def mapper18(node, fn):
+    o_ident = node.ident
+    n_ident = fn(o_ident) if isinstance(o_ident, KINDS) else o_ident
+    o_args = node.args
+    n_args = fn(o_args) if isinstance(o_args, KINDS) else o_args
+    if n_ident is o_ident and n_args is o_args:
+        return node
+    return C18(ident=n_ident, args=n_args, span=node.span)
+def init19(self, obj, key, mode, fallback, span=(0, 0), cache='', flag='', sets_flag=0, again=False, bind=None):
+    _set(self, 'obj', obj)
+    _set(self, 'key', key)
+    _set(self, 'mode', mode)
+    _set(self, 'fallback', fallback)
+    _set(self, 'span', span)
+    _set(self, 'cache', cache)
+    _set(self, 'flag', flag)
+    _set(self, 'sets_flag', sets_flag)
+    _set(self, 'again', again)
+    _set(self, 'bind', bind)
+def eq19(self, other):
+    if other.__class__ is self.__class__:
+        return (self.obj, self.key, self.mode, self.fallback, self.cache, self.flag, self.sets_flag, self.again, self.bind, ) == (other.obj, other.key, other.mode, other.fallback, other.cache, other.flag, other.sets_flag, other.again, other.bind, )
+    return NotImplemented
+def hash19(self):
+    return hash((self.obj, self.key, self.mode, self.fallback, self.cache, self.flag, self.sets_flag, self.again, self.bind, ))
+def repr19(self):
+    return f'{self.__class__.__qualname__}(obj={self.obj!r}, key={self.key!r}, mode={self.mode!r}, fallback={self.fallback!r}, cache={self.cache!r}, flag={self.flag!r}, sets_flag={self.sets_flag!r}, again={self.again!r}, bind={self.bind!r})'
+def mapper19(node, fn):
+    o_obj = node.obj
+    n_obj = fn(o_obj) if isinstance(o_obj, KINDS) else o_obj
+    o_key = node.key
+    n_key = fn(o_key) if isinstance(o_key, KINDS) else o_key
+    o_mode = node.mode
+    n_mode = fn(o_mode) if isinstance(o_mode, KINDS) else o_mode
+    o_fallback = node.fallback
+    n_fallback = fn(o_fallback) if isinstance(o_fallback, KINDS) else o_fallback
+    o_cache = node.cache
+    n_cache = fn(o_cache) if isinstance(o_cache, KINDS) else o_cache
+    o_flag = node.flag
+    n_flag = fn(o_flag) if isinstance(o_flag, KINDS) else o_flag
+    o_sets_flag = node.sets_flag
+    n_sets_flag = fn(o_sets_flag) if isinstance(o_sets_flag, KINDS) else o_sets_flag
+    o_again = node.again
+    n_again = fn(o_again) if isinstance(o_again, KINDS) else o_again
+    o_bind = node.bind
+    n_bind = fn(o_bind) if isinstance(o_bind, KINDS) else o_bind
+    if n_obj is o_obj and n_key is o_key and n_mode is o_mode and n_fallback is o_fallback and n_cache is o_cache and n_flag is o_flag and n_sets_flag is o_sets_flag and n_again is o_again and n_bind is o_bind:
+        return node
+    return C19(obj=n_obj, key=n_key, mode=n_mode, fallback=n_fallback, span=node.span, cache=n_cache, flag=n_flag, sets_flag=n_sets_flag, again=n_again, bind=n_bind)
+def init20(self, loop, attr, span=(0, 0)):
+    _set(self, 'loop', loop)
+    _set(self, 'attr', attr)
+    _set(self, 'span', span)
+def eq20(self, other):
+    if other.__class__ is self.__class__:
+        return (self.loop, self.attr, ) == (other.loop, other.attr, )
+    return NotImplemented
+def hash20(self):
+    return hash((self.loop, self.attr, ))
+def repr20(self):
+    return f'{self.__class__.__qualname__}(loop={self.loop!r}, attr={self.attr!r})'
+def mapper20(node, fn):
+    o_loop = node.loop
+    n_loop = fn(o_loop) if isinstance(o_loop, KINDS) else o_loop
+    o_attr = node.attr
+    n_attr = fn(o_attr) if isinstance(o_attr, KINDS) else o_attr
+    if n_loop is o_loop and n_attr is o_attr:
+        return node
+    return C20(loop=n_loop, attr=n_attr, span=node.span)
+def init21(self, body, span=(0, 0)):
+    _set(self, 'body', body)
+    _set(self, 'span', span)
+def eq21(self, other):
+    if other.__class__ is self.__class__:
+        return (self.body, ) == (other.body, )
+    return NotImplemented
+def hash21(self):
+    return hash((self.body, ))
+def repr21(self):
+    return f'{self.__class__.__qualname__}(body={self.body!r})'
+def mapper21(node, fn):
+    o_body = node.body
+    n_body = fn(o_body) if isinstance(o_body, KINDS) else o_body
+    if n_body is o_body:
+        return node
+    return C21(body=n_body, span=node.span)
+def init22(self, text, span=(0, 0)):
+    _set(self, 'text', text)
+    _set(self, 'span', span)
+def eq22(self, other):
+    if other.__class__ is self.__class__:
+        return (self.text, ) == (other.text, )
+    return NotImplemented
+def hash22(self):
+    return hash((self.text, ))
+def repr22(self):
+    return f'{self.__class__.__qualname__}(text={self.text!r})'
+def mapper22(node, fn):
+    o_text = node.text
+    n_text = fn(o_text) if isinstance(o_text, KINDS) else o_text
+    if n_text is o_text:
+        return node
+    return C22(text=n_text, span=node.span)
+def init23(self, expr, span=(0, 0)):
+    _set(self, 'expr', expr)
+    _set(self, 'span', span)
+def eq23(self, other):
+    if other.__class__ is self.__class__:
+        return (self.expr, ) == (other.expr, )
+    return NotImplemented
+def hash23(self):
+    return hash((self.expr, ))
+def repr23(self):
+    return f'{self.__class__.__qualname__}(expr={self.expr!r})'
+def mapper23(node, fn):
+    o_expr = node.expr
+    n_expr = fn(o_expr) if isinstance(o_expr, KINDS) else o_expr
+    if n_expr is o_expr:
+        return node
+    return C23(expr=n_expr, span=node.span)
+def init24(self, test, body, orelse=(), span=(0, 0)):
+    _set(self, 'test', test)
+    _set(self, 'body', body)
+    _set(self, 'orelse', orelse)
+    _set(self, 'span', span)
+def eq24(self, other):
+    if other.__class__ is self.__class__:
+        return (self.test, self.body, self.orelse, ) == (other.test, other.body, other.orelse, )
+    return NotImplemented
+def hash24(self):
+    return hash((self.test, self.body, self.orelse, ))
+def repr24(self):
+    return f'{self.__class__.__qualname__}(test={self.test!r}, body={self.body!r}, orelse={self.orelse!r})'
+def mapper24(node, fn):
+    o_test = node.test
+    n_test = fn(o_test) if isinstance(o_test, KINDS) else o_test
+    o_body = node.body
+    n_body = fn(o_body) if isinstance(o_body, KINDS) else o_body
+    o_orelse = node.orelse
+    n_orelse = fn(o_orelse) if isinstance(o_orelse, KINDS) else o_orelse
+    if n_test is o_test and n_body is o_body and n_orelse is o_orelse:
+        return node
+    return C24(test=n_test, body=n_body, orelse=n_orelse, span=node.span)
+def init25(self, names, span=(0, 0)):
+    _set(self, 'names', names)
+    _set(self, 'span', span)
+def eq25(self, other):
+    if other.__class__ is self.__class__:
+        return (self.names, ) == (other.names, )
+    return NotImplemented
+def hash25(self):
+    return hash((self.names, ))
+def repr25(self):
+    return f'{self.__class__.__qualname__}(names={self.names!r})'
+def mapper25(node, fn):
+    o_names = node.names
+    n_names = fn(o_names) if isinstance(o_names, KINDS) else o_names
+    if n_names is o_names:
+        return node
+    return C25(names=n_names, span=node.span)
+def init26(self, target, value, span=(0, 0)):
+    _set(self, 'target', target)
+    _set(self, 'value', value)
+    _set(self, 'span', span)
+def eq26(self, other):
+    if other.__class__ is self.__class__:
+        return (self.target, self.value, ) == (other.target, other.value, )
+    return NotImplemented
+def hash26(self):
+    return hash((self.target, self.value, ))
+def repr26(self):
+    return f'{self.__class__.__qualname__}(target={self.target!r}, value={self.value!r})'
+def mapper26(node, fn):
+    o_target = node.target
+    n_target = fn(o_target) if isinstance(o_target, KINDS) else o_target
+    o_value = node.value
+    n_value = fn(o_value) if isinstance(o_value, KINDS) else o_value
+    if n_target is o_target and n_value is o_value:
+        return node
+    return C26(target=n_target, value=n_value, span=node.span)
+def init27(self, expr, span=(0, 0)):
+    _set(self, 'expr', expr)
+    _set(self, 'span', span)
+def eq27(self, other):
+    if other.__class__ is self.__class__:
+        return (self.expr, ) == (other.expr, )
+    return NotImplemented
+def hash27(self):
+    return hash((self.expr, ))
+def repr27(self):
+    return f'{self.__class__.__qualname__}(expr={self.expr!r})'
+def mapper27(node, fn):
+    o_expr = node.expr
+    n_expr = fn(o_expr) if isinstance(o_expr, KINDS) else o_expr
+    if n_expr is o_expr:
+        return node
+    return C27(expr=n_expr, span=node.span)
+def init28(self, target, iter, body, else_=(), filter=None, loop='', loop_helper='', recursive=False, else_counts_completed=False, counter='', last='', span=(0, 0)):
+    _set(self, 'target', target)
+    _set(self, 'iter', iter)
+    _set(self, 'body', body)
+    _set(self, 'else_', else_)
+    _set(self, 'filter', filter)
+    _set(self, 'loop', loop)
+    _set(self, 'loop_helper', loop_helper)
+    _set(self, 'recursive', recursive)
+    _set(self, 'else_counts_completed', else_counts_completed)
+    _set(self, 'counter', counter)
+    _set(self, 'last', last)
+    _set(self, 'span', span)
+def eq28(self, other):
+    if other.__class__ is self.__class__:
+        return (self.target, self.iter, self.body, self.else_, self.filter, self.loop, self.loop_helper, self.recursive, self.else_counts_completed, self.counter, self.last, ) == (other.target, other.iter, other.body, other.else_, other.filter, other.loop, other.loop_helper, other.recursive, other.else_counts_completed, other.counter, other.last, )
+    return NotImplemented
+def hash28(self):
+    return hash((self.target, self.iter, self.body, self.else_, self.filter, self.loop, self.loop_helper, self.recursive, self.else_counts_completed, self.counter, self.last, ))
+def repr28(self):
+    return f'{self.__class__.__qualname__}(target={self.target!r}, iter={self.iter!r}, body={self.body!r}, else_={self.else_!r}, filter={self.filter!r}, loop={self.loop!r}, loop_helper={self.loop_helper!r}, recursive={self.recursive!r}, else_counts_completed={self.else_counts_completed!r}, counter={self.counter!r}, last={self.last!r})'
+def mapper28(node, fn):
+    o_target = node.target
+    n_target = fn(o_target) if isinstance(o_target, KINDS) else o_target
+    o_iter = node.iter
+    n_iter = fn(o_iter) if isinstance(o_iter, KINDS) else o_iter
+    o_body = node.body
+    n_body = fn(o_body) if isinstance(o_body, KINDS) else o_body
+    o_else_ = node.else_
+    n_else_ = fn(o_else_) if isinstance(o_else_, KINDS) else o_else_
+    o_filter = node.filter
+    n_filter = fn(o_filter) if isinstance(o_filter, KINDS) else o_filter
+    o_loop = node.loop
+    n_loop = fn(o_loop) if isinstance(o_loop, KINDS) else o_loop
+    o_loop_helper = node.loop_helper
+    n_loop_helper = fn(o_loop_helper) if isinstance(o_loop_helper, KINDS) else o_loop_helper
+    o_recursive = node.recursive
+    n_recursive = fn(o_recursive) if isinstance(o_recursive, KINDS) else o_recursive
+    o_else_counts_completed = node.else_counts_completed
+    n_else_counts_completed = fn(o_else_counts_completed) if isinstance(o_else_counts_completed, KINDS) else o_else_counts_completed
+    o_counter = node.counter
+    n_counter = fn(o_counter) if isinstance(o_counter, KINDS) else o_counter
+    o_last = node.last
+    n_last = fn(o_last) if isinstance(o_last, KINDS) else o_last
+    if n_target is o_target and n_iter is o_iter and n_body is o_body and n_else_ is o_else_ and n_filter is o_filter and n_loop is o_loop and n_loop_helper is o_loop_helper and n_recursive is o_recursive and n_else_counts_completed is o_else_counts_completed and n_counter is o_counter and n_last is o_last:
+        return node
+    return C28(target=n_target, iter=n_iter, body=n_body, else_=n_else_, filter=n_filter, loop=n_loop, loop_helper=n_loop_helper, recursive=n_recursive, else_counts_completed=n_else_counts_completed, counter=n_counter, last=n_last, span=node.span)
+def init29(self, span=(0, 0)):
+    _set(self, 'span', span)
+def eq29(self, other):
+    if other.__class__ is self.__class__:
+        return () == ()
+    return NotImplemented
+def hash29(self):
+    return hash(())
+def repr29(self):
+    return f'{self.__class__.__qualname__}()'
+def mapper29(node, fn):
+    if True:
+        return node
+    return C29(span=node.span)
+def init30(self, span=(0, 0)):
+    _set(self, 'span', span)
+def eq30(self, other):
+    if other.__class__ is self.__class__:
+        return () == ()
+    return NotImplemented
+def hash30(self):
+    return hash(())
+def repr30(self):
+    return f'{self.__class__.__qualname__}()'
+def mapper30(node, fn):
+    if True:
+        return node
+    return C30(span=node.span)
+def init31(self, name, default=None):
+    _set(self, 'name', name)
+    _set(self, 'default', default)
+def eq31(self, other):
+    if other.__class__ is self.__class__:
+        return (self.name, self.default, ) == (other.name, other.default, )
+    return NotImplemented
+def hash31(self):
+    return hash((self.name, self.default, ))
+def repr31(self):
+    return f'{self.__class__.__qualname__}(name={self.name!r}, default={self.default!r})'
+def mapper31(node, fn):
+    o_name = node.name
+    n_name = fn(o_name) if isinstance(o_name, KINDS) else o_name
+    o_default = node.default
+    n_default = fn(o_default) if isinstance(o_default, KINDS) else o_default
+    if n_name is o_name and n_default is o_default:
+        return node
+    return C31(name=n_name, default=n_default)
+def init32(self, ident, name, params, body, wrap='', wrap_args=(), missing_helper='', prologue=(), implicit=0, bind=True, into=False, span=(0, 0)):
+    _set(self, 'ident', ident)
+    _set(self, 'name', name)
+    _set(self, 'params', params)
+    _set(self, 'body', body)
+    _set(self, 'wrap', wrap)
+    _set(self, 'wrap_args', wrap_args)
+    _set(self, 'missing_helper', missing_helper)
+    _set(self, 'prologue', prologue)
+    _set(self, 'implicit', implicit)
+    _set(self, 'bind', bind)
+    _set(self, 'into', into)
+    _set(self, 'span', span)
+def eq32(self, other):
+    if other.__class__ is self.__class__:
+        return (self.ident, self.name, self.params, self.body, self.wrap, self.wrap_args, self.missing_helper, self.prologue, self.implicit, self.bind, self.into, ) == (other.ident, other.name, other.params, other.body, other.wrap, other.wrap_args, other.missing_helper, other.prologue, other.implicit, other.bind, other.into, )
+    return NotImplemented
+def hash32(self):
+    return hash((self.ident, self.name, self.params, self.body, self.wrap, self.wrap_args, self.missing_helper, self.prologue, self.implicit, self.bind, self.into, ))
+def repr32(self):
+    return f'{self.__class__.__qualname__}(ident={self.ident!r}, name={self.name!r}, params={self.params!r}, body={self.body!r}, wrap={self.wrap!r}, wrap_args={self.wrap_args!r}, missing_helper={self.missing_helper!r}, prologue={self.prologue!r}, implicit={self.implicit!r}, bind={self.bind!r}, into={self.into!r})'
+def mapper32(node, fn):
+    o_ident = node.ident
+    n_ident = fn(o_ident) if isinstance(o_ident, KINDS) else o_ident
+    o_name = node.name
+    n_name = fn(o_name) if isinstance(o_name, KINDS) else o_name
+    o_params = node.params
+    n_params = fn(o_params) if isinstance(o_params, KINDS) else o_params
+    o_body = node.body
+    n_body = fn(o_body) if isinstance(o_body, KINDS) else o_body
+    o_wrap = node.wrap
+    n_wrap = fn(o_wrap) if isinstance(o_wrap, KINDS) else o_wrap
+    o_wrap_args = node.wrap_args
+    n_wrap_args = fn(o_wrap_args) if isinstance(o_wrap_args, KINDS) else o_wrap_args
+    o_missing_helper = node.missing_helper
+    n_missing_helper = fn(o_missing_helper) if isinstance(o_missing_helper, KINDS) else o_missing_helper
+    o_prologue = node.prologue
+    n_prologue = fn(o_prologue) if isinstance(o_prologue, KINDS) else o_prologue
+    o_implicit = node.implicit
+    n_implicit = fn(o_implicit) if isinstance(o_implicit, KINDS) else o_implicit
+    o_bind = node.bind
+    n_bind = fn(o_bind) if isinstance(o_bind, KINDS) else o_bind
+    o_into = node.into
+    n_into = fn(o_into) if isinstance(o_into, KINDS) else o_into
+    if n_ident is o_ident and n_name is o_name and n_params is o_params and n_body is o_body and n_wrap is o_wrap and n_wrap_args is o_wrap_args and n_missing_helper is o_missing_helper and n_prologue is o_prologue and n_implicit is o_implicit and n_bind is o_bind and n_into is o_into:
+        return node
+    return C32(ident=n_ident, name=n_name, params=n_params, body=n_body, wrap=n_wrap, wrap_args=n_wrap_args, missing_helper=n_missing_helper, prologue=n_prologue, implicit=n_implicit, bind=n_bind, into=n_into, span=node.span)
+def init33(self, value, span=(0, 0)):
+    _set(self, 'value', value)
+    _set(self, 'span', span)
+def eq33(self, other):
+    if other.__class__ is self.__class__:
+        return (self.value, ) == (other.value, )
+    return NotImplemented
+def hash33(self):
+    return hash((self.value, ))
+def repr33(self):
+    return f'{self.__class__.__qualname__}(value={self.value!r})'
+def mapper33(node, fn):
+    o_value = node.value
+    n_value = fn(o_value) if isinstance(o_value, KINDS) else o_value
+    if n_value is o_value:
+        return node
+    return C33(value=n_value, span=node.span)
+def init34(self, body, span=(0, 0), bindings=()):
+    _set(self, 'body', body)
+    _set(self, 'span', span)
+    _set(self, 'bindings', bindings)
+def eq34(self, other):
+    if other.__class__ is self.__class__:
+        return (self.body, self.bindings, ) == (other.body, other.bindings, )
+    return NotImplemented
+def hash34(self):
+    return hash((self.body, self.bindings, ))
+def repr34(self):
+    return f'{self.__class__.__qualname__}(body={self.body!r}, bindings={self.bindings!r})'
+def mapper34(node, fn):
+    o_body = node.body
+    n_body = fn(o_body) if isinstance(o_body, KINDS) else o_body
+    o_bindings = node.bindings
+    n_bindings = fn(o_bindings) if isinstance(o_bindings, KINDS) else o_bindings
+    if n_body is o_body and n_bindings is o_bindings:
+        return node
+    return C34(body=n_body, span=node.span, bindings=n_bindings)
+def init35(self, body, dialect, profile, meta=()):
+    _set(self, 'body', body)
+    _set(self, 'dialect', dialect)
+    _set(self, 'profile', profile)
+    _set(self, 'meta', meta)
+def eq35(self, other):
+    if other.__class__ is self.__class__:
+        return (self.body, self.dialect, self.profile, self.meta, ) == (other.body, other.dialect, other.profile, other.meta, )
+    return NotImplemented
+def hash35(self):
+    return hash((self.body, self.dialect, self.profile, self.meta, ))
+def repr35(self):
+    return f'{self.__class__.__qualname__}(body={self.body!r}, dialect={self.dialect!r}, profile={self.profile!r}, meta={self.meta!r})'
+def mapper35(node, fn):
+    o_body = node.body
+    n_body = fn(o_body) if isinstance(o_body, KINDS) else o_body
+    o_dialect = node.dialect
+    n_dialect = fn(o_dialect) if isinstance(o_dialect, KINDS) else o_dialect
+    o_profile = node.profile
+    n_profile = fn(o_profile) if isinstance(o_profile, KINDS) else o_profile
+    o_meta = node.meta
+    n_meta = fn(o_meta) if isinstance(o_meta, KINDS) else o_meta
+    if n_body is o_body and n_dialect is o_dialect and n_profile is o_profile and n_meta is o_meta:
+        return node
+    return C35(body=n_body, dialect=n_dialect, profile=n_profile, meta=n_meta)

@@ -1,0 +1,84 @@
+"""Method calls on strings and dicts: ``text.strip()`` calls ``str.strip`` when ``text`` is a str.
+
+A call ``x.name(args)`` compiles to ``call(getattr_(x, "name"), args)``. When ``x`` is exactly a
+``str`` (or exactly a ``dict``) and ``name`` is one of that type's methods the sandbox lets
+through unwrapped (``access.safe_methods``: public, not mutating, not ``format`` /
+``format_map``, which the sandbox wraps), that is the builtin method called with the same
+arguments: ``getattr_`` returns the bound method (a ``str`` answers no key, a ``dict`` finds
+its attribute before its keys) and ``call`` calls a builtin method without probes. So the
+call becomes ``x.name(args) if type(x) is str else <the general call>``.
+
+Guard: the receiver is a variable read and every argument a constant or a variable read (so
+evaluating either branch evaluates the same things in the same order, and duplicating the
+arguments cannot make the code grow more than linearly); no ``*args``/``**kwargs`` and no
+keyword named ``_loop_vars``/``_block_vars`` (``call`` drops those). Any other value (a
+subclass such as ``Markup``, an undefined, a namespace) takes the general call, unchanged.
+
+Keeps output byte-identical (pure IR -> IR, Jinja modules after scope resolution).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Optional
+
+from tmpl2py.runtime.jinja import safe_methods
+
+from .. import ir
+from .util import map_nodes
+
+#: the receiver types whose methods are called directly (disjoint method names)
+_TYPES = ("str", "dict")
+_PLAIN = (ir.Const, ir.Name, ir.Local)
+_CALL_OWN_KWARGS = ("_loop_vars", "_block_vars")
+
+
+def _method_types() -> dict:
+    """method name -> the builtin type name whose values may call it directly."""
+    table: dict = {}
+    for kind in _TYPES:
+        for name in safe_methods({"str": str, "dict": dict}[kind]):
+            assert name not in table, name  # the check below needs one type per name
+            table[name] = kind
+    return table
+
+
+_METHOD_TYPE: Optional[dict] = None
+
+
+def _lower(node: Any, methods: dict) -> Any:
+    if not (isinstance(node, ir.Helper) and node.name == "jinja.call" and node.args):
+        return node
+    func, args = node.args[0], node.args[1:]
+    if not (
+        isinstance(func, ir.Helper)
+        and func.name == "jinja.getattr_"
+        and len(func.args) == 2
+        and not func.kwargs
+        and isinstance(func.args[0], (ir.Name, ir.Local))
+        and isinstance(func.args[1], ir.Const)
+        and type(func.args[1].value) is str
+        and func.args[1].value in methods
+    ):
+        return node
+    if not all(isinstance(a, _PLAIN) for a in args) or not all(
+        k is not None and k not in _CALL_OWN_KWARGS and isinstance(v, _PLAIN)
+        for k, v in node.kwargs
+    ):
+        return node
+    receiver, name = func.args[0], func.args[1].value
+    is_type = ir.Compare(
+        ir.Helper("builtins.type", (receiver,)), (("is", ir.Ref("builtins." + methods[name])),)
+    )
+    direct = ir.CallValue(ir.LoopAttr(receiver, name), args, node.kwargs, span=node.span)
+    return ir.CondExpr(is_type, direct, node, span=node.span)
+
+
+def run(module: ir.Module) -> ir.Module:
+    global _METHOD_TYPE
+    if module.dialect != "jinja":
+        return module
+    if _METHOD_TYPE is None:
+        _METHOD_TYPE = _method_types()
+    methods = _METHOD_TYPE
+    return dataclasses.replace(module, body=map_nodes(module.body, lambda n: _lower(n, methods)))
