@@ -3,7 +3,8 @@
 A call ``x.name(args)`` compiles to ``call(getattr_(x, "name"), args)``. When ``x`` is exactly a
 ``str`` (or exactly a ``dict``) and ``name`` is one of that type's methods the sandbox lets
 through unwrapped (``access.safe_methods``: public, not mutating, not ``format`` /
-``format_map``, which the sandbox wraps), that is the builtin method called with the same
+``format_map``, which the sandbox wraps; not one that grows its input, ``center``, ``replace``,
+..., whose size the general call checks first), that is the builtin method called with the same
 arguments: ``getattr_`` returns the bound method (a ``str`` answers no key, a ``dict`` finds
 its attribute before its keys) and ``call`` calls a builtin method without probes. So the
 call becomes ``x.name(args) if type(x) is str else <the general call>``.
@@ -23,6 +24,7 @@ import dataclasses
 from typing import Any, Optional
 
 from tmpl2py.runtime.jinja import safe_methods
+from tmpl2py.runtime.jinja.bounded import GROWING_STR_METHODS
 
 from .. import ir
 from .util import map_nodes
@@ -38,6 +40,8 @@ def _method_types() -> dict:
     table: dict = {}
     for kind in _TYPES:
         for name in safe_methods({"str": str, "dict": dict}[kind]):
+            if kind == "str" and name in GROWING_STR_METHODS:
+                continue  # its result's size is checked first (the general call's guard)
             assert name not in table, name  # the check below needs one type per name
             table[name] = kind
     return table

@@ -96,3 +96,18 @@ def test_method_names_belong_to_one_type() -> None:
     table = method_calls._method_types()
     assert table["strip"] == "str" and table["get"] == "dict"
     assert "format" not in table and "format_map" not in table and "pop" not in table
+
+
+@pytest.mark.parametrize("method", ["center", "ljust", "rjust", "zfill"])
+def test_growing_methods_keep_their_size_check(method: str) -> None:
+    """A str method that grows its input is not called directly: the general call checks
+    the result's size first (a value limit error), and small arguments render as jinja2's."""
+    from tmpl2py.runtime.limits import RenderLimitExceeded
+
+    big = compile_template("{% set s = 'x' %}{{ s." + method + "(500000000) | length }}")
+    with pytest.raises(RenderLimitExceeded) as info:
+        big.render({})
+    assert info.value.limit == "value"
+    small = "{% set s = 'x' %}{{ s." + method + "(5) }}"
+    assert same_outcome(ours_render(small, {}), ref_render(small, {}))
+    assert method not in method_calls._method_types()
