@@ -24,9 +24,13 @@ from __future__ import annotations
 import ast
 from typing import Any, Optional
 
+from tmpl2py.runtime.go import ollama
+
 from . import ir
 from .emit import Emitter, const_node, func_name, unparse
 from .errors import CompileError
+from .gotmpl.lower import HELPER_FUNCS
+from .passes import pipeline
 
 #: attribute names that are methods of the data types: ``x.split`` is not a data path
 METHOD_NAMES = frozenset(
@@ -39,7 +43,28 @@ SHAPE_LOOP_ATTRS = frozenset(
 RESOLVERS = frozenset({"jinja.resolve", "jinja.resolve_top", "jinja.resolve_missing"})
 ACCESSORS = frozenset({"jinja.getattr_", "jinja.getitem"})
 STATEFUL_GLOBALS = frozenset({"cycler", "joiner"})
-STR_WRAPPERS = frozenset({"jinja.to_str", "builtins.str"})
+STR_WRAPPERS = frozenset({"jinja.to_str", "builtins.str", "gotmpl.to_str"})
+
+#: Go: helpers whose value is the data itself, at the same paths (JSON numbers made float64;
+#: the legacy mode's last turn), and the one test of the run's mode (no data in it)
+GO_ROOTS = frozenset({"gotmpl.plain_data", "ollama.cut_data"})
+GO_NO_DATA = frozenset({"ollama.is_cut_run"})
+#: Go field reads ``(receiver, name or names)``: a field name narrows the receiver's path
+GO_FIELDS = frozenset(
+    {
+        "gotmpl.field",
+        "gotmpl.field_of_elem",
+        "gotmpl.print_field",
+        "gotmpl.print_field_of_elem",
+        "gotmpl.field_path",
+        "gotmpl.print_field_path",
+    }
+)
+#: methods of the Go values a template sees (``.Properties.ToMap``): a read of one is a value
+#: computed from the whole receiver, not a path below it
+GO_METHOD_NAMES = frozenset(
+    m for v in vars(ollama).values() if isinstance(v, type) for m in getattr(v, "go_methods", ())
+)
 
 SEGMENTS_RUNTIME = "tmpl2py.runtime.segments"
 _E = "_E"  # the empty label's name in generated code
@@ -67,6 +92,7 @@ class SegmentEmitter(Emitter):
         )
         self.ns_opaque = _ns_targets_in_funcs(module.body)
         self.stateful = bool(_context_names(module.body) & STATEFUL_GLOBALS)
+        self.go = module.dialect == "go"
 
     # ------------------------------------------------------------------ labels
 
@@ -134,6 +160,10 @@ class SegmentEmitter(Emitter):
     def l_Local(self, node: ir.Local) -> Optional[str]:
         if node == ir.TOP_OUTPUT:
             return None
+        if self.go and node.ident == "context":  # Go's data: the root of every path
+            return self.rt("ROOT")
+        if self.go and node.ident in self.funcs:  # a defined template (its output: its dot's)
+            return None
         return self.local_labels.get(node.ident, _TOP)
 
     def l_ContextGet(self, node: ir.ContextGet) -> Optional[str]:
@@ -155,6 +185,10 @@ class SegmentEmitter(Emitter):
 
     def l_Helper(self, node: ir.Helper) -> Optional[str]:
         args = node.args
+        if self.go:
+            found = self.go_helper(node)
+            if found is not NotImplemented:
+                return found
         if node.name in RESOLVERS and len(args) == 2 and isinstance(args[1], ir.Const):
             return f"{self.rt('ctx')}(context, {unparse(const_node(args[1].value))})"
         if node.name in ACCESSORS and len(args) == 2 and not node.kwargs:
@@ -173,6 +207,60 @@ class SegmentEmitter(Emitter):
             parts.append(_TOP)
         return self.join(parts)
 
+    def go_narrow(self, obj: Any, keys: tuple) -> Optional[str]:
+        """The label of ``obj.A.B`` (Go fields, or constant ``index`` keys): each data key
+        narrows the path; a method (``.ToMap``) makes a value of the whole receiver."""
+        base = self.label(obj)
+        for key in keys:
+            if base is None or base == _TOP:
+                return base
+            if type(key) is str and key in GO_METHOD_NAMES or not _narrowable_go(key):
+                base = self.flat(base)
+            elif type(key) is int and key < 0:
+                base = f"(\"n\", {base}, {self.rt('WILD')})"
+            else:
+                base = f"(\"n\", {base}, {unparse(const_node(key))})"
+        return base
+
+    def go_helper(self, node: ir.Helper) -> Any:
+        """Labels of the Go helpers that read paths (``NotImplemented``: an ordinary one, its
+        label the join of its operands')."""
+        name, args = node.name, node.args
+        extra = [self.label(v) for _, v in node.kwargs]
+        if name in GO_NO_DATA:
+            return None
+        if name in GO_ROOTS and len(args) == 1:
+            return self.label(args[0])
+        if name in GO_FIELDS and len(args) == 2 and isinstance(args[1], ir.Const):
+            keys = args[1].value if type(args[1].value) is tuple else (args[1].value,)
+            return self.join([self.go_narrow(args[0], keys)] + extra)
+        if name == "gotmpl.index" and args:
+            keys = tuple(_constant_key(a) for a in args[1:])
+            if all(k is not None for k in keys):
+                return self.join([self.go_narrow(args[0], keys)] + extra)
+        if name in ("gotmpl.length", "gotmpl.length_path") and args:
+            if name == "gotmpl.length":
+                base, rest = self.label(args[0]), args[1:]
+            elif isinstance(args[1], ir.Const) and type(args[1].value) is tuple:
+                base, rest = self.go_narrow(args[0], args[1].value), args[2:]
+            else:
+                return NotImplemented
+            if base is not None and base != _TOP:
+                base = f'("h", {base})'  # its length: the container's shape only
+            return self.join([base] + [self.label(a) for a in rest] + extra)
+        return NotImplemented
+
+    def l_CondExpr(self, node: ir.CondExpr) -> Optional[str]:
+        """A Go view read (``x.Role if type(x) is TemplateMessage else print_field(x,
+        "Role")``): both branches read ``x`` and narrow its path, so any change to ``x``'s
+        type is a change at a path their label names: the type test adds nothing."""
+        body, orelse = self.label(node.body), self.label(node.orelse)
+        if self.go and _type_test(node.test) is not None and body and orelse:
+            name = _type_test(node.test)
+            if all(_mentions(b, name) for b in (node.body, node.orelse)):
+                return self.join([body, orelse])
+        return self.join([self.label(node.test), body, orelse])
+
     def loop_attr(self, loop: ir.Local, attr: Any) -> Optional[str]:
         if isinstance(attr, ir.Const) and attr.value in SHAPE_LOOP_ATTRS:
             return self.local_labels[loop.ident]
@@ -181,6 +269,8 @@ class SegmentEmitter(Emitter):
     def l_LoopAttr(self, node: ir.LoopAttr) -> Optional[str]:
         if isinstance(node.loop, ir.Local) and node.loop.ident in self.local_labels:
             return self.loop_attr(node.loop, ir.Const(node.attr))
+        if self.go:  # a field of one of Ollama's view types, read directly
+            return self.go_narrow(node.loop, (node.attr,))
         return _TOP
 
     def l_DictLookup(self, node: ir.DictLookup) -> Optional[str]:
@@ -377,6 +467,9 @@ class SegmentEmitter(Emitter):
         super().s_Assign(node)
         if self.tracked:
             self.assign_label(node.target, self.label_or_empty(node.value))
+            if self.go and _is_go_root(node.value) and isinstance(node.target, ir.Name):
+                # Go's data (dot, before any range): loop items are found below it
+                self.line(f"_find = {self.rt('go_registry')}({node.target.ident}).find")
 
     def s_ExprStmt(self, node: ir.ExprStmt) -> None:
         super().s_ExprStmt(node)
@@ -448,6 +541,16 @@ class SegmentEmitter(Emitter):
         if isinstance(node.target, ir.Name):
             item = f'("q", _find({node.target.ident}), {items}, {lpc})'
             opening = [f"_pc = {lpc}", f"{self.shadow(node.target.ident)} = {item}"]
+        elif self.go and len(node.target.names) == 2 and all(
+            isinstance(t, ir.Name) for t in node.target.names
+        ):  # Go's range $k, $v: the key is the shape's, the element found as a loop item
+            key, elem = node.target.names
+            item = f'("q", _find({elem.ident}), {items}, {lpc})'
+            opening = [
+                f"_pc = {lpc}",
+                f'{self.shadow(key.ident)} = ("j", ("h", {items}), {lpc})',
+                f"{self.shadow(elem.ident)} = {item}",
+            ]
         else:
             names = " = ".join(self.shadow(n) for n in _target_names(node.target))
             opening = [f"_pc = {lpc}", f'{names} = ("j", {items}, {lpc})']
@@ -481,17 +584,15 @@ class SegmentEmitter(Emitter):
     # ------------------------------------------------------------------ module
 
     def segments_module(self, module: ir.Module, header: str, metadata: dict[str, Any]) -> str:
-        if module.dialect != "jinja":
-            raise CompileError(
-                "unsupported", "segments are not implemented for Go templates yet", 0, 0
-            )
         self.into = {n.ident for n in ir.walk(module.body) if isinstance(n, ir.FuncDef) and n.into}
         self.indent = 1
         for line in ("_out = []", "_w = _out.append", "_org = []", "_ow = _org.append"):
             self.line(line)
         prologue_end = len(self.lines)
         self.block(module.body, allow_empty=True)
-        prologue = ["    _pc = _E", f"    _find = {self.rt('registry')}(context).find"]
+        prologue = ["    _pc = _E"]
+        if not self.go:  # (Go's is made on its data: see s_Assign)
+            prologue.append(f"    _find = {self.rt('registry')}(context).find")
         if self.shadowed:
             names = " = ".join(self.shadow(n) for n in sorted(self.shadowed))
             prologue.append(f"    {names} = _E")
@@ -504,6 +605,7 @@ class SegmentEmitter(Emitter):
         self.lines[prologue_end:prologue_end] = prologue
         self.line(f"return {self.rt('finish')}(_out, _org, _SITES, context, _PLAIN)")
         empty, top = self.rt("EMPTY"), self.rt("TOP")
+        wrap = self.rt("go_errors") if self.go else ""
         out = [header, '"""Segment render of a chat template: ``render_segments(context)``."""', ""]
         for mod in sorted(self.imports):
             out.append(f"from {mod} import {', '.join(sorted(self.imports[mod]))}")
@@ -524,6 +626,8 @@ class SegmentEmitter(Emitter):
             out.append(f"{name} = {value}")
         out += ["", "", "def render_segments(context: dict) -> list:"]
         out.extend(self.lines)
+        if wrap:  # its execution errors raised by the plain render (their positions)
+            out += ["", "", f"render_segments = {wrap}(render_segments)"]
         return "\n".join(out) + "\n"
 
 
@@ -544,6 +648,13 @@ def _expr_children(node: Any) -> list:
     return out
 
 
+def _is_go_root(value: Any) -> bool:
+    """``context`` itself, or a value at the same paths (``GO_ROOTS``)."""
+    if isinstance(value, ir.Helper) and value.name in GO_ROOTS and len(value.args) == 1:
+        value = value.args[0]
+    return isinstance(value, ir.Local) and value.ident == "context"
+
+
 def _constant_key(key: Any) -> Any:
     """The value of a constant key (``-1`` arrives as a negated constant), else None."""
     if isinstance(key, ir.Const):
@@ -558,6 +669,29 @@ def _narrowable(key: Any) -> bool:
     if type(key) is int:
         return True
     return type(key) is str and key not in METHOD_NAMES
+
+
+def _narrowable_go(key: Any) -> bool:
+    return type(key) is int or type(key) is str
+
+
+def _type_test(test: Any) -> Optional[str]:
+    """The variable ``test`` checks the type of (``type(x) is C``, ``type(x) in (...)``)."""
+    if (
+        isinstance(test, ir.Compare)
+        and len(test.ops) == 1
+        and test.ops[0][0] in ("is", "in")
+        and isinstance(test.left, ir.Helper)
+        and test.left.name == "builtins.type"
+        and len(test.left.args) == 1
+        and isinstance(test.left.args[0], ir.Name)
+    ):
+        return test.left.args[0].ident
+    return None
+
+
+def _mentions(expr: Any, ident: str) -> bool:
+    return any(isinstance(n, ir.Name) and n.ident == ident for n in ir.walk(expr))
 
 
 def _is_str_wrapper(expr: Any) -> bool:
@@ -651,7 +785,9 @@ def _ops(expr: Any) -> tuple:
     for n in ir.walk(expr):
         if isinstance(n, ir.Helper):
             module, _, fn = n.name.partition(".")
-            if module == "jinja_filters" and fn.startswith("do_"):
+            if n.name in HELPER_FUNCS:  # a Go function
+                ops.append(HELPER_FUNCS[n.name])
+            elif module == "jinja_filters" and fn.startswith("do_"):
                 ops.append(fn[3:])
             elif n.name == "jinja.call" and n.args:
                 func = n.args[0]
@@ -781,8 +917,10 @@ def segment_ir(source: str, dialect: str, profile: str, name: str) -> ir.Module:
     ``pipeline.run``'s passes but ``merge_text`` (each text run one piece of the source). Every
     pass keeps values identical, so the values are ``render``'s. ``CompiledTemplate`` uses its
     final IR (``generate_segments(final=...)``)."""
-    if dialect != "jinja":
-        raise CompileError("unsupported", "segments are not implemented for Go templates yet", 0, 0)
+    if dialect == "go":
+        from .gotmpl.frontend import parse as parse_go
+
+        return pipeline.run(parse_go(source, name, profile=profile), profile)
     from .jinja.frontend import parse as parse_jinja
 
     return segment_passes(parse_jinja(source, name))
@@ -792,7 +930,7 @@ def segment_passes(module: ir.Module) -> ir.Module:
     """The passes of ``segment_ir`` on a parsed (Jinja) module: ``pipeline.PASSES`` without
     ``merge_text`` (each text run stays one piece of the source)."""
     from .jinja.lowering import check_loop_controls, check_unknown_names
-    from .passes import pipeline, scope
+    from .passes import scope
 
     check_unknown_names(module.body)
     check_loop_controls(module.body, in_loop=False)
@@ -853,10 +991,6 @@ def generate_segments(
 
     try:
         if final is not None:
-            if final.dialect != "jinja":
-                raise CompileError(
-                    "unsupported", "segments are not implemented for Go templates yet", 0, 0
-                )
             module = final
         elif parsed is not None and dialect == "jinja":
             module = segment_passes(parsed)
@@ -865,7 +999,7 @@ def generate_segments(
         refuse_unsupported(module)
         sha = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
         metadata = {"TEMPLATE_NAME": name, "SOURCE_SHA256": sha}
-        return emit_segments(module, header, metadata)
+        return emit_segments(pipeline.before_emit(module), header, metadata)
     except CompileError as e:
         raise e.with_source(source, name) from None
     except RecursionError:

@@ -55,6 +55,8 @@ NODEPS: frozenset = frozenset()
 EMPTY: tuple = (None, NODEPS)
 #: the label of a value that may depend on anything in the context
 TOP: tuple = (None, frozenset({(WILD,)}))
+#: the label of a Go template's data (dot at the top): the value at the empty path
+ROOT: tuple = ((), NODEPS)
 
 #: segment kinds
 TEMPLATE = "template"  # literal text of the template (a text run or a string literal)
@@ -311,6 +313,49 @@ def registry(context: dict) -> Registry:
     return Registry(context)
 
 
+class GoRegistry(Registry):
+    """``Registry`` for a Go template's data, whatever its type (the root is the empty
+    path): maps and slices (Ollama's typed ones too) and the fields of structs (the view
+    types: ``("Messages", 3)`` is the fourth message), all registered on the first ask. A
+    struct made on demand (one with ``__getattr__``, a ``JsonTool``) is one value."""
+
+    __slots__ = ()
+
+    def find(self, item: Any, near: Optional[tuple] = None) -> Any:
+        if not self.roots:
+            self.roots.add(())
+            self.add_go()
+        return self.paths.get(id(item))
+
+    def add_go(self) -> None:
+        out = self.paths
+        stack: list = [((), self.context)]
+        pop, push = stack.pop, stack.append
+        while stack:
+            path, value = pop()
+            if isinstance(value, dict):
+                items: Iterable = value.items()
+            elif isinstance(value, (list, tuple)):
+                items = enumerate(value)
+            else:
+                fields = getattr(type(value), "go_fields", None)
+                if not fields or hasattr(type(value), "__getattr__"):
+                    continue
+                items = [(f[0], getattr(value, f[0])) for f in fields]
+            key = id(value)
+            seen = out.get(key)
+            if seen is not None:
+                out[key] = (seen if type(seen) is frozenset else frozenset({seen})) | {path}
+                continue
+            out[key] = path
+            for k, v in items:
+                push((path + (k,), v))
+
+
+def go_registry(data: Any) -> GoRegistry:
+    return GoRegistry(data)
+
+
 # ----------------------------------------------------------------------------- paths
 
 
@@ -459,16 +504,48 @@ def describe(origin: Origin) -> str:
     return " ".join(p for p in parts if p) + f" (line {origin.line})"
 
 
+def go_errors(render_segments: Any) -> Any:
+    """A Go segment function whose execution errors are the plain render's: on an
+    ``ExecError`` the plain render (``_PLAIN`` of its module) runs on the same data and
+    raises its own, raised from the plain module's frames, where the compiler finds the
+    template position Go's text names (``compiler/gotmpl/exec_errors``)."""
+    from .go.execute import ExecError
+    from .limits import RenderLimitExceeded
+
+    namespace = render_segments.__globals__
+
+    def run(context: Any) -> Any:
+        try:
+            return render_segments(context)
+        except ExecError as e:
+            plain = namespace.get("_PLAIN")
+            if plain is not None and not isinstance(e, RenderLimitExceeded):
+                plain(context)
+            raise
+
+    return run
+
+
 def conversation_segments(template: Any, render_segments: Any, messages: Any, **options: Any) -> Any:
     """``template.render_conversation(..., segments=True)`` (``template``: the
-    ``CompiledTemplate``, ``render_segments`` its segment function): for the ``hf`` profile,
-    transformers' ``render_jinja_template`` input handling around a segment render, the
-    segments of exactly its prompt (cut as ``continue_final_message`` cuts it), with
-    ``return_assistant_tokens_mask`` ``(segments, spans)``."""
+    ``CompiledTemplate``, ``render_segments`` its segment function), the segments of exactly
+    the profile's prompt:
+
+    - ``hf``: transformers' ``render_jinja_template`` input handling around a segment render
+      (cut as ``continue_final_message`` cuts it); with ``return_assistant_tokens_mask``
+      ``(segments, spans)``;
+    - ``ollama``: Ollama's ``Template.Execute`` (``runtime/go/ollama.conversation_entry``,
+      Modelfile defaults included) with the segment render in place of ``render``: the
+      messages mode's one render, or the legacy mode's renders one after the other (each
+      turn's paths are of its own data: ``("Prompt",)``)."""
+    if template.profile == "ollama":
+        return _ollama_segments(template, render_segments, messages, options)
     from .jinja.hf import render_conversation
 
     if template.profile != "hf":
-        raise TypeError(f"segments=True needs the hf profile (this one is {template.profile!r})")
+        raise TypeError(
+            f"segments=True needs the hf or ollama profile (this one is {template.profile!r})"
+        )
     source = template.source
 
     box: list = []
@@ -481,3 +558,26 @@ def conversation_segments(template: Any, render_segments: Any, messages: Any, **
     text, spans = result if isinstance(result, tuple) else (result, None)
     segments = cut(box[-1], len(text))
     return segments if spans is None else (segments, spans)
+
+
+def _ollama_segments(template: Any, render_segments: Any, messages: Any, options: dict) -> Any:
+    from .go import generate, ollama
+
+    if "modelfile" in options:  # SYSTEM / MESSAGE defaults, as render_conversation applies them
+        options = dict(options)
+        messages = generate.chat_messages(messages, options.pop("modelfile"))
+    box: list = []
+
+    def render(data: Any) -> str:
+        box.append(render_segments(data))
+        return text_of(box[-1])
+
+    entry = ollama.conversation_entry({**template.namespace, "render": render})
+    entry(messages, **options)
+    if len(box) == 1:
+        return box[0]
+    out = Segments()
+    for segments in box:  # the legacy mode: one render per turn
+        out.extend(segments)
+    out.context = [getattr(s, "context", None) for s in box]
+    return out

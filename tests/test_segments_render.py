@@ -151,7 +151,7 @@ def test_corpus_properties(template_path: Path, fixture: Path):
     """(1), (2) and (3) for every corpus template x fixture (3: on up to 12 paths each)."""
     source = template_path.read_text(encoding="utf-8")
     try:
-        render, render_segments, pieces = C.compiled(source)
+        render, render_segments, pieces, _ = C.compiled(source)
     except Exception as e:  # noqa: BLE001 (the corpus's known parse failures)
         if type(e).__name__ != "CompileError":
             raise

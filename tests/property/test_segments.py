@@ -40,7 +40,7 @@ BASE = settings.get_profile(PROFILE if PROFILE in ("ci", "deep") else "ci")
 def test_segment_properties(source: str, context: dict, data: st.DataObject) -> None:
     note(f"source={source!r}")
     try:
-        render, render_segments, pieces = C.compiled(source)
+        render, render_segments, pieces, _ = C.compiled(source)
     except (CompileError, RecursionError, SyntaxError):
         return  # not a template we compile: the differential tests cover that
     segments = C.check_concatenation(render, render_segments, context)
