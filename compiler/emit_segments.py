@@ -469,7 +469,7 @@ class SegmentEmitter(Emitter):
             self.assign_label(node.target, self.label_or_empty(node.value))
             if self.go and _is_go_root(node.value) and isinstance(node.target, ir.Name):
                 # Go's data (dot, before any range): loop items are found below it
-                self.line(f"_find = {self.rt('go_registry')}({node.target.ident}).find")
+                self.line(f"_root = {node.target.ident}")
 
     def s_ExprStmt(self, node: ir.ExprStmt) -> None:
         super().s_ExprStmt(node)
@@ -539,13 +539,13 @@ class SegmentEmitter(Emitter):
                 self.local_labels[local] = f'("j", {lpc})'
                 self.local_labels[local + "*"] = f'("j", {items}, {lpc})'
         if isinstance(node.target, ir.Name):
-            item = f'("q", _find({node.target.ident}), {items}, {lpc})'
+            item = f'({self.item_tag()}, {node.target.ident}, {items}, {lpc})'
             opening = [f"_pc = {lpc}", f"{self.shadow(node.target.ident)} = {item}"]
         elif self.go and len(node.target.names) == 2 and all(
             isinstance(t, ir.Name) for t in node.target.names
         ):  # Go's range $k, $v: the key is the shape's, the element found as a loop item
             key, elem = node.target.names
-            item = f'("q", _find({elem.ident}), {items}, {lpc})'
+            item = f'({self.item_tag()}, {elem.ident}, {items}, {lpc})'
             opening = [
                 f"_pc = {lpc}",
                 f'{self.shadow(key.ident)} = ("j", ("h", {items}), {lpc})',
@@ -561,6 +561,11 @@ class SegmentEmitter(Emitter):
         super().s_For(node)
         self.loops.pop()
         self.line(f"_pc = {saved}")
+
+    def item_tag(self) -> str:
+        """The start of a loop item's label: the container registry's tag and root (found
+        by identity when an origin is read: ``runtime.segments.evaluate``)."""
+        return '"g", _root' if self.go else '"q", context'
 
     def loop_exit(self, word: str) -> None:
         if self.tracked and self.loops:
@@ -591,8 +596,6 @@ class SegmentEmitter(Emitter):
         prologue_end = len(self.lines)
         self.block(module.body, allow_empty=True)
         prologue = ["    _pc = _E"]
-        if not self.go:  # (Go's is made on its data: see s_Assign)
-            prologue.append(f"    _find = {self.rt('registry')}(context).find")
         if self.shadowed:
             names = " = ".join(self.shadow(n) for n in sorted(self.shadowed))
             prologue.append(f"    {names} = _E")

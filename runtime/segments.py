@@ -161,8 +161,8 @@ def _children(node: tuple) -> Iterable:
         return node[1:]
     if tag == "p":
         return (node[1], node[2])
-    if tag == "q":
-        return (node[2], node[3])
+    if tag == "q" or tag == "g":
+        return (node[3], node[4])
     if tag == "c":
         out = [node[2]]
         for _, label, pc in node[1]:
@@ -173,7 +173,7 @@ def _children(node: tuple) -> Iterable:
     return (node[1],)  # "n", "h", "s"
 
 
-def _combine(node: tuple, value: Any) -> tuple:
+def _combine(node: tuple, value: Any, memo: dict) -> tuple:
     tag = node[0]
     if tag == "n":  # value.key for a constant key
         eq, deps = value(node[1])
@@ -201,8 +201,12 @@ def _combine(node: tuple, value: Any) -> tuple:
     if tag == "s":  # value[a:b]: items of the value's path
         eq, deps = value(node[1])
         return (eq + (WILD,), deps) if eq is not None else (None, deps)
-    if tag == "q":  # a loop item: ("q", registry answer, iterable, loop pc)
-        return _item(node[1], value(node[2]), flat(value(node[3])))
+    if tag == "q" or tag == "g":  # a loop item: (tag, root, item, iterable, loop pc)
+        key = (tag, id(node[1]))  # one registry of the root per render's origins
+        found = memo.get(key)
+        if found is None:
+            found = memo[key] = (Registry if tag == "q" else GoRegistry)(node[1])
+        return _item(found.find(node[2]), value(node[3]), flat(value(node[4])))
     raise ValueError(f"not a label: {node!r}")
 
 
@@ -247,7 +251,7 @@ def evaluate(node: Any, memo: dict) -> tuple:
         if pending:
             stack.extend(pending)
             continue
-        memo[id(top)] = (_combine(top, value), top)  # the node kept: its id stays its own
+        memo[id(top)] = (_combine(top, value, memo), top)  # the node kept: its id stays its own
         stack.pop()
     return memo[id(node)][0]
 
