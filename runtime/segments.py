@@ -64,36 +64,47 @@ DATA = "data"  # text that data flows into (``paths`` says which)
 COMPUTED = "computed"  # neither: computed from literals and globals (``strftime_now()``)
 
 
-class Origin:
+class Origin(tuple):
     """Where a segment's text came from: its kind, the template line, the data paths its
     value depends on, the operations applied (filters, calls), the paths the control flow
     that emitted it depended on (``cond``), and ``source``: the path whose value the text is
     (``messages[2].content`` for ``{{ message.content | trim }}``), when there is one.
 
-    ``paths``, ``cond``, ``source`` and ``kind`` are evaluated on first reading."""
+    ``paths``, ``cond``, ``source`` and ``kind`` are evaluated on first reading (kept in the
+    render's memo). Underneath, a tuple ``(site, record, memo)``: the site ``(line, kind,
+    ops)`` of the module's table, the write's record ``(site number, label, pc)``, the memo
+    of the render's origins; made with ``tuple.__new__``, one per segment, as cheaply as
+    Python makes an object. Read it through its properties."""
 
-    __slots__ = ("line", "ops", "_site_kind", "_label", "_pc", "_memo", "_done")
+    __slots__ = ()
 
-    def __init__(self, kind: str, line: int, ops: tuple, label: Any, pc: Any, memo: dict):
-        self._site_kind, self.line, self.ops = kind, line, ops
-        self._label, self._pc, self._memo = label, pc, memo
-        self._done: Optional[tuple] = None
+    def __new__(cls, site: tuple, record: tuple, memo: dict) -> "Origin":
+        return tuple.__new__(cls, (site, record, memo))
+
+    @property
+    def line(self) -> int:
+        return self[0][0]
+
+    @property
+    def ops(self) -> tuple:
+        return self[0][2]
 
     def _resolve(self) -> tuple:
-        done = self._done
-        if done is None:
-            label = evaluate(self._label, self._memo) if self._label is not None else EMPTY
+        site, record, memo = self
+        found = memo.get(id(record))
+        if found is None:
+            label = evaluate(record[1], memo) if record[1] is not None else EMPTY
             paths = flat(label)
-            kind = self._site_kind
+            kind = site[1]
             if kind == DATA and not paths:
                 kind = COMPUTED
-            cond = flat(evaluate(self._pc, self._memo))
-            done = self._done = (kind, paths, cond, label[0])
-        return done
+            cond = flat(evaluate(record[2], memo))
+            found = memo[id(record)] = ((kind, paths, cond, label[0]), record)  # record kept
+        return found[0]
 
     @property
     def kind(self) -> str:
-        if self._site_kind == TEMPLATE:
+        if self[0][1] == TEMPLATE:
             return TEMPLATE
         return self._resolve()[0]
 
@@ -116,8 +127,14 @@ class Origin:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Origin) and self._key() == other._key()
 
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
     def __hash__(self) -> int:
         return hash(self._key())
+
+    def __getnewargs__(self) -> tuple:  # (copy and pickle make it as __new__ takes it)
+        return tuple(self)
 
     def __repr__(self) -> str:
         kind, paths, cond, source = self._resolve()
@@ -429,10 +446,10 @@ class Segments(list):
             out, org, sites = pending
             memo: dict = {}
             append = super().append
-            for text, (site, label, pc) in zip(out, org):
+            new = tuple.__new__  # (Segment's and Origin's own constructors, without a call)
+            for text, record in zip(out, org):
                 if text:
-                    line, kind, ops = sites[site]
-                    append(Segment(text, Origin(kind, line, ops, label, pc, memo)))
+                    append(new(Segment, (text, new(Origin, (sites[record[0]], record, memo)))))
         return self
 
     def __len__(self) -> int:
