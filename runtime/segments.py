@@ -190,41 +190,66 @@ def _children(node: tuple) -> Iterable:
     return (node[1],)  # "n", "h", "s"
 
 
-def _combine(node: tuple, value: Any, memo: dict) -> tuple:
+class _TooDeep(Exception):
+    """A label chain deeper than ``_DEPTH``: evaluated bottom up instead (``evaluate``)."""
+
+
+#: how deep ``evaluate`` recurses before it goes bottom up (far below Python's own limit)
+_DEPTH = 200
+
+
+def _value(child: tuple, memo: dict, depth: int) -> tuple:
+    """``child``'s value: itself (evaluated), its memo entry, or combined now (one level
+    deeper)."""
+    if type(child[0]) is not str:
+        return child
+    found = memo.get(id(child))
+    if found is not None:
+        return found[0]
+    if depth >= _DEPTH:
+        raise _TooDeep
+    return _combine(child, memo, depth + 1)
+
+
+def _combine(node: tuple, memo: dict, depth: int) -> tuple:
+    """``node``'s value from its children's (memoised under ``id(node)``, the node kept
+    with it so that its id stays its own)."""
     tag = node[0]
     if tag == "n":  # value.key for a constant key
-        eq, deps = value(node[1])
-        return (eq + (node[2],), deps) if eq is not None else (None, deps)
-    if tag == "j" or tag == "c":  # a value computed from these
+        eq, deps = _value(node[1], memo, depth)
+        out = (eq + (node[2],), deps) if eq is not None else (None, deps)
+    elif tag == "j" or tag == "c":  # a value computed from these
         paths: set = set()
         for child in _children(node):
-            eq, deps = value(child)
+            eq, deps = _value(child, memo, depth)
             if deps:
                 paths.update(deps)
             if eq is not None:
                 paths.add(eq)
-        return (None, frozenset(paths)) if paths else EMPTY
-    if tag == "p":  # assigned (or left alone) under a decision
-        eq, deps = value(node[1])
-        pc_eq, pc = value(node[2])
+        out = (None, frozenset(paths)) if paths else EMPTY
+    elif tag == "p":  # assigned (or left alone) under a decision
+        eq, deps = _value(node[1], memo, depth)
+        pc_eq, pc = _value(node[2], memo, depth)
         if pc_eq is not None:
             pc = pc | {pc_eq}
-        if not pc or pc <= deps:
-            return (eq, deps)
-        return (eq, deps | pc)
-    if tag == "h":  # what a container's length and keys depend on
-        eq, deps = value(node[1])
-        return (None, deps | {eq + (SHAPE,)}) if eq is not None else (None, deps)
-    if tag == "s":  # value[a:b]: items of the value's path
-        eq, deps = value(node[1])
-        return (eq + (WILD,), deps) if eq is not None else (None, deps)
-    if tag == "q" or tag == "g":  # a loop item: (tag, root, item, iterable, loop pc)
+        out = (eq, deps) if not pc or pc <= deps else (eq, deps | pc)
+    elif tag == "h":  # what a container's length and keys depend on
+        eq, deps = _value(node[1], memo, depth)
+        out = (None, deps | {eq + (SHAPE,)}) if eq is not None else (None, deps)
+    elif tag == "s":  # value[a:b]: items of the value's path
+        eq, deps = _value(node[1], memo, depth)
+        out = (eq + (WILD,), deps) if eq is not None else (None, deps)
+    elif tag == "q" or tag == "g":  # a loop item: (tag, root, item, iterable, loop pc)
         key = (tag, id(node[1]))  # one registry of the root per render's origins
         found = memo.get(key)
         if found is None:
             found = memo[key] = (Registry if tag == "q" else GoRegistry)(node[1])
-        return _item(found.find(node[2]), value(node[3]), flat(value(node[4])))
-    raise ValueError(f"not a label: {node!r}")
+        iterable = _value(node[3], memo, depth)
+        out = _item(found.find(node[2]), iterable, flat(_value(node[4], memo, depth)))
+    else:
+        raise ValueError(f"not a label: {node!r}")
+    memo[id(node)] = (out, node)
+    return out
 
 
 def _item(found: Any, iterable: tuple, pc: frozenset) -> tuple:
@@ -246,18 +271,19 @@ def _item(found: Any, iterable: tuple, pc: frozenset) -> tuple:
 def evaluate(node: Any, memo: dict) -> tuple:
     """A lazy label's value ``(eq, deps)``. Nodes are tuples whose first item names the
     operation (``n`` narrow, ``j`` join, ``p`` under a decision, ``h`` shape, ``s`` slice,
-    ``q`` loop item, ``c`` captured block); an evaluated label (first item ``None`` or a
-    path) is its own value. ``memo`` (by node identity; the nodes outlive it) is shared by
-    one render's origins. Iterative: a chain can be as long as the conversation."""
+    ``q``/``g`` loop item of a Jinja/Go render, ``c`` captured block); an evaluated label
+    (first item ``None`` or a path) is its own value. ``memo`` (by node identity; the nodes
+    outlive it) is shared by one render's origins. Recursive while shallow; a deeper chain
+    (one can be as long as the conversation) is evaluated bottom up, children first."""
     if type(node[0]) is not str:
         return node
     found = memo.get(id(node))
     if found is not None:
         return found[0]
-
-    def value(child: tuple) -> tuple:
-        return child if type(child[0]) is not str else memo[id(child)][0]
-
+    try:
+        return _combine(node, memo, 0)
+    except _TooDeep:
+        pass
     stack = [node]
     while stack:
         top = stack[-1]
@@ -268,7 +294,7 @@ def evaluate(node: Any, memo: dict) -> tuple:
         if pending:
             stack.extend(pending)
             continue
-        memo[id(top)] = (_combine(top, value, memo), top)  # the node kept: its id stays its own
+        _combine(top, memo, _DEPTH)  # (its children are known: no recursion)
         stack.pop()
     return memo[id(node)][0]
 
