@@ -93,6 +93,7 @@ class SegmentEmitter(Emitter):
         self.ns_opaque = _ns_targets_in_funcs(module.body)
         self.stateful = bool(_context_names(module.body) & STATEFUL_GLOBALS)
         self.go = module.dialect == "go"
+        self.loop_private = _loop_private(module.body)
 
     # ------------------------------------------------------------------ labels
 
@@ -482,7 +483,9 @@ class SegmentEmitter(Emitter):
                 self.line(f'{s} = ("j", {s}, {value}, _pc)')
 
     def upgrade(self, names: frozenset, label: str) -> None:
-        for ident in sorted(names & self.shadowed):
+        """Labels of the variables a decision may assign, joined with its label (a loop's
+        own targets need none: each iteration labels them before any read)."""
+        for ident in sorted((names & self.shadowed) - self.loop_private):
             s = self.shadow(ident)
             self.line(f'{s} = ("p", {s}, {label})')
 
@@ -868,6 +871,38 @@ def _exits(node: ir.If) -> bool:
         isinstance(n, (ir.Break, ir.Continue))
         for n in _statements(node.body + node.orelse, into_loops=False)
     )
+
+
+def _loop_private(body: tuple) -> frozenset:
+    """Idents that only a ``For`` assigns (as its target) and that are read only inside
+    that loop's body: each iteration labels them before the body reads them, so the
+    decisions around them never need to upgrade their labels. (Occurrences are counted:
+    the IR may share a node.)"""
+    assigned: set = set()  # (and the names a function reads: it may run after the loop)
+    for n in ir.walk(body):
+        if isinstance(n, ir.Assign):
+            assigned.update(_target_names(n.target))
+        elif isinstance(n, ir.FuncDef):
+            assigned.update(_name_counts(n.body))
+    total = _name_counts(body)
+    out: set = set()
+    for loop in ir.walk(body):
+        if isinstance(loop, ir.For):
+            inside = _name_counts((loop.target, loop.body))
+            out.update(
+                t
+                for t in _target_names(loop.target)
+                if t not in assigned and inside.get(t) == total.get(t)
+            )
+    return frozenset(out)
+
+
+def _name_counts(node: Any) -> dict:
+    counts: dict = {}
+    for n in ir.walk(node):
+        if isinstance(n, ir.Name):
+            counts[n.ident] = counts.get(n.ident, 0) + 1
+    return counts
 
 
 def _ns_targets_in_funcs(body: tuple) -> frozenset:

@@ -1,4 +1,7 @@
 """Runtime support of segment renders: labels, the container registry, segments.
+Long because the label format is shared by everything here: building and evaluating labels,
+the registries that find loop items (Jinja's and Go's), the segment list and the profiles'
+conversation entries around a segment render.
 
 A compiled template's ``render_segments(context)`` (emitted by ``compiler.emit_segments``)
 computes exactly the values ``render`` computes and, alongside, a *label* for each value:
@@ -8,7 +11,9 @@ A label is a pair ``(eq, deps)``:
 
 - ``eq``: ``None``, or a path (a tuple of keys from the context: ``("messages", 3)``) whose
   value this value *is* (the same object); an attribute or item read with a constant key
-  then narrows it (``("messages", 3, "content")``);
+  then narrows it (``("messages", 3, "content")``). A Go template's data is the value at the
+  empty path (``ROOT``): its paths are Go's, ``("Messages", 3, "Content")``, the field names
+  of Ollama's view types included;
 - ``deps``: a frozenset of paths the value (or the choice of it) is a function of.
 
 Path components are keys and indices, ``WILD`` (any index: an item of a list the label knows
@@ -25,7 +30,8 @@ key)`` narrows, ``("j", a, b, ...)`` joins, ...: see ``evaluate``), which costs 
 operation and keeps one label shared by every value it flows into (a namespace accumulating
 over a conversation is one chain, not a set copied at every step). An ``Origin`` evaluates its
 label when its ``paths``/``cond``/``source`` are first read, all origins of one render sharing
-one memo.
+one memo. A loop item's path is found then too, by identity in the rendered data (the
+registries below): read the origins before changing that data.
 """
 
 from __future__ import annotations
