@@ -392,9 +392,10 @@ class GoRegistry(Registry):
                 items = enumerate(value)
             else:
                 fields = getattr(type(value), "go_fields", None)
-                if not fields or hasattr(type(value), "__getattr__"):
+                if fields is None:  # a scalar (its identity says nothing)
                     continue
-                items = [(f[0], getattr(value, f[0])) for f in fields]
+                opaque = hasattr(type(value), "__getattr__")  # made on demand: not opened
+                items = () if opaque else [(f[0], getattr(value, f[0])) for f in fields]
             key = id(value)
             seen = out.get(key)
             if seen is not None:
