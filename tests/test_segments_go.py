@@ -212,3 +212,21 @@ def test_deepcopied_data_renders_alike():
     t = compile_template(CHATML, dialect="go", profile="ollama")
     data = ollama.template_values(MESSAGES, think=True)
     assert t.render(copy.deepcopy(data)) == t.render(data)
+
+
+def test_cli_render_segments_of_a_go_conversation(tmp_path, capsys):
+    from tmpl2py.cli import main
+
+    template = tmp_path / "t.gotmpl"
+    template.write_text(CHATML, encoding="utf-8")
+    context = tmp_path / "c.json"
+    context.write_text(json.dumps({"messages": MESSAGES}), encoding="utf-8")
+    assert main(["render", str(template), "--context", str(context), "--segments", "--json"]) == 0
+    records = json.loads(capsys.readouterr().out)
+    t = compile_template(CHATML, dialect="go", profile="ollama")
+    assert "".join(r["text"] for r in records) == t.render_conversation(MESSAGES)
+    content = next(r for r in records if r["text"] == "Hello!")
+    assert content["kind"] == "data" and ["Messages", 2, "Content"] in content["paths"]
+    generate = tmp_path / "g.json"
+    generate.write_text(json.dumps({"prompt": "Hi"}), encoding="utf-8")
+    assert main(["render", str(template), "--context", str(generate), "--segments"]) == 2

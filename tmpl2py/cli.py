@@ -329,7 +329,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     supplied = set(context) | (set(tokens) if conversation else set())
     _warn_unsupplied_tokens(source, template.profile, supplied)
     if args.segments:
-        return _render_segments(template, context, tokens, args)
+        return _render_segments(template, source, context, tokens, args)
     try:
         if not args.raw and template.profile == "ollama" and _is_generate_request(context):
             text = _render_generate(template, source, context)
@@ -389,15 +389,27 @@ def _warn_unsupplied_tokens(source: TemplateSource, profile: Optional[str], supp
         )
 
 
-def _render_segments(template: Any, context: Any, tokens: dict, args: argparse.Namespace) -> int:
-    """``render --segments``: the prompt with the origin of each piece (``tmpl2py.segments``)."""
+def _render_segments(
+    template: Any, source: Any, context: Any, tokens: dict, args: argparse.Namespace
+) -> int:
+    """``render --segments``: the prompt with the origin of each piece (``tmpl2py.segments``);
+    a conversation as ``render`` renders it (the hf or ollama profile's entry point)."""
     from .segments import format_segments
 
+    if not args.raw and template.profile == "ollama" and _is_generate_request(context):
+        _error("--segments renders chat requests (messages) or, with --raw, the data itself")
+        return 2
     try:
         conversation = isinstance(context, dict) and "messages" in context
         if not args.raw and template.profile == "hf" and conversation:
             options = {**tokens, **context}
             messages = options.pop("messages")
+            segments = template.render_conversation(messages, segments=True, **options)
+        elif not args.raw and template.profile == "ollama" and conversation:
+            options = dict(context)
+            messages = options.pop("messages")
+            options.pop("source", None)
+            _modelfile_option(options, source)
             segments = template.render_conversation(messages, segments=True, **options)
         else:
             segments = template.render_segments(context)
