@@ -14,9 +14,18 @@ it, the variables a branch not taken would have assigned, and the segments it em
 
 Segments: each text run and each output is one segment; an output that is a concatenation
 (``+``, ``~``) is split at its parts (checked at run time: only when every part is a str, so
-errors and values stay the plain render's). Functions (macros, call blocks, recursive loops)
-run as the plain emitter writes them: their output is one segment labelled with everything
-they read. The plain ``render`` and its module are untouched: this is a second module.
+errors and values stay the plain render's). Functions (macros, call blocks, recursive loops,
+``{% block %}`` bodies, Go's defined templates) run as the plain emitter writes them: their
+output is one segment labelled with everything they read (a Go template: its argument). An
+autoescaped output is one segment (its escaping is one operation on all its parts); include,
+import and extends fail as ``render`` fails (no loader). The plain ``render`` and its module are
+untouched: this is a second module.
+
+Go: the data is the value at the empty path (``runtime.segments.ROOT``); field reads
+(``field``/``print_field``/``field_path`` and the direct reads of Ollama's view types) and
+constant ``index`` keys narrow it, a method (``.ToMap``) does not; ``len`` reads a shape; the
+type test of a direct view read adds nothing (both branches read the value it tests); loop
+items are found below the data (``runtime.segments.GoRegistry``).
 """
 
 from __future__ import annotations
@@ -980,38 +989,6 @@ def segment_passes(module: ir.Module) -> ir.Module:
     return module
 
 
-#: Helpers of constructs the segment emitter does not model yet ({% block %}, include/import/
-#: extends without a loader, {% autoescape %}): a template using one gets a clear
-#: ``CompileError`` for its segments (its ``render`` is unaffected), never a wrong split.
-UNSUPPORTED_HELPERS = (
-    "jinja.extends",
-    "jinja.macro_generator",
-    "jinja.make_generator_macro",
-    "jinja.include_template",
-    "jinja.load_template",
-    "jinja.block_name",
-    "jinja.no_parent_block",
-    "jinja.required_block",
-    "jinja.template_reference",
-    "jinja.BlockReference",
-)
-
-
-def refuse_unsupported(module: ir.Module) -> None:
-    for node in ir.walk(module.body):
-        name = getattr(node, "name", None)
-        if isinstance(node, (ir.Helper, ir.Ref)) and (
-            name in UNSUPPORTED_HELPERS or str(name).startswith("jinja_autoescape.")
-        ):
-            span = getattr(node, "span", None) or (0, 0)
-            raise CompileError(
-                "unsupported",
-                "segments do not model {% block %}, include/import/extends or {% autoescape %} yet",
-                span[0] if span else 0,
-                span[1] if len(span) > 1 else 0,
-            )
-
-
 def generate_segments(
     source: str,
     dialect: str,
@@ -1034,7 +1011,6 @@ def generate_segments(
             module = segment_passes(parsed)
         else:
             module = segment_ir(source, dialect, profile, name)
-        refuse_unsupported(module)
         sha = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
         metadata = {"TEMPLATE_NAME": name, "SOURCE_SHA256": sha}
         return emit_segments(pipeline.before_emit(module), header, metadata)

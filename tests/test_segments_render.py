@@ -110,6 +110,32 @@ def test_errors_are_the_renders_errors():
         assert C.outcome(t.render, ctx) == C.outcome(t.render_segments, ctx)
 
 
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{% autoescape true %}{{ '<' }}|{{ '<a>' ~ ('&'|safe) }}|{{ s ~ 'x<' }}|{{ s + '<' }}"
+        "{{ s|e }}{% set x = '<b>' %}{{ x }}{{ [s, s|safe]|join('<') }}{% endautoescape %}",
+        "{% block a %}A{{ s }}{% endblock %}{{ self.a() }}"
+        "{% block b scoped %}{{ s }}{{ super is defined }}{% endblock %}",
+        "{{ s }}{% if s == '<q>' %}{% include 'a.jinja' ignore missing %}{% endif %}",
+        "{% extends s %}{% block a %}x{% endblock %}",
+    ],
+)
+def test_blocks_autoescape_and_loaders(source):
+    """Once refused: a block is one segment (as a macro), an autoescaped output one segment
+    (never TEMPLATE: its text is escaped), include/import/extends fail as render fails."""
+    render, render_segments, pieces, _ = C.compiled(source)
+    for ctx in ({"s": "<q>"}, {"s": "p"}):
+        segments = C.check_concatenation(render, render_segments, ctx)
+        if segments is None:
+            assert C.outcome(render, ctx)[0] == "error"
+            continue
+        C.check_template_literals(segments, source, pieces)
+        assert all("&lt;" not in s.text for s in segments if s.origin.kind == TEMPLATE)
+        assert any(s.origin.names(("s",)) for s in segments)
+        C.check_metamorphic(render_segments, ctx, segments, ("s",), C.fresh("x"))
+
+
 def test_render_is_untouched():
     """The plain module does not change when segments are asked for."""
     t = compile_template(CHATML)
