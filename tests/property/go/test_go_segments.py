@@ -8,7 +8,8 @@ names its path nor was emitted under a decision depending on it.
 
 No Go needed: the reference is our own ``render`` (tested against Go elsewhere). Budgets:
 conftest.py of this folder (``go_segments_plain`` + ``go_segments_ollama``: 2,000 examples
-under ``ci``, 50,000 under ``deep``).
+under ``ci``, 50,000 under ``deep``). With ``TMPL2PY_DIVERGENCE_LOG=path`` the examples
+run are counted in ``path.progress.<pid>`` (harness.py; a failure still fails).
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ import segments_check as C  # noqa: E402
 
 from tmpl2py.compiler import CompileError  # noqa: E402
 from tmpl2py.runtime.go import execute as gotmpl  # noqa: E402
+
+_COUNTS = H.Reporter(lambda ref, ours: "", "data", "go")  # (progress counts only)
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -67,6 +70,7 @@ def _check(source: str, compiled: Any, context: Any, data: st.DataObject) -> Non
 @given(source=S.templates(profile="plain"), context=S.json_data(), data=st.data())
 def test_plain_segment_properties(source: str, context: Any, data: st.DataObject) -> None:
     note(f"source={source!r}")
+    _COUNTS.progress("go_segments_plain")
     compiled = _compiled(source, "plain")
     if compiled is not None:
         _check(source, compiled, context, data)
@@ -76,6 +80,7 @@ def test_plain_segment_properties(source: str, context: Any, data: st.DataObject
 @given(source=S.templates(profile="ollama"), request=S.requests(), data=st.data())
 def test_ollama_segment_properties(source: str, request: dict, data: st.DataObject) -> None:
     note(f"source={source!r}")
+    _COUNTS.progress("go_segments_ollama")
     compiled = _compiled(source, "ollama")
     if compiled is None:
         return
