@@ -734,7 +734,8 @@ def _generation_call(expr: Any) -> str:
 
 def _inlinable_generations(body: tuple, funcs: dict) -> frozenset:
     """Generation bodies (functions without parameters, called once, by the generation
-    output of the same function) that the segment function runs inline, labelled."""
+    output of the same function, that return only at their end) that the segment function
+    runs inline, labelled."""
     calls: dict = {}
     for n in _statements(body):
         if isinstance(n, ir.Output):
@@ -756,7 +757,14 @@ def _inlinable_generations(body: tuple, funcs: dict) -> frozenset:
         and not funcs[ident].params
         and not funcs[ident].prologue
         and not funcs[ident].into
+        and not _returns(funcs[ident].body)
     )
+
+
+def _returns(body: tuple) -> bool:
+    """Whether a function body returns early (jinja2's generator quirk: a caller body with an
+    ``{% include %}`` returns a generator): inlined, it would return from the segment function."""
+    return any(isinstance(n, ir.Return) for n in _statements(body))
 
 
 def _top_functions(body: tuple) -> set:

@@ -136,6 +136,19 @@ def test_blocks_autoescape_and_loaders(source):
         C.check_metamorphic(render_segments, ctx, segments, ("s",), C.fresh("x"))
 
 
+def test_generation_body_that_returns_early_is_not_inlined():
+    """Found by the deep run: a generation body with an include is jinja2's generator quirk (the
+    caller body returns a generator); inlined, its ``return`` left the segment function."""
+    source = (
+        "{% generation %}a{% if bos_token not in [] %}{% include 'a.jinja' without context %}"
+        "{% endif %}b{% endgeneration %}"
+    )
+    render, render_segments, _, _ = C.compiled(source)
+    for ctx in ({}, {"bos_token": "x"}):
+        assert C.outcome(render, ctx)[0] == "error"
+        assert C.outcome(render_segments, ctx) == C.outcome(render, ctx)
+
+
 def test_render_is_untouched():
     """The plain module does not change when segments are asked for."""
     t = compile_template(CHATML)
