@@ -14,9 +14,18 @@ it, the variables a branch not taken would have assigned, and the segments it em
 
 Segments: each text run and each output is one segment; an output that is a concatenation
 (``+``, ``~``) is split at its parts (checked at run time: only when every part is a str, so
-errors and values stay the plain render's). Functions (macros, call blocks, recursive loops)
-run as the plain emitter writes them: their output is one segment labelled with everything
-they read. The plain ``render`` and its module are untouched: this is a second module.
+errors and values stay the plain render's). Functions (macros, call blocks, recursive loops,
+``{% block %}`` bodies, Go's defined templates) run as the plain emitter writes them: their
+output is one segment labelled with everything they read (a Go template: its argument). An
+autoescaped output is one segment (its escaping is one operation on all its parts); include,
+import and extends fail as ``render`` fails (no loader). The plain ``render`` and its module are
+untouched: this is a second module.
+
+Go: the data is the value at the empty path (``runtime.segments.ROOT``); field reads
+(``field``/``print_field``/``field_path`` and the direct reads of Ollama's view types) and
+constant ``index`` keys narrow it, a method (``.ToMap``) does not; ``len`` reads a shape; the
+type test of a direct view read adds nothing (both branches read the value it tests); loop
+items are found below the data (``runtime.segments.GoRegistry``).
 """
 
 from __future__ import annotations
@@ -24,9 +33,13 @@ from __future__ import annotations
 import ast
 from typing import Any, Optional
 
+from tmpl2py.runtime.go import ollama
+
 from . import ir
 from .emit import Emitter, const_node, func_name, unparse
 from .errors import CompileError
+from .gotmpl.lower import HELPER_FUNCS
+from .passes import pipeline
 
 #: attribute names that are methods of the data types: ``x.split`` is not a data path
 METHOD_NAMES = frozenset(
@@ -39,7 +52,28 @@ SHAPE_LOOP_ATTRS = frozenset(
 RESOLVERS = frozenset({"jinja.resolve", "jinja.resolve_top", "jinja.resolve_missing"})
 ACCESSORS = frozenset({"jinja.getattr_", "jinja.getitem"})
 STATEFUL_GLOBALS = frozenset({"cycler", "joiner"})
-STR_WRAPPERS = frozenset({"jinja.to_str", "builtins.str"})
+STR_WRAPPERS = frozenset({"jinja.to_str", "builtins.str", "gotmpl.to_str"})
+
+#: Go: helpers whose value is the data itself, at the same paths (JSON numbers made float64;
+#: the legacy mode's last turn), and the one test of the run's mode (no data in it)
+GO_ROOTS = frozenset({"gotmpl.plain_data", "ollama.cut_data"})
+GO_NO_DATA = frozenset({"ollama.is_cut_run"})
+#: Go field reads ``(receiver, name or names)``: a field name narrows the receiver's path
+GO_FIELDS = frozenset(
+    {
+        "gotmpl.field",
+        "gotmpl.field_of_elem",
+        "gotmpl.print_field",
+        "gotmpl.print_field_of_elem",
+        "gotmpl.field_path",
+        "gotmpl.print_field_path",
+    }
+)
+#: methods of the Go values a template sees (``.Properties.ToMap``): a read of one is a value
+#: computed from the whole receiver, not a path below it
+GO_METHOD_NAMES = frozenset(
+    m for v in vars(ollama).values() if isinstance(v, type) for m in getattr(v, "go_methods", ())
+)
 
 SEGMENTS_RUNTIME = "tmpl2py.runtime.segments"
 _E = "_E"  # the empty label's name in generated code
@@ -67,6 +101,8 @@ class SegmentEmitter(Emitter):
         )
         self.ns_opaque = _ns_targets_in_funcs(module.body)
         self.stateful = bool(_context_names(module.body) & STATEFUL_GLOBALS)
+        self.go = module.dialect == "go"
+        self.loop_private = _loop_private(module.body)
 
     # ------------------------------------------------------------------ labels
 
@@ -134,6 +170,10 @@ class SegmentEmitter(Emitter):
     def l_Local(self, node: ir.Local) -> Optional[str]:
         if node == ir.TOP_OUTPUT:
             return None
+        if self.go and node.ident == "context":  # Go's data: the root of every path
+            return self.rt("ROOT")
+        if self.go and node.ident in self.funcs:  # a defined template (its output: its dot's)
+            return None
         return self.local_labels.get(node.ident, _TOP)
 
     def l_ContextGet(self, node: ir.ContextGet) -> Optional[str]:
@@ -155,6 +195,10 @@ class SegmentEmitter(Emitter):
 
     def l_Helper(self, node: ir.Helper) -> Optional[str]:
         args = node.args
+        if self.go:
+            found = self.go_helper(node)
+            if found is not NotImplemented:
+                return found
         if node.name in RESOLVERS and len(args) == 2 and isinstance(args[1], ir.Const):
             return f"{self.rt('ctx')}(context, {unparse(const_node(args[1].value))})"
         if node.name in ACCESSORS and len(args) == 2 and not node.kwargs:
@@ -173,6 +217,60 @@ class SegmentEmitter(Emitter):
             parts.append(_TOP)
         return self.join(parts)
 
+    def go_narrow(self, obj: Any, keys: tuple) -> Optional[str]:
+        """The label of ``obj.A.B`` (Go fields, or constant ``index`` keys): each data key
+        narrows the path; a method (``.ToMap``) makes a value of the whole receiver."""
+        base = self.label(obj)
+        for key in keys:
+            if base is None or base == _TOP:
+                return base
+            if type(key) is str and key in GO_METHOD_NAMES or not _narrowable_go(key):
+                base = self.flat(base)
+            elif type(key) is int and key < 0:
+                base = f"(\"n\", {base}, {self.rt('WILD')})"
+            else:
+                base = f"(\"n\", {base}, {unparse(const_node(key))})"
+        return base
+
+    def go_helper(self, node: ir.Helper) -> Any:
+        """Labels of the Go helpers that read paths (``NotImplemented``: an ordinary one, its
+        label the join of its operands')."""
+        name, args = node.name, node.args
+        extra = [self.label(v) for _, v in node.kwargs]
+        if name in GO_NO_DATA:
+            return None
+        if name in GO_ROOTS and len(args) == 1:
+            return self.label(args[0])
+        if name in GO_FIELDS and len(args) == 2 and isinstance(args[1], ir.Const):
+            keys = args[1].value if type(args[1].value) is tuple else (args[1].value,)
+            return self.join([self.go_narrow(args[0], keys)] + extra)
+        if name == "gotmpl.index" and args:
+            keys = tuple(_constant_key(a) for a in args[1:])
+            if all(k is not None for k in keys):
+                return self.join([self.go_narrow(args[0], keys)] + extra)
+        if name in ("gotmpl.length", "gotmpl.length_path") and args:
+            if name == "gotmpl.length":
+                base, rest = self.label(args[0]), args[1:]
+            elif isinstance(args[1], ir.Const) and type(args[1].value) is tuple:
+                base, rest = self.go_narrow(args[0], args[1].value), args[2:]
+            else:
+                return NotImplemented
+            if base is not None and base != _TOP:
+                base = f'("h", {base})'  # its length: the container's shape only
+            return self.join([base] + [self.label(a) for a in rest] + extra)
+        return NotImplemented
+
+    def l_CondExpr(self, node: ir.CondExpr) -> Optional[str]:
+        """A Go view read (``x.Role if type(x) is TemplateMessage else print_field(x,
+        "Role")``): both branches read ``x`` and narrow its path, so any change to ``x``'s
+        type is a change at a path their label names: the type test adds nothing."""
+        body, orelse = self.label(node.body), self.label(node.orelse)
+        if self.go and _type_test(node.test) is not None and body and orelse:
+            name = _type_test(node.test)
+            if all(_mentions(b, name) for b in (node.body, node.orelse)):
+                return self.join([body, orelse])
+        return self.join([self.label(node.test), body, orelse])
+
     def loop_attr(self, loop: ir.Local, attr: Any) -> Optional[str]:
         if isinstance(attr, ir.Const) and attr.value in SHAPE_LOOP_ATTRS:
             return self.local_labels[loop.ident]
@@ -181,6 +279,8 @@ class SegmentEmitter(Emitter):
     def l_LoopAttr(self, node: ir.LoopAttr) -> Optional[str]:
         if isinstance(node.loop, ir.Local) and node.loop.ident in self.local_labels:
             return self.loop_attr(node.loop, ir.Const(node.attr))
+        if self.go:  # a field of one of Ollama's view types, read directly
+            return self.go_narrow(node.loop, (node.attr,))
         return _TOP
 
     def l_DictLookup(self, node: ir.DictLookup) -> Optional[str]:
@@ -377,6 +477,9 @@ class SegmentEmitter(Emitter):
         super().s_Assign(node)
         if self.tracked:
             self.assign_label(node.target, self.label_or_empty(node.value))
+            if self.go and _is_go_root(node.value) and isinstance(node.target, ir.Name):
+                # Go's data (dot, before any range): loop items are found below it
+                self.line(f"_root = {node.target.ident}")
 
     def s_ExprStmt(self, node: ir.ExprStmt) -> None:
         super().s_ExprStmt(node)
@@ -389,7 +492,9 @@ class SegmentEmitter(Emitter):
                 self.line(f'{s} = ("j", {s}, {value}, _pc)')
 
     def upgrade(self, names: frozenset, label: str) -> None:
-        for ident in sorted(names & self.shadowed):
+        """Labels of the variables a decision may assign, joined with its label (a loop's
+        own targets need none: each iteration labels them before any read)."""
+        for ident in sorted((names & self.shadowed) - self.loop_private):
             s = self.shadow(ident)
             self.line(f'{s} = ("p", {s}, {label})')
 
@@ -446,8 +551,18 @@ class SegmentEmitter(Emitter):
                 self.local_labels[local] = f'("j", {lpc})'
                 self.local_labels[local + "*"] = f'("j", {items}, {lpc})'
         if isinstance(node.target, ir.Name):
-            item = f'("q", _find({node.target.ident}), {items}, {lpc})'
+            item = f'({self.item_tag()}, {node.target.ident}, {items}, {lpc})'
             opening = [f"_pc = {lpc}", f"{self.shadow(node.target.ident)} = {item}"]
+        elif self.go and len(node.target.names) == 2 and all(
+            isinstance(t, ir.Name) for t in node.target.names
+        ):  # Go's range $k, $v: the key is the shape's, the element found as a loop item
+            key, elem = node.target.names
+            item = f'({self.item_tag()}, {elem.ident}, {items}, {lpc})'
+            opening = [
+                f"_pc = {lpc}",
+                f'{self.shadow(key.ident)} = ("j", ("h", {items}), {lpc})',
+                f"{self.shadow(elem.ident)} = {item}",
+            ]
         else:
             names = " = ".join(self.shadow(n) for n in _target_names(node.target))
             opening = [f"_pc = {lpc}", f'{names} = ("j", {items}, {lpc})']
@@ -458,6 +573,11 @@ class SegmentEmitter(Emitter):
         super().s_For(node)
         self.loops.pop()
         self.line(f"_pc = {saved}")
+
+    def item_tag(self) -> str:
+        """The start of a loop item's label: the container registry's tag and root (found
+        by identity when an origin is read: ``runtime.segments.evaluate``)."""
+        return '"g", _root' if self.go else '"q", context'
 
     def loop_exit(self, word: str) -> None:
         if self.tracked and self.loops:
@@ -481,17 +601,13 @@ class SegmentEmitter(Emitter):
     # ------------------------------------------------------------------ module
 
     def segments_module(self, module: ir.Module, header: str, metadata: dict[str, Any]) -> str:
-        if module.dialect != "jinja":
-            raise CompileError(
-                "unsupported", "segments are not implemented for Go templates yet", 0, 0
-            )
         self.into = {n.ident for n in ir.walk(module.body) if isinstance(n, ir.FuncDef) and n.into}
         self.indent = 1
         for line in ("_out = []", "_w = _out.append", "_org = []", "_ow = _org.append"):
             self.line(line)
         prologue_end = len(self.lines)
         self.block(module.body, allow_empty=True)
-        prologue = ["    _pc = _E", f"    _find = {self.rt('registry')}(context).find"]
+        prologue = ["    _pc = _E"]
         if self.shadowed:
             names = " = ".join(self.shadow(n) for n in sorted(self.shadowed))
             prologue.append(f"    {names} = _E")
@@ -504,6 +620,7 @@ class SegmentEmitter(Emitter):
         self.lines[prologue_end:prologue_end] = prologue
         self.line(f"return {self.rt('finish')}(_out, _org, _SITES, context, _PLAIN)")
         empty, top = self.rt("EMPTY"), self.rt("TOP")
+        wrap = self.rt("go_errors") if self.go else ""
         out = [header, '"""Segment render of a chat template: ``render_segments(context)``."""', ""]
         for mod in sorted(self.imports):
             out.append(f"from {mod} import {', '.join(sorted(self.imports[mod]))}")
@@ -524,6 +641,8 @@ class SegmentEmitter(Emitter):
             out.append(f"{name} = {value}")
         out += ["", "", "def render_segments(context: dict) -> list:"]
         out.extend(self.lines)
+        if wrap:  # its execution errors raised by the plain render (their positions)
+            out += ["", "", f"render_segments = {wrap}(render_segments)"]
         return "\n".join(out) + "\n"
 
 
@@ -544,6 +663,13 @@ def _expr_children(node: Any) -> list:
     return out
 
 
+def _is_go_root(value: Any) -> bool:
+    """``context`` itself, or a value at the same paths (``GO_ROOTS``)."""
+    if isinstance(value, ir.Helper) and value.name in GO_ROOTS and len(value.args) == 1:
+        value = value.args[0]
+    return isinstance(value, ir.Local) and value.ident == "context"
+
+
 def _constant_key(key: Any) -> Any:
     """The value of a constant key (``-1`` arrives as a negated constant), else None."""
     if isinstance(key, ir.Const):
@@ -558,6 +684,29 @@ def _narrowable(key: Any) -> bool:
     if type(key) is int:
         return True
     return type(key) is str and key not in METHOD_NAMES
+
+
+def _narrowable_go(key: Any) -> bool:
+    return type(key) is int or type(key) is str
+
+
+def _type_test(test: Any) -> Optional[str]:
+    """The variable ``test`` checks the type of (``type(x) is C``, ``type(x) in (...)``)."""
+    if (
+        isinstance(test, ir.Compare)
+        and len(test.ops) == 1
+        and test.ops[0][0] in ("is", "in")
+        and isinstance(test.left, ir.Helper)
+        and test.left.name == "builtins.type"
+        and len(test.left.args) == 1
+        and isinstance(test.left.args[0], ir.Name)
+    ):
+        return test.left.args[0].ident
+    return None
+
+
+def _mentions(expr: Any, ident: str) -> bool:
+    return any(isinstance(n, ir.Name) and n.ident == ident for n in ir.walk(expr))
 
 
 def _is_str_wrapper(expr: Any) -> bool:
@@ -585,7 +734,8 @@ def _generation_call(expr: Any) -> str:
 
 def _inlinable_generations(body: tuple, funcs: dict) -> frozenset:
     """Generation bodies (functions without parameters, called once, by the generation
-    output of the same function) that the segment function runs inline, labelled."""
+    output of the same function, that return only at their end) that the segment function
+    runs inline, labelled."""
     calls: dict = {}
     for n in _statements(body):
         if isinstance(n, ir.Output):
@@ -607,7 +757,14 @@ def _inlinable_generations(body: tuple, funcs: dict) -> frozenset:
         and not funcs[ident].params
         and not funcs[ident].prologue
         and not funcs[ident].into
+        and not _returns(funcs[ident].body)
     )
+
+
+def _returns(body: tuple) -> bool:
+    """Whether a function body returns early (jinja2's generator quirk: a caller body with an
+    ``{% include %}`` returns a generator): inlined, it would return from the segment function."""
+    return any(isinstance(n, ir.Return) for n in _statements(body))
 
 
 def _top_functions(body: tuple) -> set:
@@ -651,7 +808,9 @@ def _ops(expr: Any) -> tuple:
     for n in ir.walk(expr):
         if isinstance(n, ir.Helper):
             module, _, fn = n.name.partition(".")
-            if module == "jinja_filters" and fn.startswith("do_"):
+            if n.name in HELPER_FUNCS:  # a Go function
+                ops.append(HELPER_FUNCS[n.name])
+            elif module == "jinja_filters" and fn.startswith("do_"):
                 ops.append(fn[3:])
             elif n.name == "jinja.call" and n.args:
                 func = n.args[0]
@@ -731,6 +890,38 @@ def _exits(node: ir.If) -> bool:
     )
 
 
+def _loop_private(body: tuple) -> frozenset:
+    """Idents that only a ``For`` assigns (as its target) and that are read only inside
+    that loop's body: each iteration labels them before the body reads them, so the
+    decisions around them never need to upgrade their labels. (Occurrences are counted:
+    the IR may share a node.)"""
+    assigned: set = set()  # (and the names a function reads: it may run after the loop)
+    for n in ir.walk(body):
+        if isinstance(n, ir.Assign):
+            assigned.update(_target_names(n.target))
+        elif isinstance(n, ir.FuncDef):
+            assigned.update(_name_counts(n.body))
+    total = _name_counts(body)
+    out: set = set()
+    for loop in ir.walk(body):
+        if isinstance(loop, ir.For):
+            inside = _name_counts((loop.target, loop.body))
+            out.update(
+                t
+                for t in _target_names(loop.target)
+                if t not in assigned and inside.get(t) == total.get(t)
+            )
+    return frozenset(out)
+
+
+def _name_counts(node: Any) -> dict:
+    counts: dict = {}
+    for n in ir.walk(node):
+        if isinstance(n, ir.Name):
+            counts[n.ident] = counts.get(n.ident, 0) + 1
+    return counts
+
+
 def _ns_targets_in_funcs(body: tuple) -> frozenset:
     """Namespace variables that a function (macro) stores into: their labels are TOP."""
     out: set = set()
@@ -781,8 +972,10 @@ def segment_ir(source: str, dialect: str, profile: str, name: str) -> ir.Module:
     ``pipeline.run``'s passes but ``merge_text`` (each text run one piece of the source). Every
     pass keeps values identical, so the values are ``render``'s. ``CompiledTemplate`` uses its
     final IR (``generate_segments(final=...)``)."""
-    if dialect != "jinja":
-        raise CompileError("unsupported", "segments are not implemented for Go templates yet", 0, 0)
+    if dialect == "go":
+        from .gotmpl.frontend import parse as parse_go
+
+        return pipeline.run(parse_go(source, name, profile=profile), profile)
     from .jinja.frontend import parse as parse_jinja
 
     return segment_passes(parse_jinja(source, name))
@@ -792,7 +985,7 @@ def segment_passes(module: ir.Module) -> ir.Module:
     """The passes of ``segment_ir`` on a parsed (Jinja) module: ``pipeline.PASSES`` without
     ``merge_text`` (each text run stays one piece of the source)."""
     from .jinja.lowering import check_loop_controls, check_unknown_names
-    from .passes import pipeline, scope
+    from .passes import scope
 
     check_unknown_names(module.body)
     check_loop_controls(module.body, in_loop=False)
@@ -802,38 +995,6 @@ def segment_passes(module: ir.Module) -> ir.Module:
         if step.name != "merge_text" and not (step.shared_undefined and exact_undefined):
             module = step.run(module)
     return module
-
-
-#: Helpers of constructs the segment emitter does not model yet ({% block %}, include/import/
-#: extends without a loader, {% autoescape %}): a template using one gets a clear
-#: ``CompileError`` for its segments (its ``render`` is unaffected), never a wrong split.
-UNSUPPORTED_HELPERS = (
-    "jinja.extends",
-    "jinja.macro_generator",
-    "jinja.make_generator_macro",
-    "jinja.include_template",
-    "jinja.load_template",
-    "jinja.block_name",
-    "jinja.no_parent_block",
-    "jinja.required_block",
-    "jinja.template_reference",
-    "jinja.BlockReference",
-)
-
-
-def refuse_unsupported(module: ir.Module) -> None:
-    for node in ir.walk(module.body):
-        name = getattr(node, "name", None)
-        if isinstance(node, (ir.Helper, ir.Ref)) and (
-            name in UNSUPPORTED_HELPERS or str(name).startswith("jinja_autoescape.")
-        ):
-            span = getattr(node, "span", None) or (0, 0)
-            raise CompileError(
-                "unsupported",
-                "segments do not model {% block %}, include/import/extends or {% autoescape %} yet",
-                span[0] if span else 0,
-                span[1] if len(span) > 1 else 0,
-            )
 
 
 def generate_segments(
@@ -853,19 +1014,14 @@ def generate_segments(
 
     try:
         if final is not None:
-            if final.dialect != "jinja":
-                raise CompileError(
-                    "unsupported", "segments are not implemented for Go templates yet", 0, 0
-                )
             module = final
         elif parsed is not None and dialect == "jinja":
             module = segment_passes(parsed)
         else:
             module = segment_ir(source, dialect, profile, name)
-        refuse_unsupported(module)
         sha = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
         metadata = {"TEMPLATE_NAME": name, "SOURCE_SHA256": sha}
-        return emit_segments(module, header, metadata)
+        return emit_segments(pipeline.before_emit(module), header, metadata)
     except CompileError as e:
         raise e.with_source(source, name) from None
     except RecursionError:

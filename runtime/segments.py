@@ -1,4 +1,7 @@
 """Runtime support of segment renders: labels, the container registry, segments.
+Long because the label format is shared by everything here: building and evaluating labels,
+the registries that find loop items (Jinja's and Go's), the segment list and the profiles'
+conversation entries around a segment render.
 
 A compiled template's ``render_segments(context)`` (emitted by ``compiler.emit_segments``)
 computes exactly the values ``render`` computes and, alongside, a *label* for each value:
@@ -8,7 +11,9 @@ A label is a pair ``(eq, deps)``:
 
 - ``eq``: ``None``, or a path (a tuple of keys from the context: ``("messages", 3)``) whose
   value this value *is* (the same object); an attribute or item read with a constant key
-  then narrows it (``("messages", 3, "content")``);
+  then narrows it (``("messages", 3, "content")``). A Go template's data is the value at the
+  empty path (``ROOT``): its paths are Go's, ``("Messages", 3, "Content")``, the field names
+  of Ollama's view types included;
 - ``deps``: a frozenset of paths the value (or the choice of it) is a function of.
 
 Path components are keys and indices, ``WILD`` (any index: an item of a list the label knows
@@ -25,7 +30,8 @@ key)`` narrows, ``("j", a, b, ...)`` joins, ...: see ``evaluate``), which costs 
 operation and keeps one label shared by every value it flows into (a namespace accumulating
 over a conversation is one chain, not a set copied at every step). An ``Origin`` evaluates its
 label when its ``paths``/``cond``/``source`` are first read, all origins of one render sharing
-one memo.
+one memo. A loop item's path is found then too, by identity in the rendered data (the
+registries below): read the origins before changing that data.
 """
 
 from __future__ import annotations
@@ -55,6 +61,8 @@ NODEPS: frozenset = frozenset()
 EMPTY: tuple = (None, NODEPS)
 #: the label of a value that may depend on anything in the context
 TOP: tuple = (None, frozenset({(WILD,)}))
+#: the label of a Go template's data (dot at the top): the value at the empty path
+ROOT: tuple = ((), NODEPS)
 
 #: segment kinds
 TEMPLATE = "template"  # literal text of the template (a text run or a string literal)
@@ -62,36 +70,47 @@ DATA = "data"  # text that data flows into (``paths`` says which)
 COMPUTED = "computed"  # neither: computed from literals and globals (``strftime_now()``)
 
 
-class Origin:
+class Origin(tuple):
     """Where a segment's text came from: its kind, the template line, the data paths its
     value depends on, the operations applied (filters, calls), the paths the control flow
     that emitted it depended on (``cond``), and ``source``: the path whose value the text is
     (``messages[2].content`` for ``{{ message.content | trim }}``), when there is one.
 
-    ``paths``, ``cond``, ``source`` and ``kind`` are evaluated on first reading."""
+    ``paths``, ``cond``, ``source`` and ``kind`` are evaluated on first reading (kept in the
+    render's memo). Underneath, a tuple ``(site, record, memo)``: the site ``(line, kind,
+    ops)`` of the module's table, the write's record ``(site number, label, pc)``, the memo
+    of the render's origins; made with ``tuple.__new__``, one per segment, as cheaply as
+    Python makes an object. Read it through its properties."""
 
-    __slots__ = ("line", "ops", "_site_kind", "_label", "_pc", "_memo", "_done")
+    __slots__ = ()
 
-    def __init__(self, kind: str, line: int, ops: tuple, label: Any, pc: Any, memo: dict):
-        self._site_kind, self.line, self.ops = kind, line, ops
-        self._label, self._pc, self._memo = label, pc, memo
-        self._done: Optional[tuple] = None
+    def __new__(cls, site: tuple, record: tuple, memo: dict) -> "Origin":
+        return tuple.__new__(cls, (site, record, memo))
+
+    @property
+    def line(self) -> int:
+        return self[0][0]
+
+    @property
+    def ops(self) -> tuple:
+        return self[0][2]
 
     def _resolve(self) -> tuple:
-        done = self._done
-        if done is None:
-            label = evaluate(self._label, self._memo) if self._label is not None else EMPTY
+        site, record, memo = self
+        found = memo.get(id(record))
+        if found is None:
+            label = evaluate(record[1], memo) if record[1] is not None else EMPTY
             paths = flat(label)
-            kind = self._site_kind
+            kind = site[1]
             if kind == DATA and not paths:
                 kind = COMPUTED
-            cond = flat(evaluate(self._pc, self._memo))
-            done = self._done = (kind, paths, cond, label[0])
-        return done
+            cond = flat(evaluate(record[2], memo))
+            found = memo[id(record)] = ((kind, paths, cond, label[0]), record)  # record kept
+        return found[0]
 
     @property
     def kind(self) -> str:
-        if self._site_kind == TEMPLATE:
+        if self[0][1] == TEMPLATE:
             return TEMPLATE
         return self._resolve()[0]
 
@@ -114,8 +133,14 @@ class Origin:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Origin) and self._key() == other._key()
 
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
     def __hash__(self) -> int:
         return hash(self._key())
+
+    def __getnewargs__(self) -> tuple:  # (copy and pickle make it as __new__ takes it)
+        return tuple(self)
 
     def __repr__(self) -> str:
         kind, paths, cond, source = self._resolve()
@@ -159,8 +184,8 @@ def _children(node: tuple) -> Iterable:
         return node[1:]
     if tag == "p":
         return (node[1], node[2])
-    if tag == "q":
-        return (node[2], node[3])
+    if tag == "q" or tag == "g":
+        return (node[3], node[4])
     if tag == "c":
         out = [node[2]]
         for _, label, pc in node[1]:
@@ -171,37 +196,66 @@ def _children(node: tuple) -> Iterable:
     return (node[1],)  # "n", "h", "s"
 
 
-def _combine(node: tuple, value: Any) -> tuple:
+class _TooDeep(Exception):
+    """A label chain deeper than ``_DEPTH``: evaluated bottom up instead (``evaluate``)."""
+
+
+#: how deep ``evaluate`` recurses before it goes bottom up (far below Python's own limit)
+_DEPTH = 200
+
+
+def _value(child: tuple, memo: dict, depth: int) -> tuple:
+    """``child``'s value: itself (evaluated), its memo entry, or combined now (one level
+    deeper)."""
+    if type(child[0]) is not str:
+        return child
+    found = memo.get(id(child))
+    if found is not None:
+        return found[0]
+    if depth >= _DEPTH:
+        raise _TooDeep
+    return _combine(child, memo, depth + 1)
+
+
+def _combine(node: tuple, memo: dict, depth: int) -> tuple:
+    """``node``'s value from its children's (memoised under ``id(node)``, the node kept
+    with it so that its id stays its own)."""
     tag = node[0]
     if tag == "n":  # value.key for a constant key
-        eq, deps = value(node[1])
-        return (eq + (node[2],), deps) if eq is not None else (None, deps)
-    if tag == "j" or tag == "c":  # a value computed from these
+        eq, deps = _value(node[1], memo, depth)
+        out = (eq + (node[2],), deps) if eq is not None else (None, deps)
+    elif tag == "j" or tag == "c":  # a value computed from these
         paths: set = set()
         for child in _children(node):
-            eq, deps = value(child)
+            eq, deps = _value(child, memo, depth)
             if deps:
                 paths.update(deps)
             if eq is not None:
                 paths.add(eq)
-        return (None, frozenset(paths)) if paths else EMPTY
-    if tag == "p":  # assigned (or left alone) under a decision
-        eq, deps = value(node[1])
-        pc_eq, pc = value(node[2])
+        out = (None, frozenset(paths)) if paths else EMPTY
+    elif tag == "p":  # assigned (or left alone) under a decision
+        eq, deps = _value(node[1], memo, depth)
+        pc_eq, pc = _value(node[2], memo, depth)
         if pc_eq is not None:
             pc = pc | {pc_eq}
-        if not pc or pc <= deps:
-            return (eq, deps)
-        return (eq, deps | pc)
-    if tag == "h":  # what a container's length and keys depend on
-        eq, deps = value(node[1])
-        return (None, deps | {eq + (SHAPE,)}) if eq is not None else (None, deps)
-    if tag == "s":  # value[a:b]: items of the value's path
-        eq, deps = value(node[1])
-        return (eq + (WILD,), deps) if eq is not None else (None, deps)
-    if tag == "q":  # a loop item: ("q", registry answer, iterable, loop pc)
-        return _item(node[1], value(node[2]), flat(value(node[3])))
-    raise ValueError(f"not a label: {node!r}")
+        out = (eq, deps) if not pc or pc <= deps else (eq, deps | pc)
+    elif tag == "h":  # what a container's length and keys depend on
+        eq, deps = _value(node[1], memo, depth)
+        out = (None, deps | {eq + (SHAPE,)}) if eq is not None else (None, deps)
+    elif tag == "s":  # value[a:b]: items of the value's path
+        eq, deps = _value(node[1], memo, depth)
+        out = (eq + (WILD,), deps) if eq is not None else (None, deps)
+    elif tag == "q" or tag == "g":  # a loop item: (tag, root, item, iterable, loop pc)
+        key = (tag, id(node[1]))  # one registry of the root per render's origins
+        found = memo.get(key)
+        if found is None:
+            found = memo[key] = (Registry if tag == "q" else GoRegistry)(node[1])
+        iterable = _value(node[3], memo, depth)
+        out = _item(found.find(node[2]), iterable, flat(_value(node[4], memo, depth)))
+    else:
+        raise ValueError(f"not a label: {node!r}")
+    memo[id(node)] = (out, node)
+    return out
 
 
 def _item(found: Any, iterable: tuple, pc: frozenset) -> tuple:
@@ -223,18 +277,19 @@ def _item(found: Any, iterable: tuple, pc: frozenset) -> tuple:
 def evaluate(node: Any, memo: dict) -> tuple:
     """A lazy label's value ``(eq, deps)``. Nodes are tuples whose first item names the
     operation (``n`` narrow, ``j`` join, ``p`` under a decision, ``h`` shape, ``s`` slice,
-    ``q`` loop item, ``c`` captured block); an evaluated label (first item ``None`` or a
-    path) is its own value. ``memo`` (by node identity; the nodes outlive it) is shared by
-    one render's origins. Iterative: a chain can be as long as the conversation."""
+    ``q``/``g`` loop item of a Jinja/Go render, ``c`` captured block); an evaluated label
+    (first item ``None`` or a path) is its own value. ``memo`` (by node identity; the nodes
+    outlive it) is shared by one render's origins. Recursive while shallow; a deeper chain
+    (one can be as long as the conversation) is evaluated bottom up, children first."""
     if type(node[0]) is not str:
         return node
     found = memo.get(id(node))
     if found is not None:
         return found[0]
-
-    def value(child: tuple) -> tuple:
-        return child if type(child[0]) is not str else memo[id(child)][0]
-
+    try:
+        return _combine(node, memo, 0)
+    except _TooDeep:
+        pass
     stack = [node]
     while stack:
         top = stack[-1]
@@ -245,7 +300,7 @@ def evaluate(node: Any, memo: dict) -> tuple:
         if pending:
             stack.extend(pending)
             continue
-        memo[id(top)] = (_combine(top, value), top)  # the node kept: its id stays its own
+        _combine(top, memo, _DEPTH)  # (its children are known: no recursion)
         stack.pop()
     return memo[id(node)][0]
 
@@ -309,6 +364,50 @@ class Registry:
 
 def registry(context: dict) -> Registry:
     return Registry(context)
+
+
+class GoRegistry(Registry):
+    """``Registry`` for a Go template's data, whatever its type (the root is the empty
+    path): maps and slices (Ollama's typed ones too) and the fields of structs (the view
+    types: ``("Messages", 3)`` is the fourth message), all registered on the first ask. A
+    struct made on demand (one with ``__getattr__``, a ``JsonTool``) is one value."""
+
+    __slots__ = ()
+
+    def find(self, item: Any, near: Optional[tuple] = None) -> Any:
+        if not self.roots:
+            self.roots.add(())
+            self.add_go()
+        return self.paths.get(id(item))
+
+    def add_go(self) -> None:
+        out = self.paths
+        stack: list = [((), self.context)]
+        pop, push = stack.pop, stack.append
+        while stack:
+            path, value = pop()
+            if isinstance(value, dict):
+                items: Iterable = value.items()
+            elif isinstance(value, (list, tuple)):
+                items = enumerate(value)
+            else:
+                fields = getattr(type(value), "go_fields", None)
+                if fields is None:  # a scalar (its identity says nothing)
+                    continue
+                opaque = hasattr(type(value), "__getattr__")  # made on demand: not opened
+                items = () if opaque else [(f[0], getattr(value, f[0])) for f in fields]
+            key = id(value)
+            seen = out.get(key)
+            if seen is not None:
+                out[key] = (seen if type(seen) is frozenset else frozenset({seen})) | {path}
+                continue
+            out[key] = path
+            for k, v in items:
+                push((path + (k,), v))
+
+
+def go_registry(data: Any) -> GoRegistry:
+    return GoRegistry(data)
 
 
 # ----------------------------------------------------------------------------- paths
@@ -380,10 +479,10 @@ class Segments(list):
             out, org, sites = pending
             memo: dict = {}
             append = super().append
-            for text, (site, label, pc) in zip(out, org):
+            new = tuple.__new__  # (Segment's and Origin's own constructors, without a call)
+            for text, record in zip(out, org):
                 if text:
-                    line, kind, ops = sites[site]
-                    append(Segment(text, Origin(kind, line, ops, label, pc, memo)))
+                    append(new(Segment, (text, new(Origin, (sites[record[0]], record, memo)))))
         return self
 
     def __len__(self) -> int:
@@ -459,16 +558,48 @@ def describe(origin: Origin) -> str:
     return " ".join(p for p in parts if p) + f" (line {origin.line})"
 
 
+def go_errors(render_segments: Any) -> Any:
+    """A Go segment function whose execution errors are the plain render's: on an
+    ``ExecError`` the plain render (``_PLAIN`` of its module) runs on the same data and
+    raises its own, raised from the plain module's frames, where the compiler finds the
+    template position Go's text names (``compiler/gotmpl/exec_errors``)."""
+    from .go.execute import ExecError
+    from .limits import RenderLimitExceeded
+
+    namespace = render_segments.__globals__
+
+    def run(context: Any) -> Any:
+        try:
+            return render_segments(context)
+        except ExecError as e:
+            plain = namespace.get("_PLAIN")
+            if plain is not None and not isinstance(e, RenderLimitExceeded):
+                plain(context)
+            raise
+
+    return run
+
+
 def conversation_segments(template: Any, render_segments: Any, messages: Any, **options: Any) -> Any:
     """``template.render_conversation(..., segments=True)`` (``template``: the
-    ``CompiledTemplate``, ``render_segments`` its segment function): for the ``hf`` profile,
-    transformers' ``render_jinja_template`` input handling around a segment render, the
-    segments of exactly its prompt (cut as ``continue_final_message`` cuts it), with
-    ``return_assistant_tokens_mask`` ``(segments, spans)``."""
+    ``CompiledTemplate``, ``render_segments`` its segment function), the segments of exactly
+    the profile's prompt:
+
+    - ``hf``: transformers' ``render_jinja_template`` input handling around a segment render
+      (cut as ``continue_final_message`` cuts it); with ``return_assistant_tokens_mask``
+      ``(segments, spans)``;
+    - ``ollama``: Ollama's ``Template.Execute`` (``runtime/go/ollama.conversation_entry``,
+      Modelfile defaults included) with the segment render in place of ``render``: the
+      messages mode's one render, or the legacy mode's renders one after the other (each
+      turn's paths are of its own data: ``("Prompt",)``)."""
+    if template.profile == "ollama":
+        return _ollama_segments(template, render_segments, messages, options)
     from .jinja.hf import render_conversation
 
     if template.profile != "hf":
-        raise TypeError(f"segments=True needs the hf profile (this one is {template.profile!r})")
+        raise TypeError(
+            f"segments=True needs the hf or ollama profile (this one is {template.profile!r})"
+        )
     source = template.source
 
     box: list = []
@@ -481,3 +612,26 @@ def conversation_segments(template: Any, render_segments: Any, messages: Any, **
     text, spans = result if isinstance(result, tuple) else (result, None)
     segments = cut(box[-1], len(text))
     return segments if spans is None else (segments, spans)
+
+
+def _ollama_segments(template: Any, render_segments: Any, messages: Any, options: dict) -> Any:
+    from .go import generate, ollama
+
+    if "modelfile" in options:  # SYSTEM / MESSAGE defaults, as render_conversation applies them
+        options = dict(options)
+        messages = generate.chat_messages(messages, options.pop("modelfile"))
+    box: list = []
+
+    def render(data: Any) -> str:
+        box.append(render_segments(data))
+        return text_of(box[-1])
+
+    entry = ollama.conversation_entry({**template.namespace, "render": render})
+    entry(messages, **options)
+    if len(box) == 1:
+        return box[0]
+    out = Segments()
+    for segments in box:  # the legacy mode: one render per turn
+        out.extend(segments)
+    out.context = [getattr(s, "context", None) for s in box]
+    return out

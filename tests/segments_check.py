@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import copy
+import random
 import re
 from functools import lru_cache
 from typing import Any, Callable, Iterator
@@ -22,6 +23,7 @@ from tmpl2py.compiler.api import parse
 from tmpl2py.compiler.emit import emit
 from tmpl2py.compiler.emit_segments import generate_segments
 from tmpl2py.compiler.passes import pipeline
+from tmpl2py.runtime.go import ollama
 from tmpl2py.runtime.segments import TEMPLATE
 
 MARKER = "\ue000marker{}\ue001"
@@ -36,21 +38,26 @@ def mask(text: Any) -> Any:
 
 
 @lru_cache(maxsize=256)
-def compiled(source: str) -> tuple[Callable, Callable, list]:
-    """(render, render_segments, literal pieces) of a Jinja template, hf profile, parsed once
-    and without black (cheap)."""
-    parsed = parse(source, "jinja", "<t>", "hf")
-    module = pipeline.run(parsed, profile="hf")
+def compiled(source: str, dialect: str = "jinja", profile: str = "hf") -> tuple:
+    """(render, render_segments, literal pieces, metadata) of a template, parsed once and
+    without black (cheap); ``metadata``: the module constants the lowering made (Go's
+    ``GO_MODE``, ...)."""
+    parsed = parse(source, dialect, "<t>", profile)
+    module = pipeline.run(parsed, profile=profile)
     plain: dict = {}
-    exec(compile(emit(module, "", {}), "<plain>", "exec"), plain)
+    exec(compile(emit(pipeline.before_emit(module), "", {}), "<plain>", "exec"), plain)
     segments: dict = {}
-    text = generate_segments(source, "jinja", "hf", "<t>", final=module)
+    text = generate_segments(source, dialect, profile, "<t>", final=module)
     exec(compile(text, "<segments>", "exec"), segments)
     segments["_PLAIN"] = plain["render"]
-    return plain["render"], segments["render_segments"], literal_pieces(parsed)
+    metadata = dict(module.meta)
+    return plain["render"], segments["render_segments"], literal_pieces(parsed), metadata
 
 
 def outcome(fn: Callable, context: dict) -> tuple[str, Any]:
+    """``fn(a copy of context)``'s result or error; the ``random`` filter's generator seeded
+    first (renders are compared: each draws the same items)."""
+    random.seed(1234)
     try:
         return "ok", fn(copy.deepcopy(context))
     except RecursionError:
@@ -113,9 +120,21 @@ def check_template_literals(segments: list, source: str, pieces: list) -> None:
         assert is_literal(seg.text, source, pieces), (seg, source)
 
 
+def _fields(value: Any) -> list:
+    """A Go struct's fields (Ollama's view types; ``runtime.segments.GoRegistry`` walks the
+    same ones: not a struct made on demand)."""
+    fields = getattr(type(value), "go_fields", None)
+    if not fields or hasattr(type(value), "__getattr__"):
+        return []
+    return [(f[0], getattr(value, f[0])) for f in fields]
+
+
 def leaves(value: Any, path: tuple = ()) -> Iterator[tuple[tuple, Any]]:
-    """The data paths of a context's scalars (strings, numbers, booleans)."""
-    if isinstance(value, dict):
+    """The data paths of a context's scalars (strings, numbers, booleans), below maps,
+    lists and Go structs (their field names); of a legacy mode's last turn, its data's."""
+    if isinstance(value, ollama.CutRun):
+        yield from leaves(value.data, path)
+    elif isinstance(value, dict):
         for k, v in value.items():
             yield from leaves(v, path + (k,))
     elif isinstance(value, (list, tuple)):
@@ -123,16 +142,24 @@ def leaves(value: Any, path: tuple = ()) -> Iterator[tuple[tuple, Any]]:
             yield from leaves(v, path + (i,))
     elif path and (isinstance(value, (str, bool)) or type(value) is int):
         yield path, value
+    else:
+        for k, v in _fields(value):
+            yield from leaves(v, path + (k,))
 
 
-def replaced(context: dict, path: tuple, value: Any) -> dict:
+def replaced(context: Any, path: tuple, value: Any) -> Any:
+    if isinstance(context, ollama.CutRun):
+        return ollama.CutRun(replaced(context.data, path, value))
     out = copy.deepcopy(context)
     obj = out
     for key in path[:-1]:
-        obj = obj[key]
+        obj = obj[key] if isinstance(obj, (dict, list, tuple)) else getattr(obj, key)
     if isinstance(obj, tuple):  # rebuild the tuple above it
         return replaced(context, path[:-1], obj[: path[-1]] + (value,) + obj[path[-1] + 1 :])
-    obj[path[-1]] = value
+    if isinstance(obj, (dict, list)):
+        obj[path[-1]] = value
+    else:
+        setattr(obj, path[-1], value)
     return out
 
 
@@ -165,3 +192,33 @@ def check_metamorphic(
             if a != b:
                 raise AssertionError(f"path {path}: segment {i} differs: {a!r} != {b!r}")
     return True
+
+
+def go_datas(render: Callable, metadata: dict, request: dict, now: str = "2024-07-26") -> list:
+    """The data Ollama's ``Template.Execute`` renders for ``request`` (runtime/go/ollama's
+    own shaping): the messages mode's one, or the legacy mode's turns (the last a
+    ``CutRun``), as far as the renders got."""
+    seen: list = []
+
+    def capture(data: Any) -> str:
+        seen.append(copy.deepcopy(data))
+        return render(data)
+
+    entry = ollama.conversation_entry({**metadata, "render": capture})
+    try:
+        entry(request.get("messages"), tools=request.get("tools"), think=request.get("think"),
+              now=now)
+    except Exception:  # noqa: BLE001 (a request or render error: the data seen so far)
+        pass
+    return seen
+
+
+def check_all(render: Callable, render_segments: Callable, pieces: list, source: str,
+              context: Any, paths: Callable[[list], list]) -> None:
+    """(1), (2), and (3) on the leaves ``paths(all leaves)`` chooses."""
+    segments = check_concatenation(render, render_segments, context)
+    if segments is None:
+        return
+    check_template_literals(segments, source, pieces)
+    for n, (path, value) in enumerate(paths(list(leaves(context)))):
+        check_metamorphic(render_segments, context, segments, path, fresh(value, n))

@@ -110,6 +110,45 @@ def test_errors_are_the_renders_errors():
         assert C.outcome(t.render, ctx) == C.outcome(t.render_segments, ctx)
 
 
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{% autoescape true %}{{ '<' }}|{{ '<a>' ~ ('&'|safe) }}|{{ s ~ 'x<' }}|{{ s + '<' }}"
+        "{{ s|e }}{% set x = '<b>' %}{{ x }}{{ [s, s|safe]|join('<') }}{% endautoescape %}",
+        "{% block a %}A{{ s }}{% endblock %}{{ self.a() }}"
+        "{% block b scoped %}{{ s }}{{ super is defined }}{% endblock %}",
+        "{{ s }}{% if s == '<q>' %}{% include 'a.jinja' ignore missing %}{% endif %}",
+        "{% extends s %}{% block a %}x{% endblock %}",
+    ],
+)
+def test_blocks_autoescape_and_loaders(source):
+    """Once refused: a block is one segment (as a macro), an autoescaped output one segment
+    (never TEMPLATE: its text is escaped), include/import/extends fail as render fails."""
+    render, render_segments, pieces, _ = C.compiled(source)
+    for ctx in ({"s": "<q>"}, {"s": "p"}):
+        segments = C.check_concatenation(render, render_segments, ctx)
+        if segments is None:
+            assert C.outcome(render, ctx)[0] == "error"
+            continue
+        C.check_template_literals(segments, source, pieces)
+        assert all("&lt;" not in s.text for s in segments if s.origin.kind == TEMPLATE)
+        assert any(s.origin.names(("s",)) for s in segments)
+        C.check_metamorphic(render_segments, ctx, segments, ("s",), C.fresh("x"))
+
+
+def test_generation_body_that_returns_early_is_not_inlined():
+    """Found by the deep run: a generation body with an include is jinja2's generator quirk (the
+    caller body returns a generator); inlined, its ``return`` left the segment function."""
+    source = (
+        "{% generation %}a{% if bos_token not in [] %}{% include 'a.jinja' without context %}"
+        "{% endif %}b{% endgeneration %}"
+    )
+    render, render_segments, _, _ = C.compiled(source)
+    for ctx in ({}, {"bos_token": "x"}):
+        assert C.outcome(render, ctx)[0] == "error"
+        assert C.outcome(render_segments, ctx) == C.outcome(render, ctx)
+
+
 def test_render_is_untouched():
     """The plain module does not change when segments are asked for."""
     t = compile_template(CHATML)
@@ -151,7 +190,7 @@ def test_corpus_properties(template_path: Path, fixture: Path):
     """(1), (2) and (3) for every corpus template x fixture (3: on up to 12 paths each)."""
     source = template_path.read_text(encoding="utf-8")
     try:
-        render, render_segments, pieces = C.compiled(source)
+        render, render_segments, pieces, _ = C.compiled(source)
     except Exception as e:  # noqa: BLE001 (the corpus's known parse failures)
         if type(e).__name__ != "CompileError":
             raise

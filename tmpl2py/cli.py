@@ -328,10 +328,13 @@ def cmd_render(args: argparse.Namespace) -> int:
     tokens = {**model.special_tokens, **_token_flags(args)} if template.dialect == "jinja" else {}
     supplied = set(context) | (set(tokens) if conversation else set())
     _warn_unsupplied_tokens(source, template.profile, supplied)
-    if args.segments:
-        return _render_segments(template, context, tokens, args)
+    generate = not args.raw and template.profile == "ollama" and _is_generate_request(context)
+    if generate and args.segments:
+        _error("--segments renders chat requests (messages) or, with --raw, the data itself")
+        return 2
+    segments = {"segments": True} if args.segments else {}  # the same entry, in segments
     try:
-        if not args.raw and template.profile == "ollama" and _is_generate_request(context):
+        if generate:
             text = _render_generate(template, source, context)
         elif conversation:
             options = dict(context)
@@ -341,9 +344,12 @@ def cmd_render(args: argparse.Namespace) -> int:
                 _modelfile_option(options, source)
             else:  # transformers passes the tokenizer's special tokens; the context wins
                 options = {**tokens, **options}
-            text = template.render_conversation(messages, **options)
+            text = template.render_conversation(messages, **options, **segments)
         else:
-            text = template.render(context)
+            text = template.render_segments(context) if segments else template.render(context)
+    except CompileError as e:  # (the segment function is compiled on its first call)
+        _error(str(e))
+        return 3
     except (
         Exception
     ) as e:  # noqa: BLE001 - the template's own error (raise_exception, undefined, ...)
@@ -354,6 +360,10 @@ def cmd_render(args: argparse.Namespace) -> int:
         if located is not None:
             print(located, file=sys.stderr)
         return 1
+    if segments:
+        from .segments import format_segments
+
+        text = format_segments(text, as_json=args.json, colour=sys.stdout.isatty())
     sys.stdout.write(text)
     if args.newline:
         sys.stdout.write("\n")
@@ -387,28 +397,6 @@ def _warn_unsupplied_tokens(source: TemplateSource, profile: Optional[str], supp
             f"folder or tokenizer_config.json, pass{flag or ' it in the context'}); it is undefined",
             file=sys.stderr,
         )
-
-
-def _render_segments(template: Any, context: Any, tokens: dict, args: argparse.Namespace) -> int:
-    """``render --segments``: the prompt with the origin of each piece (``tmpl2py.segments``)."""
-    from .segments import format_segments
-
-    try:
-        conversation = isinstance(context, dict) and "messages" in context
-        if not args.raw and template.profile == "hf" and conversation:
-            options = {**tokens, **context}
-            messages = options.pop("messages")
-            segments = template.render_conversation(messages, segments=True, **options)
-        else:
-            segments = template.render_segments(context)
-    except CompileError as e:
-        _error(str(e))
-        return 3
-    except Exception as e:  # noqa: BLE001 - the template's own error, as in cmd_render
-        _error(f"render failed: {type(e).__name__}: {e}")
-        return 1
-    sys.stdout.write(format_segments(segments, as_json=args.json, colour=sys.stdout.isatty()))
-    return 0
 
 
 # ----------------------------------------------------------------------------- inspect

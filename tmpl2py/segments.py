@@ -27,8 +27,14 @@ from tmpl2py.runtime.segments import (
     sorted_paths,
 )
 
-#: message fields whose text counts as the message's own (``assistant_spans``)
-MESSAGE_FIELDS = ("content", "reasoning_content", "thinking", "reasoning", "tool_calls")
+#: message fields whose text counts as the message's own (``assistant_spans``): transformers'
+#: message keys and the fields of Ollama's messages (Go templates: ``.Messages``)
+MESSAGE_FIELDS = (
+    "content", "reasoning_content", "thinking", "reasoning", "tool_calls",
+    "Content", "Thinking", "ToolCalls",
+)
+#: the context names of the conversation's messages (Jinja's, Go's)
+MESSAGE_LISTS = ("messages", "Messages")
 
 
 # ----------------------------------------------------------------------------- assistant spans
@@ -38,7 +44,7 @@ def _field_path(path: Any, fields: Sequence[str]) -> bool:
     return (
         path is not None
         and len(path) >= 3
-        and path[0] == "messages"
+        and path[0] in MESSAGE_LISTS
         and type(path[1]) is int
         and path[2] in fields
         and path[-1] is not SHAPE
@@ -60,7 +66,7 @@ def _message_of(origin: Origin, fields: Sequence[str], messages: Sequence[Any], 
 def _closes(origin: Origin, index: int) -> bool:
     """Whether a template segment was emitted under a decision about message ``index``."""
     return origin.kind == TEMPLATE and any(
-        len(p) >= 2 and p[0] == "messages" and p[1] == index and p[-1] is not SHAPE
+        len(p) >= 2 and p[0] in MESSAGE_LISTS and p[1] == index and p[-1] is not SHAPE
         for p in origin.cond
     )
 
@@ -79,8 +85,10 @@ def assistant_spans(
 
     ``messages``: the conversation as rendered (default: the segments' own context)."""
     if messages is None:
-        context = getattr(segments, "context", None) or {}
-        messages = context.get("messages") or []
+        context = getattr(segments, "context", None)
+        messages = []
+        if isinstance(context, dict):  # (a legacy Go render's turns have no messages)
+            messages = context.get("messages") or context.get("Messages") or []
     wanted = set(roles)
     fields = tuple(MESSAGE_FIELDS if fields is None else fields)
     spans: list[list[int]] = []
@@ -112,9 +120,12 @@ def assistant_spans(
 
 
 def _role(messages: Sequence[Any], index: int) -> Any:
-    if 0 <= index < len(messages) and isinstance(messages[index], dict):
-        return messages[index].get("role")
-    return None
+    if not 0 <= index < len(messages):
+        return None
+    message = messages[index]
+    if isinstance(message, dict):
+        return message.get("role")
+    return getattr(message, "Role", None)  # one of Ollama's messages
 
 
 # ----------------------------------------------------------------------------- injections

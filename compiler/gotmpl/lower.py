@@ -88,6 +88,14 @@ _SIGNATURES = {
     "toTypeScriptType": _Sig("gotmpl.to_typescript_type", ("any",), None, True),
 }
 
+#: helper -> the Go function it is, for the functions that make a new value from their
+#: arguments (not the comparisons): the operations a segment's origin records
+HELPER_FUNCS = {
+    s.helper: name
+    for name, s in _SIGNATURES.items()
+    if s.helper and name not in ("eq", "ne", "lt", "le", "gt", "ge", "call")
+}
+
 #: Helpers whose result is always a str (printing them needs no conversion).
 _STR_HELPERS = frozenset(s.helper for s in _SIGNATURES.values() if s.returns_str)
 

@@ -31,9 +31,10 @@ _SCALE = float(os.environ.get("TMPL2PY_HYPOTHESIS_SCALE", "1"))
 GO_BUDGETS = {
     "ci": {"go_plain": 250, "go_ollama": 250, "go_crash": 150, "go_deterministic": 40,
            "go_compiles": 40, "go_corpus": 10, "go_json_tools": 150, "go_generate": 150,
-           "go_views": 150},
+           "go_views": 150, "go_segments_plain": 1_000, "go_segments_ollama": 1_000},
     "deep": {"go_plain": 20_000, "go_ollama": 20_000, "go_crash": 20_000,
              "go_deterministic": 20_000, "go_compiles": 20_000, "go_corpus": 1_000,
-             "go_json_tools": 20_000, "go_generate": 20_000, "go_views": 20_000},
+             "go_json_tools": 20_000, "go_generate": 20_000, "go_views": 20_000,
+             "go_segments_plain": 25_000, "go_segments_ollama": 25_000},
 }
 register_budgets(GO_BUDGETS, _SCALE)
