@@ -256,10 +256,17 @@ class CompiledTemplate:
         paths it depends on (see ``docs/segments.md``). The segment function is compiled on
         the first call (a second module; ``render`` is untouched)."""
         render = self._segment_function()
+        if context is None and self.dialect == "jinja":  # Go data may be nil (JSON null)
+            context = {}
         try:
-            return render({} if context is None else context)
+            return render(context)
         except RecursionError as e:
             raise _depth_error(e, self.dialect) from None
+        except Exception as e:  # never swallowed: positioned, then raised on
+            located = self._located(e)
+            if located is e:
+                raise
+            raise located from None
 
     def _segment_function(self) -> Callable[[dict], list]:
         render = self.__dict__.get("_segments_render")
@@ -284,7 +291,15 @@ class CompiledTemplate:
 
         options = {k: v for k, v in options.items() if k != "segments"}
         render = self._segment_function()
-        return self._run(conversation_segments, (self, render, messages), options, budget, _DEFAULT)
+        try:
+            return self._run(
+                conversation_segments, (self, render, messages), options, budget, _DEFAULT
+            )
+        except Exception as e:  # never swallowed: positioned, then raised on
+            located = self._located(e)
+            if located is e:
+                raise
+            raise located from None
 
     def __repr__(self) -> str:
         return f"<CompiledTemplate {self.name!r} {self.dialect}/{self.profile}>"

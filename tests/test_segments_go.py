@@ -116,7 +116,7 @@ def test_plain_profile_paths_below_any_json_value():
 def test_errors_are_the_renders_errors():
     t = compile_template("{{ .Messages }}{{ index .Messages 5 }}", dialect="go", profile="ollama")
     data = ollama.template_values(MESSAGES)
-    assert C.outcome(t.namespace["render"], data) == C.outcome(t.render_segments, data)
+    assert C.outcome(t.render, data) == C.outcome(t.render_segments, data)
     with pytest.raises(gotmpl.ExecError) as plain:
         t.render_conversation(MESSAGES)
     with pytest.raises(gotmpl.ExecError) as segs:
