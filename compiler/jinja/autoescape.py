@@ -19,6 +19,7 @@ from typing import Any, Tuple
 
 from .. import ir
 from .library import FILTER_FUNCS
+from .library import REFERENCE_NAMES as LIBRARY_NAMES
 
 H = ir.Helper
 
@@ -30,6 +31,8 @@ _FILTERS = {
     FILTER_FUNCS["urlize"]: "jinja_autoescape.urlize_autoescape",
 }
 _FILTER_HELPERS = frozenset(FILTER_FUNCS.values())
+#: an autoescape version -> the name of jinja2's function it stands for (error messages)
+REFERENCE_NAMES = {escaping: LIBRARY_NAMES[plain] for plain, escaping in _FILTERS.items()}
 
 #: (escaping on, under a volatile block) of a region
 OFF = (False, False)

@@ -660,10 +660,12 @@ def finish_calls(body: tuple, filter_names: set, test_names: set) -> tuple:
     )
 
     def helper(node: ir.Helper, loop: bool) -> ir.Helper:
+        from .autoescape import REFERENCE_NAMES as AUTOESCAPE_NAMES
         from .library import REFERENCE_NAMES
 
         args = node.args
         func = SANDBOX_CALL if node.name == "jinja.call" else REFERENCE_NAMES.get(node.name, "")
+        func = func or AUTOESCAPE_NAMES.get(node.name, "")  # a filter's autoescape version
         if node.name in ("jinja.no_filter", "jinja.no_test"):
             kind = "filter" if node.name == "jinja.no_filter" else "test"
             func = f"root.<locals>.t_{numbers[(kind, args[0].value)]}"  # type: ignore[attr-defined]
