@@ -102,6 +102,16 @@ def urlize_autoescape(*args: Any, **kwargs: Any) -> Markup:
     return Markup(do_urlize(*args, **kwargs))
 
 
+# a wrong call's TypeError names jinja2's function ("do_replace() missing 2 required ..."), as
+# the plain filters' does (urlize's comes from do_urlize itself)
+for _version, _name in (
+    (join_autoescape, "sync_do_join"),  # jinja2's join is the async variant of sync_do_join
+    (replace_autoescape, "do_replace"),
+    (xmlattr_autoescape, "do_xmlattr"),
+):
+    _version.__name__ = _version.__qualname__ = _name
+
+
 __all__ = [
     "escape_output",
     "join_autoescape",
