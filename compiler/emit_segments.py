@@ -37,7 +37,7 @@ from tmpl2py.runtime.go import ollama
 
 from . import ir
 from .emit import Emitter, const_node, func_name, unparse
-from .errors import CompileError
+from .errors import attached_to
 from .gotmpl.lower import HELPER_FUNCS
 from .passes import pipeline
 
@@ -1012,7 +1012,7 @@ def generate_segments(
     (its passes already run), which is used as it is."""
     import hashlib
 
-    try:
+    with attached_to(source, name):
         if final is not None:
             module = final
         elif parsed is not None and dialect == "jinja":
@@ -1022,9 +1022,3 @@ def generate_segments(
         sha = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
         metadata = {"TEMPLATE_NAME": name, "SOURCE_SHA256": sha}
         return emit_segments(pipeline.before_emit(module), header, metadata)
-    except CompileError as e:
-        raise e.with_source(source, name) from None
-    except RecursionError:
-        raise CompileError(
-            "too-deep", "template nesting is too deep to compile", 0, 0, source, name
-        ) from None

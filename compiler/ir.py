@@ -117,17 +117,27 @@ def methods_source(classes: list) -> str:
         shown = ", ".join(f"{n}={{self.{n}!r}}" for n, f in fields.items() if f.repr)
         lines.append(f"def repr{i}(self):")
         lines.append(f"    return f'{{self.__class__.__qualname__}}({shown})'")
-        child = _child_fields(cls)
-        lines.append(f"def mapper{i}(node, fn):")
-        for f in child:
-            lines.append(f"    o_{f} = node.{f}")
-            lines.append(f"    n_{f} = fn(o_{f}) if isinstance(o_{f}, KINDS) else o_{f}")
-        unchanged = " and ".join(f"n_{f} is o_{f}" for f in child) or "True"
-        lines.append(f"    if {unchanged}:")
-        lines.append("        return node")
-        rebuilt = ", ".join(f"{f}=n_{f}" if f in child else f"{f}=node.{f}" for f in fields)
-        lines.append(f"    return C{i}({rebuilt})")
+        lines += mapper_lines(cls, f"mapper{i}", f"C{i}")
     return "\n".join(lines) + "\n"
+
+
+def mapper_lines(cls: type, name: str, cls_name: str) -> list:
+    """The source of ``map_children`` for one node class, as function ``name`` building
+    ``cls_name`` again: each child field read, ``fn`` applied to the sub-nodes and tuples,
+    the node rebuilt (every field by keyword) only when one changed."""
+    child = _child_fields(cls)
+    lines = [f"def {name}(node, fn):"]
+    for f in child:
+        lines.append(f"    o_{f} = node.{f}")
+        lines.append(f"    n_{f} = fn(o_{f}) if isinstance(o_{f}, KINDS) else o_{f}")
+    unchanged = " and ".join(f"n_{f} is o_{f}" for f in child) or "True"
+    lines.append(f"    if {unchanged}:")
+    lines.append("        return node")
+    rebuilt = ", ".join(
+        f"{f}=n_{f}" if f in child else f"{f}=node.{f}" for f in cls.__dataclass_fields__
+    )
+    lines.append(f"    return {cls_name}({rebuilt})")
+    return lines
 
 
 def methods_key(source: str) -> str:
@@ -621,18 +631,7 @@ def _mapper(cls: type) -> Callable[[Any, Callable[[Any], Any]], Any]:
         return _MAPPERS.setdefault(cls, _map_tuple)
     if not (issubclass(cls, Node) and hasattr(cls, "__dataclass_fields__")):
         return _MAPPERS.setdefault(cls, _unchanged)
-    child = _child_fields(cls)
-    lines = ["def mapper(node, fn):"]
-    for f in child:
-        lines.append(f"    o_{f} = node.{f}")
-        lines.append(f"    n_{f} = fn(o_{f}) if isinstance(o_{f}, KINDS) else o_{f}")
-    unchanged = " and ".join(f"n_{f} is o_{f}" for f in child) or "True"
-    lines.append(f"    if {unchanged}:")
-    lines.append("        return node")
-    fields = ", ".join(
-        f"{f}=n_{f}" if f in child else f"{f}=node.{f}" for f in cls.__dataclass_fields__
-    )
-    lines.append(f"    return cls({fields})")
+    lines = mapper_lines(cls, "mapper", "cls")
     namespace: dict = {"KINDS": (Node, tuple), "cls": cls}
     exec("\n".join(lines), namespace)  # noqa: S102 - our own field names only
     return _MAPPERS.setdefault(cls, namespace["mapper"])
