@@ -620,7 +620,7 @@ class SegmentEmitter(Emitter):
         self.lines[prologue_end:prologue_end] = prologue
         self.line(f"return {self.rt('finish')}(_out, _org, _SITES, context, _PLAIN)")
         empty, top = self.rt("EMPTY"), self.rt("TOP")
-        wrap = self.rt("go_errors") if self.go else ""
+        wrap = self.rt("plain_errors")
         out = [header, '"""Segment render of a chat template: ``render_segments(context)``."""', ""]
         for mod in sorted(self.imports):
             out.append(f"from {mod} import {', '.join(sorted(self.imports[mod]))}")
@@ -641,8 +641,8 @@ class SegmentEmitter(Emitter):
             out.append(f"{name} = {value}")
         out += ["", "", "def render_segments(context: dict) -> list:"]
         out.extend(self.lines)
-        if wrap:  # its execution errors raised by the plain render (their positions)
-            out += ["", "", f"render_segments = {wrap}(render_segments)"]
+        # its errors raised by the plain render (their wording and positions)
+        out += ["", "", f"render_segments = {wrap}(render_segments)"]
         return "\n".join(out) + "\n"
 
 

@@ -558,12 +558,15 @@ def describe(origin: Origin) -> str:
     return " ".join(p for p in parts if p) + f" (line {origin.line})"
 
 
-def go_errors(render_segments: Any) -> Any:
-    """A Go segment function whose execution errors are the plain render's: on an
-    ``ExecError`` the plain render (``_PLAIN`` of its module) runs on the same data and
-    raises its own, raised from the plain module's frames, where the compiler finds the
-    template position Go's text names (``compiler/gotmpl/exec_errors``)."""
-    from .go.execute import ExecError
+def plain_errors(render_segments: Any) -> Any:
+    """A segment function whose errors are the plain render's (both dialects): when it raises,
+    the plain render (``_PLAIN`` of its module) runs on the same data and raises its own,
+    from the plain module's frames, where the compiler finds the template position (Jinja's
+    table; Go's text, ``compiler/gotmpl/exec_errors``). The segment renderer computes the same
+    values another way (a block's buffer, a generation span), so its error can differ in a
+    detail the plain render has right (``sequence item 3`` against ``item 2``). A limit error
+    stays the segment render's own (the limits count the same work, at other points); so does
+    any error the plain render does not raise."""
     from .limits import RenderLimitExceeded
 
     namespace = render_segments.__globals__
@@ -571,9 +574,11 @@ def go_errors(render_segments: Any) -> Any:
     def run(context: Any) -> Any:
         try:
             return render_segments(context)
-        except ExecError as e:
+        except RenderLimitExceeded:
+            raise
+        except Exception:  # never swallowed: the plain render's error, or this one again
             plain = namespace.get("_PLAIN")
-            if plain is not None and not isinstance(e, RenderLimitExceeded):
+            if plain is not None:
                 plain(context)
             raise
 

@@ -442,3 +442,23 @@ def test_cli_render_segments(tmp_path, capsys):
     assert main(["render", str(template), "--context", str(context), "--segments"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert any("data messages[1].content" in line and "|trim" in line for line in lines)
+
+
+def test_a_failing_segment_render_raises_the_plain_renders_error() -> None:
+    """The segment renderer builds a block's buffer its own way; when it fails, the error is
+    the plain render's, worded as jinja2 words it (found by the deep property run: the
+    segment render said ``sequence item 2`` where jinja2 says ``item 3``)."""
+    from reference import ref_render
+
+    source = (
+        "  {% set blk1 %}\n\n{% generation %}\n  {% endgeneration %}\na\n"
+        "{% filter length %}\n\n{% endfilter %}\n\n{% endset %}\n"
+    )
+    template = compile_template(source)
+    with pytest.raises(TypeError) as plain:
+        template.render({})
+    with pytest.raises(TypeError) as segments:
+        template.render_segments({})
+    assert ref_render(source, {}) == ("err", f"TypeError: {plain.value}")
+    assert str(segments.value) == str(plain.value)
+    assert segments.value.template_line == plain.value.template_line == 1
