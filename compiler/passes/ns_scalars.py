@@ -326,6 +326,9 @@ def _ns_scalar_once(module: ir.Module, mode: str, memo: dict) -> Optional[ir.Mod
     def descend(node: Any) -> Any:
         if done[0]:
             return node
+        if isinstance(node, ir.Scoped):  # its bindings are a scope's start values, not a block
+            body = descend(node.body)
+            return node if body is node.body else dataclasses.replace(node, body=body)
         if isinstance(node, tuple):
             if is_block(node):
                 return block(node)

@@ -307,3 +307,21 @@ def test_is_defined_on_a_dict_key_tests_the_key_then_the_value() -> None:
     for ctx in ({"m": {"role": "u"}}, {"m": {}}, {"m": {"items": 1}}, {"m": "s"}, {"m": None}, {}):
         for s in (src, held, "{{ m.items is defined }}"):
             assert same_outcome(_ours(s, ctx), ref_render(s, ctx)), (s, ctx)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{% with x = namespace(a=none) %}{% endwith %}",
+        "{% with add_generation_prompt = namespace(a=none) %}\n{% endwith %}{{ add_generation_prompt }}",
+        "{% set x = 1 %}{% with x = namespace(a=x) %}{{ x.a }}{% set x.a = 5 %}{{ x.a }}{% endwith %}{{ x }}",
+        "{% with ns = namespace(n=0) %}{% for i in range(3) %}{% set ns.n = ns.n + i %}{% endfor %}{{ ns.n }}{% endwith %}",
+    ],
+)
+def test_namespaces_bound_by_with(source: str) -> None:
+    """A namespace bound by ``{% with %}``: ns_scalars leaves the bindings (a scope's start
+    values, not a block of statements) alone and may rewrite the body (the bindings once
+    became an ``If`` there: an internal AttributeError, found by the deep segment run)."""
+    from reference import ours_render, ref_render, same_outcome
+
+    assert same_outcome(ours_render(source, {}), ref_render(source, {}))
