@@ -15,7 +15,7 @@ import keyword
 from typing import Any, Optional
 
 from . import ir, registry
-from .fuel import FuelEmitter, body_cost
+from .fuel import FuelEmitter, is_leaf
 from .unparse import quote, unparse
 
 MODULE_HEADER = """\
@@ -316,6 +316,13 @@ class Emitter(FuelEmitter):
         self, node: ir.For, iterable: ast.expr, recurse: Optional[tuple[str, str]]
     ) -> None:
         target = unparse(target_node(node.target))
+        if self.fuel_enabled:  # the loop pays for all its iterations as it starts
+            if not isinstance(iterable, ast.Name):
+                items = self.fresh("items")
+                self.line(f"{items} = {unparse(iterable)}")
+                iterable = ast.Name(items, ast.Load())
+            body = node.body if node.filter is None else (node.filter,) + node.body
+            self.fuel_loop_start(iterable.id, body)
         if node.filter is not None:
             iterable = self._filtered(node, iterable)
         if node.loop and node.last:
@@ -334,7 +341,6 @@ class Emitter(FuelEmitter):
             iterable = self._call("builtins.enumerate", iterable)
         self.line(f"for {target} in {unparse(iterable)}:")
         self.indent += 1
-        self.fuel_tick(body_cost(node.body))
         if flag and not node.else_counts_completed:
             self.line(f"{flag} = True")
         self.block(node.body)
@@ -351,7 +357,7 @@ class Emitter(FuelEmitter):
         func = self.fresh("loop")
         self.line(f"def {func}(_iterable, _depth0) -> str:")
         self.indent += 1
-        self.fuel_function_start()
+        self.fuel_function_start(node.body, leaf=False)  # it calls itself
         saved = self.writer
         self.line("_out = []")
         self.line("_w = _out.append")
@@ -393,7 +399,8 @@ class Emitter(FuelEmitter):
             self.indent += 1
             self.line("_out = []")
             self.line("_w = _out.append")
-        self.fuel_function_start()
+        own = (node.prologue, node.body)
+        self.fuel_function_start(own, is_leaf(own))
         self.writer = "_w"
         self.block(node.prologue, allow_empty=True)
         if node.missing_helper:
@@ -442,6 +449,7 @@ class Emitter(FuelEmitter):
             self.lines.insert(prologue_end, "    _get = context.get")
             self.spans.insert(prologue_end, ir.NOSPAN)
             start = self.helper_name("jinja.start_values")
+        self.fuel_epilogue()
         self.line('return "".join(_out)')
         body = self.lines
         out = [header, '"""Compiled chat template: call ``render(context)``."""', ""]

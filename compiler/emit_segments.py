@@ -53,6 +53,9 @@ RESOLVERS = frozenset({"jinja.resolve", "jinja.resolve_top", "jinja.resolve_miss
 ACCESSORS = frozenset({"jinja.getattr_", "jinja.getitem"})
 STATEFUL_GLOBALS = frozenset({"cycler", "joiner"})
 STR_WRAPPERS = frozenset({"jinja.to_str", "builtins.str", "gotmpl.to_str"})
+#: helpers whose value is their argument's (a name looked up) or its items (Go's range over a
+#: slice, or a map's values by sorted key, with their keys): labelled as the argument
+IDENTITY_HELPERS = frozenset({"jinja.load_name", "gotmpl.range_values", "gotmpl.range_pairs"})
 
 #: Go: helpers whose value is the data itself, at the same paths (JSON numbers made float64;
 #: the legacy mode's last turn), and the one test of the run's mode (no data in it)
@@ -95,6 +98,7 @@ class SegmentEmitter(Emitter):
         self.funcs = {n.ident: n for n in ir.walk(module.body) if isinstance(n, ir.FuncDef)}
         self.func_labels: dict[str, str] = {}
         self.join_parts: dict[str, tuple] = {}  # a join's source -> the labels it joins
+        self.derived_from: dict[str, str] = {}  # a computed value's label -> its operands' join
         self.inline = _inlinable_generations(module.body, self.funcs)
         self.shadowed = _tracked_names(module.body).union(
             *(_tracked_names(self.funcs[i].body) for i in self.inline)
@@ -138,6 +142,18 @@ class SegmentEmitter(Emitter):
         self.join_parts[src] = tuple(found)
         return src
 
+    def derived(self, labels: list[Optional[str]]) -> Optional[str]:
+        """The label of a value *computed* from these (a filter's result, a literal container,
+        an operator's): the join, never the same object as one of them, so that reading a
+        key of it does not narrow a path (``[messages][0]`` is all of ``messages``, not
+        ``messages[0]``; ``(messages|last).content`` reads some message's content)."""
+        found = self.join(labels)
+        if found is None or found == _TOP or found in self.join_parts:
+            return found  # a join of several has no path of its own already
+        wrapped = f'("j", {found})'
+        self.derived_from[wrapped] = found
+        return wrapped
+
     def flat(self, label: str) -> str:
         """Source of the set of paths ``label`` names (``runtime.segments.flat``)."""
         parts = self.join_parts.get(label, (label,))
@@ -147,7 +163,10 @@ class SegmentEmitter(Emitter):
         """Python source of ``node``'s label (``None``: statically empty)."""
         method = getattr(self, "l_" + type(node).__name__, None)
         if method is None:
-            return self.join([self.label(v) for v in _expr_children(node)])
+            children = [self.label(v) for v in _expr_children(node)]
+            if isinstance(node, (ir.BoolOp, ir.Starred)):  # one of the operands itself
+                return self.join(children)
+            return self.derived(children)
         return method(node)
 
     def label_or_empty(self, node: Any) -> str:
@@ -182,7 +201,10 @@ class SegmentEmitter(Emitter):
     def l_Starred(self, node: ir.Starred) -> Optional[str]:
         return self.label(node.value)
 
-    def narrowed(self, obj: Any, key: Any) -> Optional[str]:
+    def narrowed(self, obj: Any, key: Any, attr: bool = False) -> Optional[str]:
+        item = _literal_item(obj, key, attr)
+        if item is not None:  # ``[a, b][0]``, ``{"k": a}.k``: the item's own label
+            return self.label(item)
         base = self.label(obj)
         if base is None or base == _TOP:
             return base
@@ -204,18 +226,18 @@ class SegmentEmitter(Emitter):
         if node.name in ACCESSORS and len(args) == 2 and not node.kwargs:
             if isinstance(args[0], ir.Local) and args[0].ident in self.local_labels:
                 return self.loop_attr(args[0], args[1])
-            return self.narrowed(args[0], args[1])
+            return self.narrowed(args[0], args[1], node.name == "jinja.getattr_")
         if node.name == "jinja.subscript" and len(args) == 2:
             base = self.label(args[0])
             if base is None or base == _TOP:
                 return self.join([base, self.label(args[1])])
             return self.join([f'("s", {base})', self.label(args[1])])
-        if node.name in ("jinja.load_name",) + tuple(STR_WRAPPERS) and len(args) >= 1:
+        if node.name in IDENTITY_HELPERS and len(args) >= 1:
             return self.join([self.label(a) for a in args])
         parts = [self.label(a) for a in args] + [self.label(v) for _, v in node.kwargs]
         if self.stateful and node.name == "jinja.call":
             parts.append(_TOP)
-        return self.join(parts)
+        return self.derived(parts)
 
     def go_narrow(self, obj: Any, keys: tuple) -> Optional[str]:
         """The label of ``obj.A.B`` (Go fields, or constant ``index`` keys): each data key
@@ -287,14 +309,14 @@ class SegmentEmitter(Emitter):
         return self.narrowed(node.bind if node.bind is not None else node.obj, node.key)
 
     def l_CallFunc(self, node: ir.CallFunc) -> Optional[str]:
-        return self.join([self.func_label(node.ident)] + [self.label(a) for a in node.args])
+        return self.derived([self.func_label(node.ident)] + [self.label(a) for a in node.args])
 
     def l_CallValue(self, node: ir.CallValue) -> Optional[str]:
         parts = [self.label(node.func)] + [self.label(a) for a in node.args]
         parts += [self.label(v) for _, v in node.kwargs]
         if self.stateful:
             parts.append(_TOP)
-        return self.join(parts)
+        return self.derived(parts)
 
     def l_Capture(self, node: ir.Capture) -> Optional[str]:
         return self.capture_labels.get(id(node), _TOP)
@@ -330,6 +352,9 @@ class SegmentEmitter(Emitter):
     # ------------------------------------------------------------------ writes
 
     def record(self, site: int, label: Optional[str]) -> None:
+        # printed, a value computed from one path is that path's text with the site's
+        # operations (``m.content|trim``: source ``messages[i].content``, ops ``trim``)
+        label = self.derived_from.get(label, label)  # type: ignore[arg-type]
         self.line(f"{self.orgw}(({site}, {label or 'None'}, _pc))")
 
     def s_Text(self, node: ir.Text) -> None:
@@ -618,6 +643,7 @@ class SegmentEmitter(Emitter):
             start = self.helper_name("jinja.start_values")
         prologue += self.fuel_prologue()  # the work bounds count here as in render
         self.lines[prologue_end:prologue_end] = prologue
+        self.fuel_epilogue()
         self.line(f"return {self.rt('finish')}(_out, _org, _SITES, context, _PLAIN)")
         empty, top = self.rt("EMPTY"), self.rt("TOP")
         wrap = self.rt("plain_errors")
@@ -642,7 +668,8 @@ class SegmentEmitter(Emitter):
         out += ["", "", "def render_segments(context: dict) -> list:"]
         out.extend(self.lines)
         # its errors raised by the plain render (their wording and positions)
-        out += ["", "", f"render_segments = {wrap}(render_segments)"]
+        draws = ", draws=True" if _draws_random(module) else ""
+        out += ["", "", f"render_segments = {wrap}(render_segments{draws})"]
         return "\n".join(out) + "\n"
 
 
@@ -661,6 +688,38 @@ def _expr_children(node: Any) -> list:
         elif isinstance(value, ir.Expr):
             out.append(value)
     return out
+
+
+def _draws_random(module: ir.Module) -> bool:
+    """Whether the template can draw from ``random`` (the ``random`` filter, also by name
+    through ``map``, or the ``lipsum`` global): its segment render's error is then the plain
+    render's from the same generator state (``runtime.segments.plain_errors``)."""
+    for node in ir.walk(module.body):
+        if isinstance(node, ir.Helper) and node.name.endswith(".do_random"):
+            return True
+        if isinstance(node, ir.Const) and node.value in ("random", "lipsum"):
+            return True
+        if isinstance(node, (ir.Name, ir.ContextGet)) and getattr(node, "name", None) == "lipsum":
+            return True
+    return False
+
+
+def _literal_item(obj: Any, key: Any, attr: bool = False) -> Any:
+    """The item a constant key reads from a list, tuple or dict literal (None: not one; an
+    attribute read ``attr`` of a name dicts have, ``{"items": x}.items``, is the method)."""
+    index = _constant_key(key)
+    if index is None or attr and hasattr(dict, str(index)):
+        return None
+    if isinstance(obj, (ir.ListLit, ir.TupleLit)) and type(index) is int:
+        items = obj.items
+        if any(isinstance(i, ir.Starred) for i in items) or not -len(items) <= index < len(items):
+            return None
+        return items[index]
+    if isinstance(obj, ir.DictLit) and type(index) is str:
+        found = [v for k, v in obj.items if isinstance(k, ir.Const) and k.value == index]
+        if len(found) == 1 and all(isinstance(k, ir.Const) for k, _ in obj.items):
+            return found[0]
+    return None
 
 
 def _is_go_root(value: Any) -> bool:

@@ -22,7 +22,7 @@ from tmpl2py.runtime.jinja import (
     subscript,
 )
 from tmpl2py.runtime.jinja.filters import do_d, do_lower, do_tojson, do_upper, test_mapping
-from tmpl2py.runtime.limits import refuel
+from tmpl2py.runtime.limits import length_hint, refuel
 
 TEMPLATE_NAME = "examples/seed000_command.jinja"
 SOURCE_SHA256 = "ada8528d3b8c43cebba4c056f67a8c40243ba723c53cb14c8b34531ab7edc0eb"
@@ -128,9 +128,6 @@ def render(context: dict) -> str:
     # line 23: macro document_turn
     def _f_l_0_document_turn(_w, l_1_documents=MISSING) -> None:
         nonlocal _fuel, _m
-        _fuel -= 16
-        if _fuel < 0:
-            _m, _fuel = refuel(_m)
         if l_1_documents is MISSING:
             l_1_documents = missing_param("documents")
         _w("<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>")
@@ -143,11 +140,11 @@ def render(context: dict) -> str:
             '<|START_ACTION|>[\n    {"tool_call_id": "0", "tool_name": "direct-injected-document", "parameters": {}}\n]<|END_ACTION|><|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|><|START_TOOL_RESULT|>[\n    {\n        "tool_call_id": "0",\n        "results": {'
         )
         # line 31: for
+        _fuel -= length_hint(l_1_documents) * 3
+        if _fuel < 0:
+            _m, _fuel = refuel(_m, None, _fuel)
         _n2, l_2_loop = loop_last(l_1_documents)
         for _i2, l_2_doc in enumerate(l_2_loop):
-            _fuel -= 3
-            if _fuel < 0:
-                _m, _fuel = refuel(_m)
             l_2_doc_val = (
                 (l_2_doc["data"] if _dict1 and "data" in l_2_doc else getattr_(l_2_doc, "data"))
                 if (
@@ -173,7 +170,7 @@ def render(context: dict) -> str:
         nonlocal _fuel, _m
         _fuel -= 16
         if _fuel < 0:
-            _m, _fuel = refuel(_m)
+            _m, _fuel = refuel(_m, None, _fuel)
         if l_1_messages is MISSING:
             l_1_messages = missing_param("messages")
         if l_1_tool_call_id is MISSING:
@@ -193,10 +190,10 @@ def render(context: dict) -> str:
             else:
                 l_1_tool_call_id_seen = call(l_0_namespace, value=False)
             # line 46: for
+            _fuel -= length_hint(l_1_messages) * 2
+            if _fuel < 0:
+                _m, _fuel = refuel(_m, None, _fuel)
             for l_2_msg in l_1_messages:
-                _fuel -= 2
-                if _fuel < 0:
-                    _m, _fuel = refuel(_m)
                 # line 47: if
                 if (
                     l_2_msg.get("tool_calls")
@@ -204,14 +201,15 @@ def render(context: dict) -> str:
                     else getattr_(l_2_msg, "tool_calls")
                 ):
                     # line 48: for
-                    for l_3_tool_call in (
+                    _items2 = (
                         l_2_msg["tool_calls"]
                         if _dict2 and "tool_calls" in l_2_msg
                         else getattr_(l_2_msg, "tool_calls")
-                    ):
-                        _fuel -= 5
-                        if _fuel < 0:
-                            _m, _fuel = refuel(_m)
+                    )
+                    _fuel -= length_hint(_items2) * 5
+                    if _fuel < 0:
+                        _m, _fuel = refuel(_m, None, _fuel)
+                    for l_3_tool_call in _items2:
                         # line 49: if
                         if (
                             l_3_tool_call["id"]
@@ -238,7 +236,7 @@ def render(context: dict) -> str:
         nonlocal _fuel, _m
         _fuel -= 16
         if _fuel < 0:
-            _m, _fuel = refuel(_m)
+            _m, _fuel = refuel(_m, None, _fuel)
         if l_1_messages is MISSING:
             l_1_messages = missing_param("messages")
         if l_1_tool_msg is MISSING:
@@ -270,11 +268,12 @@ def render(context: dict) -> str:
             _w(do_tojson(l_1_text_wrapper))
         else:
             # line 74: for
-            l_2_loop = loop_context(_v7 if _dict4 else getattr_(l_1_tool_msg, "content"))
+            _items3 = _v7 if _dict4 else getattr_(l_1_tool_msg, "content")
+            _fuel -= length_hint(_items3) * 2
+            if _fuel < 0:
+                _m, _fuel = refuel(_m, None, _fuel)
+            l_2_loop = loop_context(_items3)
             for l_2_content in l_2_loop:
-                _fuel -= 2
-                if _fuel < 0:
-                    _m, _fuel = refuel(_m)
                 _w('\n            "')
                 _w(str(l_2_loop.index0))
                 _w('": ')
@@ -286,10 +285,6 @@ def render(context: dict) -> str:
 
     # line 84: macro print_tool_content
     def _f_l_0_print_tool_content(_w, l_1_item=MISSING) -> None:
-        nonlocal _fuel, _m
-        _fuel -= 16
-        if _fuel < 0:
-            _m, _fuel = refuel(_m)
         if l_1_item is MISSING:
             l_1_item = missing_param("item")
         # line 85: if
@@ -346,7 +341,7 @@ def render(context: dict) -> str:
         nonlocal _fuel, _m
         _fuel -= 16
         if _fuel < 0:
-            _m, _fuel = refuel(_m)
+            _m, _fuel = refuel(_m, None, _fuel)
         if l_1_msg is MISSING:
             l_1_msg = missing_param("msg")
         # line 95: if
@@ -373,15 +368,16 @@ def render(context: dict) -> str:
             else:
                 l_1_last_was_text = call(l_0_namespace, value=False)
             # line 101: for
-            _n2, l_2_loop = loop_last(
+            _items4 = (
                 l_1_msg["content"]
                 if type(l_1_msg) is dict and "content" in l_1_msg
                 else getattr_(l_1_msg, "content")
             )
+            _fuel -= length_hint(_items4) * 7
+            if _fuel < 0:
+                _m, _fuel = refuel(_m, None, _fuel)
+            _n2, l_2_loop = loop_last(_items4)
             for _i2, l_2_content in enumerate(l_2_loop):
-                _fuel -= 7
-                if _fuel < 0:
-                    _m, _fuel = refuel(_m)
                 # line 102: if
                 if (
                     do_lower(
@@ -432,10 +428,6 @@ def render(context: dict) -> str:
 
     # line 127: macro print_thinking
     def _f_l_0_print_thinking(_w, l_1_msg=MISSING) -> None:
-        nonlocal _fuel, _m
-        _fuel -= 16
-        if _fuel < 0:
-            _m, _fuel = refuel(_m)
         if l_1_msg is MISSING:
             l_1_msg = missing_param("msg")
         # line 128: if
@@ -602,11 +594,11 @@ def render(context: dict) -> str:
                 else:
                     _w("\n")
             # line 182: for
+            _fuel -= length_hint(l_0_tools) * 5
+            if _fuel < 0:
+                _m, _fuel = refuel(_m, _out, _fuel)
             _n1, l_1_loop = loop_last(l_0_tools)
             for _i1, l_1_tool in enumerate(l_1_loop):
-                _fuel -= 5
-                if _fuel < 0:
-                    _m, _fuel = refuel(_m, _out)
                 _w('    {"name": "')
                 _w(
                     str(
@@ -679,10 +671,10 @@ def render(context: dict) -> str:
         _f_l_0_print_msg(_w, l_0_developer_instruction)
         _w("<|END_OF_TURN_TOKEN|>")
     # line 216: for
+    _fuel -= length_hint(l_0_messages) * 18
+    if _fuel < 0:
+        _m, _fuel = refuel(_m, _out, _fuel)
     for _i1, l_1_message in enumerate(l_0_messages):
-        _fuel -= 18
-        if _fuel < 0:
-            _m, _fuel = refuel(_m, _out)
         l_1_msg_role_downcased = do_lower(
             l_1_message["role"]
             if type(l_1_message) is dict and "role" in l_1_message
@@ -781,15 +773,16 @@ def render(context: dict) -> str:
                         _w("<|END_THINKING|>")
                 _w("<|START_ACTION|>[")
                 # line 233: for
-                _n2, l_2_loop = loop_last(
+                _items5 = (
                     l_1_message["tool_calls"]
                     if type(l_1_message) is dict and "tool_calls" in l_1_message
                     else getattr_(l_1_message, "tool_calls")
                 )
+                _fuel -= length_hint(_items5) * 7
+                if _fuel < 0:
+                    _m, _fuel = refuel(_m, _out, _fuel)
+                _n2, l_2_loop = loop_last(_items5)
                 for _i2, l_2_tc in enumerate(l_2_loop):
-                    _fuel -= 7
-                    if _fuel < 0:
-                        _m, _fuel = refuel(_m, _out)
                     _w('\n    {"tool_call_id": "')
                     # line 235: if
                     if l_0_regen_tool_call_ids:
@@ -894,10 +887,11 @@ def render(context: dict) -> str:
             _w("<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|><|START_TOOL_RESULT|>[\n    ")
             _f_l_0_format_tool_message(_w, l_0_messages, l_1_message)
             # line 249: for
-            for _i2, l_2_msg in enumerate(subscript(l_0_messages, slice(_i1 + 1, None, None))):
-                _fuel -= 5
-                if _fuel < 0:
-                    _m, _fuel = refuel(_m, _out)
+            _items6 = subscript(l_0_messages, slice(_i1 + 1, None, None))
+            _fuel -= length_hint(_items6) * 5
+            if _fuel < 0:
+                _m, _fuel = refuel(_m, _out, _fuel)
+            for _i2, l_2_msg in enumerate(_items6):
                 # line 251: if
                 if (
                     do_lower(
@@ -942,4 +936,6 @@ def render(context: dict) -> str:
             _w("<|START_THINKING|>")
         else:
             _w("<|START_THINKING|><|END_THINKING|>")
+    if _m is not None:
+        refuel(_m, _out)
     return "".join(_out)

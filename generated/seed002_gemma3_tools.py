@@ -19,7 +19,7 @@ from tmpl2py.runtime.go.execute import (
     to_str,
 )
 from tmpl2py.runtime.go.ollama import TemplateMessage, TemplateTool, TemplateToolCall
-from tmpl2py.runtime.limits import refuel
+from tmpl2py.runtime.limits import length_hint, refuel
 
 TEMPLATE_NAME = "examples/seed002_gemma3_tools.gotmpl"
 SOURCE_SHA256 = "5e4271c679cca23c0c3c4d983acfc708966b0187a8044a4280ec35c933973fb8"
@@ -88,10 +88,11 @@ def render(context: dict) -> str:
             )
             v_tool_0 = field(dot, "Tools")
             # line 58: for
-            for dot_1 in range_values(v_tool_0):
-                _fuel -= 1
-                if _fuel < 0:
-                    _m, _fuel = refuel(_m, _out)
+            _items1 = range_values(v_tool_0)
+            _fuel -= length_hint(_items1)
+            if _fuel < 0:
+                _m, _fuel = refuel(_m, _out, _fuel)
+            for dot_1 in _items1:
                 v_tool_0 = dot_1
                 _w("\n```tool_spec\n")
                 _w(to_json(v_tool_0))
@@ -100,10 +101,11 @@ def render(context: dict) -> str:
     v_i_2 = field(dot, "Messages")
     v___3 = v_i_2
     # line 68: for
-    for v_i_2, dot_4 in range_pairs(v_i_2):
-        _fuel -= 12
-        if _fuel < 0:
-            _m, _fuel = refuel(_m, _out)
+    _items2 = range_pairs(v_i_2)
+    _fuel -= length_hint(_items2) * 12
+    if _fuel < 0:
+        _m, _fuel = refuel(_m, _out, _fuel)
+    for v_i_2, dot_4 in _items2:
         v___3 = dot_4
         v_last_5 = slice_length(field(dot, "Messages"), v_i_2) == 1
         # line 70: if
@@ -135,14 +137,15 @@ def render(context: dict) -> str:
                 else field_of_elem(dot_4, "ToolCalls")
             ):
                 # line 76: for
-                for dot_6 in range_values(
+                _items3 = range_values(
                     dot_4.ToolCalls
                     if type(dot_4) is TemplateMessage
                     else field_of_elem(dot_4, "ToolCalls")
-                ):
-                    _fuel -= 3
-                    if _fuel < 0:
-                        _m, _fuel = refuel(_m, _out)
+                )
+                _fuel -= length_hint(_items3) * 3
+                if _fuel < 0:
+                    _m, _fuel = refuel(_m, _out, _fuel)
+                for dot_6 in _items3:
                     _w('\n```tool_call\n{"name": "')
                     _w(
                         dot_6.Function.Name
@@ -185,4 +188,6 @@ def render(context: dict) -> str:
             if v_last_5:
                 _w("<start_of_turn>model\n")
     _w("\n")
+    if _m is not None:
+        refuel(_m, _out)
     return "".join(_out)

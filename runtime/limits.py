@@ -1,9 +1,11 @@
 """Work bounds every render runs under, on by default: fuel, sizes, depth, wall clock.
 
-A compiled template counts **fuel**: one unit per loop iteration and per macro (or Go
-``define``) call. Generated code keeps the count in a local int (``_fuel -= 1`` in each loop
-body) and calls :func:`refuel` only when the local runs out, once every :data:`CHUNK`
-units; the per-render :class:`Meter` (made at the first refuel, from the limits a
+A compiled template counts **fuel**: one unit per loop iteration and per call of a macro
+(or Go ``define``) that calls others. Generated code keeps the count in a local int and
+charges a loop for all its iterations as it starts (``_fuel -= length_hint(items)``: a
+template's loops only ever walk a finite value, so the count is known before the first
+iteration) and calls :func:`refuel` only when the local runs out, once every :data:`CHUNK`
+units or at a loop longer than what is left (``compiler/fuel.py``); the per-render :class:`Meter` (made at the first refuel, from the limits a
 ``ContextVar`` holds: a render that stays within its first chunk never reads it) lends the
 chunks and checks the output written so far and the wall-clock deadline there, never in a
 thread. Writing output is charged as work (one unit per ``OUTPUT_PER_FUEL`` characters, at
@@ -47,6 +49,7 @@ import time
 import weakref
 from contextlib import contextmanager
 from contextvars import ContextVar
+from operator import length_hint  # noqa: F401 - generated code's loop charge (a C function)
 from typing import Any, Iterator, Optional
 
 #: Fuel lent to a function's local counter at a time (the deadline is read once per chunk).
@@ -196,8 +199,10 @@ class Meter:
         # the render started with one chunk in hand (``_fuel = CHUNK`` in its prologue)
         self.fuel = _UNLIMITED if limits.fuel is None else limits.fuel - CHUNK
 
-    def take(self) -> int:
-        """Lend the next chunk, after checking the pool, the output and the deadline.
+    def take(self, owed: int = 0) -> int:
+        """Lend the next chunk, after taking what the counter ``owed`` (it ran below zero by
+        that much: a loop charged for all its iterations) and checking the pool, the output
+        and the deadline.
 
         Writing output is work too (printing a value costs in proportion to the characters
         it makes: ``tojson``, a Go ``%v`` of a float or a map), so the output written since
@@ -210,7 +215,7 @@ class Meter:
             self.fuel -= grown // OUTPUT_PER_FUEL
             if grown > OUTPUT_PER_CHECK:
                 lend = max(1, CHUNK * OUTPUT_PER_CHECK // grown)
-        self.fuel -= lend
+        self.fuel -= lend + owed
         if self.fuel < 0:
             self._exhausted()
         if self.deadline is not None and time.monotonic() > self.deadline:
@@ -243,17 +248,19 @@ class Meter:
         return grown
 
 
-def refuel(meter: Optional[Meter], out: Optional[list] = None) -> tuple:
+def refuel(meter: Optional[Meter], out: Optional[list] = None, fuel: int = 0) -> tuple:
     """Generated code's call when its fuel counter runs out: ``(meter, fuel)``.
 
     ``meter`` is the render's (None before its first refuel); ``out`` its top-level output
-    list when the call comes from ``render`` itself (a macro's own buffer is not passed)."""
+    list when the call comes from ``render`` itself (a macro's own buffer is not passed);
+    ``fuel`` the counter's value, below zero by what it owes (a render's last call, with 0,
+    checks the output written since the one before, before it is joined)."""
     if meter is None:
         meter = Meter(_current.get())
         _live.set(weakref.ref(meter))
     if out is not None and meter.out is None:
         meter.out = out
-    return meter, meter.take()
+    return meter, meter.take(-fuel if fuel < 0 else 0)
 
 
 #: The meter of the render running in this thread / task, for :func:`charge` (a weak
@@ -333,7 +340,8 @@ def check_built(size: int, what: str) -> None:
 #: Tuples the template builds nest at most this deep (hashing a tuple recurses in C without
 #: a check: ~100,000 levels overflow the stack; printing and comparing stop at 1,000).
 MAX_TUPLE_DEPTH = 10_000
-_PRINTF_SPEC = re.compile(r"%(?:\([^)]*\))?[#0\- +]*(\*|\d+)?(?:\.(\*|\d+))?")
+#: a printf-style field: its width (group 1) and precision (group 2), digits or ``*``
+PRINTF_SPEC = re.compile(r"%(?:\([^)]*\))?[#0\- +]*(\*|\d+)?(?:\.(\*|\d+))?")
 
 
 def _is_count(value: Any) -> bool:
@@ -364,7 +372,7 @@ def mod(left: Any, right: Any) -> Any:
     bounded by ``Limits.value`` before Python pads."""
     if isinstance(left, str) and "%" in left:
         stars = iter(right if type(right) is tuple else (right,))
-        for match in _PRINTF_SPEC.finditer(left):
+        for match in PRINTF_SPEC.finditer(left):
             for part in match.groups():
                 if part == "*":
                     width = next(stars, 0)

@@ -222,8 +222,13 @@ def _combine(node: tuple, memo: dict, depth: int) -> tuple:
     with it so that its id stays its own)."""
     tag = node[0]
     if tag == "n":  # value.key for a constant key
-        eq, deps = _value(node[1], memo, depth)
-        out = (eq + (node[2],), deps) if eq is not None else (None, deps)
+        base = node[1]
+        if base[0] == "s":  # an item of a slice: some item of the sliced value
+            eq, deps = _value(base[1], memo, depth)
+            out = (eq + (WILD,), deps) if eq is not None else (None, deps)
+        else:
+            eq, deps = _value(base, memo, depth)
+            out = (eq + (node[2],), deps) if eq is not None else (None, deps)
     elif tag == "j" or tag == "c":  # a value computed from these
         paths: set = set()
         for child in _children(node):
@@ -240,17 +245,20 @@ def _combine(node: tuple, memo: dict, depth: int) -> tuple:
             pc = pc | {pc_eq}
         out = (eq, deps) if not pc or pc <= deps else (eq, deps | pc)
     elif tag == "h":  # what a container's length and keys depend on
-        eq, deps = _value(node[1], memo, depth)
+        base = node[1]  # (a slice's: the sliced value's, and the bounds joined beside)
+        eq, deps = _value(base[1] if base[0] == "s" else base, memo, depth)
         out = (None, deps | {eq + (SHAPE,)}) if eq is not None else (None, deps)
-    elif tag == "s":  # value[a:b]: items of the value's path
+    elif tag == "s":  # value[a:b]: a new value made of items at the value's path
         eq, deps = _value(node[1], memo, depth)
-        out = (eq + (WILD,), deps) if eq is not None else (None, deps)
+        out = (None, deps | {eq + (WILD,)}) if eq is not None else (None, deps)
     elif tag == "q" or tag == "g":  # a loop item: (tag, root, item, iterable, loop pc)
         key = (tag, id(node[1]))  # one registry of the root per render's origins
         found = memo.get(key)
         if found is None:
             found = memo[key] = (Registry if tag == "q" else GoRegistry)(node[1])
-        iterable = _value(node[3], memo, depth)
+        iterable = node[3]
+        # the items of a slice are the sliced value's: found in it, or some item of its path
+        iterable = _value(iterable[1] if iterable[0] == "s" else iterable, memo, depth)
         out = _item(found.find(node[2]), iterable, flat(_value(node[4], memo, depth)))
     else:
         raise ValueError(f"not a label: {node!r}")
@@ -558,7 +566,7 @@ def describe(origin: Origin) -> str:
     return " ".join(p for p in parts if p) + f" (line {origin.line})"
 
 
-def plain_errors(render_segments: Any) -> Any:
+def plain_errors(render_segments: Any, draws: bool = False) -> Any:
     """A segment function whose errors are the plain render's (both dialects): when it raises,
     the plain render (``_PLAIN`` of its module) runs on the same data and raises its own,
     from the plain module's frames, where the compiler finds the template position (Jinja's
@@ -566,12 +574,18 @@ def plain_errors(render_segments: Any) -> Any:
     values another way (a block's buffer, a generation span), so its error can differ in a
     detail the plain render has right (``sequence item 3`` against ``item 2``). A limit error
     stays the segment render's own (the limits count the same work, at other points); so does
-    any error the plain render does not raise."""
+    any error the plain render does not raise. ``draws``: the template draws from ``random``
+    (its ``random`` filter, ``lipsum``): the plain render then runs from the generator state
+    the segment render started from, so it draws the same items."""
     from .limits import RenderLimitExceeded
 
     namespace = render_segments.__globals__
 
     def run(context: Any) -> Any:
+        if draws:
+            import random
+
+            state = random.getstate()
         try:
             return render_segments(context)
         except RenderLimitExceeded:
@@ -579,6 +593,8 @@ def plain_errors(render_segments: Any) -> Any:
         except Exception:  # never swallowed: the plain render's error, or this one again
             plain = namespace.get("_PLAIN")
             if plain is not None:
+                if draws:
+                    random.setstate(state)
                 plain(context)
             raise
 

@@ -336,10 +336,14 @@ def test_limit_errors_carry_the_template_position() -> None:
         jinja.render({})
     assert (info.value.where, info.value.line, info.value.column) == ("t.jinja:2:3", 2, 3)
     assert str(info.value).startswith("t.jinja:2:3: a repetition")
-    loop = compile_template("a\n{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}", name="l")
+    loop = compile_template("a\n{% for i in range(10) %}{% for j in range(500) %}{% endfor %}{% endfor %}", name="l")
     with pytest.raises(RenderLimitExceeded) as info:
         loop.render({}, limits={"fuel": 1000})  # the general path (limits given) too
-    assert info.value.limit == "fuel" and info.value.where == "l:2:29"  # the inner loop's tag
+    assert info.value.limit == "fuel" and info.value.where == "l:2:25"  # the inner loop's tag
+    long = compile_template("a\n{% for i in range(3000) %}{% endfor %}", name="l")
+    with pytest.raises(RenderLimitExceeded) as info:  # a loop longer than the fuel: at its start
+        long.render({}, limits={"fuel": 1000})
+    assert info.value.limit == "fuel" and info.value.where == "l:2:1"
     deep = compile_template("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}\n{{ f(0) }}", name="d")
     with pytest.raises(RenderLimitExceeded) as info:
         deep.render({})

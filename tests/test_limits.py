@@ -78,6 +78,62 @@ def test_guarded_operations_render_like_transformers(source: str, context: dict)
     assert compile_template(source).render(context) == expected[1]
 
 
+@pytest.mark.parametrize(
+    "source,context,guarded",
+    [
+        # a loop counter, a loop attribute, number arithmetic: ``%`` formats nothing
+        ("{% for m in ms %}{{ loop.index0 % 2 }}{{ (loop.index + 1) % 3 }}{% endfor %}", {"ms": [1, 2, 3]}, False),
+        # a constant format without wide fields builds its own text and its arguments'
+        ("{{ '%s: %5d|%-4s' % (a, 3, 'x') }}{% set t = '%s!' % a %}{{ t }}", {"a": "hi"}, False),
+        ("{{ '%.3f' % x }}{{ '%(k)s' % d }}", {"x": 2.5, "d": {"k": "v"}}, False),
+        # a computed format, a '*' width, a wide field: checked before Python pads
+        ("{{ f % a }}", {"f": "%s?", "a": "x"}, True),
+        ("{{ '%*d' % (n, 1) }}", {"n": 3}, True),
+        ("{{ '%9999d' % n }}", {"n": 3}, True),
+        ("{{ n % m }}", {"n": 7, "m": 4}, True),
+    ],
+)
+def test_modulo_is_guarded_where_it_can_format_wide(source: str, context: dict, guarded: bool) -> None:
+    """A type rule: ``%`` goes through ``limits.mod`` only where it can be printf-style
+    formatting with a width the template does not show; either way it renders like jinja2."""
+    from tmpl2py.compiler.build import emitted
+
+    expected = ref_render(source, context)
+    assert expected[0] == "ok", expected
+    assert compile_template(source).render(context) == expected[1]
+    code = emitted(source, "jinja", "hf", None, True)[0]
+    assert ("mod(" in code) is guarded, code
+
+
+def test_wide_formats_stay_refused() -> None:
+    with pytest.raises(RenderLimitExceeded, match="format width"):
+        compile_template("{{ '%*d' % (n, 1) }}").render({"n": 10**9})
+    with pytest.raises(RenderLimitExceeded, match="format width"):
+        compile_template("{{ '%999999999d' % 1 }}").render({})
+
+
+def test_loops_pay_at_their_start_and_leaf_macros_at_their_callers() -> None:
+    """A loop is charged for all its iterations before the first (one subtraction, not one
+    per iteration); a macro that calls no other pays nothing itself (its callers' loops
+    count the call); a macro that calls others pays each call: an exponential tree of
+    calls without a loop ends in the fuel limit."""
+    from tmpl2py.compiler.build import emitted
+
+    source = "{% macro leaf(x) %}[{{ x }}]{% endmacro %}{% for m in ms %}{{ leaf(m) }}{% endfor %}"
+    code = emitted(source, "jinja", "hf", None, True)[0]
+    assert "_fuel -= length_hint(" in code and code.count("_fuel -=") == 1, code
+    assert "nonlocal" not in code  # the leaf counts nothing: render's counter stays a local
+    assert compile_template(source).render({"ms": [1, 2]}) == "[1][2]"
+    tree = "{% macro f0() %}x{% endmacro %}" + "".join(
+        f"{{% macro f{i}() %}}{{{{ f{i - 1}() }}}}{{{{ f{i - 1}() }}}}{{% endmacro %}}" for i in range(1, 31)
+    ) + "{{ f30()|length }}"
+    with pytest.raises(RenderLimitExceeded, match="loop iterations") as info:
+        compile_template(tree).render({})
+    assert info.value.limit == "fuel"
+    ok = compile_template(tree.replace("f30()|length", "f8()|length"))
+    assert ok.render({}) == ref_render(tree.replace("f30()|length", "f8()|length"), {})[1] == "256"
+
+
 def test_limits_are_configurable_per_call_and_per_template() -> None:
     source = "{{ 'x' * 200000 }}"
     with pytest.raises(RenderLimitExceeded, match="repetition") as info:
@@ -100,6 +156,30 @@ def test_limits_are_configurable_per_call_and_per_template() -> None:
     assert conv.render_conversation(messages) == "hihihi"
     with pytest.raises(RenderLimitExceeded):
         conv.render_conversation(messages, limits={"fuel": 2000})
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # render's loop and a macro's loop
+        "{% macro g() %}{% for i in range(6000) %}{% endfor %}{% endmacro %}"
+        "{% for i in range(6000) %}{% endfor %}{{ g() }}ok",
+        # a call block's body and a recursive loop count in the functions' box too
+        "{% macro g() %}{{ caller() }}{% endmacro %}{% for i in range(6000) %}{% endfor %}"
+        "{% call g() %}{% for i in range(6000) %}{% endfor %}{% endcall %}ok",
+        "{% for i in range(6000) %}{% endfor %}{% for x in [range(6000)] recursive %}"
+        "{% for i in x %}{% endfor %}{% endfor %}ok",
+    ],
+)
+def test_render_and_its_functions_draw_on_one_pool(source: str) -> None:
+    """render counts in a local, its functions in a box of their own: both lend from the one
+    meter, so half the work on each side of the limit still exceeds it."""
+    template = compile_template(source)
+    assert template.render({}, limits={"fuel": 13_000}) == "ok"
+    with pytest.raises(RenderLimitExceeded, match="loop iterations"):
+        template.render({}, limits={"fuel": 10_000})
+    with pytest.raises(RenderLimitExceeded, match="loop iterations"):
+        template.render({}, limits={"fuel": 11_500})  # just below the whole work
 
 
 def test_go_conversation_takes_limits() -> None:

@@ -62,7 +62,7 @@ def locate_limit(error: RenderLimitExceeded, template: Any) -> RenderLimitExceed
     """``error`` itself, its ``where`` set to ``LINE:COL`` as Go counts them (the line
     1-based, the column the 0-based byte offset, as in Go's own error texts): the site of
     the call that raised, or, for a limit the loop counter hit (fuel, output: raised by
-    the refuel at the top of a loop body), the site of the loop's ``range``."""
+    the refuel of a loop's charge), the site of the loop's ``range``."""
     sites = template.namespace.get("GO_ERROR_SITES")
     raised: Optional[BaseException] = error  # or the error it replaced (a RecursionError)
     while raised is not None and _generated_frame(raised.__traceback__, template) is None:
@@ -81,22 +81,48 @@ def locate_limit(error: RenderLimitExceeded, template: Any) -> RenderLimitExceed
 
 
 def _loop_site(frame_tb: Any, template: Any) -> int:
-    """The site of the innermost generated ``for`` around the line that raised: the first
-    call of its iterable that has one (the range's pipeline)."""
+    """The site of the generated ``for`` whose fuel charge raised (the charge stands just
+    before it, its items just before that: ``compiler/fuel.py``), else of the innermost
+    ``for`` around the line that raised: the first call of its items that has one (the
+    range's pipeline)."""
     line = frame_tb.tb_lineno
-    loops = [
-        n
-        for n in ast.walk(ast.parse(template._emitted))
+    tree = ast.parse(template._emitted)
+    iterables = [loop.iter for loop in _charged_loops(tree, line)]
+    iterables += [
+        n.iter
+        for n in sorted(ast.walk(tree), key=lambda n: -getattr(n, "lineno", 0))
         if isinstance(n, ast.For) and n.lineno <= line <= (n.end_lineno or n.lineno)
     ]
     by_position = _sites_by_position(template)
-    for loop in sorted(loops, key=lambda n: -n.lineno):
-        for call in _preorder(loop.iter):
+    for iterable in iterables:
+        for call in _preorder(iterable):
             if isinstance(call, ast.Call):
                 where = (call.lineno, call.end_lineno, call.col_offset, call.end_col_offset)
                 if where in by_position:
                     return by_position[where]
     return 0
+
+
+def _charged_loops(tree: ast.AST, line: int) -> list:
+    """The loop whose charge (``if _fuel < 0: refuel``) holds ``line``, as a ``For`` whose
+    items are the value its ``_items`` name was assigned (an empty list: none)."""
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if not isinstance(body, list):
+            continue
+        for i, stmt in enumerate(body[:-1]):
+            nxt = body[i + 1]
+            if isinstance(stmt, ast.If) and isinstance(nxt, ast.For):
+                if stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno):
+                    items = nxt.iter
+                    if isinstance(items, ast.Name) and i >= 2:
+                        made = body[i - 2]
+                        if isinstance(made, ast.Assign) and any(
+                            isinstance(t, ast.Name) and t.id == items.id for t in made.targets
+                        ):
+                            items = made.value
+                    return [ast.For(target=nxt.target, iter=items, body=[], orelse=[])]
+    return []
 
 
 def _generated_frame(tb: Optional[TracebackType], template: Any) -> Optional[TracebackType]:

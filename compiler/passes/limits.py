@@ -16,6 +16,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from tmpl2py.runtime.limits import PRINTF_SPEC
+
 from .. import ir
 
 _GUARDED = {"*": "limits.mul", "**": "limits.power", "%": "limits.mod", "+": "limits.add"}
@@ -24,7 +26,7 @@ _GUARDED = {"*": "limits.mul", "**": "limits.power", "%": "limits.mod", "+": "li
 METER = ir.Local("_m")
 
 
-def _guard(node: Any, written: set) -> Any:
+def _guard(node: Any, written: set, counters: frozenset) -> Any:
     if isinstance(node, ir.BinOp) and node.op in _GUARDED and id(node) not in written:
         left_const = isinstance(node.left, ir.Const)
         right_const = isinstance(node.right, ir.Const)
@@ -32,12 +34,45 @@ def _guard(node: Any, written: set) -> Any:
             return node  # grows by the literal's size
         if left_const and right_const and _small(node.op, node.left.value, node.right.value):
             return node
+        if node.op == "%" and (_number(node.left, counters) or _plain_format(node.left)):
+            return node  # not printf-style formatting, or a format without wide fields
         return ir.Helper(_GUARDED[node.op], (node.left, node.right))
     if isinstance(node, ir.TupleLit) and not all(isinstance(i, _PLAIN) for i in node.items):
         if any(isinstance(i, ir.Starred) for i in node.items):
             return node
         return ir.Helper("limits.make_tuple", (METER,) + node.items)
     return node
+
+
+#: ``loop`` attributes that are always ints
+_NUMERIC_LOOP_ATTRS = frozenset({"index", "index0", "revindex", "revindex0", "length", "depth", "depth0"})
+_NUMBER_OPS = frozenset({"+", "-", "*", "//", "%"})
+
+
+def _number(node: Any, counters: frozenset) -> bool:
+    """Whether ``node`` is always an int or a float: a number constant, a loop's counter,
+    a numeric ``loop`` attribute, or arithmetic on such (``loop.index0 % 2`` formats nothing)."""
+    if isinstance(node, ir.Const):
+        return type(node.value) in (int, float)
+    if isinstance(node, ir.Local):
+        return node.ident in counters
+    if isinstance(node, ir.LoopAttr):
+        return node.attr in _NUMERIC_LOOP_ATTRS and isinstance(node.loop, ir.Local)
+    if isinstance(node, ir.BinOp) and node.op in _NUMBER_OPS:
+        return _number(node.left, counters) and _number(node.right, counters)
+    return False
+
+
+def _plain_format(node: Any) -> bool:
+    """A constant format string whose fields take no ``*`` width and no width or precision
+    past 4,096: what it builds is its own text and its arguments' (``'%s: %s' % (a, b)``)."""
+    if not isinstance(node, ir.Const) or type(node.value) is not str:
+        return False
+    for match in PRINTF_SPEC.finditer(node.value):
+        for part in match.groups():
+            if part == "*" or part and int(part) > 4096:
+                return False
+    return True
 
 
 def _small(op: str, left: Any, right: Any) -> bool:
@@ -86,4 +121,9 @@ def _map(node: Any, fn: Any) -> Any:
 
 def run(module: ir.Module) -> ir.Module:
     written = _written_concatenations(module.body)
-    return dataclasses.replace(module, body=_map(module.body, lambda n: _guard(n, written)))
+    counters = frozenset(
+        n.counter for n in ir.walk(module.body) if isinstance(n, ir.For) and n.counter
+    )
+    return dataclasses.replace(
+        module, body=_map(module.body, lambda n: _guard(n, written, counters))
+    )
