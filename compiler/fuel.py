@@ -150,10 +150,7 @@ class FuelEmitter:
 
     def fuel_prologue(self) -> list:
         """``render``'s first lines when the module counts fuel (it starts with one chunk)."""
-        if "limits.make_tuple" in self.aliases:  # type: ignore[attr-defined]
-            # the tuple helper keeps its depths in the meter: made up front
-            refuel = self.helper_name("limits.refuel")  # type: ignore[attr-defined]
-            return [f"    _m, _fuel = {refuel}(None, _out)"]
+        tuples = ["    _tuples = {}"] if "limits.make_tuple" in self.aliases else []  # type: ignore[attr-defined]
         if not self.fuel_used:
-            return []
-        return [f"    _fuel = {CHUNK}", "    _m = None"]
+            return tuples
+        return [f"    _fuel = {CHUNK}", "    _m = None"] + tuples

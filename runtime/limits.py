@@ -185,16 +185,15 @@ def current() -> Limits:
 class Meter:
     """One render's account, made at its first refuel (renders that never run out of their
     first chunk never make one): the fuel not yet lent, the top-level output seen so far,
-    the deadline, the registry of tuples the template built (for their depth)."""
+    the deadline."""
 
-    __slots__ = ("fuel", "limits", "deadline", "out", "seen", "size", "tuples", "__weakref__")
+    __slots__ = ("fuel", "limits", "deadline", "out", "seen", "size", "__weakref__")
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
         self.out: Optional[list] = None
         self.seen = 0
         self.size = 0
-        self.tuples: dict = {}
         self.deadline = limits.deadline
         # the render started with one chunk in hand (``_fuel = CHUNK`` in its prologue)
         self.fuel = _UNLIMITED if limits.fuel is None else limits.fuel - CHUNK
@@ -404,11 +403,11 @@ def _times(value: Optional[int], factor: int) -> Optional[int]:
     return None if value is None else value * factor
 
 
-def make_tuple(meter: Meter, *items: Any) -> tuple:
+def make_tuple(registry: dict, *items: Any) -> tuple:
     """A tuple literal with computed items, refused past MAX_TUPLE_DEPTH levels of nesting
-    (the depth of each tuple built is kept in the render's meter, so this is O(items))."""
+    (the depth of each tuple built is kept in ``registry``, the render's ``_tuples``, so
+    this is O(items))."""
     made = tuple(items)
-    registry = meter.tuples
     depth = 0
     for item in items:
         if type(item) is tuple:

@@ -22,8 +22,8 @@ from .. import ir
 
 _GUARDED = {"*": "limits.mul", "**": "limits.power", "%": "limits.mod", "+": "limits.add"}
 
-#: the render's meter, passed to the tuple helper (its registry of built tuples' depths)
-METER = ir.Local("_m")
+#: the render's registry of the tuples it built and their depths, passed to the tuple helper
+TUPLES = ir.Local("_tuples")
 
 
 def _guard(node: Any, written: set, counters: frozenset) -> Any:
@@ -40,7 +40,7 @@ def _guard(node: Any, written: set, counters: frozenset) -> Any:
     if isinstance(node, ir.TupleLit) and not all(isinstance(i, _PLAIN) for i in node.items):
         if any(isinstance(i, ir.Starred) for i in node.items):
             return node
-        return ir.Helper("limits.make_tuple", (METER,) + node.items)
+        return ir.Helper("limits.make_tuple", (TUPLES,) + node.items)
     return node
 
 
