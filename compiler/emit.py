@@ -26,6 +26,11 @@ MODULE_HEADER = """\
 """
 
 
+def _own_items(name: str) -> bool:
+    """A name only a loop's charge reads after it: the loop's items, a recursive loop's."""
+    return name == "_iterable" or name.startswith("_items")
+
+
 class Emitter(FuelEmitter):
     def __init__(self) -> None:
         self.lines: list[str] = []
@@ -335,7 +340,8 @@ class Emitter(FuelEmitter):
     ) -> None:
         target = unparse(target_node(node.target))
         if self.fuel_enabled:  # the loop pays for all its iterations as it starts
-            if not isinstance(iterable, ast.Name):
+            if not isinstance(iterable, ast.Name) or not _own_items(iterable.id):
+                # (a long loop rebinds its items: a name of its own, never a variable's)
                 items = self.fresh("items")
                 self.line(f"{items} = {unparse(iterable)}")
                 iterable = ast.Name(items, ast.Load())

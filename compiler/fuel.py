@@ -107,24 +107,31 @@ class FuelEmitter:
     fuel_used = False
     fuel_functions = 0  # how many template functions enclose the code being emitted
 
-    def fuel_tick(self, cost: Any = 1) -> None:
-        """Pay ``cost`` (a constant, or the source of a count): a loop's start, a call."""
+    def fuel_tick(self, cost: Any = 1, items: str = "", unit: int = 1) -> None:
+        """Pay ``cost`` (a constant, or the source of a count): a call; with ``items`` (a
+        plain name), a loop's start (``unit``: one iteration's cost)."""
         if not self.fuel_enabled:
             return
         self.fuel_used = True
-        refuel = self.helper_name("limits.refuel")  # type: ignore[attr-defined]
         out = "None" if self.fuel_functions else "_out"
         self.line(f"_fuel -= {cost}")  # type: ignore[attr-defined]
         self.line("if _fuel < 0:")  # type: ignore[attr-defined]
-        self.line(f"    _m, _fuel = {refuel}(_m, {out}, _fuel)")  # type: ignore[attr-defined]
+        if items:
+            again = self.helper_name("limits.refuel_loop")  # type: ignore[attr-defined]
+            write = f", {self.writer}" if self.fuel_functions else ""  # type: ignore[attr-defined]
+            self.line(f"    _m, _fuel, {items} = {again}(_m, {out}, _fuel, {items}, {unit}{write})")  # type: ignore[attr-defined]
+        else:
+            refuel = self.helper_name("limits.refuel")  # type: ignore[attr-defined]
+            self.line(f"    _m, _fuel = {refuel}(_m, {out}, _fuel)")  # type: ignore[attr-defined]
 
     def fuel_loop_start(self, items: str, body: Any) -> None:
-        """Before a loop over ``items`` (the source of a plain name): all its iterations."""
+        """Before a loop over ``items`` (the source of a plain name, which a loop longer than
+        the fuel in hand rebinds to checked items): all its iterations."""
         if not self.fuel_enabled:
             return
         hint = self.helper_name("limits.length_hint")  # type: ignore[attr-defined]
         cost = body_cost(body)
-        self.fuel_tick(f"{hint}({items})" + (f" * {cost}" if cost > 1 else ""))
+        self.fuel_tick(f"{hint}({items})" + (f" * {cost}" if cost > 1 else ""), items, cost)
 
     def fuel_function_start(self, body: Any, leaf: bool) -> None:
         """First lines of a function the template defines: share render's counter (when its

@@ -22,7 +22,7 @@ from tmpl2py.runtime.jinja import (
     subscript,
 )
 from tmpl2py.runtime.jinja.filters import do_d, do_lower, do_tojson, do_upper, test_mapping
-from tmpl2py.runtime.limits import length_hint, refuel
+from tmpl2py.runtime.limits import length_hint, refuel, refuel_loop
 
 TEMPLATE_NAME = "examples/seed000_command.jinja"
 SOURCE_SHA256 = "ada8528d3b8c43cebba4c056f67a8c40243ba723c53cb14c8b34531ab7edc0eb"
@@ -140,10 +140,11 @@ def render(context: dict) -> str:
             '<|START_ACTION|>[\n    {"tool_call_id": "0", "tool_name": "direct-injected-document", "parameters": {}}\n]<|END_ACTION|><|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|><|START_TOOL_RESULT|>[\n    {\n        "tool_call_id": "0",\n        "results": {'
         )
         # line 31: for
-        _fuel -= length_hint(l_1_documents) * 3
+        _items2 = l_1_documents
+        _fuel -= length_hint(_items2) * 3
         if _fuel < 0:
-            _m, _fuel = refuel(_m, None, _fuel)
-        _n2, l_2_loop = loop_last(l_1_documents)
+            _m, _fuel, _items2 = refuel_loop(_m, None, _fuel, _items2, 3, _w)
+        _n2, l_2_loop = loop_last(_items2)
         for _i2, l_2_doc in enumerate(l_2_loop):
             l_2_doc_val = (
                 (l_2_doc["data"] if _dict1 and "data" in l_2_doc else getattr_(l_2_doc, "data"))
@@ -190,10 +191,11 @@ def render(context: dict) -> str:
             else:
                 l_1_tool_call_id_seen = call(l_0_namespace, value=False)
             # line 46: for
-            _fuel -= length_hint(l_1_messages) * 2
+            _items3 = l_1_messages
+            _fuel -= length_hint(_items3) * 2
             if _fuel < 0:
-                _m, _fuel = refuel(_m, None, _fuel)
-            for l_2_msg in l_1_messages:
+                _m, _fuel, _items3 = refuel_loop(_m, None, _fuel, _items3, 2, _w)
+            for l_2_msg in _items3:
                 # line 47: if
                 if (
                     l_2_msg.get("tool_calls")
@@ -201,15 +203,15 @@ def render(context: dict) -> str:
                     else getattr_(l_2_msg, "tool_calls")
                 ):
                     # line 48: for
-                    _items2 = (
+                    _items4 = (
                         l_2_msg["tool_calls"]
                         if _dict2 and "tool_calls" in l_2_msg
                         else getattr_(l_2_msg, "tool_calls")
                     )
-                    _fuel -= length_hint(_items2) * 5
+                    _fuel -= length_hint(_items4) * 5
                     if _fuel < 0:
-                        _m, _fuel = refuel(_m, None, _fuel)
-                    for l_3_tool_call in _items2:
+                        _m, _fuel, _items4 = refuel_loop(_m, None, _fuel, _items4, 5, _w)
+                    for l_3_tool_call in _items4:
                         # line 49: if
                         if (
                             l_3_tool_call["id"]
@@ -268,11 +270,11 @@ def render(context: dict) -> str:
             _w(do_tojson(l_1_text_wrapper))
         else:
             # line 74: for
-            _items3 = _v7 if _dict4 else getattr_(l_1_tool_msg, "content")
-            _fuel -= length_hint(_items3) * 2
+            _items5 = _v7 if _dict4 else getattr_(l_1_tool_msg, "content")
+            _fuel -= length_hint(_items5) * 2
             if _fuel < 0:
-                _m, _fuel = refuel(_m, None, _fuel)
-            l_2_loop = loop_context(_items3)
+                _m, _fuel, _items5 = refuel_loop(_m, None, _fuel, _items5, 2, _w)
+            l_2_loop = loop_context(_items5)
             for l_2_content in l_2_loop:
                 _w('\n            "')
                 _w(str(l_2_loop.index0))
@@ -368,15 +370,15 @@ def render(context: dict) -> str:
             else:
                 l_1_last_was_text = call(l_0_namespace, value=False)
             # line 101: for
-            _items4 = (
+            _items6 = (
                 l_1_msg["content"]
                 if type(l_1_msg) is dict and "content" in l_1_msg
                 else getattr_(l_1_msg, "content")
             )
-            _fuel -= length_hint(_items4) * 7
+            _fuel -= length_hint(_items6) * 7
             if _fuel < 0:
-                _m, _fuel = refuel(_m, None, _fuel)
-            _n2, l_2_loop = loop_last(_items4)
+                _m, _fuel, _items6 = refuel_loop(_m, None, _fuel, _items6, 7, _w)
+            _n2, l_2_loop = loop_last(_items6)
             for _i2, l_2_content in enumerate(l_2_loop):
                 # line 102: if
                 if (
@@ -594,10 +596,11 @@ def render(context: dict) -> str:
                 else:
                     _w("\n")
             # line 182: for
-            _fuel -= length_hint(l_0_tools) * 5
+            _items7 = l_0_tools
+            _fuel -= length_hint(_items7) * 5
             if _fuel < 0:
-                _m, _fuel = refuel(_m, _out, _fuel)
-            _n1, l_1_loop = loop_last(l_0_tools)
+                _m, _fuel, _items7 = refuel_loop(_m, _out, _fuel, _items7, 5)
+            _n1, l_1_loop = loop_last(_items7)
             for _i1, l_1_tool in enumerate(l_1_loop):
                 _w('    {"name": "')
                 _w(
@@ -671,10 +674,11 @@ def render(context: dict) -> str:
         _f_l_0_print_msg(_w, l_0_developer_instruction)
         _w("<|END_OF_TURN_TOKEN|>")
     # line 216: for
-    _fuel -= length_hint(l_0_messages) * 18
+    _items8 = l_0_messages
+    _fuel -= length_hint(_items8) * 18
     if _fuel < 0:
-        _m, _fuel = refuel(_m, _out, _fuel)
-    for _i1, l_1_message in enumerate(l_0_messages):
+        _m, _fuel, _items8 = refuel_loop(_m, _out, _fuel, _items8, 18)
+    for _i1, l_1_message in enumerate(_items8):
         l_1_msg_role_downcased = do_lower(
             l_1_message["role"]
             if type(l_1_message) is dict and "role" in l_1_message
@@ -773,15 +777,15 @@ def render(context: dict) -> str:
                         _w("<|END_THINKING|>")
                 _w("<|START_ACTION|>[")
                 # line 233: for
-                _items5 = (
+                _items9 = (
                     l_1_message["tool_calls"]
                     if type(l_1_message) is dict and "tool_calls" in l_1_message
                     else getattr_(l_1_message, "tool_calls")
                 )
-                _fuel -= length_hint(_items5) * 7
+                _fuel -= length_hint(_items9) * 7
                 if _fuel < 0:
-                    _m, _fuel = refuel(_m, _out, _fuel)
-                _n2, l_2_loop = loop_last(_items5)
+                    _m, _fuel, _items9 = refuel_loop(_m, _out, _fuel, _items9, 7)
+                _n2, l_2_loop = loop_last(_items9)
                 for _i2, l_2_tc in enumerate(l_2_loop):
                     _w('\n    {"tool_call_id": "')
                     # line 235: if
@@ -887,11 +891,11 @@ def render(context: dict) -> str:
             _w("<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|><|START_TOOL_RESULT|>[\n    ")
             _f_l_0_format_tool_message(_w, l_0_messages, l_1_message)
             # line 249: for
-            _items6 = subscript(l_0_messages, slice(_i1 + 1, None, None))
-            _fuel -= length_hint(_items6) * 5
+            _items10 = subscript(l_0_messages, slice(_i1 + 1, None, None))
+            _fuel -= length_hint(_items10) * 5
             if _fuel < 0:
-                _m, _fuel = refuel(_m, _out, _fuel)
-            for _i2, l_2_msg in enumerate(_items6):
+                _m, _fuel, _items10 = refuel_loop(_m, _out, _fuel, _items10, 5)
+            for _i2, l_2_msg in enumerate(_items10):
                 # line 251: if
                 if (
                     do_lower(

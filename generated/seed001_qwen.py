@@ -7,7 +7,7 @@
 
 from tmpl2py.runtime.jinja import Undefined, getattr_, getitem, start_values
 from tmpl2py.runtime.jinja.filters import do_tojson
-from tmpl2py.runtime.limits import length_hint, refuel
+from tmpl2py.runtime.limits import length_hint, refuel, refuel_loop
 
 TEMPLATE_NAME = "examples/seed001_qwen.jinja"
 SOURCE_SHA256 = "85fd0223b6eeca23c4fe88554bcfb50979697ef3eb6a30b88c73eee4d9737491"
@@ -48,10 +48,11 @@ def render(context: dict) -> str:
             "# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>"
         )
         # line 7: for
-        _fuel -= length_hint(l_0_tools)
+        _items1 = l_0_tools
+        _fuel -= length_hint(_items1)
         if _fuel < 0:
-            _m, _fuel = refuel(_m, _out, _fuel)
-        for l_1_tool in l_0_tools:
+            _m, _fuel, _items1 = refuel_loop(_m, _out, _fuel, _items1, 1)
+        for l_1_tool in _items1:
             _w("\n")
             _w(do_tojson(l_1_tool))
         _w(
@@ -72,10 +73,11 @@ def render(context: dict) -> str:
             + "<|im_end|>\n"
         )
     # line 17: for
-    _fuel -= length_hint(l_0_messages) * 10
+    _items2 = l_0_messages
+    _fuel -= length_hint(_items2) * 10
     if _fuel < 0:
-        _m, _fuel = refuel(_m, _out, _fuel)
-    for _i1, l_1_message in enumerate(l_0_messages):
+        _m, _fuel, _items2 = refuel_loop(_m, _out, _fuel, _items2, 10)
+    for _i1, l_1_message in enumerate(_items2):
         # line 18: if
         if (
             (
@@ -157,15 +159,15 @@ def render(context: dict) -> str:
                     + "\n\n"
                 )
             # line 35: for
-            _items1 = (
+            _items3 = (
                 l_1_message["tool_calls"]
                 if _dict1 and "tool_calls" in l_1_message
                 else getattr_(l_1_message, "tool_calls")
             )
-            _fuel -= length_hint(_items1) * 4
+            _fuel -= length_hint(_items3) * 4
             if _fuel < 0:
-                _m, _fuel = refuel(_m, _out, _fuel)
-            for l_2_tool_call in _items1:
+                _m, _fuel, _items3 = refuel_loop(_m, _out, _fuel, _items3, 4)
+            for l_2_tool_call in _items3:
                 # line 36: if
                 if (
                     "function" in l_2_tool_call

@@ -19,7 +19,7 @@ from tmpl2py.runtime.go.execute import (
     to_str,
 )
 from tmpl2py.runtime.go.ollama import TemplateMessage, TemplateTool, TemplateToolCall
-from tmpl2py.runtime.limits import length_hint, refuel
+from tmpl2py.runtime.limits import length_hint, refuel, refuel_loop
 
 TEMPLATE_NAME = "examples/seed002_gemma3_tools.gotmpl"
 SOURCE_SHA256 = "5e4271c679cca23c0c3c4d983acfc708966b0187a8044a4280ec35c933973fb8"
@@ -91,7 +91,7 @@ def render(context: dict) -> str:
             _items1 = range_values(v_tool_0)
             _fuel -= length_hint(_items1)
             if _fuel < 0:
-                _m, _fuel = refuel(_m, _out, _fuel)
+                _m, _fuel, _items1 = refuel_loop(_m, _out, _fuel, _items1, 1)
             for dot_1 in _items1:
                 v_tool_0 = dot_1
                 _w("\n```tool_spec\n")
@@ -104,7 +104,7 @@ def render(context: dict) -> str:
     _items2 = range_pairs(v_i_2)
     _fuel -= length_hint(_items2) * 12
     if _fuel < 0:
-        _m, _fuel = refuel(_m, _out, _fuel)
+        _m, _fuel, _items2 = refuel_loop(_m, _out, _fuel, _items2, 12)
     for v_i_2, dot_4 in _items2:
         v___3 = dot_4
         v_last_5 = slice_length(field(dot, "Messages"), v_i_2) == 1
@@ -144,7 +144,7 @@ def render(context: dict) -> str:
                 )
                 _fuel -= length_hint(_items3) * 3
                 if _fuel < 0:
-                    _m, _fuel = refuel(_m, _out, _fuel)
+                    _m, _fuel, _items3 = refuel_loop(_m, _out, _fuel, _items3, 3)
                 for dot_6 in _items3:
                     _w('\n```tool_call\n{"name": "')
                     _w(

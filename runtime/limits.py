@@ -221,6 +221,17 @@ class Meter:
             _budget_exhausted(self.limits.budget)
         return lend
 
+    def check(self) -> None:
+        """A long loop's check every chunk of its iterations (they were paid for as it
+        started): the output written since the last look is charged and capped, then the
+        pool and the deadline checked, as at a refuel, with nothing lent."""
+        if self.out is not None:
+            self.fuel -= self._grown() // OUTPUT_PER_FUEL
+        if self.fuel < 0:
+            self._exhausted()
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            _budget_exhausted(self.limits.budget)
+
     def _exhausted(self) -> None:
         self.fuel = 0
         _live.set(None)  # this render is over: later renders' work is not charged to it
@@ -260,6 +271,43 @@ def refuel(meter: Optional[Meter], out: Optional[list] = None, fuel: int = 0) ->
     if out is not None and meter.out is None:
         meter.out = out
     return meter, meter.take(-fuel if fuel < 0 else 0)
+
+
+def refuel_loop(
+    meter: Optional[Meter], out: Optional[list], fuel: int, items: Any, cost: int, write: Any = None
+) -> tuple:
+    """A loop's charge ran the counter out: ``(meter, fuel, items)``, as :func:`refuel`, and
+    the items to iterate. A loop longer than a chunk gets them through :func:`_checked`, so
+    the output it writes, the pool and the deadline are still looked at every chunk of its
+    iterations (a loop of 100,000 iterations, each printing a new 100 KB string, is stopped
+    at the output cap, not after building 10 GB). ``write``: a function's writer (its
+    buffer's ``append``), whose buffer is measured the same way (render's is ``out``)."""
+    meter, fuel = refuel(meter, out, fuel)
+    every = max(1, CHUNK // cost)
+    if length_hint(items) > every:
+        buffer = getattr(write, "__self__", None) if out is None else None
+        items = _checked(meter, items, every, buffer if type(buffer) is list else None)
+    return meter, fuel, items
+
+
+def _checked(meter: Meter, items: Any, every: int, buffer: Optional[list]) -> Iterator[Any]:
+    n = 0
+    seen = len(buffer) if buffer is not None else 0
+    size = sum(map(len, buffer)) if buffer is not None else 0
+    cap = meter.limits.output
+    for item in items:
+        n += 1
+        if n == every:
+            n = 0
+            if buffer is not None:  # a function's own output, charged and capped as render's
+                end = len(buffer)
+                grown = sum(map(len, buffer[seen:end]))
+                seen, size = end, size + grown
+                meter.fuel -= grown // OUTPUT_PER_FUEL
+                if cap is not None and size > cap:
+                    raise RenderLimitExceeded("output", f"a macro's output passed {cap:,} characters")
+            meter.check()
+        yield item
 
 
 #: The meter of the render running in this thread / task, for :func:`charge` (a weak
@@ -389,6 +437,7 @@ def add(left: Any, right: Any) -> Any:
     if isinstance(left, (str, list, tuple)) and isinstance(right, (str, list, tuple)):
         size = len(left) + len(right)
         if size > 4096:
+            charge(size // OUTPUT_PER_FUEL)  # building it is work (a loop adding 100 KB each time)
             limits = _current.get()
             cap = limits.output if isinstance(left, str) else _times(limits.value, 10)
             if cap is not None and size > cap:

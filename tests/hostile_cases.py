@@ -34,6 +34,13 @@ NS = "{% set ns = namespace(s='ab', l=[1, 2], t=()) %}"
 
 JINJA_DOS = {
     "nested-range": "{% for i in range(100000) %}{% for j in range(100000) %}{{ j }}{% endfor %}{% endfor %}",
+    # a loop paid for as it starts still checks its output every chunk of iterations: a new
+    # 100 KB string each time, in render and in a macro; a long literal added in a loop
+    "loop-new-strings": "{% for i in range(20000) %}{{ '" + "x" * 100_000 + "' + i|string }}{% endfor %}",
+    "macro-loop-new-strings": "{% macro f() %}{% for i in range(20000) %}{{ '" + "x" * 100_000
+    + "'|upper }}{% endfor %}{% endmacro %}{{ f() }}",
+    "long-literal-accumulation": "{% set ns = namespace(s='') %}{% for i in range(20000) %}"
+    "{% set ns.s = ns.s + '" + "x" * 100_000 + "' %}{% endfor %}{{ ns.s|length }}",
     "nested-range-empty": "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
     "string-repeat": "{{ 'x' * 10**9 }}",
     "string-repeat-left": "{{ (10**9) * 'ab' }}",

@@ -4,7 +4,7 @@ value from a small template go through a checking helper of ``runtime/limits``.
 
 Invariant left: no ``BinOp`` ``*``, ``**`` or ``%`` whose operands are not both constants
 (repetition ``'x' * n``, ``2 ** n``, ``'%*d' % (n, 1)``), no ``+`` of two computed values
-(doubling through a loop or a macro: ``s + s``; ``s + 'literal'`` grows by a constant,
+(doubling through a loop or a macro: ``s + s``; ``s + 'literal'`` grows by a constant when the literal is short,
 and a ``+`` chain an ``Output`` writes is never kept: both stay plain ``+``), and no tuple literal holding a computed item (nesting tuples deeper
 than hashing can recurse: ``ns.t = (ns.t,)``) remain plain Python; each is a
 ``Helper("limits.mul" | "limits.power" | "limits.mod" | "limits.add" | "limits.make_tuple")``
@@ -30,8 +30,8 @@ def _guard(node: Any, written: set, counters: frozenset) -> Any:
     if isinstance(node, ir.BinOp) and node.op in _GUARDED and id(node) not in written:
         left_const = isinstance(node.left, ir.Const)
         right_const = isinstance(node.right, ir.Const)
-        if node.op == "+" and (isinstance(node.left, _SIZED) or isinstance(node.right, _SIZED)):
-            return node  # grows by the literal's size
+        if node.op == "+" and (_short(node.left) or _short(node.right)):
+            return node  # grows by a short literal's size (a loop of the fuel's length: 32 MB)
         if left_const and right_const and _small(node.op, node.left.value, node.right.value):
             return node
         if node.op == "%" and (_number(node.left, counters) or _plain_format(node.left)):
@@ -89,7 +89,18 @@ def _small(op: str, left: Any, right: Any) -> bool:
 
 
 #: operands whose length is fixed by the template text (``+ 'x'``, ``+ [item]``)
-_SIZED = (ir.Const, ir.ListLit, ir.TupleLit)
+#: a literal operand of ``+`` this short leaves it plain (a longer one, added in a loop, would
+#: grow a value by fuel x its size: 500,000 x 100 KB)
+SHORT = 64
+
+
+def _short(node: Any) -> bool:
+    if isinstance(node, (ir.ListLit, ir.TupleLit)):
+        return len(node.items) <= SHORT
+    if isinstance(node, ir.Const):
+        value = node.value
+        return not isinstance(value, (str, bytes, list, tuple)) or len(value) <= SHORT
+    return False
 
 #: tuple items that cannot be a tuple the template built
 _PLAIN = (ir.Const, ir.Ref)
