@@ -326,10 +326,29 @@ def test_ctrl_c_exits_130_without_a_traceback(monkeypatch: pytest.MonkeyPatch, c
     assert capsys.readouterr().err == "tmpl2py: interrupted\n"
 
 
+def _wait_until_blocked(pid: int, timeout: float = 60.0) -> None:
+    """Until the process has stopped using CPU (blocked reading its stdin): its start-up can
+    take seconds on a loaded machine, and a signal sent during it is not the case tested."""
+    import time
+
+    stat = Path(f"/proc/{pid}/stat")
+    if not stat.exists():  # not Linux: a generous pause
+        time.sleep(3)
+        return
+    deadline, last, still = time.monotonic() + timeout, None, 0
+    while time.monotonic() < deadline:
+        fields = stat.read_text().rsplit(")", 1)[1].split()
+        used = int(fields[11]) + int(fields[12])  # utime + stime, in clock ticks
+        still = still + 1 if used == last else 0
+        if still >= 5:  # no CPU for 0.5 s
+            return
+        last = used
+        time.sleep(0.1)
+
+
 def test_ctrl_c_in_a_real_process(tmp_path: Path) -> None:
     import os
     import signal
-    import time
 
     # a render that blocks reading stdin, then SIGINT
     proc = subprocess.Popen(
@@ -337,7 +356,7 @@ def test_ctrl_c_in_a_real_process(tmp_path: Path) -> None:
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "TMPL2PY_CACHE_DIR": str(tmp_path / "c")},
     )  # fmt: skip
-    time.sleep(3)
+    _wait_until_blocked(proc.pid)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "Traceback" not in err, err
