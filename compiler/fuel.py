@@ -41,24 +41,8 @@ _CALLS = (ir.Helper, ir.CallValue, ir.CallFunc)
 
 def body_cost(body: Any) -> int:
     """Fuel one iteration of ``body`` costs: 1, plus a unit per CALLS_PER_FUEL calls of the
-    body itself (a nested loop's body and a function's pay at their own tick)."""
-    calls = 0
-    stack = [body]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, tuple):
-            stack.extend(node)
-            continue
-        if not isinstance(node, ir.Node):
-            continue
-        if isinstance(node, _CALLS):
-            calls += 1
-        for field, value in ir.children(node):
-            if isinstance(node, ir.For) and field in ("body", "else_"):
-                continue  # the inner loop's tick pays for its body
-            if isinstance(node, ir.FuncDef) and field == "body":
-                continue
-            stack.append(value)
+    body itself (a nested loop's body and a function's pay at their own charge)."""
+    calls = sum(1 for node in _own_nodes(body, inner_loops=False) if isinstance(node, _CALLS))
     return 1 + calls // CALLS_PER_FUEL
 
 
@@ -83,8 +67,9 @@ def _has_loop(body: Any) -> bool:
     return any(isinstance(node, ir.For) for node in _own_nodes(body))
 
 
-def _own_nodes(body: Any) -> Any:
-    """The nodes of ``body`` outside the functions it defines."""
+def _own_nodes(body: Any, inner_loops: bool = True) -> Any:
+    """The nodes of ``body`` outside the functions it defines (and, unless ``inner_loops``,
+    outside the bodies of its loops)."""
     stack = [body]
     while stack:
         node = stack.pop()
@@ -96,6 +81,8 @@ def _own_nodes(body: Any) -> Any:
         yield node
         for field, value in ir.children(node):
             if isinstance(node, ir.FuncDef) and field == "body":
+                continue
+            if not inner_loops and isinstance(node, ir.For) and field in ("body", "else_"):
                 continue
             stack.append(value)
 
