@@ -473,7 +473,6 @@ class Emitter(FuelEmitter):
             self.lines.insert(prologue_end, "    _get = context.get")
             self.spans.insert(prologue_end, ir.NOSPAN)
             start = self.helper_name("jinja.start_values")
-        self.fuel_epilogue()
         self.line('return "".join(_out)')
         body = self.lines
         out = [header, '"""Compiled chat template: call ``render(context)``."""', ""]

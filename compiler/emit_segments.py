@@ -643,7 +643,6 @@ class SegmentEmitter(Emitter):
             start = self.helper_name("jinja.start_values")
         prologue += self.fuel_prologue()  # the work bounds count here as in render
         self.lines[prologue_end:prologue_end] = prologue
-        self.fuel_epilogue()
         self.line(f"return {self.rt('finish')}(_out, _org, _SITES, context, _PLAIN)")
         empty, top = self.rt("EMPTY"), self.rt("TOP")
         wrap = self.rt("plain_errors")

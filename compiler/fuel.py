@@ -10,7 +10,8 @@ leaf function's calls are paid by its callers (the loop bodies that call it, at
 :func:`body_cost`; straight-line code runs once). Only when the count goes below zero does
 the code call ``refuel``, which takes what the counter owes, lends the next chunk after
 checking the render's limits (fuel, output, deadline) and makes the render's meter on its
-first call; a render that made one checks its output once more before joining it.
+first call; a loop longer than a chunk iterates checked items (``limits.refuel_loop``), so
+the output is still looked at every chunk of work, as a counter ticking per iteration would.
 ``_fuel`` and ``_m`` are locals of ``render``; nested functions share them (``nonlocal``), so
 one counter counts the whole render, and renders that stay within their first chunk never
 call the runtime at all. Modules without loops or functions carry none of this.
@@ -133,14 +134,6 @@ class FuelEmitter:
 
     def fuel_function_end(self) -> None:
         self.fuel_functions -= 1
-
-    def fuel_epilogue(self) -> None:
-        """Before ``render`` joins its output: a render that made a meter checks the output
-        written since its last refuel (a loop charged at its start runs without one)."""
-        if self.fuel_enabled and self.fuel_used:
-            refuel = self.helper_name("limits.refuel")  # type: ignore[attr-defined]
-            self.line("if _m is not None:")  # type: ignore[attr-defined]
-            self.line(f"    {refuel}(_m, _out)")  # type: ignore[attr-defined]
 
     def fuel_prologue(self) -> list:
         """``render``'s first lines when the module counts fuel (it starts with one chunk)."""

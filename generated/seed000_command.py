@@ -940,6 +940,4 @@ def render(context: dict) -> str:
             _w("<|START_THINKING|>")
         else:
             _w("<|START_THINKING|><|END_THINKING|>")
-    if _m is not None:
-        refuel(_m, _out)
     return "".join(_out)

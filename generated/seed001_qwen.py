@@ -7,7 +7,7 @@
 
 from tmpl2py.runtime.jinja import Undefined, getattr_, getitem, start_values
 from tmpl2py.runtime.jinja.filters import do_tojson
-from tmpl2py.runtime.limits import length_hint, refuel, refuel_loop
+from tmpl2py.runtime.limits import length_hint, refuel_loop
 
 TEMPLATE_NAME = "examples/seed001_qwen.jinja"
 SOURCE_SHA256 = "85fd0223b6eeca23c4fe88554bcfb50979697ef3eb6a30b88c73eee4d9737491"
@@ -208,6 +208,4 @@ def render(context: dict) -> str:
     # line 43: if
     if l_0_add_generation_prompt:
         _w("<|im_start|>assistant\n")
-    if _m is not None:
-        refuel(_m, _out)
     return "".join(_out)

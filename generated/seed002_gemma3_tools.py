@@ -19,7 +19,7 @@ from tmpl2py.runtime.go.execute import (
     to_str,
 )
 from tmpl2py.runtime.go.ollama import TemplateMessage, TemplateTool, TemplateToolCall
-from tmpl2py.runtime.limits import length_hint, refuel, refuel_loop
+from tmpl2py.runtime.limits import length_hint, refuel_loop
 
 TEMPLATE_NAME = "examples/seed002_gemma3_tools.gotmpl"
 SOURCE_SHA256 = "5e4271c679cca23c0c3c4d983acfc708966b0187a8044a4280ec35c933973fb8"
@@ -188,6 +188,4 @@ def render(context: dict) -> str:
             if v_last_5:
                 _w("<start_of_turn>model\n")
     _w("\n")
-    if _m is not None:
-        refuel(_m, _out)
     return "".join(_out)

@@ -263,8 +263,7 @@ def refuel(meter: Optional[Meter], out: Optional[list] = None, fuel: int = 0) ->
 
     ``meter`` is the render's (None before its first refuel); ``out`` its top-level output
     list when the call comes from ``render`` itself (a macro's own buffer is not passed);
-    ``fuel`` the counter's value, below zero by what it owes (a render's last call, with 0,
-    checks the output written since the one before, before it is joined)."""
+    ``fuel`` the counter's value, below zero by what it owes."""
     if meter is None:
         meter = Meter(_current.get())
         _live.set(weakref.ref(meter))
