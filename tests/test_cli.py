@@ -355,6 +355,9 @@ def test_ctrl_c_in_a_real_process(tmp_path: Path) -> None:
         [sys.executable, "-m", "tmpl2py", "render", str(QWEN_PATH), "--context", "-"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "TMPL2PY_CACHE_DIR": str(tmp_path / "c")},
+        # SIGINT as a terminal delivers it: a background job of a shell inherits it ignored
+        # (and Python then installs no KeyboardInterrupt handler)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
     _wait_until_blocked(proc.pid)
     proc.send_signal(signal.SIGINT)
