@@ -36,6 +36,17 @@ INLINE_TESTS = {
 }
 
 
+def _literal_like(expr: Any) -> bool:
+    """A literal, or operators on literals (which Python's compiler folds into one)."""
+    if isinstance(expr, (ir.Const, ir.ListLit, ir.TupleLit, ir.DictLit)):
+        return True
+    if isinstance(expr, ir.BinOp):
+        return _literal_like(expr.left) and _literal_like(expr.right)
+    if isinstance(expr, ir.UnaryOp):
+        return _literal_like(expr.operand)
+    return False
+
+
 def run(module: ir.Module) -> ir.Module:
     """Invariant: no call of a test helper whose body is one Python expression."""
 
@@ -45,8 +56,9 @@ def run(module: ir.Module) -> ir.Module:
             and node.name in INLINE_TESTS
             and len(node.args) == 1
             and not node.kwargs
-            # ``1 is None`` would make Python warn about ``is`` with a literal
-            and not isinstance(node.args[0], (ir.Const, ir.ListLit, ir.TupleLit, ir.DictLit))
+            # ``1 is None`` (or ``(1 + 2) is None``, which Python folds to it) would make
+            # Python warn about ``is`` with a literal
+            and not _literal_like(node.args[0])
         ):
             return dataclasses.replace(INLINE_TESTS[node.name](node.args[0]), span=node.span)
         if (

@@ -47,3 +47,24 @@ def test_passes_are_pure() -> None:
     for step in pipeline.PASSES:
         step.run(module)
         assert dump(module) == before, step.name
+
+
+def test_tests_on_folded_literals_compile_without_warnings() -> None:
+    """``(1 + 2) is none``: Python folds ``1 + 2`` into a literal and warns about ``is`` with
+    a literal (an error under ``-W error``, where it made a CompileError): such a test stays a
+    call; the value is jinja2's (found as a warning in the deep property run's log)."""
+    import sys
+    import warnings
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from reference import ref_render
+    from tmpl2py.compiler import compile_template
+    from tmpl2py.compiler.api import clear_compile_cache
+
+    for source in ["{{ ('a' + 'b') is none }}", "{{ (1 + 2) is false }}", "{{ (-1) is true }}"]:
+        clear_compile_cache()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", SyntaxWarning)
+            out = compile_template(source).render({})
+        assert ("ok", out) == ref_render(source, {})
