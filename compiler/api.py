@@ -10,12 +10,11 @@ from here too, imported on first use.
 from __future__ import annotations
 
 from types import CodeType
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
-from . import bounds
 from .compiled import CompiledTemplate
 from .errors import CompileError
-from .names import DIALECTS, PROFILES, default_profile, sha256_hex
+from .names import DIALECTS, MAX_DEPTH, MAX_SIZE, PROFILES, default_profile
 from .version import __version__
 from tmpl2py.runtime import limits as _limits
 
@@ -52,8 +51,8 @@ def compile_template(
     cache: Any = None,
     *,
     limits: Any = _limits.DEFAULT_LIMITS,
-    max_size: Optional[int] = bounds.MAX_SIZE,
-    max_depth: Optional[int] = bounds.MAX_DEPTH,
+    max_size: Optional[int] = MAX_SIZE,
+    max_depth: Optional[int] = MAX_DEPTH,
     bounded: bool = True,
 ) -> CompiledTemplate:
     """Compile a template; raises :class:`CompileError` for a malformed one.
@@ -72,8 +71,9 @@ def compile_template(
         return _compile_cached(
             cache, source, dialect, profile, name, optimize, limits, bounded, caps
         )
+    from . import bounds, build
+
     bounds.check(source, dialect, name, max_size, max_depth)
-    from . import build
 
     python_source, module, spans = build.emitted(source, dialect, profile, name, optimize, bounded)
     return _instantiate(
@@ -95,12 +95,11 @@ def _compile_cached(
     """compile_template through the module cache (the key: everything that changes the code,
     and the compile caps ``(max_size, max_depth)``, checked when the entry is built: a hit
     passed them). A hit imports no part of the pipeline; a miss builds the module with it."""
-    from tmpl2py.cache import as_cache, entry_key
+    from tmpl2py.cache import as_cache, entry_inputs, entry_key
 
     store = as_cache(cache)
-    sha = sha256_hex(source)
-    key = entry_key(
-        source_sha256=sha,
+    inputs = entry_inputs(
+        source,
         dialect=dialect,
         profile=profile,
         name=name,
@@ -112,7 +111,7 @@ def _compile_cached(
     built: list = []
 
     def build() -> tuple[str, CodeType]:
-        from . import build as pipeline_build
+        from . import bounds, build as pipeline_build
         from .names import module_filename
 
         bounds.check(source, dialect, name, *caps)
@@ -125,18 +124,18 @@ def _compile_cached(
         except (SyntaxError, RecursionError) as e:
             raise _python_refused(e, source, name) from None
 
-    def make(text: str, code: CodeType) -> CompiledTemplate:
+    def make(text: Callable[[], str], code: CodeType) -> CompiledTemplate:
         module = built[0] if built else None
         return _instantiate(
             source, text, name, dialect, profile, module, code, optimize, None, limits
         )
 
-    return store.get_or_build(key, build, make)
+    return store.get_or_build(entry_key(inputs), inputs, build, make)
 
 
 def _instantiate(
     source: str,
-    python_source: str,
+    python_source: Any,
     name: Optional[str],
     dialect: str,
     profile: str,

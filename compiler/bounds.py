@@ -14,9 +14,7 @@ import re
 from typing import Iterator, Optional
 
 from .errors import CompileError, position
-
-MAX_SIZE: Optional[int] = 500_000
-MAX_DEPTH: Optional[int] = 64
+from .names import MAX_DEPTH, MAX_SIZE  # noqa: F401 - the caps' defaults, named here too
 
 
 def check_size(source: str, max_size: Optional[int]) -> None:

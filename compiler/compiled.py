@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import functools
 from types import CodeType
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from .names import module_filename, safe_ident
-from .positions import PositionTable
 from tmpl2py.runtime import limits as _limits
+
+if TYPE_CHECKING:
+    from .positions import PositionTable
 
 _DEFAULT: Any = object()  # ``limits=`` not passed: the template's own
 
@@ -27,7 +29,7 @@ class CompiledTemplate:
     def __init__(
         self,
         source: str,
-        python_source: str,
+        python_source: "str | Callable[[], str]",
         name: str,
         dialect: str,
         profile: str,
@@ -40,7 +42,11 @@ class CompiledTemplate:
         #: this template's limits (``compile_template(..., limits=...)``); None: no limits
         self.limits = _limits.coerce(limits)
         self.source = source
-        self._emitted = python_source  # the emitter's text, compiled as it is
+        # the emitter's text, compiled as it is; or (a module from the cache, whose code is
+        # given) a function that reads it, called when first needed
+        given = isinstance(python_source, str)
+        self._text: Optional[str] = python_source if given else None  # type: ignore[assignment]
+        self._read_text: Optional[Callable[[], str]] = None if given else python_source  # type: ignore[assignment]
         self._formatted: Optional[str] = None
         self.name = name
         self.dialect = dialect
@@ -49,15 +55,14 @@ class CompiledTemplate:
         self._optimize = optimize
         namespace: dict[str, Any] = {"__name__": f"tmpl2py_compiled.{safe_ident(name)}"}
         # the code's file name (a cached module's code was compiled under it already)
-        filename = code.co_filename if code is not None else module_filename(name, python_source)
-        # Jinja render errors get their template position (compiler/positions.py): from the
-        # emitter's spans, or (a module from the cache) from a compile redone on the first error
-        self.positions: Optional[PositionTable] = None
-        if dialect == "jinja":
-            raw: Any = (python_source, spans) if spans is not None else self._emitted_spans
-            self.positions = PositionTable(filename, name, source, python_source, raw)
+        filename = code.co_filename if code is not None else module_filename(name, self._emitted)
+        # Jinja render errors get their template position (compiler/positions.py, imported on
+        # the first error): from the emitter's spans, or (a module from the cache) from a
+        # compile redone on the first error
+        self._filename = filename
+        self._spans = spans
         if code is None:
-            code = compile(python_source, filename, "exec")
+            code = compile(self._emitted, filename, "exec")
         exec(code, namespace)  # our own generated code, never template text
         self.namespace = namespace
         self._render: Callable[[dict], str] = namespace["render"]
@@ -77,6 +82,14 @@ class CompiledTemplate:
                 self._conversation,
                 functools.partial(CompiledTemplate.render_conversation, self),
             )
+
+    @property
+    def _emitted(self) -> str:
+        """The generated module text the code was compiled from (read on first use)."""
+        if self._text is None:
+            assert self._read_text is not None
+            self._text = self._read_text()
+        return self._text
 
     @property
     def ir(self) -> Any:
@@ -137,6 +150,17 @@ class CompiledTemplate:
             if located is e:
                 raise
             raise located from None
+
+    @functools.cached_property
+    def positions(self) -> Optional[PositionTable]:
+        """The generated module's line -> template position map (Jinja; None for Go)."""
+        if self.dialect != "jinja":
+            return None
+        from .positions import PositionTable
+
+        spans = self._spans
+        raw: Any = (self._emitted, spans) if spans is not None else self._emitted_spans
+        return PositionTable(self._filename, self.name, self.source, self._emitted, raw)
 
     def _located(self, error: BaseException) -> BaseException:
         """``error`` with its template position, found on the error path only: a Jinja

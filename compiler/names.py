@@ -7,15 +7,11 @@ both use them, and a template loaded from the cache must not import the pipeline
 
 from __future__ import annotations
 
-try:  # SHA-256 without loading OpenSSL: hashlib's import costs ~5 ms, most of a cache hit
-    from _sha256 import sha256  # the standard library's own implementation (Python <= 3.11)
-except ImportError:  # pragma: no cover - depends on the Python version
-    try:
-        from _sha2 import sha256  # Python >= 3.12
-    except ImportError:
-        from hashlib import sha256
-
 DIALECTS = ("jinja", "go")
+#: the compile caps' defaults (``bounds`` checks them; here so that a cache hit, which passed
+#: them when its entry was built, imports no part of the compile)
+MAX_SIZE: "int | None" = 500_000
+MAX_DEPTH: "int | None" = 64
 #: each dialect's profiles, the default first
 PROFILES = {"jinja": ("hf", "plain"), "go": ("ollama", "plain")}
 
@@ -27,7 +23,16 @@ def default_profile(dialect: str) -> str:
 
 def sha256_hex(data: "str | bytes") -> str:
     """The SHA-256 of ``data`` (text as UTF-8, lone surrogates kept), in hex: the source hash
-    of headers and cache keys."""
+    of generated modules' headers. The standard library's own SHA-256 where Python has it
+    (importing hashlib loads OpenSSL, ~5 ms); imported on first use (a cache hit hashes
+    nothing with it)."""
+    try:
+        from _sha256 import sha256  # Python <= 3.11
+    except ImportError:  # pragma: no cover - depends on the Python version
+        try:
+            from _sha2 import sha256  # Python >= 3.12
+        except ImportError:
+            from hashlib import sha256
     if isinstance(data, str):
         data = data.encode("utf-8", "surrogatepass")
     return sha256(data).hexdigest()

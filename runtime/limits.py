@@ -387,7 +387,22 @@ def check_built(size: int, what: str) -> None:
 #: a check: ~100,000 levels overflow the stack; printing and comparing stop at 1,000).
 MAX_TUPLE_DEPTH = 10_000
 #: a printf-style field: its width (group 1) and precision (group 2), digits or ``*``
-PRINTF_SPEC = re.compile(r"%(?:\([^)]*\))?[#0\- +]*(\*|\d+)?(?:\.(\*|\d+))?")
+#: (``PRINTF_SPEC``, the compiled pattern, is made on first use: not at every import)
+_PRINTF_FIELD = r"%(?:\([^)]*\))?[#0\- +]*(\*|\d+)?(?:\.(\*|\d+))?"
+_printf_spec: Optional["re.Pattern[str]"] = None
+
+
+def __getattr__(name: str) -> Any:
+    if name == "PRINTF_SPEC":
+        return _printf_pattern()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _printf_pattern() -> "re.Pattern[str]":
+    global _printf_spec
+    if _printf_spec is None:
+        _printf_spec = re.compile(_PRINTF_FIELD)
+    return _printf_spec
 
 
 def _is_count(value: Any) -> bool:
@@ -418,7 +433,7 @@ def mod(left: Any, right: Any) -> Any:
     bounded by ``Limits.value`` before Python pads."""
     if isinstance(left, str) and "%" in left:
         stars = iter(right if type(right) is tuple else (right,))
-        for match in PRINTF_SPEC.finditer(left):
+        for match in _printf_pattern().finditer(left):
             for part in match.groups():
                 if part == "*":
                     width = next(stars, 0)

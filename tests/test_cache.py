@@ -51,6 +51,55 @@ def test_a_hit_skips_the_compiler(store: ModuleCache, monkeypatch: pytest.Monkey
     assert again.ir == first.ir  # the IR is made again when asked for
 
 
+def test_a_key_shared_by_two_inputs_never_mixes_their_code(store: ModuleCache) -> None:
+    """Keys are checksums, not cryptographic hashes: an entry records its whole inputs, and
+    a hit compares them, so two inputs that share a key each get their own code."""
+
+    def built(value: str):  # type: ignore[no-untyped-def]
+        text = f"VALUE = {value!r}\n"
+        return lambda: (text, compile(text, "<t>", "exec"))
+
+    def make(text, code):  # type: ignore[no-untyped-def]
+        namespace: dict = {}
+        exec(code, namespace)
+        return namespace["VALUE"], text()
+
+    assert store.get_or_build("k", b"first", built("a"), make) == ("a", "VALUE = 'a'\n")
+    assert store.get_or_build("k", b"second", built("b"), make) == ("b", "VALUE = 'b'\n")
+    assert store.inputs_of("k") == b"second"
+    assert store.get_code("k", b"first") is None
+    assert store.get_or_build("k", b"second", built("never"), make) == ("b", "VALUE = 'b'\n")
+
+
+def test_the_inputs_are_the_whole_template_and_its_options() -> None:
+    from tmpl2py.cache import entry_inputs, entry_key
+
+    one = entry_inputs("{{ x }}", dialect="jinja", name="t")
+    assert b"{{ x }}" in one and b"'jinja'" in one
+    assert one == entry_inputs("{{ x }}", name="t", dialect="jinja")  # order-free
+    others = [
+        entry_inputs("{{ y }}", dialect="jinja", name="t"),
+        entry_inputs("{{ x }}", dialect="go", name="t"),
+        entry_inputs("{{ x }}", dialect="jinja", name="u"),
+        entry_inputs("{{ x }}\ud800", dialect="jinja", name="t"),  # lone surrogates kept
+    ]
+    assert len({one, *others}) == 5
+    assert len({entry_key(i) for i in (one, *others)}) == 5
+
+
+def test_a_hit_reads_the_text_only_when_asked(store: ModuleCache) -> None:
+    """A hit runs the code file alone; the module text (for ``python_source``, an error's
+    position) is read when first needed, and checked against the code file's record then."""
+    first = tmpl2py.compile_template(QWEN, cache=store, name="q")
+    text = entry_files(store)[1]
+    text.write_text("# tmpl2py-cache damaged\n")
+    again = tmpl2py.compile_template(QWEN, cache=store, name="q")
+    assert again.render_conversation(HI) == first.render_conversation(HI)
+    assert text.read_text() == "# tmpl2py-cache damaged\n"  # not read, not rewritten yet
+    assert again.python_source == first.python_source  # read: damaged, so built again
+    assert text.read_text(encoding="utf-8").split("\n", 1)[1] == first.python_source
+
+
 def test_the_key_covers_what_changes_the_code(store: ModuleCache) -> None:
     tmpl2py.compile_template(QWEN, cache=store, name="q")
     tmpl2py.compile_template(QWEN, cache=store, name="other")  # the name is in the header
@@ -61,13 +110,25 @@ def test_the_key_covers_what_changes_the_code(store: ModuleCache) -> None:
 
 @pytest.mark.parametrize(
     "damage",
-    ["truncate-text", "edit-text", "bad-header", "truncate-code", "garbage-code", "code-of-other", "raises"],
+    [
+        "truncate-text",
+        "remove-text",
+        "edit-text",
+        "bad-header",
+        "truncate-code",
+        "garbage-code",
+        "flip-code",
+        "code-of-other",
+        "raises",
+    ],
 )
 def test_a_corrupted_entry_is_recompiled(store: ModuleCache, damage: str) -> None:
     good = tmpl2py.compile_template(QWEN, cache=store, name="q")
     code, text = entry_files(store)
     if damage == "truncate-text":
         text.write_bytes(text.read_bytes()[:500])
+    elif damage == "remove-text":
+        text.unlink()
     elif damage == "edit-text":  # valid Python, but not what the header's hash says
         text.write_text(text.read_text().replace("<|im_start|>", "<|EVIL|>"))
     elif damage == "bad-header":
@@ -77,13 +138,19 @@ def test_a_corrupted_entry_is_recompiled(store: ModuleCache, damage: str) -> Non
     elif damage == "garbage-code":
         data = code.read_bytes()
         code.write_bytes(data[: len(data) // 2] + b"\x00garbage" * 10)
+    elif damage == "flip-code":  # one byte of a constant: still a valid code object, wrong text
+        data = code.read_bytes()
+        assert b"<|im_start|>" in data
+        code.write_bytes(data.replace(b"<|im_start|>", b"<|im_stArt|>", 1))
     elif damage == "code-of-other":  # a whole code file of another template under this name
         tmpl2py.compile_template("{{ 1 }}", cache=ModuleCache(store.directory / "o"), name="o")
         other = next((store.directory / "o").glob("*.code"))
         code.write_bytes(other.read_bytes())
     elif damage == "raises":  # a consistent entry whose module fails to run
         body = "raise RuntimeError('boom')\n"
-        store.put(text.name[:-3], body)
+        key = text.name[:-3]
+        store.put(key, body, inputs=store.inputs_of(key))
+        assert store.get_code(key, store.inputs_of(key)) is not None  # a hit, that fails to run
     again = tmpl2py.compile_template(QWEN, cache=store, name="q")
     assert again.python_source == good.python_source
     assert again.render_conversation(HI) == good.render_conversation(HI)
@@ -138,13 +205,20 @@ def test_bad_cache_argument() -> None:
 _CHILD = textwrap.dedent(
     """
     import sys, json
+    before = set(sys.modules)
     import tmpl2py
     t = tmpl2py.load(sys.argv[1])
     out = t.apply_chat_template([{"role": "user", "content": "hi"}])
     # the pipeline (Lark, the IR, the passes) is imported only when a module must be made
     pipeline = sorted(m for m in sys.modules if m.split(".")[:3] in (
         ["tmpl2py", "compiler", "build"], ["tmpl2py", "compiler", "ir"], ["lark"]))
-    print(json.dumps({"compiled": int(bool(pipeline)), "pipeline": pipeline, "out": out}))
+    # nor is what only a compile, an error or another kind of file needs
+    unneeded = {"_sha256", "_sha2", "hashlib", "tmpl2py.compiler.bounds",
+        "tmpl2py.compiler.positions", "tmpl2py.formats", "tmpl2py.combine",
+        "tmpl2py.runtime.jinja.loading", "tmpl2py.runtime.jinja.blocks"}
+    extra = sorted(m for m in sys.modules if m in unneeded and m not in before)
+    print(json.dumps({"compiled": int(bool(pipeline)), "pipeline": pipeline, "extra": extra,
+        "out": out}))
     """
 )
 
@@ -166,6 +240,7 @@ def test_a_second_process_loads_from_the_cache(tmp_path: Path) -> None:
     first = _child(path, tmp_path / "cache")
     second = _child(path, tmp_path / "cache")
     assert (first["compiled"], second["compiled"]) == (1, 0)
+    assert second["extra"] == []
     assert first["out"] == second["out"] == tmpl2py.compile_template(QWEN).render_conversation(HI)
 
 

@@ -11,16 +11,9 @@ import pytest
 from tmpl2py_paths import ROOT
 
 from tmpl2py.compiler import compile_template
-from tmpl2py.sources import (
-    SourceError,
-    build_module,
-    combine_modules,
-    discover,
-    load,
-    output_names,
-    parse_modelfile,
-    sniff_dialect,
-)
+from tmpl2py.combine import build_module, combine_modules
+from tmpl2py.formats import FormatError, parse_modelfile
+from tmpl2py.sources import SourceError, discover, load, output_names, sniff_dialect
 
 QWEN = (ROOT / "examples" / "seed001_qwen.jinja").read_text(encoding="utf-8")
 SIMPLE = "{{ bos_token }}{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}"
@@ -272,12 +265,17 @@ def test_modelfile_errors(tmp_path: Path) -> None:
     with pytest.raises(SourceError) as err:
         load(no_template)
     assert err.value.code == "no-template" and "no TEMPLATE" in str(err.value)
-    with pytest.raises(SourceError, match="unexpected end of file"):
+    with pytest.raises(FormatError, match="unexpected end of file"):
         parse_modelfile('TEMPLATE """never closed\n')
-    with pytest.raises(SourceError, match="line 2: unknown Modelfile command 'TEMPLAT'"):
+    with pytest.raises(FormatError, match="line 2: unknown Modelfile command 'TEMPLAT'"):
         parse_modelfile("FROM x\nTEMPLAT y\n")
-    with pytest.raises(SourceError, match="message role"):
+    with pytest.raises(FormatError, match="message role"):
         parse_modelfile("MESSAGE robot hi\n")
+    bad = tmp_path / "bad.modelfile"
+    bad.write_text("FROM x\nTEMPLAT y\n", encoding="utf-8")
+    with pytest.raises(SourceError, match="line 2: unknown Modelfile command") as err:
+        load(bad)
+    assert err.value.code == "malformed" and err.value.path == str(bad)
 
 
 @needs_go

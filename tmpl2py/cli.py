@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Optional, TextIO
 
 from . import cache as cache_mod
+from . import combine
 from . import sources as src_mod
 from .compiler import __version__
 from .compiler.api import PROFILES
@@ -148,7 +149,7 @@ def compile_sources(
     loaded: Sequence[TemplateSource], profile: Optional[str], standalone: bool
 ) -> str:
     """The module text for the templates of one file (raises CompileError / ValueError)."""
-    text = src_mod.build_module(loaded, profile)
+    text = combine.build_module(loaded, profile)
     if standalone:
         from .standalone import make_standalone
 

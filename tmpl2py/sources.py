@@ -1,6 +1,4 @@
 """Where templates come from: the files users have, read into :class:`TemplateSource` objects.
-Long because each source format (template files, tokenizer_config.json, GGUF, Modelfile) has
-its own reader, and the combined module is built from what they read.
 
 Owns reading templates out of the files models ship (never compiling them):
 
@@ -22,22 +20,17 @@ The kind is told from the file name and extension, then from the content (GGUF m
 ``b"GGUF"``, a JSON object, Modelfile commands, Jinja ``{%`` vs Go ``{{ .``). Every
 failure is a :class:`SourceError` naming the file.
 
-:func:`build_module` turns the templates of one source into one Python module: the
-ordinary module for a single template; for several named templates, one module with a
-``render_<name>`` function each, ``TEMPLATES = {name: function}`` and
-``render = render_default`` (see :func:`combine_modules`).
+The GGUF and Modelfile readers live in ``formats`` (imported for those files only);
+``combine`` turns the templates of one source into one Python module.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
-
-if TYPE_CHECKING:
-    import ast
+from typing import Any, Optional
 
 #: Template file extensions and their dialect.
 EXTENSIONS = {".jinja": "jinja", ".j2": "jinja", ".jinja2": "jinja", ".gotmpl": "go", ".tmpl": "go"}
@@ -53,23 +46,8 @@ SPECIAL_TOKENS = (
     "mask_token",
 )
 
-#: GGUF token-id keys (llama.cpp spelling, ``seperator`` included) -> the template variable.
-_GGUF_TOKEN_IDS = {
-    "tokenizer.ggml.bos_token_id": "bos_token",
-    "tokenizer.ggml.eos_token_id": "eos_token",
-    "tokenizer.ggml.unknown_token_id": "unk_token",
-    "tokenizer.ggml.seperator_token_id": "sep_token",
-    "tokenizer.ggml.padding_token_id": "pad_token",
-    "tokenizer.ggml.cls_token_id": "cls_token",
-    "tokenizer.ggml.mask_token_id": "mask_token",
-}
-
 GGUF_MAGIC = b"GGUF"
 _JSON_TEMPLATE_FILES = ("tokenizer_config.json", "chat_template.json")
-_MODELFILE_COMMANDS = (
-    "from", "license", "template", "system", "adapter", "draft", "renderer", "parser",
-    "parameter", "message", "requires",
-)  # fmt: skip
 
 
 class SourceError(Exception):
@@ -215,23 +193,25 @@ def _looks_like_modelfile(text: str) -> bool:
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
+        from .formats import MODELFILE_COMMANDS  # a file of no known name or extension
+
         word = stripped.split(None, 1)[0].lower()
         return (
-            word in _MODELFILE_COMMANDS
+            word in MODELFILE_COMMANDS
             and len(stripped) > len(word)
             and stripped[len(word)] in " \t"
         )
     return False
 
 
-_GO_ACTION = re.compile(r"\{\{-?\s*(?:\.|\$|(?:if|range|with|define|template|block|end)\b)")
+_GO_ACTION = r"\{\{-?\s*(?:\.|\$|(?:if|range|with|define|template|block|end)\b)"
 
 
 def sniff_dialect(text: str) -> Optional[str]:
     """Jinja if the text has ``{%``/``{#`` tags, Go if it has ``{{ .X }}``/``{{ if }}`` actions."""
     if "{%" in text or "{#" in text:
         return "jinja"
-    if _GO_ACTION.search(text):
+    if re.search(_GO_ACTION, text):  # compiled on first use (re caches it): not at import
         return "go"
     return None
 
@@ -264,7 +244,7 @@ def load(path: Any, dialect: Optional[str] = None) -> list[TemplateSource]:
         return _load_json(p)
     if kind == "modelfile":
         return [_load_modelfile(p)]
-    text = _read_text(p)
+    text = read_text(p)
     chosen = dialect or EXTENSIONS.get(p.suffix.lower()) or sniff_dialect(text)
     if chosen is None:
         raise SourceError(
@@ -275,7 +255,7 @@ def load(path: Any, dialect: Optional[str] = None) -> list[TemplateSource]:
     return [TemplateSource("default", text, chosen, str(p), path=str(p), kind="template")]
 
 
-def _read_text(path: Path) -> str:
+def read_text(path: Path) -> str:
     try:
         with open(path, encoding="utf-8", newline="") as f:
             return f.read()
@@ -290,7 +270,7 @@ def read_json_object(path: Any) -> dict:
     import json
 
     path = Path(path)
-    text = _read_text(path)
+    text = read_text(path)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
@@ -366,40 +346,16 @@ def _special_tokens(config: dict) -> dict[str, str]:
     return out
 
 
-# ----------------------------------------------------------------------------- GGUF
+# ----------------------------------------------------------------------------- GGUF, Modelfile
 
 
 def _load_gguf(path: Path) -> list[TemplateSource]:
+    from . import formats  # GGUF files only
+
     try:
-        import gguf  # an optional extra: pip install 'tmpl2py[gguf]'
-    except ImportError:
-        raise SourceError(
-            path,
-            "reading GGUF files needs the optional 'gguf' package: pip install 'tmpl2py[gguf]'",
-            "needs-gguf",
-        ) from None
-    try:
-        # GGUFReader memory-maps the file and parses the header and metadata; tensor data
-        # is only mapped, never read.
-        reader = gguf.GGUFReader(str(path), "r")
-        fields = reader.fields
-        templates: list[tuple[str, str, str]] = []
-        default = _gguf_string(fields.get("tokenizer.chat_template"))
-        if default is not None:
-            templates.append(("default", default, "tokenizer.chat_template"))
-        prefix = "tokenizer.chat_template."
-        for key in fields:
-            if key.startswith(prefix) and key != "tokenizer.chat_templates":
-                value = _gguf_string(fields[key])
-                if value is not None:
-                    templates.append((key[len(prefix) :], value, key))
-        special = _gguf_special_tokens(fields)
-    except SourceError:
-        raise
-    except Exception as e:  # noqa: BLE001 - the reader's ValueError / IndexError / struct errors
-        raise SourceError(path, f"malformed GGUF file: {type(e).__name__}: {e}") from None
-    if not templates:
-        raise SourceError(path, "no 'tokenizer.chat_template' metadata", "no-template")
+        templates, special = formats.read_gguf(str(path))
+    except formats.FormatError as e:
+        raise SourceError(path, str(e), e.code) from None
     return [
         TemplateSource(
             name,
@@ -414,172 +370,23 @@ def _load_gguf(path: Path) -> list[TemplateSource]:
     ]
 
 
-def _gguf_string(fld: Any) -> Optional[str]:
-    """A string KV field's value (read from its parts: works across gguf versions)."""
-    if fld is None or not fld.data:
-        return None
-    import gguf
-
-    if fld.types[:1] != [gguf.GGUFValueType.STRING]:
-        return None
-    return bytes(fld.parts[fld.data[0]]).decode("utf-8", "replace")
-
-
-def _gguf_special_tokens(fields: Any) -> dict[str, str]:
-    tokens = fields.get("tokenizer.ggml.tokens")
-    if tokens is None:
-        return {}
-    out = {}
-    for key, var in _GGUF_TOKEN_IDS.items():
-        fld = fields.get(key)
-        if fld is None or not fld.data:
-            continue
-        index = int(fld.parts[fld.data[0]][0])
-        if 0 <= index < len(tokens.data):
-            out[var] = bytes(tokens.parts[tokens.data[index]]).decode("utf-8", "replace")
-    return out
-
-
-# ----------------------------------------------------------------------------- Modelfile
-
-
-def parse_modelfile(text: str, path: Any = "<Modelfile>") -> list[tuple[str, str]]:
-    """Ollama's ``parser.ParseFile`` state machine: a list of (command, argument).
-
-    Commands are lower-cased (``from`` is reported as ``model``, a ``PARAMETER`` as its
-    name). Values may be bare (to the end of the line), ``"quoted"`` or ``\"\"\"multi-line\"\"\"``;
-    non-printable characters outside a value's line breaks are dropped, as Ollama does.
-    A ``FROM`` line is not required here (templates are read from fragments too).
-    """
-    parser = _ModelfileParser(path)
-    for ch in text.lstrip("\ufeff"):
-        parser.feed(ch)
-    return parser.finish()
-
-
-class _ModelfileParser:
-    def __init__(self, path: Any) -> None:
-        self.path = path
-        self.commands: list[tuple[str, str]] = []
-        self.state, self.line, self.buf, self.name, self.role = "nil", 1, [], "", ""
-
-    def feed(self, ch: str) -> None:
-        if ch in "\r\n":
-            self.line += 1
-        nxt, out = _modelfile_step(ch, self.state, self.path, self.line)
-        if nxt != self.state:
-            nxt = self._leave(self.state, "".join(self.buf), ch, nxt)
-            if nxt is None:  # a value goes on (inside quotes, or a space)
-                self.buf.append(ch)
-                return
-            self.buf = []
-            self.state = nxt
-        if out is not None and out.isprintable():
-            self.buf.append(out)
-
-    def _leave(self, state: str, value: str, ch: str, nxt: str) -> Optional[str]:
-        """Finish the buffer of ``state``; the next state (None: stay in the value)."""
-        if state == "name":
-            word = value.lower()
-            if word not in _MODELFILE_COMMANDS:
-                raise SourceError(
-                    self.path, f"line {self.line}: unknown Modelfile command {value!r}"
-                )
-            if word in ("parameter", "message"):
-                nxt = word
-            self.name = "model" if word == "from" else word
-        elif state == "parameter":
-            self.name = value
-        elif state == "message":
-            if value not in ("system", "user", "assistant"):
-                raise SourceError(
-                    self.path,
-                    f'line {self.line}: message role must be one of "system", "user", or "assistant"',
-                )
-            self.role = value
-        elif state == "value":
-            unquoted = _unquote(value.strip())
-            if unquoted is None or ch in " \t":
-                return None
-            self._command(unquoted)
-        return nxt
-
-    def _command(self, value: str) -> None:
-        self.commands.append((self.name, f"{self.role}: {value}" if self.role else value))
-        self.role = ""
-
-    def finish(self) -> list[tuple[str, str]]:
-        if self.state == "value":
-            unquoted = _unquote("".join(self.buf).strip())
-            if unquoted is None:
-                raise SourceError(self.path, "unexpected end of file inside a quoted value")
-            self._command(unquoted)
-        elif self.state not in ("nil", "comment"):
-            raise SourceError(self.path, "unexpected end of file")
-        return self.commands
-
-
-def _modelfile_step(ch: str, state: str, path: Any, line: int) -> tuple[str, Optional[str]]:
-    space, newline = ch in " \t", ch in "\r\n"
-    if state == "nil":
-        if ch == "#":
-            return "comment", None
-        if space or newline:
-            return "nil", None
-        return "name", ch
-    if state == "name":
-        if ch.isascii() and ch.isalpha():
-            return "name", ch
-        if space:
-            return "value", None
-        raise SourceError(path, f"line {line}: a Modelfile command must be followed by a space")
-    if state == "value":
-        return ("nil", ch) if (newline or space) else ("value", ch)
-    if state in ("parameter", "message"):
-        if ch.isascii() and (
-            ch.isalpha() or (state == "parameter" and (ch.isdigit() or ch == "_"))
-        ):
-            return state, ch
-        if space:
-            return "value", None
-        raise SourceError(
-            path, f"line {line}: unexpected character {ch!r} in a {state.upper()} line"
-        )
-    return ("nil", None) if newline else ("comment", None)
-
-
-def _unquote(s: str) -> Optional[str]:
-    if s.startswith('"""'):
-        return s[3:-3] if len(s) >= 6 and s.endswith('"""') else None
-    if s.startswith('"'):
-        return s[1:-1] if len(s) >= 2 and s.endswith('"') else None
-    return s
-
-
 def _load_modelfile(path: Path) -> TemplateSource:
-    commands = parse_modelfile(_read_text(path), path)
-    templates = [arg for cmd, arg in commands if cmd == "template"]
-    if not templates:
-        raise SourceError(
-            path, "no TEMPLATE command (the template then comes from the FROM model)", "no-template"
-        )
-    stop = [arg for cmd, arg in commands if cmd == "stop"]
-    systems = [arg for cmd, arg in commands if cmd == "system"]
-    messages = []
-    for cmd, arg in commands:
-        if cmd == "message":  # "role: content", as the parser joins them (Ollama cuts there)
-            role, _, content = arg.partition(": ")
-            messages.append({"role": role, "content": content})
+    from . import formats  # Modelfiles only
+
+    try:
+        found = formats.modelfile_template(read_text(path))
+    except formats.FormatError as e:
+        raise SourceError(path, str(e), e.code) from None
     return TemplateSource(
         "default",
-        templates[-1],
+        found["template"],
         "go",
         f"{path}:TEMPLATE",
-        stop=stop,
+        stop=found["stop"],
         path=str(path),
         kind="modelfile",
-        system=systems[-1] if systems else "",
-        messages=messages,
+        system=found["system"],
+        messages=found["messages"],
     )
 
 
@@ -654,216 +461,3 @@ def display_name(source: TemplateSource) -> str:
         else source.origin
     )
     return f"{shown}:{key}"
-
-
-# ----------------------------------------------------------------------------- modules
-
-
-def build_module(sources: Sequence[TemplateSource], profile: Optional[str] = None) -> str:
-    """The Python module for the templates of one file (raises ``CompileError``)."""
-    from .compiler.build import generate
-
-    texts = [generate(s.text, s.dialect, profile, name=display_name(s))[0] for s in sources]
-    if len(texts) == 1:
-        return texts[0]
-    label = display_name(sources[0])
-    key = sources[0].origin[len(sources[0].path) + 1 :]
-    if label.endswith(":" + key):
-        label = label[: -len(key) - 1]
-    return combine_modules([s.name for s in sources], texts, label)
-
-
-def function_names(names: Iterable[str]) -> list[str]:
-    """``render_<name>`` for each template name, made identifiers and distinct."""
-    out: list[str] = []
-    for name in names:
-        ident = "render_" + "".join(c if (c.isascii() and c.isalnum()) else "_" for c in name)
-        base, n = ident, 2
-        while ident in out:
-            ident, n = f"{base}_{n}", n + 1
-        out.append(ident)
-    return out
-
-
-def combine_modules(names: Sequence[str], texts: Sequence[str], label: str = "<templates>") -> str:
-    """One module from several generated modules (one per named template).
-
-    Each generated module is a header, imports of runtime names, metadata constants and
-    one ``render`` function that reads only its locals and the imported names. The
-    combined module imports the union of the names, renames each ``render`` to
-    ``render_<name>``, keeps each template's metadata in ``METADATA[name]`` (the default
-    template's also as the usual top-level constants) and adds ``TEMPLATES``, ``render``
-    and ``get_template`` (transformers' choice among named templates). An imported name
-    that two templates bind to different runtime objects is renamed in the later one,
-    exactly where its AST reads it.
-    """
-    import ast  # the multi-template module is built rarely: not at import
-
-    funcs = function_names(names)
-    imports: dict[str, tuple[str, str]] = {}
-    bodies: list[str] = []
-    metadata: list[dict[str, Any]] = []
-    taken: set[str] = set()
-    for k, (fname, text) in enumerate(zip(funcs, texts)):
-        meta, func, lines, renames, statics = _parse_generated(text, imports)
-        for stmt in statics:  # names the module computes at import (start values)
-            for n in ast.walk(stmt.targets[0]):
-                if isinstance(n, ast.Name):
-                    if n.id in taken:
-                        renames[n.id] = f"{n.id}_{k}"
-                    taken.add(renames.get(n.id, n.id))
-        body = _rename_reads(lines[func.lineno - 1 : func.end_lineno], func, renames)
-        body[0] = body[0].replace("def render(", f"def {fname}(", 1)
-        for stmt in statics:
-            for n in ast.walk(stmt):
-                if isinstance(n, ast.Name) and n.id in renames:
-                    n.id = renames[n.id]
-            body.insert(0, ast.unparse(stmt) + "\n\n")
-        bodies.append("\n".join(body))
-        metadata.append(meta)
-    return _assemble(label, names, funcs, imports, bodies, metadata)
-
-
-def _parse_generated(
-    text: str, imports: dict[str, tuple[str, str]]
-) -> tuple[dict, ast.FunctionDef, list[str], dict, list[ast.Assign]]:
-    """A generated module's metadata, render function, lines and the assignments it runs at
-    import (calls of the runtime); its imports are merged into ``imports`` (returning the
-    renames that keep them apart)."""
-    import ast  # the multi-template module is built rarely: not at import
-
-    tree = ast.parse(text)
-    meta: dict[str, Any] = {}
-    renames: dict[str, str] = {}
-    statics: list[ast.Assign] = []
-    func: Optional[ast.FunctionDef] = None
-    for node in tree.body:
-        if isinstance(node, ast.ImportFrom):
-            for alias in node.names:
-                local = alias.asname or alias.name
-                target = (node.module or "", alias.name)
-                if local in imports and not _same_object(imports[local], target):
-                    new = f"{local}_{len(imports)}"
-                    while new in imports:
-                        new += "_"
-                    renames[local] = new
-                    local = new
-                imports.setdefault(local, target)
-        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-            statics.append(node)
-        elif (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)
-        ):
-            meta[node.targets[0].id] = ast.literal_eval(node.value)
-        elif isinstance(node, ast.FunctionDef) and node.name == "render":
-            func = node
-    if func is None:
-        raise ValueError("a generated module without a render function")
-    return meta, func, text.splitlines(), renames, statics
-
-
-def _same_object(a: tuple[str, str], b: tuple[str, str]) -> bool:
-    if a == b:
-        return True
-    import importlib
-
-    try:
-        return getattr(importlib.import_module(a[0]), a[1]) is getattr(
-            importlib.import_module(b[0]), b[1]
-        )
-    except (ImportError, AttributeError):
-        return False
-
-
-def _rename_reads(lines: list[str], func: ast.FunctionDef, renames: dict[str, str]) -> list[str]:
-    """Rename global reads inside ``func`` at their exact AST positions (no text search)."""
-    import ast  # the multi-template module is built rarely: not at import
-
-    if not renames:
-        return list(lines)
-    first = func.lineno
-    hits = sorted(
-        (
-            (n.lineno, n.col_offset, n.id)
-            for n in ast.walk(func)
-            if isinstance(n, ast.Name) and n.id in renames
-        ),
-        reverse=True,
-    )
-    out = [line.encode("utf-8") for line in lines]
-    for lineno, col, ident in hits:  # col_offset counts UTF-8 bytes
-        row = out[lineno - first]
-        assert row[col : col + len(ident)] == ident.encode()
-        out[lineno - first] = row[:col] + renames[ident].encode() + row[col + len(ident) :]
-    return [row.decode("utf-8") for row in out]
-
-
-_GET_TEMPLATE = '''
-def get_template(name=None, tools=None):
-    """transformers' choice: the named template; else ``tool_use`` when tools are given
-    and it exists; else ``default``."""
-    if name is not None:
-        return TEMPLATES[name]
-    if tools is not None and "tool_use" in TEMPLATES:
-        return TEMPLATES["tool_use"]
-    if "default" in TEMPLATES:
-        return TEMPLATES["default"]
-    raise ValueError(
-        "This model has multiple chat templates with no default specified! Available template names are "
-        + repr(sorted(TEMPLATES))
-        + "."
-    )
-'''
-
-
-def _assemble(label, names, funcs, imports, bodies, metadata) -> str:  # type: ignore[no-untyped-def]
-    import ast  # the multi-template module is built rarely: not at import
-
-    from .compiler import __version__
-    from .compiler.build import format_module
-    from .compiler.names import header_safe
-
-    default = names.index("default") if "default" in names else 0
-    first = metadata[default]
-    head = [
-        f"# Generated by tmpl2py {__version__}. Do not edit: recompile instead.",
-        f"# source: {header_safe(label)} ({len(names)} templates)",
-    ]
-    for name, meta in zip(names, metadata):
-        head.append(f"# sha256: {meta.get('SOURCE_SHA256', '')}  {header_safe(name)}")
-    head.append(f"# dialect: {first.get('DIALECT', '')}  profile: {first.get('PROFILE', '')}")
-    out = head + [
-        "",
-        '"""Compiled chat templates: ``render(context)`` (the default), ``TEMPLATES[name](context)``."""',
-        "",
-    ]
-    by_module: dict[str, list[str]] = {}
-    for local, (module, fn) in imports.items():
-        by_module.setdefault(module, []).append(fn if fn == local else f"{fn} as {local}")
-    for module in sorted(by_module):
-        out.append(f"from {module} import {', '.join(sorted(by_module[module]))}")
-    out += ["", f"TEMPLATE_NAMES = {ast.unparse(ast.Constant(tuple(names)))}"]
-    out.append(f"DEFAULT_TEMPLATE = {names[default]!r}")
-    for key, value in first.items():
-        out.append(f"{key} = {_literal(value)}")
-    out.append(
-        "METADATA = {" + ", ".join(f"{n!r}: {_literal(m)}" for n, m in zip(names, metadata)) + "}"
-    )
-    for body in bodies:
-        out += ["", "", body]
-    out += ["", "", "TEMPLATES = {" + ", ".join(f"{n!r}: {f}" for n, f in zip(names, funcs)) + "}"]
-    out.append(f"render = {funcs[default]}")
-    out.append(_GET_TEMPLATE)
-    text = format_module("\n".join(out) + "\n")
-    compile(text, "<combined>", "exec")
-    return text
-
-
-def _literal(value: Any) -> str:
-    import ast  # the multi-template module is built rarely: not at import
-
-    from .compiler.emit import const_node
-
-    return ast.unparse(const_node(value))

@@ -144,7 +144,6 @@ def rewrite_runtime_source(
     """A runtime module's source with its runtime imports turned into loader calls (same
     line count), and the runtime modules it imports."""
     tree = ast.parse(text)
-    top = {id(n) for n in tree.body}
     lines = text.splitlines(keepends=True)
     deps: list[str] = []
     edits: list[tuple[int, int, str]] = []
@@ -154,12 +153,13 @@ def rewrite_runtime_source(
         targets = _runtime_target(node, name, folder)
         if targets is None:
             continue
-        if id(node) not in top:
+        if lines[node.lineno - 1][: node.col_offset].strip():
             raise StandaloneError(
-                f"runtime/{name}.py:{node.lineno}: a runtime import inside a block cannot be inlined"
+                f"runtime/{name}.py:{node.lineno}: a runtime import must start its line"
             )
         deps += [t[0] for t in targets if t[0] not in deps]
-        edits.append((node.lineno, node.end_lineno or node.lineno, _replacement(targets)))
+        indent = " " * node.col_offset  # an import inside a function: imported when it runs
+        edits.append((node.lineno, node.end_lineno or node.lineno, indent + _replacement(targets)))
     for ident in (n.id for n in ast.walk(tree) if isinstance(n, ast.Name)):
         if ident == LOADER:
             raise StandaloneError(f"runtime/{name}.py uses the reserved name {LOADER!r}")

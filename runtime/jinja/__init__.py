@@ -24,15 +24,48 @@ from .objects import *  # noqa: F401,F403
 from .objects import __all__ as _object_names
 from .access import *  # noqa: F401,F403
 from .access import __all__ as _access_names
-from .loading import *  # noqa: F401,F403
-from .loading import __all__ as _loading_names
-from .blocks import *  # noqa: F401,F403
-from .blocks import __all__ as _block_names
+
+#: the helpers of templates that load others or define blocks, imported on first use (a
+#: template without them, most, never loads these modules); tests/unit checks each list
+#: against its module's ``__all__``
+LAZY = {
+    "loading": (
+        "NO_LOADER",
+        "TemplateNotFound",
+        "TemplatesNotFound",
+        "extends",
+        "macro_generator",
+        "make_generator_macro",
+        "include_template",
+        "load_template",
+    ),
+    "blocks": (
+        "BlockReference",
+        "block_name",
+        "no_parent_block",
+        "required_block",
+        "template_reference",
+    ),
+}
+_LAZY_HOME = {name: module for module, names in LAZY.items() for name in names}
 
 __all__ = [
     *_core_names,
     *_object_names,
     *_access_names,
-    *_loading_names,
-    *_block_names,
+    *_LAZY_HOME,
 ]
+
+
+def __getattr__(name: str) -> object:
+    """A helper of ``LAZY``, from its module on first use."""
+    module = _LAZY_HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if module == "loading":
+        from . import loading as home
+    else:
+        from . import blocks as home
+    value = getattr(home, name)
+    globals()[name] = value
+    return value

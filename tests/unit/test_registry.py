@@ -60,3 +60,37 @@ def test_unknown_helpers_are_refused() -> None:
     for name in ("jinja._fail_with", "os.system", "builtins.eval", "builtins.__import__", "jinja.nosuch"):
         with pytest.raises(registry.UnknownHelper):
             registry.resolve(name)
+
+
+def test_the_lazy_jinja_helpers_are_their_modules_own() -> None:
+    """runtime.jinja imports its loading/blocks modules on first use: its table of their
+    names is each module's ``__all__``, and every name resolves to that module's object."""
+    import importlib
+
+    import tmpl2py.runtime.jinja as package
+
+    for module, names in package.LAZY.items():
+        real = importlib.import_module(f"tmpl2py.runtime.jinja.{module}")
+        assert tuple(real.__all__) == names
+        for name in names:
+            assert getattr(package, name) is getattr(real, name)
+            assert name in package.__all__
+    with pytest.raises(AttributeError):
+        package.no_such_helper  # noqa: B018
+
+
+def test_a_template_without_loads_or_blocks_does_not_import_them() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, tmpl2py\n"
+        "t = tmpl2py.compile_template('{% for m in messages %}{{ m.content }}{% endfor %}')\n"
+        "assert t.render({'messages': [{'content': 'x'}]}) == 'x'\n"
+        "print(sorted(m for m in sys.modules if m.startswith('tmpl2py.runtime.jinja.')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = out.stdout
+    assert "tmpl2py.runtime.jinja.core" in loaded
+    assert "tmpl2py.runtime.jinja.loading" not in loaded
+    assert "tmpl2py.runtime.jinja.blocks" not in loaded
