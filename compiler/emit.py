@@ -115,26 +115,37 @@ class Emitter(FuelEmitter):
         return ast.Starred(self.expr(node.value), ast.Load())
 
     def x_Helper(self, node: ir.Helper) -> ast.expr:
-        if node.name == "limits.add" and len(node.args) == 2 and not node.kwargs:
+        if node.name == "limits.add" and len(node.args) == 3 and not node.kwargs:
             return self._guarded_add(node)
         func = ast.Name(self.helper_name(node.name), ast.Load())
         return ast.Call(func, [self.expr(a) for a in node.args], self.keywords(node.kwargs))
 
     def _guarded_add(self, node: ir.Helper) -> ast.expr:
-        """``limits.add(a, b)`` with its common case inline: ``_a + _b if length_hint(_a :=
-        a) + length_hint(_b := b) < 4096 else add(_a, _b)`` (operands in order, each once;
-        numbers have no length; only a concatenation that may pass the cap calls the check,
-        before it is built)."""
+        """``limits.add(_built, a, b)`` with its common case inline: ``_a + _b if
+        length_hint(_a := a) + length_hint(_b := b) < 4096 and type(_a) is not list and
+        type(_a) is not tuple else add(_built, _a, _b)`` (operands in order, each once;
+        numbers have no length; only a concatenation that may pass the cap, or of lists and
+        tuples, which are weighed, calls the check, before it is built)."""
+        registry, *operands = node.args
         hint = ast.Name(self.helper_name("limits.length_hint"), ast.Load())
         names = [self.fresh("a"), self.fresh("b")]
         sizes = [
             ast.Call(hint, [ast.NamedExpr(ast.Name(n, ast.Store()), self.expr(arg))], [])
-            for n, arg in zip(names, node.args)
+            for n, arg in zip(names, operands)
         ]
         left, right = (ast.Name(n, ast.Load()) for n in names)
-        check = ast.Call(ast.Name(self.helper_name("limits.add"), ast.Load()), [left, right], [])
+        check = ast.Call(
+            ast.Name(self.helper_name("limits.add"), ast.Load()),
+            [self.expr(registry), left, right],
+            [],
+        )
         small = ast.Compare(ast.BinOp(sizes[0], ast.Add(), sizes[1]), [ast.Lt()], [ast.Constant(4096)])
-        return ast.IfExp(small, ast.BinOp(left, ast.Add(), right), check)
+        kind = ast.Call(ast.Name("type", ast.Load()), [left], [])
+        not_sequence = [
+            ast.Compare(kind, [ast.IsNot()], [ast.Name(t, ast.Load())]) for t in ("list", "tuple")
+        ]
+        test = ast.BoolOp(ast.And(), [small, *not_sequence])
+        return ast.IfExp(test, ast.BinOp(left, ast.Add(), right), check)
 
     def x_ContextGet(self, node: ir.ContextGet) -> ast.expr:
         if node.name not in self.start_values:

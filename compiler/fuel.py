@@ -49,6 +49,9 @@ def body_cost(body: Any) -> int:
 
 #: helpers that call a value the template holds (a macro, ``caller``): not a leaf
 CALLING_HELPERS = frozenset({"jinja.call", "gotmpl.call", "gotmpl.method_call"})
+#: helpers that take the render's registry of built containers (``_built``, made in the
+#: prologue when the module calls one)
+BUILDERS = ("limits.make_tuple", "limits.built_value", "limits.add", "limits.mul")
 
 
 def is_leaf(body: Any) -> bool:
@@ -136,8 +139,15 @@ class FuelEmitter:
         self.fuel_functions -= 1
 
     def fuel_prologue(self) -> list:
-        """``render``'s first lines when the module counts fuel (it starts with one chunk)."""
-        tuples = ["    _tuples = {}"] if "limits.make_tuple" in self.aliases else []  # type: ignore[attr-defined]
-        if not self.fuel_used:
+        """``render``'s first lines when the module is bounded: the render has no meter yet
+        (``limits.begin``: a helper's charge is never another render's), its registry of
+        built containers when it builds any, and the counter (one chunk in hand) when the
+        module counts fuel."""
+        aliases = self.aliases  # type: ignore[attr-defined]
+        tuples = ["    _built = {}"] if any(h in aliases for h in BUILDERS) else []
+        if not self.fuel_enabled:
             return tuples
-        return [f"    _fuel = {CHUNK}", "    _m = None"] + tuples
+        begin = [f"    {self.helper_name('limits.begin')}(None)"]  # type: ignore[attr-defined]
+        if not self.fuel_used:
+            return begin + tuples
+        return begin + [f"    _fuel = {CHUNK}", "    _m = None"] + tuples

@@ -22,7 +22,7 @@ from tmpl2py.runtime.jinja import (
     subscript,
 )
 from tmpl2py.runtime.jinja.filters import do_d, do_lower, do_tojson, do_upper, test_mapping
-from tmpl2py.runtime.limits import length_hint, refuel, refuel_loop
+from tmpl2py.runtime.limits import add, begin, built_value, length_hint, refuel, refuel_loop
 
 TEMPLATE_NAME = "examples/seed000_command.jinja"
 SOURCE_SHA256 = "ada8528d3b8c43cebba4c056f67a8c40243ba723c53cb14c8b34531ab7edc0eb"
@@ -77,8 +77,10 @@ def render(context: dict) -> str:
     _out = []
     _w = _out.append
     _get = context.get
+    begin(None)
     _fuel = 256
     _m = None
+    _built = {}
     l_0_platform_instruction_override = _get("platform_instruction_override", _start1)
     l_0_reasoning = _get("reasoning", _start2)
     l_0_reasoning_effort = _get("reasoning_effort", _start3)
@@ -263,7 +265,9 @@ def render(context: dict) -> str:
             _w("\n")
             # line 67: if
             if isinstance(_v7 if _dict4 else getattr_(l_1_tool_msg, "content"), str):
-                l_1_text_wrapper = {"content": _v7 if _dict4 else getattr_(l_1_tool_msg, "content")}
+                l_1_text_wrapper = built_value(
+                    _built, {"content": _v7 if _dict4 else getattr_(l_1_tool_msg, "content")}
+                )
             else:
                 l_1_text_wrapper = _v7 if _dict4 else getattr_(l_1_tool_msg, "content")
             _w('            "0": ')
@@ -298,13 +302,16 @@ def render(context: dict) -> str:
             )
             == "text"
         ):
-            l_1_text_wrapper = {
-                "content": (
-                    l_1_item["text"]
-                    if _dict5 and "text" in l_1_item
-                    else getattr_(l_1_item, "text")
-                )
-            }
+            l_1_text_wrapper = built_value(
+                _built,
+                {
+                    "content": (
+                        l_1_item["text"]
+                        if _dict5 and "text" in l_1_item
+                        else getattr_(l_1_item, "text")
+                    )
+                },
+            )
             _w(do_tojson(l_1_text_wrapper))
         elif (
             do_lower(_v8 if _dict5 else getattr_(l_1_item, "type")) == "document"
@@ -892,9 +899,9 @@ def render(context: dict) -> str:
             _f_l_0_format_tool_message(_w, l_0_messages, l_1_message)
             # line 249: for
             _items10 = subscript(l_0_messages, slice(_i1 + 1, None, None))
-            _fuel -= length_hint(_items10) * 5
+            _fuel -= length_hint(_items10) * 7
             if _fuel < 0:
-                _m, _fuel, _items10 = refuel_loop(_m, _out, _fuel, _items10, 5)
+                _m, _fuel, _items10 = refuel_loop(_m, _out, _fuel, _items10, 7)
             for _i2, l_2_msg in enumerate(_items10):
                 # line 251: if
                 if (
@@ -908,26 +915,57 @@ def render(context: dict) -> str:
                     _w(",\n    ")
                     _f_l_0_format_tool_message(_w, l_0_messages, l_2_msg)
                     if _ns5:
-                        _ns5_value = _ns5_value + [
-                            (
-                                l_2_msg["tool_call_id"]
-                                if type(l_2_msg) is dict and "tool_call_id" in l_2_msg
-                                else getattr_(l_2_msg, "tool_call_id")
+                        _ns5_value = (
+                            _a11 + _b12
+                            if length_hint((_a11 := _ns5_value))
+                            + length_hint(
+                                (
+                                    _b12 := built_value(
+                                        _built,
+                                        [
+                                            (
+                                                l_2_msg["tool_call_id"]
+                                                if type(l_2_msg) is dict
+                                                and "tool_call_id" in l_2_msg
+                                                else getattr_(l_2_msg, "tool_call_id")
+                                            )
+                                        ],
+                                    )
+                                )
                             )
-                        ]
+                            < 4096
+                            and type(_a11) is not list
+                            and (type(_a11) is not tuple)
+                            else add(_built, _a11, _b12)
+                        )
                     else:
                         ns_check(l_0_tool_ids_seen)
                         ns_set(
                             l_0_tool_ids_seen,
                             "value",
-                            getattr_(l_0_tool_ids_seen, "value")
-                            + [
-                                (
-                                    l_2_msg["tool_call_id"]
-                                    if type(l_2_msg) is dict and "tool_call_id" in l_2_msg
-                                    else getattr_(l_2_msg, "tool_call_id")
+                            (
+                                _a13 + _b14
+                                if length_hint((_a13 := getattr_(l_0_tool_ids_seen, "value")))
+                                + length_hint(
+                                    (
+                                        _b14 := built_value(
+                                            _built,
+                                            [
+                                                (
+                                                    l_2_msg["tool_call_id"]
+                                                    if type(l_2_msg) is dict
+                                                    and "tool_call_id" in l_2_msg
+                                                    else getattr_(l_2_msg, "tool_call_id")
+                                                )
+                                            ],
+                                        )
+                                    )
                                 )
-                            ],
+                                < 4096
+                                and type(_a13) is not list
+                                and (type(_a13) is not tuple)
+                                else add(_built, _a13, _b14)
+                            ),
                         )
                 else:
                     break

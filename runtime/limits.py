@@ -1,4 +1,7 @@
 """Work bounds every render runs under, on by default: fuel, sizes, depth, wall clock.
+Long because every bound generated code calls lives here, in the one module a generated
+module imports for them (a cache hit pays for each module it loads): the fuel meter, the size
+guards of operators, and the weights of the containers a template builds.
 
 A compiled template counts **fuel**: one unit per loop iteration and per call of a macro
 (or Go ``define``) that calls others. Generated code keeps the count in a local int and
@@ -30,7 +33,10 @@ limit          default         why this number
                                million iterations that print a value take ~0.5 s; a
                                4M-character prompt pays 125,000 for its output
 ``output``     100,000,000     characters of output, and of a string that ``+``, ``~``,
-                               ``join``, ``replace``... build; a 1M-token prompt is ~4M
+                               ``join``, ``replace``... build; a 1M-token prompt is ~4M;
+                               also the weight of any container the template builds (what
+                               printing it would cost, each value it holds counted as often
+                               as it holds it: the "weights" section below)
 ``value``      100,000         characters/items one amplifying operation may build (a
                                repetition, a padding width, a count); real templates repeat
                                ``'-' * 80`` or pad to 10; jinja2's sandbox caps ``range`` at
@@ -47,6 +53,7 @@ from __future__ import annotations
 import re
 import time
 import weakref
+from collections import Counter
 from contextlib import contextmanager
 from contextvars import ContextVar
 from operator import length_hint  # noqa: F401 - generated code's loop charge (a C function)
@@ -265,7 +272,8 @@ def refuel(meter: Optional[Meter], out: Optional[list] = None, fuel: int = 0) ->
     list when the call comes from ``render`` itself (a macro's own buffer is not passed);
     ``fuel`` the counter's value, below zero by what it owes."""
     if meter is None:
-        meter = Meter(_current.get())
+        early = _live.get()  # a meter :func:`charge` made for this render's early work
+        meter = early if type(early) is Meter else Meter(_current.get())
         _live.set(weakref.ref(meter))
     if out is not None and meter.out is None:
         meter.out = out
@@ -309,9 +317,14 @@ def _checked(meter: Meter, items: Any, every: int, buffer: Optional[list]) -> It
         yield item
 
 
-#: The meter of the render running in this thread / task, for :func:`charge` (a weak
-#: reference: the render's frame owns its meter, so a finished render's meter is gone).
-_live: ContextVar[Optional[weakref.ref]] = ContextVar("tmpl2py_meter", default=None)
+#: The meter of the render running in this thread / task, for :func:`charge`: a weak
+#: reference (the render's frame owns its meter, so a finished render's meter is gone), or
+#: the meter itself, made by a charge before the render's first refuel (which adopts it).
+#: Every render starts by clearing it (:data:`begin`), so work is never charged to another
+#: render's account.
+_live: ContextVar[Any] = ContextVar("tmpl2py_meter", default=None)
+#: generated code's first call, ``begin(None)``: this render has no meter yet
+begin = _live.set
 
 
 def charge(units: int) -> None:
@@ -320,15 +333,19 @@ def charge(units: int) -> None:
     The loop counter pays for an iteration; a helper whose work grows with its input
     (``max``, ``unique``, ``map`` over a list; Go's printing of a map) pays for the rest
     here, so a loop calling it ends within the fuel's time too. Charged to the render's
-    meter once it has one (after its first chunk: the work of the first 256 iterations
-    is not charged, which bounds it)."""
-    ref = _live.get()
-    if ref is not None:
-        meter = ref()
-        if meter is not None:
-            meter.fuel -= units
-            if meter.fuel < 0:
-                meter._exhausted()
+    meter; before the render has one (its first refuel), a charge of more than a few units
+    makes it (work of a few units is left to the first chunk's slack)."""
+    live = _live.get()
+    if live is None:
+        if units < 64:
+            return
+        live = Meter(_current.get())
+        _live.set(live)
+    meter = live if type(live) is Meter else live()
+    if meter is not None:
+        meter.fuel -= units
+        if meter.fuel < 0:
+            meter._exhausted()
 
 
 class RenderBudgetExceeded(RenderLimitExceeded):
@@ -409,14 +426,23 @@ def _is_count(value: Any) -> bool:
     return type(value) is int or type(value) is bool
 
 
-def mul(left: Any, right: Any) -> Any:
-    """``left * right`` with repetition of a string, list or tuple bounded by ``Limits.value``."""
+def mul(built: dict, left: Any, right: Any) -> Any:
+    """``left * right`` with repetition of a string, list or tuple bounded by ``Limits.value``
+    (its length) and, for a list or tuple, by what its items weigh (:func:`weigh`: ``[s] * n``
+    repeats one long string ``n`` times)."""
     if _is_count(right) and isinstance(left, (str, list, tuple)):
-        if right > 1 and len(left) * right > 4096:
-            check_size(len(left) * right, "a repetition")
+        seq, count = left, right
     elif _is_count(left) and isinstance(right, (str, list, tuple)):
-        if left > 1 and len(right) * left > 4096:
-            check_size(len(right) * left, "a repetition")
+        seq, count = right, left
+    else:
+        return left * right
+    if count > 1:
+        if len(seq) * count > 4096:
+            check_size(len(seq) * count, "a repetition")
+        if type(seq) is not str:
+            made = left * right
+            _register(built, made, NODE + count * (weigh(seq, built) - NODE), "a repetition")
+            return made
     return left * right
 
 
@@ -430,7 +456,9 @@ def power(base: Any, exponent: Any) -> Any:
 
 def mod(left: Any, right: Any) -> Any:
     """``left % right``: printf-style widths and precisions (``'%*d'``, ``'%999999999s'``) are
-    bounded by ``Limits.value`` before Python pads."""
+    bounded by ``Limits.value`` before Python pads; a name used by several fields
+    (``%(a)s%(a)s``), which prints one value many times, by what that would weigh (any other
+    field prints each value once: what holds them was weighed when built)."""
     if isinstance(left, str) and "%" in left:
         stars = iter(right if type(right) is tuple else (right,))
         for match in _printf_pattern().finditer(left):
@@ -441,13 +469,24 @@ def mod(left: Any, right: Any) -> Any:
                         check_size(abs(width), "a format width")
                 elif part and len(part) > 3 and int(part) > 4096:
                     check_size(int(part), "a format width")
+        if "%(" in left and repeats_a_name(left):  # '%(a)s%(a)s' prints a value twice
+            _check_weight(left.count("%(") * weigh(right, {}), "a format")
     return left % right
 
 
-def add(left: Any, right: Any) -> Any:
+def repeats_a_name(fmt: str) -> bool:
+    """Whether a printf-style format names one field twice (``%(a)s%(a)s``)."""
+    if "%(" not in fmt:
+        return False
+    names = re.findall(r"%\(([^)]*)\)", fmt)
+    return len(names) != len(set(names))
+
+
+def add(built: dict, left: Any, right: Any) -> Any:
     """``left + right`` of two computed values: a concatenation past the cap (``output`` for
     strings, ten times ``value`` for lists) is refused before it is built (doubling a string
-    through a loop or a macro)."""
+    through a loop or a macro); a list or tuple's is registered with its weight (``l + l``
+    doubles what printing it costs: :func:`weigh`)."""
     if isinstance(left, (str, list, tuple)) and isinstance(right, (str, list, tuple)):
         size = len(left) + len(right)
         if size > 4096:
@@ -459,6 +498,19 @@ def add(left: Any, right: Any) -> Any:
                     "output" if isinstance(left, str) else "value",
                     f"a concatenation would build {size:,} characters or items (limit {cap:,})",
                 )
+        if type(left) is not str and type(right) is not str:
+            made = left + right
+            known = built.get(id(left))
+            weight = known[1] if known is not None and known[0] is left else weigh(left, built)
+            known = built.get(id(right))
+            weight += known[1] if known is not None and known[0] is right else weigh(right, built)
+            weight -= NODE
+            if weight > _LIGHT:
+                _check_weight(weight, "a concatenation")
+            built[id(made)] = (made, weight, 0)  # remembered: the next ``+`` of a loop reads it
+            if len(built) > _KEEP:
+                del built[next(iter(built))]
+            return made
     return left + right
 
 
@@ -466,27 +518,309 @@ def _times(value: Optional[int], factor: int) -> Optional[int]:
     return None if value is None else value * factor
 
 
-def make_tuple(registry: dict, *items: Any) -> tuple:
+def make_tuple(built: dict, *items: Any) -> tuple:
     """A tuple literal with computed items, refused past MAX_TUPLE_DEPTH levels of nesting
-    (the depth of each tuple built is kept in ``registry``, the render's ``_tuples``, so
-    this is O(items))."""
+    and past the weight limit (:func:`weigh`); both are kept in ``built``, the render's
+    registry, so this is O(items)."""
     made = tuple(items)
     depth = 0
+    weight = NODE
     for item in items:
-        if type(item) is tuple:
-            depth = max(depth, _tuple_depth(item, registry))
+        kind = type(item)
+        if kind is str:
+            weight += NODE + len(item)
+        elif kind is int or kind is float or kind is bool or item is None:
+            weight += NODE
+        else:
+            weight += weigh(item, built)
+            if kind is tuple:
+                depth = max(depth, _tuple_depth(item, built))
     depth += 1
     if depth > MAX_TUPLE_DEPTH:
         raise RenderDepthExceeded(f"a tuple the template built nests more than {MAX_TUPLE_DEPTH:,} deep")
-    registry[id(made)] = (made, depth)
+    if weight > _LIGHT:
+        _check_weight(weight, "a tuple")
+    if depth > 1 or weight > _LIGHT:  # a tuple of short strings and numbers is weighed again
+        _remember(built, made, weight, depth)
     return made
 
 
-def _tuple_depth(value: tuple, registry: dict) -> int:
-    known = registry.get(id(value))
+def _tuple_depth(value: tuple, built: dict) -> int:
+    known = built.get(id(value))
+    if known is not None and known[0] is value and known[2]:
+        return known[2]
+    # a tuple the template did not build itself (``items()`` pairs, data): walk it once
+    depth = 1 + max((_tuple_depth(v, built) for v in value if type(v) is tuple), default=0)
+    _remember(built, value, weigh(value, built), depth)
+    return depth
+
+
+# ----------------------------------------------------------------------------- weights
+#
+# A template can build, in a few steps, a value far larger than the memory it takes: a
+# container holding one value several times (``[l, l]``, ``l + l``, ``[s] * n``,
+# ``dict.fromkeys(range(n), s)``) shares it, and doing that again on the result doubles it
+# again. Forty steps make a list of a few dozen objects that prints to a terabyte, and
+# printing, serialising, comparing or hashing it walks every path through it in C, beyond
+# the fuel's reach. So every container the template builds is *weighed* as it is built: its
+# weight is what printing it would cost, counted as if each path through it were its own
+# copy (``NODE`` per item, the length of each string), and a container heavier than
+# ``Limits.output`` is refused then, before anything walks it. Containers that share
+# nothing weigh what they hold: the check only ever stops the sharing kind.
+#
+# Weights are kept in ``built``, the render's registry (``_built``, a local of ``render``:
+# id -> (container, weight, tuple depth); holding the container keeps its id unique), so
+# weighing a container built from others costs O(its items). A container the template did
+# not build (the context's data, a filter's result) is walked once, iteratively, leaves in
+# C. The registry keeps the last ``_KEEP`` containers it was given (a loop that grows a list
+# by ``l + [m]`` makes a new list each time: keeping them all would hold n^2 items); one
+# that fell out is walked again when met again. A namespace is not walked (it changes after
+# it is built): printing one charges what its attributes weigh
+# (``jinja.objects.Namespace.__repr__``).
+
+#: what one item of a container weighs beyond its strings' characters: printing an item
+#: costs ~20 ns a character and ~1.5 us an item, so ``Limits.output`` (100,000,000) allows
+#: about a million items (~1.5 s to print) or 100 MB of text
+NODE = 64
+#: how many containers the registry remembers (the oldest fall out first)
+_KEEP = 256
+#: a literal of strings and numbers lighter than this is not remembered (it is weighed
+#: again, in C, where it is met again) nor checked (every limit is far above it)
+_LIGHT = 4096
+_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
+_DESCEND = (list, tuple, dict, set, frozenset, *_VIEWS)
+#: the exact types of values that hold nothing (a JSON document's leaves)
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+
+
+def weigh(value: Any, built: dict) -> int:
+    """What printing ``value`` would cost, in characters (see the section's comment)."""
+    if isinstance(value, str):
+        return NODE + len(value)
+    if not isinstance(value, _DESCEND):
+        return NODE  # a number, None, an object that prints as itself
+    known = built.get(id(value))
     if known is not None and known[0] is value:
         return known[1]
-    # a tuple the template did not build itself (``items()`` pairs, data): walk it once
-    depth = 1 + max((_tuple_depth(v, registry) for v in value if type(v) is tuple), default=0)
-    registry[id(value)] = (value, depth)
-    return depth
+    if type(value) is list or type(value) is tuple:  # strings and numbers: in C, not kept
+        kinds = set(map(type, value))
+        if kinds <= _LEAVES:
+            weight = NODE * (1 + len(value))
+            if str not in kinds:
+                return weight
+            if len(kinds) == 1:
+                return weight + sum(map(len, value))
+            return weight + sum(len(v) for v in value if type(v) is str)
+    return _walk(value, built)
+
+
+def _remember(built: dict, made: Any, weight: int, depth: int = 0) -> None:
+    built[id(made)] = (made, weight, depth)
+    if len(built) > _KEEP:
+        del built[next(iter(built))]
+
+
+def _flat(items: Any) -> Optional[int]:
+    """What ``items`` weigh when none of them holds anything (in C for JSON's leaves), else
+    None."""
+    kinds = set(map(type, items))
+    if kinds <= _LEAVES:
+        weight = NODE * len(items)
+        if str not in kinds:
+            return weight
+        if len(kinds) == 1:
+            return weight + sum(map(len, items))
+        return weight + sum(len(item) for item in items if type(item) is str)
+    if any(issubclass(kind, _DESCEND) for kind in kinds):
+        return None
+    return NODE * len(items) + sum(len(item) for item in items if isinstance(item, str))
+
+
+def _flat_node(node: Any) -> Optional[int]:
+    if isinstance(node, dict):
+        keys = _flat(node.keys())
+        if keys is None:
+            return None
+        values = _flat(node.values())
+        return None if values is None else NODE + keys + values
+    flat = _flat(node)
+    return None if flat is None else NODE + flat
+
+
+def _items(value: Any) -> Any:
+    if isinstance(value, dict):
+        return (*value.keys(), *value.values())
+    return value
+
+
+def _tree(node: Any, budget: list, built: dict) -> Optional[int]:
+    """The weight of ``node`` when it is a small tree of dicts (string keys), lists and
+    tuples over JSON's leaves (a message, its content parts, a tool: the usual case, in few
+    steps), else None; ``budget`` (a one-item list) counts the containers it may look at.
+    The containers inside it that hold others are remembered in ``built`` (a tool's schema
+    is met again, part by part, by a template that walks it)."""
+    kind = type(node)
+    if kind is dict:
+        if set(map(type, node)) != _STR:
+            return None
+        items: Any = node.values()
+        weight = NODE + NODE * 2 * len(node) + sum(map(len, node))
+    elif kind is list or kind is tuple:
+        items = node
+        weight = NODE + NODE * len(node)
+    else:
+        return None
+    budget[0] -= 1
+    kinds = set(map(type, items))
+    if kinds <= _LEAVES:
+        if str in kinds:
+            if len(kinds) == 1:
+                return weight + sum(map(len, items))
+            return weight + sum(len(item) for item in items if type(item) is str)
+        return weight
+    if budget[0] < 0 or not kinds <= _TREE_KINDS:
+        return None
+    for item in items:
+        kind = type(item)
+        if kind is str:
+            weight += len(item)
+        elif kind is dict or kind is list or kind is tuple:
+            known = built.get(id(item))
+            if known is not None and known[0] is item:
+                weight += known[1] - NODE
+                continue
+            inner = _tree(item, budget, built)
+            if inner is None:
+                return None
+            weight += inner - NODE  # the item's own NODE is counted above
+    _remember(built, node, weight)
+    return weight
+
+
+_STR = {str}
+_TREE_KINDS = _LEAVES | {dict, list, tuple}
+
+
+def _walk(root: Any, built: dict) -> int:
+    """The weight of a container nobody weighed yet: children first, each container once (a
+    container met again, or on the path to itself, takes its weight from ``found``); a
+    child held many times is looked at once and counted as often (``[l] * n``)."""
+    quick = _tree(root, [64], built)  # the usual case: a message, a list of strings
+    if quick is not None:
+        _remember(built, root, quick)
+        return quick
+    found: dict[int, int] = {}
+    stack = [(root, False)]
+    on_path: set[int] = set()
+    while stack:
+        node, ready = stack.pop()
+        key = id(node)
+        if not ready:
+            if key in found or key in on_path:
+                continue
+            flat = _flat_node(node) if node is not root else None
+            if flat is not None:
+                found[key] = flat
+                _remember(built, node, flat)
+                continue
+            on_path.add(key)
+            stack.append((node, True))
+            items = _items(node)
+            for child in dict(zip(map(id, items), items)).values():  # each object once
+                if isinstance(child, _DESCEND):
+                    known = built.get(id(child))
+                    if (known is None or known[0] is not child) and id(child) not in found:
+                        stack.append((child, False))
+            continue
+        on_path.discard(key)
+        items = _items(node)
+        distinct = dict(zip(map(id, items), items))
+        counts = Counter(map(id, items)) if len(distinct) < len(items) else None
+        weight = NODE
+        for child_id, child in distinct.items():
+            if isinstance(child, str):
+                one = NODE + len(child)
+            elif isinstance(child, _DESCEND):
+                known = built.get(child_id)
+                if known is not None and known[0] is child:
+                    one = known[1]
+                else:
+                    one = found.get(child_id, NODE)  # NODE: a cycle (prints as [...])
+            else:
+                one = NODE
+            weight += one * counts[child_id] if counts is not None else one
+        found[key] = weight
+        _remember(built, node, weight)
+    return found[id(root)]
+
+
+def _check_weight(weight: int, what: str) -> None:
+    cap = _current.get().output
+    if cap is not None and weight > cap:
+        raise RenderLimitExceeded(
+            "output",
+            f"{what} would build a value costing {weight:,} characters to print (each value it"
+            f" holds counted as often as it holds it; limit {cap:,})",
+        )
+
+
+def _register(built: dict, made: Any, weight: int, what: str) -> None:
+    _check_weight(weight, what)
+    _remember(built, made, weight)
+
+
+def built_value(built: dict, made: Any) -> Any:
+    """A list or dict literal with computed items, ``made``: weighed, refused past the
+    limit, remembered unless light (see the section's comment)."""
+    items = made.values() if type(made) is dict else made
+    kinds = set(map(type, items))
+    if kinds <= _LEAVES:  # the usual literal: strings and numbers, weighed in C
+        weight = NODE * (1 + len(made))
+        if str in kinds:
+            weight += sum(map(len, items)) if len(kinds) == 1 else sum(len(v) for v in items if type(v) is str)
+        if type(made) is dict:
+            weight += NODE * len(made) + sum(len(k) for k in made if isinstance(k, str))
+        if weight <= _LIGHT:
+            return made  # light: weighed again, as quickly, wherever it is met again
+    else:  # holding containers: remembered, so what holds it next weighs it at once
+        weight = NODE
+        for item in _items(made):
+            known = built.get(id(item))
+            weight += known[1] if known is not None and known[0] is item else weigh(item, built)
+    if weight > _LIGHT:
+        _check_weight(weight, "a list" if type(made) is list else "a dict")
+    built[id(made)] = (made, weight, 0)
+    if len(built) > _KEEP:
+        del built[next(iter(built))]
+    return made
+
+
+
+def weighed(items: Any, what: str) -> Iterator[Any]:
+    """``items`` (a runtime function's results, one by one) with what they weigh together
+    checked as they come: a consumer that keeps them all (``list``, ``join``) would hold
+    that much (``map``'s default, or a filter making a long string, per item)."""
+    memo: dict = {}
+    total = NODE
+    cap = _current.get().output
+    for item in items:
+        total += weigh(item, memo)
+        if cap is not None and total > cap:
+            _check_weight(total, what)
+        yield item
+
+
+def check_weight(value: Any, what: str) -> Any:
+    """``value``, a container a runtime function built holding values it was given more than
+    once (``dict.fromkeys``, ``batch``'s fill, ``map``'s default...), weighed with a fresh
+    registry and refused past the limit."""
+    if not isinstance(value, str):
+        _check_weight(weigh(value, {}), what)
+    return value
+
+
+def checked_weight(value: Any, what: str) -> int:
+    """What ``value`` weighs (a fresh registry), refused past the limit."""
+    weight = weigh(value, {})
+    _check_weight(weight, what)
+    return weight

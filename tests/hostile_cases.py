@@ -74,6 +74,39 @@ JINJA_DOS = {
     "deep-tuple-hash": NS + "{% for i in range(100000) %}{% set ns.t = (ns.t,) %}{% endfor %}{{ ns.t in {} }}",
     "macro-recursion": "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}",
     "recursive-loop": "{% for x in [1] recursive %}{{ loop([1]) }}{% endfor %}",
+    # one value held many times: a few objects that print to terabytes (each step doubles
+    # what printing, serialising or comparing them walks, in C)
+    "share-list-print": NS + "{% for i in range(64) %}{% set ns.l = [ns.l, ns.l] %}{% endfor %}{{ ns.l }}",
+    "share-dict-tojson": NS + "{% for i in range(64) %}{% set ns.l = {'a': ns.l, 'b': ns.l} %}{% endfor %}"
+    "{{ ns.l|tojson }}",
+    "share-tuple-hash": NS + "{% for i in range(64) %}{% set ns.t = (ns.t, ns.t) %}{% endfor %}{{ ns.t in {} }}",
+    "share-compare": "{% set ns = namespace(a=[1], b=[1]) %}{% for i in range(64) %}{% set ns.a = [ns.a, ns.a] %}"
+    "{% set ns.b = [ns.b, ns.b] %}{% endfor %}{{ ns.a == ns.b }}",
+    "share-two-holders": NS + "{% for i in range(64) %}{% set ns.x = [ns.l] %}{% set ns.y = [ns.l] %}"
+    "{% set ns.l = [ns.x, ns.y] %}{% endfor %}{{ ns.l }}",
+    "share-static-chain": "{% set l = [1] %}" + "{% set l = [l, l] %}" * 64 + "{{ l|tojson|length }}",
+    "share-macro-args": "{% macro f(l, n) %}{{ f([l, l], n - 1) if n else l|string|length }}{% endmacro %}{{ f([1], 64) }}",
+    "share-varargs": "{% macro f(n) %}{{ f(n - 1, varargs, varargs) if n else varargs|string|length }}{% endmacro %}"
+    "{{ f(64, 1) }}",
+    "share-concat": NS + "{% set ns.l = [ns.l] %}{% for i in range(64) %}{% set ns.l = ns.l + ns.l %}{% endfor %}{{ ns.l }}",
+    "share-repeat-long-string": "{% set s = 'x' * 100000 %}{{ ([s] * 100000)|string|length }}",
+    "share-fromkeys": "{% set s = 'x' * 100000 %}{{ dict.fromkeys(range(100000), s)|tojson|length }}",
+    "share-dict-call": NS + "{% for i in range(64) %}{% set ns.l = dict(a=ns.l, b=ns.l) %}{% endfor %}{{ ns.l }}",
+    "share-cycler": NS + "{% for i in range(64) %}{% set ns.l = cycler(ns.l, ns.l).items %}{% endfor %}{{ ns.l }}",
+    "share-sum-start": NS + "{% set ns.l = [ns.l] %}{% for i in range(64) %}{% set ns.l = [ns.l]|sum(start=ns.l) %}"
+    "{% endfor %}{{ ns.l }}",
+    "share-batch-fill": "{% set s = 'x' * 100000 %}{{ [1]|batch(100000, fill_with=s)|list|string|length }}",
+    "share-slice-fill": "{% set s = 'x' * 100000 %}{{ [1]|slice(100000, fill_with=s)|list|string|length }}",
+    "share-map-default": "{% set s = 'x' * 100000 %}{{ range(100000)|map(attribute='q', default=s)|join|length }}",
+    "share-map-filter": "{{ range(100000)|map('center', 100000)|join|length }}",
+    "share-groupby": "{% set ns = namespace(l=[[1, 2]]) %}{% for i in range(64) %}{% set ns.l = ns.l|groupby(1)|list %}"
+    "{% endfor %}{{ ns.l }}",
+    "share-format-fields": "{% set ns = namespace(s='ab') %}{% for i in range(64) %}"
+    "{% set ns.s = '%(a)s%(a)s' % {'a': ns.s} %}{% endfor %}{{ ns.s|length }}",
+    "share-str-format": "{% set ns = namespace(s='ab') %}{% for i in range(64) %}{% set ns.s = '{0}{0}'.format(ns.s) %}"
+    "{% endfor %}{{ ns.s|length }}",
+    "share-namespace-print": "{% set inner = namespace(s='x' * 100000) %}{{ ([inner] * 100000)|string|length }}",
+    "share-pprint": NS + "{% for i in range(20) %}{% set ns.l = [ns.l, ns.l] %}{% endfor %}{{ ns.l|pprint|length }}",
 }
 
 GO_DOS = {

@@ -17,6 +17,7 @@ import pytest
 from tmpl2py.compiler import CompileError, compile_template
 from tmpl2py.runtime.budget import RenderBudgetExceeded
 from tmpl2py.runtime.go.execute import ExecError
+from tmpl2py.runtime import limits
 from tmpl2py.runtime.limits import DEFAULT_LIMITS, Limits, RenderDepthExceeded, RenderLimitExceeded
 from pathlib import Path
 
@@ -85,7 +86,9 @@ def test_guarded_operations_render_like_transformers(source: str, context: dict)
         ("{% for m in ms %}{{ loop.index0 % 2 }}{{ (loop.index + 1) % 3 }}{% endfor %}", {"ms": [1, 2, 3]}, False),
         # a constant format without wide fields builds its own text and its arguments'
         ("{{ '%s: %5d|%-4s' % (a, 3, 'x') }}{% set t = '%s!' % a %}{{ t }}", {"a": "hi"}, False),
-        ("{{ '%.3f' % x }}{{ '%(k)s' % d }}", {"x": 2.5, "d": {"k": "v"}}, False),
+        ("{{ '%.3f' % x }}{{ '%(k)s' % d }}{{ '%(k)s%(j)s' % d }}", {"x": 2.5, "d": {"k": "v", "j": 1}}, False),
+        # one name in two fields prints its value twice: weighed (doubling through a loop)
+        ("{{ '%(k)s%(k)s' % d }}", {"d": {"k": "v"}}, True),
         # a computed format, a '*' width, a wide field: checked before Python pads
         ("{{ f % a }}", {"f": "%s?", "a": "x"}, True),
         ("{{ '%*d' % (n, 1) }}", {"n": 3}, True),
@@ -234,7 +237,8 @@ def test_striptags_is_linear_and_exact() -> None:
     big = "<a>x " * 200_000
     second = 1.0 * _slowdown()
     start = time.perf_counter()
-    assert striptags(big) == ("x " * 200_000).strip()
+    with limits.using(limits.UNLIMITED):  # called directly, its work is charged: no fuel cap
+        assert striptags(big) == ("x " * 200_000).strip()
     assert time.perf_counter() - start < second
 
 
@@ -325,3 +329,56 @@ def test_go_corpus_renders_identically_far_below_the_limits() -> None:
                 assert got.encode("utf-8", "surrogateescape") == want, f"{path.stem}/{fixture.stem}"
             cases += 1
     assert cases > 100
+
+
+# ----------------------------------------------------------------------------- weights
+
+
+def test_weights_count_each_path_and_cost_o_of_the_objects() -> None:
+    """``limits.weigh``: what printing a value costs, each value counted as often as it is
+    held, computed once per object (a doubling of 60 steps is weighed in 60 steps)."""
+    node = limits.NODE
+    assert limits.weigh("abc", {}) == node + 3
+    assert limits.weigh(7, {}) == node
+    assert limits.weigh(["ab", 1], {}) == node + (node + 2) + node
+    assert limits.weigh({"k": "v"}, {}) == node + 2 * (node + 1)
+    shared: list = ["x"]
+    for _ in range(60):
+        shared = [shared, shared]
+    # w(0) = node + (node + 1); w(k) = node + 2 * w(k - 1)
+    assert limits.weigh(shared, {}) == 2**60 * (2 * node + 1) + (2**60 - 1) * node
+    cyclic: list = [1]
+    cyclic.append(cyclic)  # prints as [1, [...]]: the cycle counts one item
+    assert limits.weigh(cyclic, {}) == 3 * node
+    assert limits.weigh({}.items(), {}) == node
+
+
+def test_real_accumulations_stay_far_below_the_weight_limit() -> None:
+    """Templates that collect messages, tools or parts into lists render as jinja2 does,
+    with a long conversation (a list the template builds, holding what the data holds)."""
+    source = (
+        "{% set ns = namespace(msgs=[], roles=[]) %}{% for m in messages %}"
+        "{% set ns.msgs = ns.msgs + [m] %}{% set ns.roles = ns.roles + [m.role] %}{% endfor %}"
+        "{% set pair = [ns.msgs, ns.msgs] %}{{ pair|length }}{{ ns.msgs|tojson|length }}"
+        "{{ ns.roles|unique|list }}{{ (ns.msgs|map(attribute='content')|list)[-1] }}"
+        "{{ dict(a=ns.roles[:3], b=ns.roles[:3]) }}"
+    )
+    messages = [
+        {"role": ("user", "assistant")[i % 2], "content": f"message {i} " + "x" * 200} for i in range(4000)
+    ]
+    expected = ref_render(source, {"messages": messages})
+    assert expected[0] == "ok", expected
+    assert compile_template(source).render({"messages": messages}) == expected[1]
+
+
+def test_a_charge_before_the_first_refuel_counts() -> None:
+    """A heavy helper called before the render's first refuel (no loop yet) is charged to
+    an account the render then adopts, not forgotten (a list holding one namespace 100,000
+    times prints it 100,000 times, each charged)."""
+    source = "{% set inner = namespace(s='x' * 10000) %}{{ ([inner] * 20000)|string|length }}"
+    with pytest.raises(RenderLimitExceeded) as info:
+        compile_template(source).render({})
+    assert info.value.limit == "fuel"
+    small = "{% set inner = namespace(s='x' * 10) %}{{ ([inner] * 3)|string|length }}"
+    expected = ref_render(small, {})
+    assert compile_template(small).render({}) == expected[1]

@@ -8,7 +8,10 @@ Invariant left: no ``BinOp`` ``*``, ``**`` or ``%`` whose operands are not both 
 and a ``+`` chain an ``Output`` writes is never kept: both stay plain ``+``), and no tuple literal holding a computed item (nesting tuples deeper
 than hashing can recurse: ``ns.t = (ns.t,)``) remain plain Python; each is a
 ``Helper("limits.mul" | "limits.power" | "limits.mod" | "limits.add" | "limits.make_tuple")``
-computing the same value. Constant operands are left alone when their result is small (``'-' * 80``).
+computing the same value. List and dict literals holding a computed item become
+``Helper("limits.built_value", (_built, literal))``: every container the template builds is
+weighed as it is built (``runtime/limits.py``, "weights": ``[l, l]`` doubles what printing
+``l`` costs). Constant operands are left alone when their result is small (``'-' * 80``).
 """
 
 from __future__ import annotations
@@ -16,14 +19,15 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from tmpl2py.runtime.limits import PRINTF_SPEC
+from tmpl2py.runtime.limits import PRINTF_SPEC, repeats_a_name
 
 from .. import ir
 
 _GUARDED = {"*": "limits.mul", "**": "limits.power", "%": "limits.mod", "+": "limits.add"}
 
-#: the render's registry of the tuples it built and their depths, passed to the tuple helper
-TUPLES = ir.Local("_tuples")
+#: the render's registry of the containers it built (their weights, tuples' depths), passed
+#: to the helpers that build containers (``runtime/limits.py``, "weights")
+BUILT = ir.Local("_built")
 
 
 def _guard(node: Any, written: set, counters: frozenset) -> Any:
@@ -36,11 +40,19 @@ def _guard(node: Any, written: set, counters: frozenset) -> Any:
             return node
         if node.op == "%" and (_number(node.left, counters) or _plain_format(node.left)):
             return node  # not printf-style formatting, or a format without wide fields
-        return ir.Helper(_GUARDED[node.op], (node.left, node.right))
+        if node.op in ("**", "%"):
+            return ir.Helper(_GUARDED[node.op], (node.left, node.right))
+        return ir.Helper(_GUARDED[node.op], (BUILT, node.left, node.right))
     if isinstance(node, ir.TupleLit) and not all(isinstance(i, _PLAIN) for i in node.items):
         if any(isinstance(i, ir.Starred) for i in node.items):
             return node
-        return ir.Helper("limits.make_tuple", (TUPLES,) + node.items)
+        return ir.Helper("limits.make_tuple", (BUILT,) + node.items)
+    if isinstance(node, ir.ListLit) and not all(isinstance(i, _PLAIN) for i in node.items):
+        return ir.Helper("limits.built_value", (BUILT, node))
+    if isinstance(node, ir.DictLit) and not all(
+        isinstance(k, _PLAIN) and isinstance(v, _PLAIN) for k, v in node.items
+    ):
+        return ir.Helper("limits.built_value", (BUILT, node))
     return node
 
 
@@ -64,9 +76,12 @@ def _number(node: Any, counters: frozenset) -> bool:
 
 
 def _plain_format(node: Any) -> bool:
-    """A constant format string whose fields take no ``*`` width and no width or precision
-    past 4,096: what it builds is its own text and its arguments' (``'%s: %s' % (a, b)``)."""
+    """A constant format string whose fields take no ``*`` width, no width or precision past
+    4,096 and no name twice (``%(a)s%(a)s``): what it builds is its own text and each of its
+    arguments once (``'%s: %s' % (a, b)``)."""
     if not isinstance(node, ir.Const) or type(node.value) is not str:
+        return False
+    if repeats_a_name(node.value):  # '%(a)s%(a)s' prints one value twice
         return False
     for match in PRINTF_SPEC.finditer(node.value):
         for part in match.groups():

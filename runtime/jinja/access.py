@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import types
 
-from ..limits import charge, check_size
+from ..limits import charge, check_built, check_size
 from .bounded import GROWING_STR_METHODS, call_str_method
 
 from .core import (
@@ -61,10 +61,20 @@ def _sandboxed_formatter_class() -> type:
 
             def format_field(self, value: Any, format_spec: str) -> Any:
                 _guard_format_spec(format_spec)
-                return super().format_field(value, format_spec)
+                return _counted(self, super().format_field(value, format_spec))
 
         _FORMATTER = _SandboxedFormatter
     return _FORMATTER
+
+
+def _counted(formatter: Any, field: Any) -> Any:
+    """A formatted field, its length added to what this ``format`` call built so far and
+    that checked against ``Limits.output``: one value printed by many fields (``'{0}{0}'``)
+    can make a string far longer than the template and its data."""
+    formatter.built += len(field)
+    if formatter.built > 4096:
+        check_built(formatter.built, "a format")
+    return field
 
 
 def _guard_format_spec(spec: str) -> None:
@@ -97,10 +107,10 @@ def _wrap_str_format(value: Any) -> Optional[Callable[..., str]]:
 
         def format_field(value: Any, format_spec: str) -> str:
             if hasattr(value, "__html_format__"):
-                rv = value.__html_format__(format_spec)
+                rv = _counted(formatter, value.__html_format__(format_spec))
             elif hasattr(value, "__html__"):
-                rv = value.__html__()
-            else:
+                rv = _counted(formatter, value.__html__())
+            else:  # counted there
                 rv = formatter_class.format_field(formatter, value, str(format_spec))
             return str(escape(rv))
 
@@ -110,6 +120,7 @@ def _wrap_str_format(value: Any) -> Optional[Callable[..., str]]:
 
     def wrapper(*args: Any, **kwargs: Any) -> str:
         charge(cost)
+        formatter.built = 0
         if is_format_map:
             if kwargs:
                 raise TypeError("format_map() takes no keyword arguments")

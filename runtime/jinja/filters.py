@@ -61,7 +61,7 @@ from . import bounded
 from .access import DICT_ATTRS, REFERENCE_PRIVATE, getattr_, getitem, private_attribute
 from .core import TemplateRuntimeError, Undefined
 from .markup import Markup, escape, soft_str
-from ..limits import check_built, mod as limits_mod
+from ..limits import NODE, charge, check_built, check_weight, mod as limits_mod, weigh, weighed
 
 # Imported where used, not here: json, re, string and numbers serve a few filters, and a
 # server importing a generated module should not pay for them (nor typing: annotations only).
@@ -372,6 +372,8 @@ def do_filesizeformat(value: Any, binary: bool = False) -> str:
 
 def do_pprint(value: Any) -> str:
     from pprint import pformat
+
+    charge(weigh(value, {}) // 2)  # pprint lays out each item in Python (~20 us an item)
 
     return pformat(value)
 
@@ -746,8 +748,10 @@ def do_sum(iterable: Any, attribute: Any = None, start: Any = 0) -> Any:
     if attribute is not None:
         iterable = map(make_attrgetter(attribute), iterable)
     total = sum(iterable, start)
-    if type(total) is list and len(total) > 65536:  # sum(start=[]) concatenates lists
-        check_built(len(total), "sum")
+    if isinstance(total, (list, tuple)):  # sum(start=[]) concatenates lists
+        if len(total) > 65536:
+            check_built(len(total), "sum")
+        check_weight(total, "a sum of lists")  # start=l and [l]: l twice
     return total
 
 
@@ -942,6 +946,20 @@ def do_slice(value: Any, slices: int, fill_with: Any = None) -> Iterator[list]:
         yield tmp
 
 
+def _weighed_slices(slice_filter: Callable[..., Iterator[list]]) -> Callable[..., Iterator[list]]:
+    """``slice`` with a fill value: one fill per slice, what they weigh together checked."""
+
+    @functools.wraps(slice_filter)
+    def wrapper(value: Any, slices: int, fill_with: Any = None) -> Iterator[list]:
+        made = slice_filter(value, slices, fill_with)
+        return made if fill_with is None else weighed(made, "slice's fill")
+
+    return wrapper
+
+
+do_slice = _weighed_slices(do_slice)
+
+
 def do_batch(value: Any, linecount: int, fill_with: Any = None) -> Iterator[list]:
     tmp: list = []
     for item in value:
@@ -953,6 +971,7 @@ def do_batch(value: Any, linecount: int, fill_with: Any = None) -> Iterator[list
         if fill_with is not None and len(tmp) < linecount:
             bounded.guard_count(linecount - len(tmp), "batch's fill")
             tmp += [fill_with] * (linecount - len(tmp))
+            check_weight(tmp, "batch's fill")
         yield tmp
 
 
@@ -979,6 +998,8 @@ def do_groupby(
         # Return the real key from the first value instead of the lowercase key.
         output_expr = make_attrgetter(attribute, default=default)
         out = [_GroupTuple(output_expr(values[0]), values) for _, values in out]
+    if any(not isinstance(group[0], (str, int, float)) and group[0] is not None for group in out):
+        check_weight(out, "groupby")  # each group holds its key and items holding it again
     return out
 
 
@@ -1004,7 +1025,13 @@ def _prepare_map(args: tuple, kwargs: dict) -> Callable[[Any], Any]:
 def do_map(value: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
     bounded.charge_input(value, 1, 2)  # its work grows with the input (limits.charge)
     if value:
+        # a filter's results, or an attribute's default, are values the input did not hold:
+        # one default many times, or a long string per item, weigh what a list of them would
+        making = bool(args) or kwargs.get("default") is not None
         func = _prepare_map(args, kwargs)
+        if making:
+            yield from weighed(map(func, value), "map")
+            return
         for item in value:
             yield func(item)
 

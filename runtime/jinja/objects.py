@@ -19,6 +19,7 @@ from .core import (
 )
 
 from .markup import Markup, escape
+from ..limits import NODE, charge, check_weight, checked_weight
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -62,7 +63,11 @@ class Namespace:
         object.__getattribute__(self, "_Namespace__attrs")[name] = value
 
     def __repr__(self) -> str:
-        return f"<Namespace {object.__getattribute__(self, '_Namespace__attrs')!r}>"
+        attrs = object.__getattribute__(self, "_Namespace__attrs")
+        # a namespace changes after it is built, so nothing weighed it: printing it charges
+        # what its attributes weigh (a list holding it many times pays each time)
+        charge(checked_weight(attrs, "a namespace") // NODE)
+        return f"<Namespace {attrs!r}>"
 
 
 # Error messages name the value's type ("Object of type TemplateNamespace is not JSON
@@ -271,7 +276,7 @@ class Macro:
                 caller = Undefined("No caller defined", name="caller")
             arguments.append(caller)
         if self.catch_kwargs:
-            arguments.append(kwargs)
+            arguments.append(check_weight(kwargs, "a macro's kwargs") if kwargs else kwargs)
         elif kwargs:
             if "caller" in kwargs:
                 raise TypeError(
@@ -279,8 +284,9 @@ class Macro:
                     " caller argument. This is most likely a bug."
                 )
             raise TypeError(f"macro {self.name!r} takes no keyword argument {next(iter(kwargs))!r}")
-        if self.catch_varargs:
-            arguments.append(args[self._argument_count :])
+        if self.catch_varargs:  # f(varargs, varargs) holds them twice: weighed
+            extra = args[self._argument_count :]
+            arguments.append(check_weight(extra, "a macro's varargs") if extra else extra)
         elif len(args) > self._argument_count:
             raise TypeError(
                 f"macro {self.name!r} takes not more than {len(self.arguments)} argument(s)"
@@ -335,10 +341,14 @@ class TemplateDict:
     """transformers' ``dict`` global: calling it makes a plain dict; the type is never exposed."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> dict:
-        return dict(*args, **kwargs)
+        made = dict(*args, **kwargs)
+        check_weight(made, "a dict")  # dict(a=l, b=l) holds l twice
+        return made
 
     def fromkeys(self, *args: Any, **kwargs: Any) -> dict:
-        return dict.fromkeys(*args, **kwargs)
+        made = dict.fromkeys(*args, **kwargs)
+        check_weight(made, "dict.fromkeys")  # one value under every key
+        return made
 
 
 TemplateDict.__module__ = "transformers.utils.chat_template_utils"
@@ -490,6 +500,7 @@ class Cycler:
     def __init__(self, *items: Any) -> None:
         if not items:
             raise RuntimeError("at least one item has to be provided")
+        check_weight(items, "a cycler's items")  # cycler(l, l).items holds l twice
         self.items = items
         self.pos = 0
 
