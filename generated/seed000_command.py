@@ -22,7 +22,7 @@ from tmpl2py.runtime.jinja import (
     subscript,
 )
 from tmpl2py.runtime.jinja.filters import do_d, do_lower, do_tojson, do_upper, test_mapping
-from tmpl2py.runtime.limits import add, begin, built_value, length_hint, refuel, refuel_loop
+from tmpl2py.runtime.limits import add, begin, length_hint, refuel, refuel_loop
 
 TEMPLATE_NAME = "examples/seed000_command.jinja"
 SOURCE_SHA256 = "ada8528d3b8c43cebba4c056f67a8c40243ba723c53cb14c8b34531ab7edc0eb"
@@ -265,9 +265,7 @@ def render(context: dict) -> str:
             _w("\n")
             # line 67: if
             if isinstance(_v7 if _dict4 else getattr_(l_1_tool_msg, "content"), str):
-                l_1_text_wrapper = built_value(
-                    _built, {"content": _v7 if _dict4 else getattr_(l_1_tool_msg, "content")}
-                )
+                l_1_text_wrapper = {"content": _v7 if _dict4 else getattr_(l_1_tool_msg, "content")}
             else:
                 l_1_text_wrapper = _v7 if _dict4 else getattr_(l_1_tool_msg, "content")
             _w('            "0": ')
@@ -302,16 +300,13 @@ def render(context: dict) -> str:
             )
             == "text"
         ):
-            l_1_text_wrapper = built_value(
-                _built,
-                {
-                    "content": (
-                        l_1_item["text"]
-                        if _dict5 and "text" in l_1_item
-                        else getattr_(l_1_item, "text")
-                    )
-                },
-            )
+            l_1_text_wrapper = {
+                "content": (
+                    l_1_item["text"]
+                    if _dict5 and "text" in l_1_item
+                    else getattr_(l_1_item, "text")
+                )
+            }
             _w(do_tojson(l_1_text_wrapper))
         elif (
             do_lower(_v8 if _dict5 else getattr_(l_1_item, "type")) == "document"
@@ -899,9 +894,9 @@ def render(context: dict) -> str:
             _f_l_0_format_tool_message(_w, l_0_messages, l_1_message)
             # line 249: for
             _items10 = subscript(l_0_messages, slice(_i1 + 1, None, None))
-            _fuel -= length_hint(_items10) * 7
+            _fuel -= length_hint(_items10) * 6
             if _fuel < 0:
-                _m, _fuel, _items10 = refuel_loop(_m, _out, _fuel, _items10, 7)
+                _m, _fuel, _items10 = refuel_loop(_m, _out, _fuel, _items10, 6)
             for _i2, l_2_msg in enumerate(_items10):
                 # line 251: if
                 if (
@@ -920,17 +915,13 @@ def render(context: dict) -> str:
                             if length_hint((_a11 := _ns5_value))
                             + length_hint(
                                 (
-                                    _b12 := built_value(
-                                        _built,
-                                        [
-                                            (
-                                                l_2_msg["tool_call_id"]
-                                                if type(l_2_msg) is dict
-                                                and "tool_call_id" in l_2_msg
-                                                else getattr_(l_2_msg, "tool_call_id")
-                                            )
-                                        ],
-                                    )
+                                    _b12 := [
+                                        (
+                                            l_2_msg["tool_call_id"]
+                                            if type(l_2_msg) is dict and "tool_call_id" in l_2_msg
+                                            else getattr_(l_2_msg, "tool_call_id")
+                                        )
+                                    ]
                                 )
                             )
                             < 4096
@@ -948,17 +939,14 @@ def render(context: dict) -> str:
                                 if length_hint((_a13 := getattr_(l_0_tool_ids_seen, "value")))
                                 + length_hint(
                                     (
-                                        _b14 := built_value(
-                                            _built,
-                                            [
-                                                (
-                                                    l_2_msg["tool_call_id"]
-                                                    if type(l_2_msg) is dict
-                                                    and "tool_call_id" in l_2_msg
-                                                    else getattr_(l_2_msg, "tool_call_id")
-                                                )
-                                            ],
-                                        )
+                                        _b14 := [
+                                            (
+                                                l_2_msg["tool_call_id"]
+                                                if type(l_2_msg) is dict
+                                                and "tool_call_id" in l_2_msg
+                                                else getattr_(l_2_msg, "tool_call_id")
+                                            )
+                                        ]
                                     )
                                 )
                                 < 4096

@@ -595,6 +595,24 @@ _LEAVES = frozenset({str, int, float, bool, type(None)})
 
 def weigh(value: Any, built: dict) -> int:
     """What printing ``value`` would cost, in characters (see the section's comment)."""
+    kind = type(value)
+    if kind is str:
+        return NODE + len(value)
+    if kind is dict or kind is list or kind is tuple:
+        known = built.get(id(value))
+        if known is not None and known[0] is value:
+            return known[1]
+        if kind is not dict and len(value) > 8:  # strings and numbers: in C, not kept
+            kinds = set(map(type, value))
+            if kinds <= _LEAVES:
+                weight = NODE * (1 + len(value))
+                if str not in kinds:
+                    return weight
+                if len(kinds) == 1:
+                    return weight + sum(map(len, value))
+                return weight + sum(len(v) for v in value if type(v) is str)
+        quick = _tree(value, [64], built)  # the usual case: a message, a list of strings
+        return quick if quick is not None else _walk(value, built)
     if isinstance(value, str):
         return NODE + len(value)
     if not isinstance(value, _DESCEND):
@@ -602,16 +620,8 @@ def weigh(value: Any, built: dict) -> int:
     known = built.get(id(value))
     if known is not None and known[0] is value:
         return known[1]
-    if type(value) is list or type(value) is tuple:  # strings and numbers: in C, not kept
-        kinds = set(map(type, value))
-        if kinds <= _LEAVES:
-            weight = NODE * (1 + len(value))
-            if str not in kinds:
-                return weight
-            if len(kinds) == 1:
-                return weight + sum(map(len, value))
-            return weight + sum(len(v) for v in value if type(v) is str)
-    return _walk(value, built)
+    quick = _tree(value, [64], built) if isinstance(value, (dict, list, tuple)) else None
+    return quick if quick is not None else _walk(value, built)
 
 
 def _remember(built: dict, made: Any, weight: int, depth: int = 0) -> None:
@@ -658,28 +668,26 @@ def _tree(node: Any, budget: list, built: dict) -> Optional[int]:
     tuples over JSON's leaves (a message, its content parts, a tool: the usual case, in few
     steps), else None; ``budget`` (a one-item list) counts the containers it may look at.
     The containers inside it that hold others are remembered in ``built`` (a tool's schema
-    is met again, part by part, by a template that walks it)."""
+    is met again, part by part, by a template that walks it). One Python step per item: a
+    message's containers hold a few items each, where C's ``set(map(...))`` costs more to
+    set up than it saves."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        return None
     kind = type(node)
     if kind is dict:
-        if set(map(type, node)) != _STR:
-            return None
+        weight = NODE + 2 * NODE * len(node)
+        for key in node:
+            if type(key) is not str:
+                return None
+            weight += len(key)
         items: Any = node.values()
-        weight = NODE + NODE * 2 * len(node) + sum(map(len, node))
     elif kind is list or kind is tuple:
-        items = node
         weight = NODE + NODE * len(node)
+        items = node
     else:
         return None
-    budget[0] -= 1
-    kinds = set(map(type, items))
-    if kinds <= _LEAVES:
-        if str in kinds:
-            if len(kinds) == 1:
-                return weight + sum(map(len, items))
-            return weight + sum(len(item) for item in items if type(item) is str)
-        return weight
-    if budget[0] < 0 or not kinds <= _TREE_KINDS:
-        return None
+    holds = False
     for item in items:
         kind = type(item)
         if kind is str:
@@ -688,27 +696,25 @@ def _tree(node: Any, budget: list, built: dict) -> Optional[int]:
             known = built.get(id(item))
             if known is not None and known[0] is item:
                 weight += known[1] - NODE
-                continue
-            inner = _tree(item, budget, built)
-            if inner is None:
-                return None
-            weight += inner - NODE  # the item's own NODE is counted above
-    _remember(built, node, weight)
+            else:
+                inner = _tree(item, budget, built)
+                if inner is None:
+                    return None
+                weight += inner - NODE  # the item's own NODE is counted above
+            holds = True
+        elif kind not in _LEAVES:
+            return None
+    if holds:
+        _remember(built, node, weight)
     return weight
 
 
-_STR = {str}
-_TREE_KINDS = _LEAVES | {dict, list, tuple}
 
 
 def _walk(root: Any, built: dict) -> int:
     """The weight of a container nobody weighed yet: children first, each container once (a
     container met again, or on the path to itself, takes its weight from ``found``); a
     child held many times is looked at once and counted as often (``[l] * n``)."""
-    quick = _tree(root, [64], built)  # the usual case: a message, a list of strings
-    if quick is not None:
-        _remember(built, root, quick)
-        return quick
     found: dict[int, int] = {}
     stack = [(root, False)]
     on_path: set[int] = set()

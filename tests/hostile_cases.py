@@ -107,6 +107,14 @@ JINJA_DOS = {
     "{% endfor %}{{ ns.s|length }}",
     "share-namespace-print": "{% set inner = namespace(s='x' * 100000) %}{{ ([inner] * 100000)|string|length }}",
     "share-pprint": NS + "{% for i in range(20) %}{% set ns.l = [ns.l, ns.l] %}{% endfor %}{{ ns.l|pprint|length }}",
+    # a literal of one computed item is weighed by what holds it next, not as it is built
+    "share-one-item-twice": NS + "{% for i in range(64) %}{% set a = [ns.l] %}{% set ns.l = [a, a] %}{% endfor %}"
+    "{{ ns.l }}",
+    "share-one-item-added": NS + "{% for i in range(64) %}{% set a = {'k': ns.l} %}{% set ns.l = [a] + [a] %}"
+    "{% endfor %}{{ ns.l|tojson }}",
+    "share-one-item-grows": NS + "{% for i in range(64) %}{% set ns.l = ns.l + [ns.l] %}{% endfor %}{{ ns.l }}",
+    "share-one-item-laundered": NS + "{% for i in range(64) %}{% set y = [ns.l]|list %}{% set ns.l = y + y %}"
+    "{% endfor %}{{ ns.l }}",
 }
 
 GO_DOS = {

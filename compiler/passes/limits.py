@@ -8,10 +8,12 @@ Invariant left: no ``BinOp`` ``*``, ``**`` or ``%`` whose operands are not both 
 and a ``+`` chain an ``Output`` writes is never kept: both stay plain ``+``), and no tuple literal holding a computed item (nesting tuples deeper
 than hashing can recurse: ``ns.t = (ns.t,)``) remain plain Python; each is a
 ``Helper("limits.mul" | "limits.power" | "limits.mod" | "limits.add" | "limits.make_tuple")``
-computing the same value. List and dict literals holding a computed item become
-``Helper("limits.built_value", (_built, literal))``: every container the template builds is
-weighed as it is built (``runtime/limits.py``, "weights": ``[l, l]`` doubles what printing
-``l`` costs). Constant operands are left alone when their result is small (``'-' * 80``).
+computing the same value. List and dict literals holding two computed items or more become
+``Helper("limits.built_value", (_built, literal))``: every container that can share a value
+is weighed as it is built (``runtime/limits.py``, "weights": ``[l, l]`` doubles what printing
+``l`` costs); one holding a single computed item (``[message]``) weighs that item plus its
+text and is weighed by whatever holds it next. Constant operands are left alone when their
+result is small (``'-' * 80``).
 """
 
 from __future__ import annotations
@@ -43,17 +45,38 @@ def _guard(node: Any, written: set, counters: frozenset) -> Any:
         if node.op in ("**", "%"):
             return ir.Helper(_GUARDED[node.op], (node.left, node.right))
         return ir.Helper(_GUARDED[node.op], (BUILT, node.left, node.right))
-    if isinstance(node, ir.TupleLit) and not all(isinstance(i, _PLAIN) for i in node.items):
+    if isinstance(node, ir.TupleLit) and not all(_constant(i) for i in node.items):
         if any(isinstance(i, ir.Starred) for i in node.items):
             return node
         return ir.Helper("limits.make_tuple", (BUILT,) + node.items)
-    if isinstance(node, ir.ListLit) and not all(isinstance(i, _PLAIN) for i in node.items):
-        return ir.Helper("limits.built_value", (BUILT, node))
-    if isinstance(node, ir.DictLit) and not all(
-        isinstance(k, _PLAIN) and isinstance(v, _PLAIN) for k, v in node.items
-    ):
+    if isinstance(node, (ir.ListLit, ir.DictLit)) and _shares(node):
         return ir.Helper("limits.built_value", (BUILT, node))
     return node
+
+
+def _constant(node: Any) -> bool:
+    """Whether ``node``'s value is fixed by the template text (a constant, or a literal of
+    constants: ``[('role', 'system')]``): what it weighs is its text's size."""
+    if isinstance(node, _PLAIN):
+        return True
+    if isinstance(node, (ir.ListLit, ir.TupleLit)):
+        return all(_constant(item) for item in node.items)
+    if isinstance(node, ir.DictLit):
+        return all(_constant(key) and _constant(value) for key, value in node.items)
+    return False
+
+
+def _shares(node: Any) -> bool:
+    """Whether a list or dict literal can hold what it holds more than once: it has two
+    computed items or more (``[l, l]``), or a starred one. A literal with one computed item
+    weighs that item plus its text (``[message]``, ``{'type': 'text', 'text': t}``): it
+    multiplies nothing, so it is not weighed as it is built; whatever holds it next weighs
+    it then (a container nobody registered is walked: ``runtime/limits.py``, "weights")."""
+    if isinstance(node, ir.ListLit):
+        computed = [item for item in node.items if not _constant(item)]
+    else:
+        computed = [part for pair in node.items for part in pair if not _constant(part)]
+    return len(computed) > 1 or any(isinstance(item, ir.Starred) for item in computed)
 
 
 #: ``loop`` attributes that are always ints
@@ -110,8 +133,8 @@ SHORT = 64
 
 
 def _short(node: Any) -> bool:
-    if isinstance(node, (ir.ListLit, ir.TupleLit)):
-        return len(node.items) <= SHORT
+    if isinstance(node, (ir.ListLit, ir.TupleLit)):  # of constants: ``l + [item]`` is weighed
+        return len(node.items) <= SHORT and _constant(node)
     if isinstance(node, ir.Const):
         value = node.value
         return not isinstance(value, (str, bytes, list, tuple)) or len(value) <= SHORT
