@@ -7,8 +7,8 @@ A compiled template counts **fuel**: one unit per loop iteration and per call of
 (or Go ``define``) that calls others. Generated code keeps the count in a local int and
 charges a loop for all its iterations as it starts (``_fuel -= length_hint(items)``: a
 template's loops only ever walk a finite value, so the count is known before the first
-iteration) and calls :func:`refuel` only when the local runs out, once every :data:`CHUNK`
-units or at a loop longer than what is left (``compiler/fuel.py``); the per-render :class:`Meter` (made at the first refuel, from the limits a
+iteration) and calls :func:`refuel` only when the local runs out, once every chunk (:data:`CHUNK`, each
+twice the last up to :data:`CHUNK_MAX`) or at a loop longer than what is left (``compiler/fuel.py``); the per-render :class:`Meter` (made at the first refuel, from the limits a
 ``ContextVar`` holds: a render that stays within its first chunk never reads it) lends the
 chunks and checks the output written so far and the wall-clock deadline there, never in a
 thread. Writing output is charged as work (one unit per ``OUTPUT_PER_FUEL`` characters, at
@@ -61,6 +61,9 @@ from typing import Any, Iterator, Optional
 
 #: Fuel lent to a function's local counter at a time (the deadline is read once per chunk).
 CHUNK = 256
+#: The largest chunk: each refuel lends twice the last (a long render refuels O(log) times,
+#: not once per 256 iterations), up to this; fast-growing output shrinks it again.
+CHUNK_MAX = 16 * CHUNK
 #: Fuel a macro (or Go template) call costs: a call does more work than an iteration.
 CALL_COST = 16
 #: Characters of output that cost one unit of fuel (charged at each refuel).
@@ -194,10 +197,11 @@ class Meter:
     first chunk never make one): the fuel not yet lent, the top-level output seen so far,
     the deadline."""
 
-    __slots__ = ("fuel", "limits", "deadline", "out", "seen", "size", "__weakref__")
+    __slots__ = ("fuel", "limits", "deadline", "out", "seen", "size", "lend", "__weakref__")
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
+        self.lend = CHUNK
         self.out: Optional[list] = None
         self.seen = 0
         self.size = 0
@@ -214,16 +218,28 @@ class Meter:
         it makes: ``tojson``, a Go ``%v`` of a float or a map), so the output written since
         the last chunk is charged, one unit per :data:`OUTPUT_PER_FUEL` characters; and
         when it grows fast the next chunk is smaller, so the output cap is checked at least
-        every :data:`OUTPUT_PER_CHECK` characters (plus one iteration's worth)."""
-        lend = CHUNK
+        every :data:`OUTPUT_PER_CHECK` characters (plus one iteration's worth).
+
+        Each chunk is twice the last, up to :data:`CHUNK_MAX`, and never more than the pool
+        holds (the limit is exact: a render is stopped when it has used more than its fuel,
+        not when a whole chunk no longer fits)."""
+        lend = self.lend
         if self.out is not None:
             grown = self._grown()
             self.fuel -= grown // OUTPUT_PER_FUEL
             if grown > OUTPUT_PER_CHECK:
                 lend = max(1, CHUNK * OUTPUT_PER_CHECK // grown)
-        self.fuel -= lend + owed
+                self.lend = CHUNK
+            elif lend < CHUNK_MAX:
+                self.lend = lend * 2
+        elif lend < CHUNK_MAX:
+            self.lend = lend * 2
+        self.fuel -= owed
         if self.fuel < 0:
             self._exhausted()
+        if lend > self.fuel:
+            lend = self.fuel
+        self.fuel -= lend
         if self.deadline is not None and time.monotonic() > self.deadline:
             _budget_exhausted(self.limits.budget)
         return lend

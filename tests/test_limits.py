@@ -382,3 +382,26 @@ def test_a_charge_before_the_first_refuel_counts() -> None:
     small = "{% set inner = namespace(s='x' * 10) %}{{ ([inner] * 3)|string|length }}"
     expected = ref_render(small, {})
     assert compile_template(small).render({}) == expected[1]
+
+
+def test_the_fuel_limit_is_exact_at_any_chunk_size() -> None:
+    """Chunks grow (each twice the last, up to ``CHUNK_MAX``) and the last one lends what the
+    pool holds, so the largest loop a fuel allows grows in proportion to the fuel: a render
+    is stopped when it has used more than its fuel, never a chunk early."""
+    template = compile_template("{% for i in range(n) %}{% endfor %}")
+
+    def largest(fuel: int) -> int:
+        low, high = 0, fuel + 1  # the loop costs at least one unit per iteration
+        while high - low > 1:
+            mid = (low + high) // 2
+            try:
+                template.render({"n": mid}, limits={"fuel": fuel})
+                low = mid
+            except RenderLimitExceeded:
+                high = mid
+        return low
+
+    one = largest(10_000)
+    assert one > 0
+    for factor in (3, 7):
+        assert abs(largest(10_000 * factor) - factor * one) <= factor

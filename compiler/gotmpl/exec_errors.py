@@ -88,8 +88,14 @@ def _loop_site(frame_tb: Any, template: Any) -> int:
     line = frame_tb.tb_lineno
     tree = ast.parse(template._emitted)
     iterables = [loop.iter for loop in _charged_loops(tree, line)]
+    # a loop's items are a name the charge's prologue assigned (``_items3 = range_values(...)``)
+    assigned = {
+        n.targets[0].id: n.value
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
+    }
     iterables += [
-        n.iter
+        assigned.get(n.iter.id, n.iter) if isinstance(n.iter, ast.Name) else n.iter
         for n in sorted(ast.walk(tree), key=lambda n: -getattr(n, "lineno", 0))
         if isinstance(n, ast.For) and n.lineno <= line <= (n.end_lineno or n.lineno)
     ]
