@@ -144,32 +144,18 @@ def _short(node: Any) -> bool:
 _PLAIN = (ir.Const, ir.Ref)
 
 
-#: computed operands a written ``+`` chain may hold and stay plain: what it builds before the
-#: meter sees it is at most this many values, each within the limits (200 MB at the default)
-WRITTEN_OPERANDS = 2
-
-
 def _written_concatenations(body: tuple) -> set:
-    """The ``+`` chains an ``Output`` writes out directly (``{{ bos_token + system }}``, also
-    through its conversion to a string): their value is never kept, and the output it adds
-    to is bounded by the meter, so a chain of at most ``WRITTEN_OPERANDS`` computed operands
-    stays plain ``+``."""
+    """The ``+`` chains an ``Output`` writes out directly: their value is never kept, and the
+    output it adds to is bounded by the meter, so they stay plain ``+``."""
     written: set = set()
     for node in ir.walk(body):
         if isinstance(node, ir.Output):
-            expr = node.expr
-            if isinstance(expr, ir.Helper) and expr.name == "jinja.to_str" and len(expr.args) == 1:
-                expr = expr.args[0]
-            links, operands, chain = [], 0, [expr]
+            chain = [node.expr]
             while chain:
                 expr = chain.pop()
                 if isinstance(expr, ir.BinOp) and expr.op == "+":
-                    links.append(id(expr))
+                    written.add(id(expr))
                     chain += [expr.left, expr.right]
-                elif not _short(expr):
-                    operands += 1
-            if operands <= WRITTEN_OPERANDS:
-                written.update(links)
     return written
 
 
