@@ -66,6 +66,10 @@ class CompiledTemplate:
         exec(code, namespace)  # our own generated code, never template text
         self.namespace = namespace
         self._render: Callable[[dict], str] = namespace["render"]
+        # the usual call (no budget, the default limits) straight to the generated function:
+        # an instance attribute shadowing the method, as for ollama's render_conversation
+        general = functools.partial(CompiledTemplate.render, self)
+        self.render = _fast_render(self, general)  # type: ignore[method-assign]
         # the profile's conversation entry point, chosen once (None: render() only)
         self._conversation: Optional[Callable[..., Any]] = None
         if profile == "hf":
@@ -327,6 +331,41 @@ class CompiledTemplate:
 
     def __repr__(self) -> str:
         return f"<CompiledTemplate {self.name!r} {self.dialect}/{self.profile}>"
+
+
+def _fast_render(template: "CompiledTemplate", general: Callable[..., Any]) -> Callable[..., Any]:
+    """``render`` of a template: a call without ``budget`` or ``limits`` while the template
+    keeps the default limits goes straight to the generated function; any other call takes
+    the method's way. Errors are positioned the same way. Measured on a one-line template:
+    the method cost ~115 ns over the generated function, this entry ~75 ns (a Python frame
+    with keyword defaults, the three checks and the try remain)."""
+    run = template._render
+    jinja = template.dialect == "jinja"
+    default_limits = _limits.DEFAULT_LIMITS  # one object, never rebound (the argument default)
+
+    def render(
+        context: Optional[dict] = None,
+        *,
+        budget: Optional[float] = None,
+        limits: Any = _DEFAULT,
+    ) -> str:
+        """The engine's own render of exactly this data (``CompiledTemplate.render``)."""
+        if budget is None and limits is _DEFAULT and template.limits is default_limits:
+            if context is None and jinja:  # Go data may be nil (JSON null)
+                context = {}
+            try:  # nested as in the method: a depth error is positioned too
+                try:
+                    return run(context)
+                except RecursionError as e:
+                    raise _depth_error(e, template.dialect) from None
+            except Exception as e:  # never swallowed: positioned, then raised on
+                located = template._located(e)
+                if located is e:
+                    raise
+                raise located from None
+        return general(context, budget=budget, limits=limits)
+
+    return render
 
 
 def _ollama_fast_entry(
