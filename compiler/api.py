@@ -9,6 +9,8 @@ from here too, imported on first use.
 
 from __future__ import annotations
 
+import gc
+
 from types import CodeType
 from typing import Any, Callable, Optional
 
@@ -75,10 +77,22 @@ def compile_template(
 
     bounds.check(source, dialect, name, max_size, max_depth)
 
-    python_source, module, spans = build.emitted(source, dialect, profile, name, optimize, bounded)
-    return _instantiate(
-        source, python_source, name, dialect, profile, module, None, optimize, spans, limits
-    )
+    # the collector paused for the whole compile, Python's compile() of the module included
+    # (as ``build.emitted`` pauses it for the pipeline): a collection's cost grows with the
+    # live objects, so collections triggered by a large template's module made compile time
+    # grow faster than its size
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        python_source, module, spans = build.emitted(
+            source, dialect, profile, name, optimize, bounded
+        )
+        return _instantiate(
+            source, python_source, name, dialect, profile, module, None, optimize, spans, limits
+        )
+    finally:
+        if gc_was_enabled:
+            gc.enable()
 
 
 def _compile_cached(

@@ -17,21 +17,23 @@ UNIT = (
 
 def _compile_seconds(copies: int) -> float:
     source = "{% set ns = namespace(n=0) %}{% for m in messages %}" + UNIT * copies + "{% endfor %}"
-    best = float("inf")
-    for _ in range(2):  # best of two: the machine is shared
-        clear_compile_cache()
-        t0 = time.process_time()
-        compile_template(source)
-        best = min(best, time.process_time() - t0)
-    return best
+    clear_compile_cache()
+    t0 = time.process_time()
+    compile_template(source)
+    return time.process_time() - t0
 
 
 def test_compile_time_is_linear_in_template_size() -> None:
     """Doubling a template (at a size where fixed costs no longer dominate) at most ~2.2x its
-    compile time; a pass or lookup that is quadratic in the template shows up as ~4x."""
+    compile time; a pass or lookup that is quadratic in the template shows up as ~4x. The
+    two sizes are compiled in turn, four times each, and the fastest of each compared (the
+    machine is shared: a burst of load then slows both sizes alike)."""
     compile_template("{{ x }}")  # parsers made
-    small, large = _compile_seconds(150), _compile_seconds(300)
-    assert large / small <= 2.2, (small, large)
+    small, large = [], []
+    for _ in range(4):
+        small.append(_compile_seconds(150))
+        large.append(_compile_seconds(300))
+    assert min(large) / min(small) <= 2.2, (small, large)
 
 
 def test_in_memory_compile_does_not_run_black(monkeypatch) -> None:
