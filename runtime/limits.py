@@ -636,8 +636,7 @@ def weigh(value: Any, built: dict) -> int:
     known = built.get(id(value))
     if known is not None and known[0] is value:
         return known[1]
-    quick = _tree(value, [64], built) if isinstance(value, (dict, list, tuple)) else None
-    return quick if quick is not None else _walk(value, built)
+    return _walk(value, built)  # a subclass, a set, a dict view: the general walk
 
 
 def _remember(built: dict, made: Any, weight: int, depth: int = 0) -> None:
