@@ -223,9 +223,13 @@ class Emitter(FuelEmitter):
         return ast.IfExp(test, fast, self.expr(node.fallback))
 
     def _defined(self, value: ast.expr) -> ast.expr:
+        # ``Undefined`` is final (runtime/jinja/core.py): its ``isinstance`` is a type test
         undefined = ast.Name(self.helper_name("jinja.Undefined"), ast.Load())
-        isinstance_ = ast.Name(self.helper_name("builtins.isinstance"), ast.Load())
-        return ast.UnaryOp(ast.Not(), ast.Call(isinstance_, [value, undefined], []))
+        type_ = ast.Name(self.helper_name("builtins.type"), ast.Load())
+        return ast.Compare(ast.Call(type_, [value], []), [ast.IsNot()], [undefined])
+
+    def x_Bind(self, node: ir.Bind) -> ast.expr:
+        return ast.NamedExpr(ast.Name(node.temp, ast.Store()), self.expr(node.value))
 
     def x_LoopAttr(self, node: ir.LoopAttr) -> ast.expr:
         return ast.Attribute(self.expr(node.loop), node.attr, ast.Load())

@@ -40,6 +40,7 @@ from .emit import Emitter, const_node, func_name, unparse
 from .errors import attached_to
 from .gotmpl.lower import HELPER_FUNCS
 from .passes import pipeline
+from .passes.typed_calls import GLOBAL_CALLS
 
 #: attribute names that are methods of the data types: ``x.split`` is not a data path
 METHOD_NAMES = frozenset(
@@ -96,6 +97,7 @@ class SegmentEmitter(Emitter):
         self.local_labels: dict[str, str] = {}  # compiler local -> its label expression
         self.capture_labels: dict[int, str] = {}  # Capture (id) -> its label's local
         self.funcs = {n.ident: n for n in ir.walk(module.body) if isinstance(n, ir.FuncDef)}
+        self.bound = {n.temp: n.value for n in ir.walk(module.body) if isinstance(n, ir.Bind)}
         self.func_labels: dict[str, str] = {}
         self.join_parts: dict[str, tuple] = {}  # a join's source -> the labels it joins
         self.derived_from: dict[str, str] = {}  # a computed value's label -> its operands' join
@@ -193,7 +195,12 @@ class SegmentEmitter(Emitter):
             return self.rt("ROOT")
         if self.go and node.ident in self.funcs:  # a defined template (its output: its dot's)
             return None
+        if node.ident in self.bound:  # a value kept by a ``Bind``: that value's label
+            return self.label(self.bound[node.ident])
         return self.local_labels.get(node.ident, _TOP)
+
+    def l_Bind(self, node: ir.Bind) -> Optional[str]:
+        return self.label(node.value)
 
     def l_ContextGet(self, node: ir.ContextGet) -> Optional[str]:
         return f"{self.rt('ctx')}(context, {unparse(const_node(node.name))})"
@@ -286,6 +293,8 @@ class SegmentEmitter(Emitter):
         """A Go view read (``x.Role if type(x) is TemplateMessage else print_field(x,
         "Role")``): both branches read ``x`` and narrow its path, so any change to ``x``'s
         type is a change at a path their label names: the type test adds nothing."""
+        if _fast_path(node):  # ``typed_calls`` / ``method_calls``: the general call's own value
+            return self.label(node.orelse)
         body, orelse = self.label(node.body), self.label(node.orelse)
         if self.go and _type_test(node.test) is not None and body and orelse:
             name = _type_test(node.test)
@@ -761,6 +770,35 @@ def _type_test(test: Any) -> Optional[str]:
     ):
         return test.left.args[0].ident
     return None
+
+
+def _fast_path(node: ir.CondExpr) -> bool:
+    """``node`` is a pass's fast path for one value, whose ``orelse`` (the general call)
+    computes the same: ``v.m(args) if type(v) is T else <general>`` (``v`` a variable or a
+    ``Bind``, ``T`` a builtin), ``v if type(v) is str else soft_str(v)``, or ``f(args) if f is
+    G else call(f, args)`` (``G`` an environment global)."""
+    test = node.test
+    if not (isinstance(test, ir.Compare) and len(test.ops) == 1 and test.ops[0][0] == "is"):
+        return False
+    kind = test.ops[0][1]
+    if not isinstance(kind, ir.Ref):
+        return False
+    left = test.left
+    if isinstance(left, ir.Helper) and left.name == "builtins.type" and len(left.args) == 1:
+        if kind.name not in ("builtins.str", "builtins.dict"):
+            return False
+        value = left.args[0]
+        read = ir.Local(value.temp) if isinstance(value, ir.Bind) else value
+        body = node.body
+        if isinstance(body, ir.CallValue) and isinstance(body.func, ir.LoopAttr):
+            body = body.func.loop
+        return isinstance(read, (ir.Name, ir.Local)) and body == read
+    return (
+        kind.name in GLOBAL_CALLS.values()
+        and isinstance(left, ir.Name)
+        and isinstance(node.body, ir.CallValue)
+        and node.body.func == left
+    )
 
 
 def _mentions(expr: Any, ident: str) -> bool:

@@ -56,8 +56,12 @@ BUILDERS = ("limits.make_tuple", "limits.built_value", "limits.add", "limits.mul
 
 def is_leaf(body: Any) -> bool:
     """Whether code can call no function the template defines (no call of a template
-    function or of a value, outside functions nested in it, which count for themselves)."""
+    function or of a value, outside functions nested in it, which count for themselves). A
+    method read without the sandbox (``LoopAttr``: a loop object's, an Ollama view's, a
+    builtin ``str`` or ``dict``'s that a pass calls directly) is the runtime's own code."""
     for node in _own_nodes(body):
+        if isinstance(node, ir.CallValue) and isinstance(node.func, ir.LoopAttr):
+            continue  # a method of a runtime value (``s.strip()``, ``loop.cycle(...)``)
         if isinstance(node, (ir.CallFunc, ir.CallValue)):
             return False
         if isinstance(node, ir.Helper) and node.name in CALLING_HELPERS:

@@ -407,6 +407,18 @@ class LoopAttr(Expr):
 
 
 @node
+class Bind(Expr):
+    """``value``, kept in the compiler local ``temp`` as it is computed (Python's ``temp :=
+    value``), for an expression that reads it again through ``Local(temp)`` later in its
+    own evaluation order (a type-directed fast path: ``temp.strip() if type(Bind) is str
+    else do_trim(temp)``). Each ``temp`` is bound by one ``Bind`` in the module."""
+
+    temp: str
+    value: Expr
+    span: Span = _span()
+
+
+@node
 class Capture(Expr):
     """Render ``body`` into a fresh buffer and evaluate to the joined string."""
 

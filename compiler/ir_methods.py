@@ -4,7 +4,7 @@ ahead of time, so that Python's bytecode cache keeps it compiled. Do not edit; r
 # fmt: off
 # flake8: noqa
 
-METHODS_SHA256 = '736b1c62d58c80f96a7c475ee3a342bfde5a98f2dc1ecdad5a368b1ea4c60297'
+METHODS_SHA256 = 'a6d18d3659343a44a83d3ed9a0c4ead148659b4203c5e36df4330ddb8a731d9c'
 
 
 def init0(self, value, span=(0, 0)):
@@ -430,71 +430,91 @@ def mapper20(node, fn):
     if n_loop is o_loop and n_attr is o_attr:
         return node
     return C20(loop=n_loop, attr=n_attr, span=node.span)
-def init21(self, body, span=(0, 0)):
-    _set(self, 'body', body)
+def init21(self, temp, value, span=(0, 0)):
+    _set(self, 'temp', temp)
+    _set(self, 'value', value)
     _set(self, 'span', span)
 def eq21(self, other):
     if other.__class__ is self.__class__:
-        return (self.body, ) == (other.body, )
+        return (self.temp, self.value, ) == (other.temp, other.value, )
     return NotImplemented
 def hash21(self):
-    return hash((self.body, ))
+    return hash((self.temp, self.value, ))
 def repr21(self):
-    return f'{self.__class__.__qualname__}(body={self.body!r})'
+    return f'{self.__class__.__qualname__}(temp={self.temp!r}, value={self.value!r})'
 def mapper21(node, fn):
+    o_temp = node.temp
+    n_temp = fn(o_temp) if isinstance(o_temp, KINDS) else o_temp
+    o_value = node.value
+    n_value = fn(o_value) if isinstance(o_value, KINDS) else o_value
+    if n_temp is o_temp and n_value is o_value:
+        return node
+    return C21(temp=n_temp, value=n_value, span=node.span)
+def init22(self, body, span=(0, 0)):
+    _set(self, 'body', body)
+    _set(self, 'span', span)
+def eq22(self, other):
+    if other.__class__ is self.__class__:
+        return (self.body, ) == (other.body, )
+    return NotImplemented
+def hash22(self):
+    return hash((self.body, ))
+def repr22(self):
+    return f'{self.__class__.__qualname__}(body={self.body!r})'
+def mapper22(node, fn):
     o_body = node.body
     n_body = fn(o_body) if isinstance(o_body, KINDS) else o_body
     if n_body is o_body:
         return node
-    return C21(body=n_body, span=node.span)
-def init22(self, text, span=(0, 0)):
+    return C22(body=n_body, span=node.span)
+def init23(self, text, span=(0, 0)):
     _set(self, 'text', text)
     _set(self, 'span', span)
-def eq22(self, other):
+def eq23(self, other):
     if other.__class__ is self.__class__:
         return (self.text, ) == (other.text, )
     return NotImplemented
-def hash22(self):
+def hash23(self):
     return hash((self.text, ))
-def repr22(self):
+def repr23(self):
     return f'{self.__class__.__qualname__}(text={self.text!r})'
-def mapper22(node, fn):
+def mapper23(node, fn):
     o_text = node.text
     n_text = fn(o_text) if isinstance(o_text, KINDS) else o_text
     if n_text is o_text:
         return node
-    return C22(text=n_text, span=node.span)
-def init23(self, expr, span=(0, 0)):
+    return C23(text=n_text, span=node.span)
+def init24(self, expr, span=(0, 0)):
     _set(self, 'expr', expr)
     _set(self, 'span', span)
-def eq23(self, other):
+def eq24(self, other):
     if other.__class__ is self.__class__:
         return (self.expr, ) == (other.expr, )
     return NotImplemented
-def hash23(self):
+def hash24(self):
     return hash((self.expr, ))
-def repr23(self):
+def repr24(self):
     return f'{self.__class__.__qualname__}(expr={self.expr!r})'
-def mapper23(node, fn):
+def mapper24(node, fn):
     o_expr = node.expr
     n_expr = fn(o_expr) if isinstance(o_expr, KINDS) else o_expr
     if n_expr is o_expr:
         return node
-    return C23(expr=n_expr, span=node.span)
-def init24(self, test, body, orelse=(), span=(0, 0)):
+    return C24(expr=n_expr, span=node.span)
+def init25(self, test, body, orelse=(), span=(0, 0)):
     _set(self, 'test', test)
     _set(self, 'body', body)
     _set(self, 'orelse', orelse)
     _set(self, 'span', span)
-def eq24(self, other):
+def eq25(self, other):
     if other.__class__ is self.__class__:
         return (self.test, self.body, self.orelse, ) == (other.test, other.body, other.orelse, )
     return NotImplemented
-def hash24(self):
+def hash25(self):
     return hash((self.test, self.body, self.orelse, ))
-def repr24(self):
+def repr25(self):
     return f'{self.__class__.__qualname__}(test={self.test!r}, body={self.body!r}, orelse={self.orelse!r})'
-def mapper24(node, fn):
+def mapper25(node, fn):
     o_test = node.test
     n_test = fn(o_test) if isinstance(o_test, KINDS) else o_test
     o_body = node.body
@@ -503,62 +523,62 @@ def mapper24(node, fn):
     n_orelse = fn(o_orelse) if isinstance(o_orelse, KINDS) else o_orelse
     if n_test is o_test and n_body is o_body and n_orelse is o_orelse:
         return node
-    return C24(test=n_test, body=n_body, orelse=n_orelse, span=node.span)
-def init25(self, names, span=(0, 0)):
+    return C25(test=n_test, body=n_body, orelse=n_orelse, span=node.span)
+def init26(self, names, span=(0, 0)):
     _set(self, 'names', names)
     _set(self, 'span', span)
-def eq25(self, other):
+def eq26(self, other):
     if other.__class__ is self.__class__:
         return (self.names, ) == (other.names, )
     return NotImplemented
-def hash25(self):
+def hash26(self):
     return hash((self.names, ))
-def repr25(self):
+def repr26(self):
     return f'{self.__class__.__qualname__}(names={self.names!r})'
-def mapper25(node, fn):
+def mapper26(node, fn):
     o_names = node.names
     n_names = fn(o_names) if isinstance(o_names, KINDS) else o_names
     if n_names is o_names:
         return node
-    return C25(names=n_names, span=node.span)
-def init26(self, target, value, span=(0, 0)):
+    return C26(names=n_names, span=node.span)
+def init27(self, target, value, span=(0, 0)):
     _set(self, 'target', target)
     _set(self, 'value', value)
     _set(self, 'span', span)
-def eq26(self, other):
+def eq27(self, other):
     if other.__class__ is self.__class__:
         return (self.target, self.value, ) == (other.target, other.value, )
     return NotImplemented
-def hash26(self):
+def hash27(self):
     return hash((self.target, self.value, ))
-def repr26(self):
+def repr27(self):
     return f'{self.__class__.__qualname__}(target={self.target!r}, value={self.value!r})'
-def mapper26(node, fn):
+def mapper27(node, fn):
     o_target = node.target
     n_target = fn(o_target) if isinstance(o_target, KINDS) else o_target
     o_value = node.value
     n_value = fn(o_value) if isinstance(o_value, KINDS) else o_value
     if n_target is o_target and n_value is o_value:
         return node
-    return C26(target=n_target, value=n_value, span=node.span)
-def init27(self, expr, span=(0, 0)):
+    return C27(target=n_target, value=n_value, span=node.span)
+def init28(self, expr, span=(0, 0)):
     _set(self, 'expr', expr)
     _set(self, 'span', span)
-def eq27(self, other):
+def eq28(self, other):
     if other.__class__ is self.__class__:
         return (self.expr, ) == (other.expr, )
     return NotImplemented
-def hash27(self):
+def hash28(self):
     return hash((self.expr, ))
-def repr27(self):
+def repr28(self):
     return f'{self.__class__.__qualname__}(expr={self.expr!r})'
-def mapper27(node, fn):
+def mapper28(node, fn):
     o_expr = node.expr
     n_expr = fn(o_expr) if isinstance(o_expr, KINDS) else o_expr
     if n_expr is o_expr:
         return node
-    return C27(expr=n_expr, span=node.span)
-def init28(self, target, iter, body, else_=(), filter=None, loop='', loop_helper='', recursive=False, else_counts_completed=False, counter='', last='', span=(0, 0)):
+    return C28(expr=n_expr, span=node.span)
+def init29(self, target, iter, body, else_=(), filter=None, loop='', loop_helper='', recursive=False, else_counts_completed=False, counter='', last='', span=(0, 0)):
     _set(self, 'target', target)
     _set(self, 'iter', iter)
     _set(self, 'body', body)
@@ -571,15 +591,15 @@ def init28(self, target, iter, body, else_=(), filter=None, loop='', loop_helper
     _set(self, 'counter', counter)
     _set(self, 'last', last)
     _set(self, 'span', span)
-def eq28(self, other):
+def eq29(self, other):
     if other.__class__ is self.__class__:
         return (self.target, self.iter, self.body, self.else_, self.filter, self.loop, self.loop_helper, self.recursive, self.else_counts_completed, self.counter, self.last, ) == (other.target, other.iter, other.body, other.else_, other.filter, other.loop, other.loop_helper, other.recursive, other.else_counts_completed, other.counter, other.last, )
     return NotImplemented
-def hash28(self):
+def hash29(self):
     return hash((self.target, self.iter, self.body, self.else_, self.filter, self.loop, self.loop_helper, self.recursive, self.else_counts_completed, self.counter, self.last, ))
-def repr28(self):
+def repr29(self):
     return f'{self.__class__.__qualname__}(target={self.target!r}, iter={self.iter!r}, body={self.body!r}, else_={self.else_!r}, filter={self.filter!r}, loop={self.loop!r}, loop_helper={self.loop_helper!r}, recursive={self.recursive!r}, else_counts_completed={self.else_counts_completed!r}, counter={self.counter!r}, last={self.last!r})'
-def mapper28(node, fn):
+def mapper29(node, fn):
     o_target = node.target
     n_target = fn(o_target) if isinstance(o_target, KINDS) else o_target
     o_iter = node.iter
@@ -604,21 +624,7 @@ def mapper28(node, fn):
     n_last = fn(o_last) if isinstance(o_last, KINDS) else o_last
     if n_target is o_target and n_iter is o_iter and n_body is o_body and n_else_ is o_else_ and n_filter is o_filter and n_loop is o_loop and n_loop_helper is o_loop_helper and n_recursive is o_recursive and n_else_counts_completed is o_else_counts_completed and n_counter is o_counter and n_last is o_last:
         return node
-    return C28(target=n_target, iter=n_iter, body=n_body, else_=n_else_, filter=n_filter, loop=n_loop, loop_helper=n_loop_helper, recursive=n_recursive, else_counts_completed=n_else_counts_completed, counter=n_counter, last=n_last, span=node.span)
-def init29(self, span=(0, 0)):
-    _set(self, 'span', span)
-def eq29(self, other):
-    if other.__class__ is self.__class__:
-        return () == ()
-    return NotImplemented
-def hash29(self):
-    return hash(())
-def repr29(self):
-    return f'{self.__class__.__qualname__}()'
-def mapper29(node, fn):
-    if True:
-        return node
-    return C29(span=node.span)
+    return C29(target=n_target, iter=n_iter, body=n_body, else_=n_else_, filter=n_filter, loop=n_loop, loop_helper=n_loop_helper, recursive=n_recursive, else_counts_completed=n_else_counts_completed, counter=n_counter, last=n_last, span=node.span)
 def init30(self, span=(0, 0)):
     _set(self, 'span', span)
 def eq30(self, other):
@@ -633,26 +639,40 @@ def mapper30(node, fn):
     if True:
         return node
     return C30(span=node.span)
-def init31(self, name, default=None):
+def init31(self, span=(0, 0)):
+    _set(self, 'span', span)
+def eq31(self, other):
+    if other.__class__ is self.__class__:
+        return () == ()
+    return NotImplemented
+def hash31(self):
+    return hash(())
+def repr31(self):
+    return f'{self.__class__.__qualname__}()'
+def mapper31(node, fn):
+    if True:
+        return node
+    return C31(span=node.span)
+def init32(self, name, default=None):
     _set(self, 'name', name)
     _set(self, 'default', default)
-def eq31(self, other):
+def eq32(self, other):
     if other.__class__ is self.__class__:
         return (self.name, self.default, ) == (other.name, other.default, )
     return NotImplemented
-def hash31(self):
+def hash32(self):
     return hash((self.name, self.default, ))
-def repr31(self):
+def repr32(self):
     return f'{self.__class__.__qualname__}(name={self.name!r}, default={self.default!r})'
-def mapper31(node, fn):
+def mapper32(node, fn):
     o_name = node.name
     n_name = fn(o_name) if isinstance(o_name, KINDS) else o_name
     o_default = node.default
     n_default = fn(o_default) if isinstance(o_default, KINDS) else o_default
     if n_name is o_name and n_default is o_default:
         return node
-    return C31(name=n_name, default=n_default)
-def init32(self, ident, name, params, body, wrap='', wrap_args=(), missing_helper='', prologue=(), implicit=0, bind=True, into=False, span=(0, 0)):
+    return C32(name=n_name, default=n_default)
+def init33(self, ident, name, params, body, wrap='', wrap_args=(), missing_helper='', prologue=(), implicit=0, bind=True, into=False, span=(0, 0)):
     _set(self, 'ident', ident)
     _set(self, 'name', name)
     _set(self, 'params', params)
@@ -665,15 +685,15 @@ def init32(self, ident, name, params, body, wrap='', wrap_args=(), missing_helpe
     _set(self, 'bind', bind)
     _set(self, 'into', into)
     _set(self, 'span', span)
-def eq32(self, other):
+def eq33(self, other):
     if other.__class__ is self.__class__:
         return (self.ident, self.name, self.params, self.body, self.wrap, self.wrap_args, self.missing_helper, self.prologue, self.implicit, self.bind, self.into, ) == (other.ident, other.name, other.params, other.body, other.wrap, other.wrap_args, other.missing_helper, other.prologue, other.implicit, other.bind, other.into, )
     return NotImplemented
-def hash32(self):
+def hash33(self):
     return hash((self.ident, self.name, self.params, self.body, self.wrap, self.wrap_args, self.missing_helper, self.prologue, self.implicit, self.bind, self.into, ))
-def repr32(self):
+def repr33(self):
     return f'{self.__class__.__qualname__}(ident={self.ident!r}, name={self.name!r}, params={self.params!r}, body={self.body!r}, wrap={self.wrap!r}, wrap_args={self.wrap_args!r}, missing_helper={self.missing_helper!r}, prologue={self.prologue!r}, implicit={self.implicit!r}, bind={self.bind!r}, into={self.into!r})'
-def mapper32(node, fn):
+def mapper33(node, fn):
     o_ident = node.ident
     n_ident = fn(o_ident) if isinstance(o_ident, KINDS) else o_ident
     o_name = node.name
@@ -698,58 +718,58 @@ def mapper32(node, fn):
     n_into = fn(o_into) if isinstance(o_into, KINDS) else o_into
     if n_ident is o_ident and n_name is o_name and n_params is o_params and n_body is o_body and n_wrap is o_wrap and n_wrap_args is o_wrap_args and n_missing_helper is o_missing_helper and n_prologue is o_prologue and n_implicit is o_implicit and n_bind is o_bind and n_into is o_into:
         return node
-    return C32(ident=n_ident, name=n_name, params=n_params, body=n_body, wrap=n_wrap, wrap_args=n_wrap_args, missing_helper=n_missing_helper, prologue=n_prologue, implicit=n_implicit, bind=n_bind, into=n_into, span=node.span)
-def init33(self, value, span=(0, 0)):
+    return C33(ident=n_ident, name=n_name, params=n_params, body=n_body, wrap=n_wrap, wrap_args=n_wrap_args, missing_helper=n_missing_helper, prologue=n_prologue, implicit=n_implicit, bind=n_bind, into=n_into, span=node.span)
+def init34(self, value, span=(0, 0)):
     _set(self, 'value', value)
     _set(self, 'span', span)
-def eq33(self, other):
+def eq34(self, other):
     if other.__class__ is self.__class__:
         return (self.value, ) == (other.value, )
     return NotImplemented
-def hash33(self):
+def hash34(self):
     return hash((self.value, ))
-def repr33(self):
+def repr34(self):
     return f'{self.__class__.__qualname__}(value={self.value!r})'
-def mapper33(node, fn):
+def mapper34(node, fn):
     o_value = node.value
     n_value = fn(o_value) if isinstance(o_value, KINDS) else o_value
     if n_value is o_value:
         return node
-    return C33(value=n_value, span=node.span)
-def init34(self, body, span=(0, 0), bindings=()):
+    return C34(value=n_value, span=node.span)
+def init35(self, body, span=(0, 0), bindings=()):
     _set(self, 'body', body)
     _set(self, 'span', span)
     _set(self, 'bindings', bindings)
-def eq34(self, other):
+def eq35(self, other):
     if other.__class__ is self.__class__:
         return (self.body, self.bindings, ) == (other.body, other.bindings, )
     return NotImplemented
-def hash34(self):
+def hash35(self):
     return hash((self.body, self.bindings, ))
-def repr34(self):
+def repr35(self):
     return f'{self.__class__.__qualname__}(body={self.body!r}, bindings={self.bindings!r})'
-def mapper34(node, fn):
+def mapper35(node, fn):
     o_body = node.body
     n_body = fn(o_body) if isinstance(o_body, KINDS) else o_body
     o_bindings = node.bindings
     n_bindings = fn(o_bindings) if isinstance(o_bindings, KINDS) else o_bindings
     if n_body is o_body and n_bindings is o_bindings:
         return node
-    return C34(body=n_body, span=node.span, bindings=n_bindings)
-def init35(self, body, dialect, profile, meta=()):
+    return C35(body=n_body, span=node.span, bindings=n_bindings)
+def init36(self, body, dialect, profile, meta=()):
     _set(self, 'body', body)
     _set(self, 'dialect', dialect)
     _set(self, 'profile', profile)
     _set(self, 'meta', meta)
-def eq35(self, other):
+def eq36(self, other):
     if other.__class__ is self.__class__:
         return (self.body, self.dialect, self.profile, self.meta, ) == (other.body, other.dialect, other.profile, other.meta, )
     return NotImplemented
-def hash35(self):
+def hash36(self):
     return hash((self.body, self.dialect, self.profile, self.meta, ))
-def repr35(self):
+def repr36(self):
     return f'{self.__class__.__qualname__}(body={self.body!r}, dialect={self.dialect!r}, profile={self.profile!r}, meta={self.meta!r})'
-def mapper35(node, fn):
+def mapper36(node, fn):
     o_body = node.body
     n_body = fn(o_body) if isinstance(o_body, KINDS) else o_body
     o_dialect = node.dialect
@@ -760,4 +780,4 @@ def mapper35(node, fn):
     n_meta = fn(o_meta) if isinstance(o_meta, KINDS) else o_meta
     if n_body is o_body and n_dialect is o_dialect and n_profile is o_profile and n_meta is o_meta:
         return node
-    return C35(body=n_body, dialect=n_dialect, profile=n_profile, meta=n_meta)
+    return C36(body=n_body, dialect=n_dialect, profile=n_profile, meta=n_meta)

@@ -41,6 +41,8 @@ def expr(node: Any) -> str:
         if node.cache or node.flag:
             kept = f" [{'again ' if node.again else ''}{node.cache or '-'} {node.flag or '-'}]"
         return f"dict-{node.mode}({expr(node.obj)}, {expr(node.key)}, {expr(node.fallback)}){kept}"
+    if isinstance(node, ir.Bind):
+        return f"(%{node.temp} := {expr(node.value)})"
     if isinstance(node, ir.LoopAttr):
         return f"{expr(node.loop)}.{node.attr}"
     if isinstance(node, ir.BinOp):

@@ -107,15 +107,22 @@ def render(context: dict) -> str:
         l_0_platform_instruction_override = "".join(_c1)
     l_0_reasoning = (
         l_0_reasoning
-        if not isinstance(l_0_reasoning, Undefined)
+        if type(l_0_reasoning) is not Undefined
         else (
             False
-            if not isinstance(l_0_reasoning_effort, Undefined)
-            and do_lower(l_0_reasoning_effort) == "none"
-            else l_0_enable_thinking if not isinstance(l_0_enable_thinking, Undefined) else True
+            if type(l_0_reasoning_effort) is not Undefined
+            and (
+                l_0_reasoning_effort.lower()
+                if type(l_0_reasoning_effort) is str
+                else do_lower(l_0_reasoning_effort)
+            )
+            == "none"
+            else l_0_enable_thinking if type(l_0_enable_thinking) is not Undefined else True
         )
     )
-    l_0_grounding = do_upper(do_d(l_0_grounding, "disabled"))
+    l_0_grounding = (
+        _x1.upper() if type((_x1 := do_d(l_0_grounding, "disabled"))) is str else do_upper(_x1)
+    )
     l_0_grounding_enabled = l_0_grounding == "ENABLED"
     l_0_tools_or_docs_exist = l_0_tools or l_0_documents
     l_0_render_tools_section = True
@@ -185,13 +192,21 @@ def render(context: dict) -> str:
                 _ns1_value = 0
                 l_1_counter = None
             else:
-                l_1_counter = call(l_0_namespace, value=0)
+                l_1_counter = (
+                    l_0_namespace(value=0)
+                    if l_0_namespace is Namespace
+                    else call(l_0_namespace, value=0)
+                )
             _ns2 = l_0_namespace is Namespace
             if _ns2:
                 _ns2_value = False
                 l_1_tool_call_id_seen = None
             else:
-                l_1_tool_call_id_seen = call(l_0_namespace, value=False)
+                l_1_tool_call_id_seen = (
+                    l_0_namespace(value=False)
+                    if l_0_namespace is Namespace
+                    else call(l_0_namespace, value=False)
+                )
             # line 46: for
             _items3 = l_1_messages
             _fuel -= length_hint(_items3) * 2
@@ -293,13 +308,19 @@ def render(context: dict) -> str:
             l_1_item = missing_param("item")
         # line 85: if
         if (
-            do_lower(
-                (_v8 := l_1_item["type"])
-                if (_dict5 := (type(l_1_item) is dict)) and "type" in l_1_item
-                else (_v8 := getattr_(l_1_item, "type"))
+            _x2.lower()
+            if type(
+                (
+                    _x2 := (
+                        (_v8 := l_1_item["type"])
+                        if (_dict5 := (type(l_1_item) is dict)) and "type" in l_1_item
+                        else (_v8 := getattr_(l_1_item, "type"))
+                    )
+                )
             )
-            == "text"
-        ):
+            is str
+            else do_lower(_x2)
+        ) == "text":
             l_1_text_wrapper = {
                 "content": (
                     l_1_item["text"]
@@ -309,7 +330,12 @@ def render(context: dict) -> str:
             }
             _w(do_tojson(l_1_text_wrapper))
         elif (
-            do_lower(_v8 if _dict5 else getattr_(l_1_item, "type")) == "document"
+            (
+                _x3.lower()
+                if type((_x3 := (_v8 if _dict5 else getattr_(l_1_item, "type")))) is str
+                else do_lower(_x3)
+            )
+            == "document"
             and (l_1_item.get("document") if _dict5 else getattr_(l_1_item, "document"))
             and (
                 "data"
@@ -370,27 +396,37 @@ def render(context: dict) -> str:
                 _ns3_value = False
                 l_1_last_was_text = None
             else:
-                l_1_last_was_text = call(l_0_namespace, value=False)
+                l_1_last_was_text = (
+                    l_0_namespace(value=False)
+                    if l_0_namespace is Namespace
+                    else call(l_0_namespace, value=False)
+                )
             # line 101: for
             _items6 = (
                 l_1_msg["content"]
                 if type(l_1_msg) is dict and "content" in l_1_msg
                 else getattr_(l_1_msg, "content")
             )
-            _fuel -= length_hint(_items6) * 7
+            _fuel -= length_hint(_items6) * 9
             if _fuel < 0:
-                _m, _fuel, _items6 = refuel_loop(_m, None, _fuel, _items6, 7, _w)
+                _m, _fuel, _items6 = refuel_loop(_m, None, _fuel, _items6, 9, _w)
             _n2, l_2_loop = loop_last(_items6)
             for _i2, l_2_content in enumerate(l_2_loop):
                 # line 102: if
                 if (
-                    do_lower(
-                        (_v15 := l_2_content["type"])
-                        if (_dict7 := (type(l_2_content) is dict)) and "type" in l_2_content
-                        else (_v15 := getattr_(l_2_content, "type"))
+                    _x4.lower()
+                    if type(
+                        (
+                            _x4 := (
+                                (_v15 := l_2_content["type"])
+                                if (_dict7 := (type(l_2_content) is dict)) and "type" in l_2_content
+                                else (_v15 := getattr_(l_2_content, "type"))
+                            )
+                        )
                     )
-                    == "text"
-                ):
+                    is str
+                    else do_lower(_x4)
+                ) == "text":
                     # line 103: if
                     if not (_ns3_value if _ns3 else getattr_(l_1_last_was_text, "value")):
                         _w("<|START_TEXT|>")
@@ -417,7 +453,11 @@ def render(context: dict) -> str:
                     else:
                         ns_set(l_1_last_was_text, "value", False)
                 # line 117: if
-                if do_lower(_v15 if _dict7 else getattr_(l_2_content, "type")) == "image":
+                if (
+                    _x5.lower()
+                    if type((_x5 := (_v15 if _dict7 else getattr_(l_2_content, "type")))) is str
+                    else do_lower(_x5)
+                ) == "image":
                     # line 118: if
                     if l_2_content.get("data") if _dict7 else getattr_(l_2_content, "data"):
                         _w(
@@ -496,10 +536,19 @@ def render(context: dict) -> str:
     # line 136: if
     if (
         l_0_messages
-        and do_lower(
-            _t4["role"]
-            if type((_t4 := getitem(l_0_messages, 0))) is dict and "role" in _t4
-            else getitem(_t4, "role")
+        and (
+            _x6.lower()
+            if type(
+                (
+                    _x6 := (
+                        _t4["role"]
+                        if type((_t4 := getitem(l_0_messages, 0))) is dict and "role" in _t4
+                        else getitem(_t4, "role")
+                    )
+                )
+            )
+            is str
+            else do_lower(_x6)
         )
         == "system"
         and (not l_0_has_developer_instruction)
@@ -540,20 +589,28 @@ def render(context: dict) -> str:
         _ns4_value = 0
         l_0_tool_idx = None
     else:
-        l_0_tool_idx = call(l_0_namespace, value=0)
+        l_0_tool_idx = (
+            l_0_namespace(value=0) if l_0_namespace is Namespace else call(l_0_namespace, value=0)
+        )
     _ns5 = l_0_namespace is Namespace
     if _ns5:
         _ns5_value = []
         l_0_tool_ids_seen = None
     else:
-        l_0_tool_ids_seen = call(l_0_namespace, value=[])
+        l_0_tool_ids_seen = (
+            l_0_namespace(value=[]) if l_0_namespace is Namespace else call(l_0_namespace, value=[])
+        )
     l_0_regen_tool_call_ids = do_d(l_0_regen_tool_call_ids, True)
     _ns6 = l_0_namespace is Namespace
     if _ns6:
         _ns6_value = False
         l_0_sent_documents = None
     else:
-        l_0_sent_documents = call(l_0_namespace, value=False)
+        l_0_sent_documents = (
+            l_0_namespace(value=False)
+            if l_0_namespace is Namespace
+            else call(l_0_namespace, value=False)
+        )
     # line 145: if
     if (
         l_0_render_tools_section
@@ -677,14 +734,23 @@ def render(context: dict) -> str:
         _w("<|END_OF_TURN_TOKEN|>")
     # line 216: for
     _items8 = l_0_messages
-    _fuel -= length_hint(_items8) * 18
+    _fuel -= length_hint(_items8) * 19
     if _fuel < 0:
-        _m, _fuel, _items8 = refuel_loop(_m, _out, _fuel, _items8, 18)
+        _m, _fuel, _items8 = refuel_loop(_m, _out, _fuel, _items8, 19)
     for _i1, l_1_message in enumerate(_items8):
-        l_1_msg_role_downcased = do_lower(
-            l_1_message["role"]
-            if type(l_1_message) is dict and "role" in l_1_message
-            else getattr_(l_1_message, "role")
+        l_1_msg_role_downcased = (
+            _x7.lower()
+            if type(
+                (
+                    _x7 := (
+                        l_1_message["role"]
+                        if type(l_1_message) is dict and "role" in l_1_message
+                        else getattr_(l_1_message, "role")
+                    )
+                )
+            )
+            is str
+            else do_lower(_x7)
         )
         # line 218: if
         if l_1_msg_role_downcased == "system" and (
@@ -894,19 +960,25 @@ def render(context: dict) -> str:
             _f_l_0_format_tool_message(_w, l_0_messages, l_1_message)
             # line 249: for
             _items10 = subscript(l_0_messages, slice(_i1 + 1, None, None))
-            _fuel -= length_hint(_items10) * 6
+            _fuel -= length_hint(_items10) * 7
             if _fuel < 0:
-                _m, _fuel, _items10 = refuel_loop(_m, _out, _fuel, _items10, 6)
+                _m, _fuel, _items10 = refuel_loop(_m, _out, _fuel, _items10, 7)
             for _i2, l_2_msg in enumerate(_items10):
                 # line 251: if
                 if (
-                    do_lower(
-                        l_2_msg["role"]
-                        if type(l_2_msg) is dict and "role" in l_2_msg
-                        else getattr_(l_2_msg, "role")
+                    _x8.lower()
+                    if type(
+                        (
+                            _x8 := (
+                                l_2_msg["role"]
+                                if type(l_2_msg) is dict and "role" in l_2_msg
+                                else getattr_(l_2_msg, "role")
+                            )
+                        )
                     )
-                    == "tool"
-                ):
+                    is str
+                    else do_lower(_x8)
+                ) == "tool":
                     _w(",\n    ")
                     _f_l_0_format_tool_message(_w, l_0_messages, l_2_msg)
                     if _ns5:

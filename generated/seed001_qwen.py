@@ -92,9 +92,9 @@ def render(context: dict) -> str:
                 and (
                     not (
                         "tool_calls" in l_1_message
-                        and (not isinstance(l_1_message["tool_calls"], Undefined))
+                        and type(l_1_message["tool_calls"]) is not Undefined
                         if _dict1
-                        else not isinstance(getattr_(l_1_message, "tool_calls"), Undefined)
+                        else type(getattr_(l_1_message, "tool_calls")) is not Undefined
                     )
                 )
             )
@@ -144,9 +144,9 @@ def render(context: dict) -> str:
                     + "\n</tool_response><|im_end|>\n"
                 )
         elif (_v1 if _dict1 else getattr_(l_1_message, "role")) == "assistant" and (
-            "tool_calls" in l_1_message and (not isinstance(l_1_message["tool_calls"], Undefined))
+            "tool_calls" in l_1_message and type(l_1_message["tool_calls"]) is not Undefined
             if _dict1
-            else not isinstance(getattr_(l_1_message, "tool_calls"), Undefined)
+            else type(getattr_(l_1_message, "tool_calls")) is not Undefined
         ):
             _w("<|im_start|>assistant\n")
             # line 32: if
@@ -171,10 +171,9 @@ def render(context: dict) -> str:
             for l_2_tool_call in _items3:
                 # line 36: if
                 if (
-                    "function" in l_2_tool_call
-                    and (not isinstance(l_2_tool_call["function"], Undefined))
+                    "function" in l_2_tool_call and type(l_2_tool_call["function"]) is not Undefined
                     if (_dict2 := (type(l_2_tool_call) is dict))
-                    else not isinstance(getattr_(l_2_tool_call, "function"), Undefined)
+                    else type(getattr_(l_2_tool_call, "function")) is not Undefined
                 ):
                     _w(
                         '<tool_call>\n{"name": "'

@@ -1,15 +1,27 @@
 """Context reads as ``dict.get``: the template's start values without a helper call.
 
-Runs last: the other passes know ``resolve_top`` as a start value. Only at the top level, only
-for ``resolve_top`` of the render context by a constant name (what ``top_resolve`` made).
+Runs last: the other passes know ``resolve_top`` as a start value. ``run``: the top level's
+``resolve_top`` of the render context by a constant name (what ``top_resolve`` made).
+``run_nested``: every other ``resolve`` of the render context by a constant name (a name
+read in a loop body, a macro or a call block that no scope assigns, looked up each time the
+scope starts), where absent names may share one undefined value.
+
+The rule: the render context is a plain dict the render never changes (the sandbox refuses
+every mutating method, and ``{% set %}`` binds locals), and the environment's globals are
+fixed, so looking a name up gives the same value whenever it runs; only an absent name's
+undefined value is a new object each time, which no template can tell apart unless it
+compares identities (``scope.uses_identity``: then this pass does not run). So a loop body's
+start value read from the context, bound nowhere else in the loop, is read once before the
+loop instead of once per iteration (a recursive loop's body is its own function: left alone).
 """
 
 from __future__ import annotations
 
-from typing import Optional
+import dataclasses
+from typing import Any, Optional
 
 from .. import ir
-from .util import map_start_values
+from .util import assignments, is_block, map_nodes, map_start_values
 
 
 def run(module: ir.Module) -> ir.Module:
@@ -18,8 +30,54 @@ def run(module: ir.Module) -> ir.Module:
     return map_start_values(module, "jinja.resolve_top", _context_get)
 
 
+def run_nested(module: ir.Module) -> ir.Module:
+    """Every ``resolve(context, "name")`` as ``ContextGet("name")`` (a ``dict.get`` with a
+    default made once, instead of a helper call building a new undefined value per read)."""
+    if module.dialect != "jinja":
+        return module
+
+    def one(node: Any) -> Any:
+        if isinstance(node, ir.Helper) and node.name == "jinja.resolve" and len(node.args) == 2:
+            new = _context_get(node)
+            if new is not None:
+                return dataclasses.replace(new, span=node.span)
+        return node
+
+    module = dataclasses.replace(module, body=map_nodes(module.body, one))
+    memo: dict = {}
+
+    def hoist(node: Any) -> Any:
+        if is_block(node):
+            out: list = []
+            for stmt in node:
+                stmt = ir.map_children(stmt, hoist)
+                if isinstance(stmt, ir.For) and not stmt.recursive:
+                    binds = assignments(dataclasses.replace(module, body=(stmt,)), memo)
+                    kept, moved = [], []
+                    for inner in stmt.body:
+                        if (
+                            isinstance(inner, ir.Assign)
+                            and isinstance(inner.value, ir.ContextGet)
+                            and isinstance(inner.target, ir.Name)
+                            and binds.get(inner.target.ident) == [inner]
+                        ):
+                            moved.append(inner)
+                        else:
+                            kept.append(inner)
+                    if moved:
+                        out.extend(moved)
+                        stmt = dataclasses.replace(stmt, body=tuple(kept))
+                out.append(stmt)
+            return tuple(out)
+        if isinstance(node, (ir.Node, tuple)):
+            return ir.map_children(node, hoist)
+        return node
+
+    return dataclasses.replace(module, body=hoist(module.body))
+
+
 def _context_get(call: ir.Helper) -> Optional[ir.Expr]:
-    """``resolve_top(context, "name")`` as ``ContextGet("name")``; None for anything else."""
+    """``resolve(context, "name")`` as ``ContextGet("name")``; None for anything else."""
     if call.args[0] == ir.Local("context") and isinstance(call.args[1], ir.Const):
         return ir.ContextGet(call.args[1].value)
     return None

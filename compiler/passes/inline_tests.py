@@ -19,6 +19,10 @@ def _isinstance(value: Any, cls: str) -> ir.Expr:
     return ir.Helper("builtins.isinstance", (value, ir.Ref(cls)))
 
 
+def _type_is(value: Any, op: str, cls: str) -> ir.Expr:
+    return ir.Compare(ir.Helper("builtins.type", (value,)), ((op, ir.Ref(cls)),))
+
+
 #: test helper -> the expression its body is, for its one argument
 def _is_bool(expr: Any) -> bool:
     return (isinstance(expr, ir.Helper) and expr.name == "builtins.isinstance") or (
@@ -28,12 +32,16 @@ def _is_bool(expr: Any) -> bool:
 
 INLINE_TESTS = {
     "jinja_filters.test_string": lambda x: _isinstance(x, "builtins.str"),
-    "jinja_filters.test_defined": lambda x: ir.Not(_isinstance(x, "jinja.Undefined")),
-    "jinja_filters.test_undefined": lambda x: _isinstance(x, "jinja.Undefined"),
+    # ``Undefined`` is final (runtime/jinja/core.py): ``isinstance`` is an exact type test
+    "jinja_filters.test_defined": lambda x: _type_is(x, "is not", "jinja.Undefined"),
+    "jinja_filters.test_undefined": lambda x: _type_is(x, "is", "jinja.Undefined"),
     "jinja_filters.test_none": lambda x: ir.Compare(x, (("is", ir.Const(None)),)),
     "jinja_filters.test_true": lambda x: ir.Compare(x, (("is", ir.Const(True)),)),
     "jinja_filters.test_false": lambda x: ir.Compare(x, (("is", ir.Const(False)),)),
 }
+
+
+_NEGATED = {"is": "is not", "is not": "is"}
 
 
 def _literal_like(expr: Any) -> bool:
@@ -67,6 +75,14 @@ def run(module: ir.Module) -> ir.Module:
             and _is_bool(node.operand.operand)
         ):
             return node.operand.operand  # ``not not b`` is ``b`` for a bool
+        if (
+            isinstance(node, ir.Not)
+            and isinstance(node.operand, ir.Compare)
+            and len(node.operand.ops) == 1
+            and node.operand.ops[0][0] in _NEGATED
+        ):
+            (op, right), = node.operand.ops  # ``not a is not b`` is ``a is b``: identity
+            return dataclasses.replace(node.operand, ops=((_NEGATED[op], right),), span=node.span)
         return node
 
     return dataclasses.replace(module, body=map_nodes(module.body, fold))

@@ -32,11 +32,14 @@ from .util import map_nodes
 #: the receiver types whose methods are called directly (disjoint method names)
 _TYPES = ("str", "dict")
 _PLAIN = (ir.Const, ir.Name, ir.Local)
-_CALL_OWN_KWARGS = ("_loop_vars", "_block_vars")
+CALL_OWN_KWARGS = ("_loop_vars", "_block_vars")
 
 
-def _method_types() -> dict:
-    """method name -> the builtin type name whose values may call it directly."""
+def method_types() -> dict:
+    """method name -> the builtin type name whose values may call it directly (made once)."""
+    global _METHOD_TYPE
+    if _METHOD_TYPE is not None:
+        return _METHOD_TYPE
     table: dict = {}
     for kind in _TYPES:
         for name in safe_methods({"str": str, "dict": dict}[kind]):
@@ -44,6 +47,7 @@ def _method_types() -> dict:
                 continue  # its result's size is checked first (the general call's guard)
             assert name not in table, name  # the check below needs one type per name
             table[name] = kind
+    _METHOD_TYPE = table
     return table
 
 
@@ -66,7 +70,7 @@ def _lower(node: Any, methods: dict) -> Any:
     ):
         return node
     if not all(isinstance(a, _PLAIN) for a in args) or not all(
-        k is not None and k not in _CALL_OWN_KWARGS and isinstance(v, _PLAIN)
+        k is not None and k not in CALL_OWN_KWARGS and isinstance(v, _PLAIN)
         for k, v in node.kwargs
     ):
         return node
@@ -79,10 +83,7 @@ def _lower(node: Any, methods: dict) -> Any:
 
 
 def run(module: ir.Module) -> ir.Module:
-    global _METHOD_TYPE
     if module.dialect != "jinja":
         return module
-    if _METHOD_TYPE is None:
-        _METHOD_TYPE = _method_types()
-    methods = _METHOD_TYPE
+    methods = method_types()
     return dataclasses.replace(module, body=map_nodes(module.body, lambda n: _lower(n, methods)))

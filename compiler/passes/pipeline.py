@@ -29,6 +29,7 @@ from . import (
     ns_scalars,
     scope,
     top_resolve,
+    typed_calls,
 )
 
 
@@ -55,7 +56,9 @@ PASSES: tuple[Step, ...] = (
     Step("known_str", known_str.run),
     Step("merge_text", merge_text.run),
     Step("cse", cse.run, shared_undefined=True),  # a kept lookup shares an absent key's undefined
+    Step("typed_calls", typed_calls.run),  # after cse: it moves reads into branches
     Step("context_gets", context_gets.run),  # last: the others know ``resolve_top``
+    Step("nested_context_gets", context_gets.run_nested, shared_undefined=True),
 )
 
 #: Run by ``before_emit`` on the final IR, in this order, whatever ``optimize`` says.

@@ -21,7 +21,6 @@ from .core import (
 )
 from .objects import (
     LoopContext,
-    ns_attrs,
     Cycler,
     Joiner,
     Macro,
@@ -225,6 +224,10 @@ def _no_attribute(obj: Any, name: Any) -> Undefined:
     return value
 
 
+#: a namespace's own attribute table, read past its ``__getattribute__`` (``objects.ns_attrs``)
+_object_attribute = object.__getattribute__
+
+
 def getattr_(obj: Any, attribute: str) -> Any:
     """``obj.attribute`` under the sandbox: attribute first, then item, else undefined."""
     cls = type(obj)
@@ -233,6 +236,13 @@ def getattr_(obj: Any, attribute: str) -> Any:
     if cls is dict and attribute not in _DICT_ATTRS:
         value = obj.get(attribute, MISSING)
         return _no_attribute(obj, attribute) if value is MISSING else value
+    if cls is Namespace and attribute[:1] != "_":
+        value = _object_attribute(obj, "_Namespace__attrs").get(attribute, MISSING)
+        if value is MISSING:
+            return _no_attribute(obj, attribute)
+        if type(value) in _METHOD_TYPES:  # a stored str.format: the general path wraps it
+            return _wrap_str_format(value) or value
+        return value
     if cls is LoopContext and attribute in _LOOP_ATTRS:
         return getattr(obj, attribute)
     names = _PLAIN_ATTRS.get(cls)
@@ -241,14 +251,6 @@ def getattr_(obj: Any, attribute: str) -> Any:
     if names is not None or cls is dict:  # "text.strip", "message.items": no probes
         if attribute in (_SAFE_METHODS.get(cls) or _safe_methods(cls)):
             return getattr(obj, attribute)
-    if cls is Namespace and attribute[:1] != "_":
-        try:
-            value = ns_attrs(obj)[attribute]
-        except KeyError:
-            return _no_attribute(obj, attribute)
-        if type(value) in _METHOD_TYPES:  # a stored str.format: the general path wraps it
-            return _wrap_str_format(value) or value
-        return value
     if attribute[:1] == "_" and cls in REFERENCE_PRIVATE:
         return private_attribute(obj, attribute)
     try:

@@ -97,6 +97,11 @@ class Undefined:
     __slots__ = ("_undefined_hint", "_undefined_obj", "_undefined_name", "_undefined_exception")
     __module__ = "jinja2.runtime"  # messages about an undefined's own attributes name jinja2's type
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # final: compiled code tests ``type(x) is Undefined`` for ``isinstance`` (one compare;
+        # ``isinstance`` of a namespace calls its Python ``__getattribute__`` for ``__class__``)
+        raise TypeError("Undefined cannot be subclassed")
+
     def __init__(
         self,
         hint: Optional[str] = None,

@@ -34,8 +34,8 @@ def test_scope_macro_sees_later_set_as_undefined_start() -> None:
 
 
 def test_known_str_drops_to_str_and_merge_text_joins_literals() -> None:
-    out = resolved("a{{ 'b' }}{{ x | trim }}d", optimize_=True)
-    assert out.splitlines()[1:] == ["text 'ab'", "out jinja_filters.do_trim(x@l_0_x)", "text 'd'"]
+    out = resolved("a{{ 'b' }}{{ x | title }}d", optimize_=True)
+    assert out.splitlines()[1:] == ["text 'ab'", "out jinja_filters.do_title(x@l_0_x)", "text 'd'"]
     # a written ``~`` is written operand by operand (passes/concat.py): its constants join the text
     out = resolved("a{{ 'b' }}{{ 'c' ~ x }}d", optimize_=True)
     assert out.splitlines()[1:] == ["text 'abc'", "out jinja.to_str(x@l_0_x)", "text 'd'"]

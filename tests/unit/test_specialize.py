@@ -288,7 +288,8 @@ def test_type_tests_are_inlined() -> None:
     source = py_of(
         "{{ x is string }}{{ x is defined }}{{ x is not defined }}{{ x is none }}{{ 1 is none }}"
     )
-    assert "isinstance(l_0_x, str)" in source and "isinstance(l_0_x, Undefined)" in source
+    assert "isinstance(l_0_x, str)" in source and "type(l_0_x) is Undefined" in source
+    assert "type(l_0_x) is not Undefined" in source  # Undefined is final: an exact type test
     assert "l_0_x is None" in source and "test_none(1)" in source  # no ``is`` with a literal
     assert "not not" not in source and "test_string" not in source
     for ctx in ({}, {"x": "s"}, {"x": None}, {"x": 1}):
@@ -301,7 +302,7 @@ def test_is_defined_on_a_dict_key_tests_the_key_then_the_value() -> None:
         "{{ m.role is defined }}|{{ m.role is undefined }}|{% if m.x is not defined %}N{% endif %}"
     )
     source = py_of(src)
-    assert '"role" in l_0_m and (not isinstance(l_0_m["role"], Undefined))' in source
+    assert '"role" in l_0_m and type(l_0_m["role"]) is not Undefined' in source
     assert "getattr_(l_0_m" in source  # the general path for every other value
     held = "{% set d = {'role': nope} %}{{ d.role is defined }}|{{ d.role is undefined }}"
     for ctx in ({"m": {"role": "u"}}, {"m": {}}, {"m": {"items": 1}}, {"m": "s"}, {"m": None}, {}):

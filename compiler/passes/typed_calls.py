@@ -1,0 +1,197 @@
+"""Calls on a value of one exact builtin type, without the general path, whatever the value's
+expression.
+
+Four rules, each the general call's own result for that type or value:
+
+- **String filters.** ``x | trim``, ``upper``, ``lower``, ``capitalize`` and ``string`` of a
+  value that is exactly a ``str``: jinja2's filter is ``soft_str(x).<method>()`` (``string``:
+  ``soft_str(x)``), and ``soft_str`` returns a ``str`` unchanged; so the filter is the
+  builtin method, ``x.strip() if type(x) is str else do_trim(x)``.
+- **Methods on a computed receiver.** ``method_calls`` calls ``x.name(args)`` directly when
+  ``x`` is a variable; here the receiver is any expression (``message.content.split(',')``,
+  ``(text | trim).startswith(p)``), kept in a compiler local as it is computed (``Bind``), so
+  it is evaluated once: ``_x1.split(",") if type(_x1 := <receiver>) is str else <the general
+  call on _x1>``. The same methods and guards as ``method_calls`` (``access.safe_methods``
+  of ``str`` and ``dict``; arguments constants or variable reads).
+- **Shrinking replace.** ``s.replace(old, new)`` with constant strings, ``old`` not empty and
+  ``new`` no longer than ``old``: the result is never longer than ``s``, so the size check
+  the general call makes first (``bounded.call_str_method``) cannot refuse it; on a ``str``
+  receiver it is the builtin method.
+- **The environment's own callables.** ``namespace(...)``, ``range(n)``, ``strftime_now(f)``,
+  ``cycler(...)``, ``joiner(...)``: a call of a variable named like one of the environment's
+  globals calls it directly when the variable holds exactly that global (the render context
+  may bind the name to anything else: then the general call runs); the sandbox's call
+  checks nothing on these (``access.call``). Its arguments appear in both branches, so each
+  must be small (``SMALL_ARGUMENT`` nodes): the code grows by a bounded amount per call.
+
+Any other value (a subclass such as ``Markup``, an undefined, a namespace) takes the general
+call, unchanged. Runs after ``cse`` (a kept lookup's first read must not move into a branch)
+and never inside a filtered loop's iterable or filter (a generator: no ``:=`` there).
+
+Keeps output byte-identical (pure IR -> IR, Jinja modules after scope resolution).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Optional
+
+from .. import ir
+from . import method_calls
+
+#: filter helper -> the ``str`` method it is on a ``str`` ("": the value itself)
+STR_FILTERS = {
+    "jinja_filters.do_trim": "strip",
+    "jinja_filters.do_upper": "upper",
+    "jinja_filters.do_lower": "lower",
+    "jinja_filters.do_capitalize": "capitalize",
+    "jinja_filters.do_string": "",
+}
+_PLAIN = (ir.Const, ir.Name, ir.Local)
+#: template name of an environment global -> the runtime object it is (``access.GLOBALS``)
+GLOBAL_CALLS = {
+    "namespace": "jinja.Namespace",
+    "range": "jinja.safe_range",
+    "strftime_now": "jinja.strftime_now",
+    "cycler": "jinja.Cycler",
+    "joiner": "jinja.Joiner",
+}
+#: the most IR nodes an argument of a direct global call may have (it is written twice)
+SMALL_ARGUMENT = 16
+_VARIABLE = (ir.Name, ir.Local)
+
+
+def _type_is(value: ir.Expr, kind: str) -> ir.Expr:
+    return ir.Compare(ir.Helper("builtins.type", (value,)), (("is", ir.Ref("builtins." + kind)),))
+
+
+class _Temps:
+    def __init__(self) -> None:
+        self.count = 0
+
+    def bind(self, value: ir.Expr) -> tuple[ir.Expr, ir.Expr]:
+        """(the expression to test, the expression reading the value again): ``value`` itself
+        twice when it is a variable read, else a ``Bind`` and its local."""
+        if isinstance(value, _VARIABLE):
+            return value, value
+        self.count += 1
+        temp = f"_x{self.count}"
+        return ir.Bind(temp, value, span=value.span), ir.Local(temp)
+
+
+def _str_filter(node: ir.Helper, temps: _Temps) -> Optional[ir.Expr]:
+    if len(node.args) != 1 or node.kwargs or isinstance(node.args[0], (ir.Const, ir.Starred)):
+        return None
+    test, again = temps.bind(node.args[0])
+    method = STR_FILTERS[node.name]
+    fast = again if not method else ir.CallValue(ir.LoopAttr(again, method), ())
+    general = dataclasses.replace(node, args=(again,))
+    return ir.CondExpr(_type_is(test, "str"), fast, general, span=node.span)
+
+
+def _receiver(func: Any) -> Optional[tuple[ir.Expr, str]]:
+    """(receiver expression, method name) of ``getattr_(receiver, "name")``, also as the dict
+    lookup ``dict_items`` made of it (a computed receiver bound to a compiler local)."""
+    if isinstance(func, ir.DictLookup):
+        if func.bind is None or func.cache or func.flag or func.mode != "item":
+            return None
+        func = dataclasses.replace(func.fallback, args=(func.bind,) + func.fallback.args[1:])
+    if (
+        isinstance(func, ir.Helper)
+        and func.name == "jinja.getattr_"
+        and len(func.args) == 2
+        and not func.kwargs
+        and isinstance(func.args[1], ir.Const)
+        and type(func.args[1].value) is str
+        and not isinstance(func.args[0], (ir.Const, ir.Starred) + _VARIABLE)
+    ):
+        return func.args[0], func.args[1].value
+    return None
+
+
+def _shrinking_replace(args: tuple, kwargs: tuple) -> bool:
+    if kwargs or len(args) not in (2, 3):
+        return False
+    old, new = args[0], args[1]
+    if not all(isinstance(a, ir.Const) and type(a.value) is str for a in (old, new)):
+        return False
+    if len(args) == 3 and not (isinstance(args[2], ir.Const) and type(args[2].value) is int):
+        return False
+    return old.value != "" and len(new.value) <= len(old.value)
+
+
+def _method_call(node: ir.Helper, temps: _Temps, methods: dict) -> Optional[ir.Expr]:
+    found = _receiver(node.args[0])
+    if found is None:
+        return None
+    receiver, name = found
+    args = node.args[1:]
+    if name in methods:
+        kind = methods[name]
+    elif name == "replace" and _shrinking_replace(args, node.kwargs):
+        kind = "str"
+    else:
+        return None
+    if not all(isinstance(a, _PLAIN) for a in args) or not all(
+        k is not None and k not in method_calls.CALL_OWN_KWARGS and isinstance(v, _PLAIN)
+        for k, v in node.kwargs
+    ):
+        return None
+    test, again = temps.bind(receiver)
+    fast = ir.CallValue(ir.LoopAttr(again, name), args, node.kwargs, span=node.span)
+    general = dataclasses.replace(
+        node, args=(ir.Helper("jinja.getattr_", (again, ir.Const(name))),) + args
+    )
+    return ir.CondExpr(_type_is(test, kind), fast, general, span=node.span)
+
+
+def _small(node: Any) -> bool:
+    count = 0
+    for _ in ir.walk(node):
+        count += 1
+        if count > SMALL_ARGUMENT:
+            return False
+    return True
+
+
+def _global_call(node: ir.Helper) -> Optional[ir.Expr]:
+    func, args = node.args[0], node.args[1:]
+    if not (isinstance(func, ir.Name) and func.name in GLOBAL_CALLS):
+        return None
+    if any(isinstance(a, ir.Starred) or not _small(a) for a in args) or not all(
+        k is not None and k not in method_calls.CALL_OWN_KWARGS and _small(v)
+        for k, v in node.kwargs
+    ):
+        return None
+    is_global = ir.Compare(func, (("is", ir.Ref(GLOBAL_CALLS[func.name])),))
+    direct = ir.CallValue(func, args, node.kwargs, span=node.span)
+    return ir.CondExpr(is_global, direct, node, span=node.span)
+
+
+def run(module: ir.Module) -> ir.Module:
+    if module.dialect != "jinja":
+        return module
+    methods = method_calls.method_types()
+    temps = _Temps()
+
+    def rewrite(node: Any) -> Any:
+        if isinstance(node, tuple):
+            return ir.map_children(node, rewrite)
+        if not isinstance(node, ir.Node):
+            return node
+        if isinstance(node, ir.For) and node.filter is not None:
+            # the iterable and the filter are a generator's: only the rest is rewritten
+            return dataclasses.replace(
+                node,
+                body=rewrite(node.body),
+                else_=rewrite(node.else_),
+            )
+        node = ir.map_children(node, rewrite)
+        if isinstance(node, ir.Helper):
+            if node.name in STR_FILTERS:
+                return _str_filter(node, temps) or node
+            if node.name == "jinja.call" and node.args:
+                return _method_call(node, temps, methods) or _global_call(node) or node
+        return node
+
+    return dataclasses.replace(module, body=rewrite(module.body))

@@ -1,0 +1,56 @@
+"""``is defined`` / ``is undefined`` as exact type tests (issue 15): the runtime's ``Undefined``
+is final, so ``isinstance(x, Undefined)`` is ``type(x) is Undefined`` (one compare, where
+``isinstance`` of a namespace calls its Python ``__getattribute__`` for ``__class__``).
+
+Reference-checked for values of every kind, and the IR and generated code checked for the
+form.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from reference import ours_render, ref_render, same_outcome
+from tmpl2py.compiler import compile_template
+from tmpl2py.runtime.jinja import Undefined
+
+TEMPLATE = (
+    "{{ x is defined }}{{ x is undefined }}{{ x is not defined }}{{ not x is defined }}"
+    "{{ x.a is defined }}{{ x['a'] is undefined }}{{ (x.a if x.a is defined else 'd') }}"
+    "{% if x.a is not defined %}n{% endif %}{% if x is defined and x %}t{% endif %}"
+)
+VALUES = {
+    "absent": None,
+    "dict": {"a": 1},
+    "dict-without": {"b": 1},
+    "str": "s",
+    "none": "none",
+    "list": [1],
+}
+
+
+@pytest.mark.parametrize("kind", list(VALUES))
+def test_defined_tests_on_every_kind_of_value(kind: str) -> None:
+    ctx = {} if kind == "absent" else {"x": None if kind == "none" else VALUES[kind]}
+    assert same_outcome(ours_render(TEMPLATE, ctx), ref_render(TEMPLATE, ctx))
+
+
+def test_defined_tests_on_template_values() -> None:
+    for source in (
+        "{% set x = namespace(a=1) %}" + TEMPLATE,
+        "{% set x = namespace() %}" + TEMPLATE,
+        "{% for x in [1] %}{{ loop is defined }}{{ loop.nothing is defined }}{% endfor %}",
+        "{% set x = undefined_name %}" + TEMPLATE,
+    ):
+        assert same_outcome(ours_render(source, {}), ref_render(source, {})), source
+
+
+def test_undefined_is_final() -> None:
+    with pytest.raises(TypeError):
+        type("Sub", (Undefined,), {})
+
+
+def test_generated_code_tests_the_exact_type() -> None:
+    source = compile_template(TEMPLATE).python_source
+    assert "isinstance" not in source
+    assert "type(l_0_x) is not Undefined" in source and "not type(" not in source
