@@ -563,7 +563,7 @@ def render(context: dict) -> str:
         and (
             l_0_response_format["type"]
             if type(l_0_response_format) is dict and "type" in l_0_response_format
-            else getattr_(l_0_response_format, "type")
+            else None if type(l_0_response_format) is str else getattr_(l_0_response_format, "type")
         )
         == "json_object"
         else False

@@ -75,20 +75,25 @@ def render(context: dict) -> str:
         )
     # line 17: for
     _items2 = l_0_messages
-    _fuel -= length_hint(_items2) * 10
+    _fuel -= length_hint(_items2) * 13
     if _fuel < 0:
-        _m, _fuel, _items2 = refuel_loop(_m, _out, _fuel, _items2, 10)
+        _m, _fuel, _items2 = refuel_loop(_m, _out, _fuel, _items2, 13)
     for _i1, l_1_message in enumerate(_items2):
         # line 18: if
         if (
             (
                 (_v1 := l_1_message["role"])
                 if (_dict1 := (type(l_1_message) is dict)) and "role" in l_1_message
-                else (_v1 := getattr_(l_1_message, "role"))
+                else (_v1 := (None if type(l_1_message) is str else getattr_(l_1_message, "role")))
             )
             == "user"
             or (
-                (_v1 if _dict1 else getattr_(l_1_message, "role")) == "assistant"
+                (
+                    _v1
+                    if _dict1
+                    else None if type(l_1_message) is str else getattr_(l_1_message, "role")
+                )
+                == "assistant"
                 and (
                     not (
                         "tool_calls" in l_1_message
@@ -98,10 +103,22 @@ def render(context: dict) -> str:
                     )
                 )
             )
-            or ((_v1 if _dict1 else getattr_(l_1_message, "role")) == "tool" and _i1 + 1 > 1)
+            or (
+                (
+                    _v1
+                    if _dict1
+                    else None if type(l_1_message) is str else getattr_(l_1_message, "role")
+                )
+                == "tool"
+                and _i1 + 1 > 1
+            )
         ):
             # line 19: if
-            if (_v1 if _dict1 else getattr_(l_1_message, "role")) == "user":
+            if (
+                _v1
+                if _dict1
+                else None if type(l_1_message) is str else getattr_(l_1_message, "role")
+            ) == "user":
                 # line 20: if
                 if l_0_tools and (not _i1 == 0):
                     _w(
@@ -123,7 +140,11 @@ def render(context: dict) -> str:
                         )
                         + "<|im_end|>\n"
                     )
-            elif (_v1 if _dict1 else getattr_(l_1_message, "role")) == "assistant":
+            elif (
+                _v1
+                if _dict1
+                else None if type(l_1_message) is str else getattr_(l_1_message, "role")
+            ) == "assistant":
                 _w(
                     "<|im_start|>assistant\n"
                     + (
@@ -133,7 +154,11 @@ def render(context: dict) -> str:
                     )
                     + "<|im_end|>\n"
                 )
-            elif (_v1 if _dict1 else getattr_(l_1_message, "role")) == "tool":
+            elif (
+                _v1
+                if _dict1
+                else None if type(l_1_message) is str else getattr_(l_1_message, "role")
+            ) == "tool":
                 _w(
                     "<|im_start|>user\n<tool_response>\n"
                     + (
@@ -143,7 +168,9 @@ def render(context: dict) -> str:
                     )
                     + "\n</tool_response><|im_end|>\n"
                 )
-        elif (_v1 if _dict1 else getattr_(l_1_message, "role")) == "assistant" and (
+        elif (
+            _v1 if _dict1 else None if type(l_1_message) is str else getattr_(l_1_message, "role")
+        ) == "assistant" and (
             "tool_calls" in l_1_message and type(l_1_message["tool_calls"]) is not Undefined
             if _dict1
             else type(getattr_(l_1_message, "tool_calls")) is not Undefined

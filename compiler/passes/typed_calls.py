@@ -1,7 +1,7 @@
 """Calls on a value of one exact builtin type, without the general path, whatever the value's
 expression.
 
-Four rules, each the general call's own result for that type or value:
+Five rules, each the general call's own result for that type or value:
 
 - **String filters.** ``x | trim``, ``upper``, ``lower``, ``capitalize`` and ``string`` of a
   value that is exactly a ``str``: jinja2's filter is ``soft_str(x).<method>()`` (``string``:
@@ -23,6 +23,14 @@ Four rules, each the general call's own result for that type or value:
   may bind the name to anything else: then the general call runs); the sandbox's call
   checks nothing on these (``access.call``). Its arguments appear in both branches, so each
   must be small (``SMALL_ARGUMENT`` nodes): the code grows by a bounded amount per call.
+- **A string's key, compared.** ``part['type'] == 'text'`` (or ``part.type != 'image'``) where
+  ``part`` is exactly a ``str`` (a template iterating ``message['content']`` expecting parts,
+  given the text: once per character): a ``str`` answers a key that is none of its
+  attributes with an undefined value, which equals no constant; so the dict lookup's general
+  branch (taken by every value that is not a dict with the key) is ``None if type(part) is str
+  else <the sandboxed lookup>``, and ``None`` compares as the undefined value does with any
+  constant but None. Only the comparison reads that value (a kept copy, ``cse``'s, is read
+  only where the value was a dict).
 
 Any other value (a subclass such as ``Markup``, an undefined, a namespace) takes the general
 call, unchanged. Runs after ``cse`` (a kept lookup's first read must not move into a branch)
@@ -168,6 +176,34 @@ def _global_call(node: ir.Helper) -> Optional[ir.Expr]:
     return ir.CondExpr(is_global, direct, node, span=node.span)
 
 
+_LOOKUPS = ("jinja.getitem", "jinja.getattr_")
+
+
+def _string_key_compared(node: ir.Compare) -> Optional[ir.Expr]:
+    """``node`` with its lookup's general branch answering None for a ``str`` object."""
+    lookup = node.left
+    if not (
+        len(node.ops) == 1
+        and node.ops[0][0] in ("==", "!=")
+        and isinstance(node.ops[0][1], ir.Const)
+        and node.ops[0][1].value is not None
+        and isinstance(lookup, ir.DictLookup)
+        and lookup.mode == "item"
+        and lookup.bind is None
+        and isinstance(lookup.obj, _VARIABLE)
+        and isinstance(lookup.key, ir.Const)
+        and type(lookup.key.value) is str
+        and lookup.key.value[:1] != "_"
+        and not hasattr(str, lookup.key.value)
+        and isinstance(lookup.fallback, ir.Helper)
+        and lookup.fallback.name in _LOOKUPS
+        and lookup.fallback.args[0] == lookup.obj
+    ):
+        return None
+    fallback = ir.CondExpr(_type_is(lookup.obj, "str"), ir.Const(None), lookup.fallback)
+    return dataclasses.replace(node, left=dataclasses.replace(lookup, fallback=fallback))
+
+
 def run(module: ir.Module) -> ir.Module:
     if module.dialect != "jinja":
         return module
@@ -187,6 +223,8 @@ def run(module: ir.Module) -> ir.Module:
                 else_=rewrite(node.else_),
             )
         node = ir.map_children(node, rewrite)
+        if isinstance(node, ir.Compare):
+            return _string_key_compared(node) or node
         if isinstance(node, ir.Helper):
             if node.name in STR_FILTERS:
                 return _str_filter(node, temps) or node

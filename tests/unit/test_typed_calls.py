@@ -141,3 +141,38 @@ def test_a_global_call_with_a_large_argument_stays_general() -> None:
 
     assert direct(small) == 1
     assert direct(large) == 0
+
+
+STRING_KEY_TEMPLATES = [
+    "{% for p in c %}{% if p['type'] == 'text' %}T{{ p['text'] }}{% elif p['type'] == 'image' %}I{% else %}-{% endif %}{% endfor %}",
+    "{% for p in c %}{{ p.type != 'text' }}{{ p['type'] == 3 }}{{ p.type == none }}{{ p.type != none }}{% endfor %}",
+    "{% for p in c %}{{ p['upper'] == 'x' }}{{ p.split == 'x' }}{{ p['_x'] == 'x' }}{% endfor %}",
+    "{% for p in c %}{% if p.type == 'text' %}{{ p.type }}{% endif %}{{ p.type }}{% endfor %}",
+]
+PARTS = {
+    "string": " ab",
+    "parts": [{"type": "text", "text": "a"}, {"type": "image"}, {"text": "b"}],
+    "mixed": ["x", {"type": "text", "text": "y"}, 3, None, ["type"]],
+}
+
+
+@pytest.mark.parametrize("template", STRING_KEY_TEMPLATES)
+@pytest.mark.parametrize("kind", list(PARTS))
+def test_a_string_key_compared_with_a_constant(template: str, kind: str) -> None:
+    ctx = {"c": PARTS[kind]}
+    assert same_outcome(ours_render(template, ctx), ref_render(template, ctx))
+
+
+def test_a_string_key_compared_answers_none_for_a_string() -> None:
+    def shortcuts(source: str) -> int:
+        return len(
+            [
+                n
+                for n in _nodes(source, ir.CondExpr)
+                if n.body == ir.Const(None) and isinstance(n.test, ir.Compare)
+            ]
+        )
+
+    assert shortcuts("{% for p in c %}{{ p['type'] == 'text' }}{{ p.type != 'x' }}{% endfor %}") == 2
+    # a key a str has, a None constant, a computed constant, an order comparison: unchanged
+    assert shortcuts("{% for p in c %}{{ p.split == 'x' }}{{ p.type == none }}{{ p.t == x }}{{ p.t < 'a' }}{% endfor %}") == 0
