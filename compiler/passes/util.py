@@ -93,6 +93,14 @@ def assignments(module: ir.Module, memo: Optional[dict] = None) -> dict[str, lis
     return out
 
 
+def bindings_of(module: ir.Module, ident: str, memo: dict) -> list:
+    """``assignments(module, memo).get(ident, [])``, without the table of every other ident."""
+    out: list = []
+    for stmt in module.body:
+        out.extend(_binds_under(stmt, memo).get(ident, ()))
+    return out
+
+
 def _binds_under(stmt: ir.Stmt, memo: dict) -> dict[str, list]:
     hit = memo.get(("binds", id(stmt)))
     if hit is not None:
