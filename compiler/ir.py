@@ -577,11 +577,21 @@ class Module(Node):
 
 _CHILD_FIELDS: dict = {}
 
+#: annotations of fields that hold a plain value, never a node or a tuple: no traversal looks
+#: at them (every node class's ``str`` / ``int`` / ``bool`` fields: names, modes, flags)
+_SCALAR_ANNOTATIONS = frozenset({"str", "int", "bool"})
+
 
 def _child_fields(cls: type) -> Tuple[str, ...]:
+    """The fields of ``cls`` that may hold a sub-node or a tuple: all but the span and those
+    annotated ``str``, ``int`` or ``bool``, in field order."""
     fields = _CHILD_FIELDS.get(cls)
     if fields is None:
-        fields = _CHILD_FIELDS[cls] = tuple(f for f in cls.__dataclass_fields__ if f != "span")
+        fields = _CHILD_FIELDS[cls] = tuple(
+            name
+            for name, f in cls.__dataclass_fields__.items()
+            if name != "span" and f.type not in _SCALAR_ANNOTATIONS
+        )
     return fields
 
 
@@ -642,19 +652,27 @@ def walk(node: Any, stop: Optional[Callable[[Any], bool]] = None) -> Iterator[An
     field order (an explicit stack: templates nest deeper than generators like to). A node
     for which ``stop(node)`` is true is yielded but its children are not (a scope boundary)."""
     stack = [node]
-    pop, push = stack.pop, stack.append
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    backwards = _BACKWARD_FIELDS
     while stack:
         n = pop()
         if isinstance(n, tuple):
-            stack.extend(reversed(n))
+            extend(reversed(n))
         elif isinstance(n, Node):
             yield n
             if stop is not None and stop(n):
                 continue
-            for f in reversed(_child_fields(type(n))):
+            fields = backwards.get(n.__class__)
+            if fields is None:
+                fields = backwards[n.__class__] = _child_fields(n.__class__)[::-1]
+            for f in fields:
                 value = getattr(n, f)
                 if isinstance(value, (Node, tuple)):
                     push(value)
+
+
+#: ``_child_fields`` of each class, last first (the order ``walk`` stacks them in)
+_BACKWARD_FIELDS: dict = {}
 
 
 #: every class ``node`` made, in the order ``methods_source`` numbers them

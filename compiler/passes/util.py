@@ -52,12 +52,21 @@ def is_str(expr: Any) -> bool:
 
 
 def map_nodes(node: Any, fn: Any) -> Any:
-    """Rebuild ``node`` bottom-up, applying ``fn`` to every IR node."""
-    if isinstance(node, tuple):
-        return ir.map_children(node, lambda n: map_nodes(n, fn))
-    if not isinstance(node, ir.Node):
-        return node
-    return fn(ir.map_children(node, lambda n: map_nodes(n, fn)))
+    """Rebuild ``node`` bottom-up, applying ``fn`` to every IR node (``ir.map_children`` at
+    each level: a node whose children ``fn`` left alone is passed to ``fn`` itself)."""
+    mappers, tuples, node_class = ir._MAPPERS, ir._map_tuple, ir.Node
+
+    def go(n: Any) -> Any:
+        if isinstance(n, tuple):
+            return tuples(n, go)
+        if not isinstance(n, node_class):
+            return n
+        mapper = mappers.get(n.__class__)
+        if mapper is None:
+            mapper = ir._mapper(n.__class__)
+        return fn(mapper(n, go))
+
+    return go(node)
 
 
 #: Start values a scope gives its names (see passes/scope.py): side-effect free lookups.
