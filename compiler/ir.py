@@ -595,6 +595,9 @@ def _child_fields(cls: type) -> Tuple[str, ...]:
     return fields
 
 
+child_fields = _child_fields  # public: the passes that pick fields by name
+
+
 def children(node: Any) -> Iterator[Tuple[str, Any]]:
     """(field, value) of each child field of ``node`` (sub-nodes and tuples; spans excluded)."""
     for f in _child_fields(type(node)):
@@ -673,6 +676,30 @@ def walk(node: Any, stop: Optional[Callable[[Any], bool]] = None) -> Iterator[An
 
 #: ``_child_fields`` of each class, last first (the order ``walk`` stacks them in)
 _BACKWARD_FIELDS: dict = {}
+
+
+def walk_own(stmt: Any) -> Iterator[Any]:
+    """``walk(stmt)`` that yields each statement nested under ``stmt`` but not its children:
+    ``stmt``'s own expressions and targets, and its sub-statements as wholes (for tables kept
+    per statement, merged from the sub-statements' own)."""
+    stack = [stmt]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    backwards = _BACKWARD_FIELDS
+    while stack:
+        n = pop()
+        if isinstance(n, tuple):
+            extend(reversed(n))
+        elif isinstance(n, Node):
+            yield n
+            if n is not stmt and isinstance(n, Stmt):
+                continue
+            fields = backwards.get(n.__class__)
+            if fields is None:
+                fields = backwards[n.__class__] = _child_fields(n.__class__)[::-1]
+            for f in fields:
+                value = getattr(n, f)
+                if isinstance(value, (Node, tuple)):
+                    push(value)
 
 
 #: every class ``node`` made, in the order ``methods_source`` numbers them

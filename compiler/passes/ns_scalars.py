@@ -91,19 +91,12 @@ def _name_counts(stmt: ir.Stmt, memo: dict) -> dict:
     hit = memo.get(("names", id(stmt)))
     if hit is None:
         counts: dict = {}
-        todo = [v for _f, v in ir.children(stmt)]
-        while todo:
-            item = todo.pop()
-            if isinstance(item, tuple):
-                todo.extend(item)
-            elif isinstance(item, ir.Stmt):
+        for item in ir.walk_own(stmt):
+            if item is not stmt and isinstance(item, ir.Stmt):
                 for k, n in _name_counts(item, memo).items():
                     counts[k] = counts.get(k, 0) + n
             elif isinstance(item, ir.Name):
                 counts[item.ident] = counts.get(item.ident, 0) + 1
-                todo.extend(v for _f, v in ir.children(item))
-            elif isinstance(item, ir.Node):
-                todo.extend(v for _f, v in ir.children(item))
         hit = memo[("names", id(stmt))] = (stmt, counts)
     return hit[1]
 
@@ -144,9 +137,12 @@ def _local_fields(node: ir.Node) -> tuple:
     expression)."""
     if isinstance(node, ir.FuncDef) or (isinstance(node, ir.For) and node.recursive):
         return ()
-    return tuple(
-        f for f, _v in ir.children(node) if not (isinstance(node, ir.For) and f == "filter")
-    )
+    if isinstance(node, ir.For):
+        return _FOR_LOCAL_FIELDS
+    return ir.child_fields(type(node))  # (a field holding no node: its readers skip it)
+
+
+_FOR_LOCAL_FIELDS = tuple(f for f in ir.child_fields(ir.For) if f != "filter")
 
 
 def _ns_region_ok(region: tuple, ident: str, keys: tuple, memo: dict) -> bool:
@@ -198,7 +194,7 @@ def _candidates(stmt: ir.Stmt, memo: dict) -> tuple:
     hit = memo.get(("cands", id(stmt)))
     if hit is None:
         found: list = []
-        for n in ir.walk(stmt, stop=lambda n: n is not stmt and isinstance(n, ir.Stmt)):
+        for n in ir.walk_own(stmt):
             if n is not stmt and isinstance(n, ir.Stmt):
                 found.extend(_candidates(n, memo))
             elif isinstance(n, ir.Assign) and _ns_candidate(n) is not None:

@@ -111,6 +111,8 @@ def bindings_of(module: ir.Module, ident: str, memo: dict) -> list:
 
 
 def _binds_under(stmt: ir.Stmt, memo: dict) -> dict[str, list]:
+    """The bindings at or under ``stmt`` by ident, in walk order; each nested statement's
+    table memoised (by identity, the memo holding the statement)."""
     hit = memo.get(("binds", id(stmt)))
     if hit is not None:
         return hit[1]
@@ -123,28 +125,20 @@ def _binds_under(stmt: ir.Stmt, memo: dict) -> dict[str, list]:
             for t in target.names:
                 bind(t, why)
 
-    def visit(node: Any) -> None:
-        if isinstance(node, tuple):
-            for n in node:
-                visit(n)
-        elif isinstance(node, ir.Stmt) and node is not stmt:
+    for node in ir.walk_own(stmt):
+        if node is not stmt and isinstance(node, ir.Stmt):
             for ident, whys in _binds_under(node, memo).items():
                 out.setdefault(ident, []).extend(whys)
-        elif isinstance(node, ir.Node):
-            if isinstance(node, ir.Assign):
-                bind(node.target, node)
-            elif isinstance(node, ir.For):
-                bind(node.target, node)
-                if node.loop:
-                    out.setdefault(node.loop, []).append(node)
-            elif isinstance(node, ir.FuncDef):
-                out.setdefault(node.ident, []).append(node)
-                for p in node.params:
-                    bind(p.name, p)
-            for _f, value in ir.children(node):
-                visit(value)
-
-    visit(stmt)
+        elif isinstance(node, ir.Assign):
+            bind(node.target, node)
+        elif isinstance(node, ir.For):
+            bind(node.target, node)
+            if node.loop:
+                out.setdefault(node.loop, []).append(node)
+        elif isinstance(node, ir.FuncDef):
+            out.setdefault(node.ident, []).append(node)
+            for p in node.params:
+                bind(p.name, p)
     memo[("binds", id(stmt))] = (stmt, out)
     return out
 
