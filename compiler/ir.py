@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from dataclasses import field, replace
-from operator import is_not
+from operator import attrgetter, is_not
 from typing import Any, Callable, Iterator, Optional, Tuple
 
 Span = Tuple[int, int]
@@ -656,7 +656,7 @@ def walk(node: Any, stop: Optional[Callable[[Any], bool]] = None) -> Iterator[An
     for which ``stop(node)`` is true is yielded but its children are not (a scope boundary)."""
     stack = [node]
     pop, push, extend = stack.pop, stack.append, stack.extend
-    backwards = _BACKWARD_FIELDS
+    pushers = _PUSHERS
     while stack:
         n = pop()
         if isinstance(n, tuple):
@@ -665,17 +665,11 @@ def walk(node: Any, stop: Optional[Callable[[Any], bool]] = None) -> Iterator[An
             yield n
             if stop is not None and stop(n):
                 continue
-            fields = backwards.get(n.__class__)
-            if fields is None:
-                fields = backwards[n.__class__] = _child_fields(n.__class__)[::-1]
-            for f in fields:
-                value = getattr(n, f)
-                if isinstance(value, (Node, tuple)):
-                    push(value)
-
-
-#: ``_child_fields`` of each class, last first (the order ``walk`` stacks them in)
-_BACKWARD_FIELDS: dict = {}
+            many, get = pushers.get(n.__class__) or _pusher(n.__class__)
+            if many:
+                extend(get(n))
+            elif get is not None:
+                push(get(n))
 
 
 def walk_own(stmt: Any) -> Iterator[Any]:
@@ -684,7 +678,7 @@ def walk_own(stmt: Any) -> Iterator[Any]:
     per statement, merged from the sub-statements' own)."""
     stack = [stmt]
     pop, push, extend = stack.pop, stack.append, stack.extend
-    backwards = _BACKWARD_FIELDS
+    pushers = _PUSHERS
     while stack:
         n = pop()
         if isinstance(n, tuple):
@@ -693,13 +687,27 @@ def walk_own(stmt: Any) -> Iterator[Any]:
             yield n
             if n is not stmt and isinstance(n, Stmt):
                 continue
-            fields = backwards.get(n.__class__)
-            if fields is None:
-                fields = backwards[n.__class__] = _child_fields(n.__class__)[::-1]
-            for f in fields:
-                value = getattr(n, f)
-                if isinstance(value, (Node, tuple)):
-                    push(value)
+            many, get = pushers.get(n.__class__) or _pusher(n.__class__)
+            if many:
+                extend(get(n))
+            elif get is not None:
+                push(get(n))
+
+
+#: per class, how ``walk`` stacks a node's children: (True, getter of the child fields' values
+#: last first), (False, getter of the one child field's value) or (False, None)
+_PUSHERS: dict = {}
+
+
+def _pusher(cls: type) -> tuple:
+    """``_PUSHERS[cls]``, made on first use (the values a walk stacks, nodes or not: what is
+    neither a node nor a tuple is dropped when popped)."""
+    fields = _child_fields(cls)[::-1]
+    if len(fields) > 1:
+        pusher: tuple = (True, attrgetter(*fields))
+    else:
+        pusher = (False, attrgetter(fields[0]) if fields else None)
+    return _PUSHERS.setdefault(cls, pusher)
 
 
 #: every class ``node`` made, in the order ``methods_source`` numbers them
