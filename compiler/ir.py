@@ -575,25 +575,28 @@ class Module(Node):
 # ----------------------------------------------------------------------------- traversal
 
 
-_CHILD_FIELDS: dict = {}
-
 #: annotations of fields that hold a plain value, never a node or a tuple: no traversal looks
 #: at them (every node class's ``str`` / ``int`` / ``bool`` fields: names, modes, flags)
 _SCALAR_ANNOTATIONS = frozenset({"str", "int", "bool"})
 
 
-def _child_fields(cls: type) -> Tuple[str, ...]:
-    """The fields of ``cls`` that may hold a sub-node or a tuple: all but the span and those
-    annotated ``str``, ``int`` or ``bool``, in field order."""
-    fields = _CHILD_FIELDS.get(cls)
-    if fields is None:
-        fields = _CHILD_FIELDS[cls] = tuple(
+class _FieldTable(dict):
+    """class -> its child fields, filled on first use (``dict.__getitem__`` otherwise)."""
+
+    def __missing__(self, cls: type) -> Tuple[str, ...]:
+        fields = self[cls] = tuple(
             name
             for name, f in cls.__dataclass_fields__.items()
             if name != "span" and f.type not in _SCALAR_ANNOTATIONS
         )
-    return fields
+        return fields
 
+
+_CHILD_FIELDS = _FieldTable()
+
+#: ``_child_fields(cls)``: the fields of ``cls`` that may hold a sub-node or a tuple, all but
+#: the span and those annotated ``str``, ``int`` or ``bool``, in field order
+_child_fields = _CHILD_FIELDS.__getitem__
 
 child_fields = _child_fields  # public: the passes that pick fields by name
 

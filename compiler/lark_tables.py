@@ -91,6 +91,8 @@ class _SpanStart:
 
     def __call__(self, children: list) -> Any:
         res = self.build(children)
+        if len(children) == 1 and children[0] is res:
+            return res  # passed up whole: its start and container are its own already
         if isinstance(res, Tree):
             for c in children:
                 if isinstance(c, Tree):
