@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, TypeVar
 
 from . import lark_tables
-from lark import Lark
-from lark.exceptions import UnexpectedInput, VisitError
+from lark import Discard, Lark, Token, Transformer, Tree
+from lark.exceptions import GrammarError, UnexpectedInput, VisitError
+from lark.visitors import _vargs_inline, _vargs_meta_inline
 
 from .errors import CompileError, position
 
@@ -42,6 +43,81 @@ class LazyParser:
         if self._parser is None:
             self._parser = build_parser(self._grammar_dir, self._postlex())
         return self._parser
+
+
+_NO_CALLBACK = object()
+
+
+class CachedTransformer(Transformer):
+    """A Lark ``Transformer`` that looks each rule's and token type's callback up once per
+    instance, not once per tree node (Lark's ``getattr`` of a ``v_args`` method makes a new
+    bound wrapper, ``functools.update_wrapper`` included, on every call), calls an inline
+    ``v_args`` callback's method directly, and visits a tree's children in one loop. The
+    callbacks are called with what Lark passes them, ``__default__`` and ``Discard`` as in
+    Lark, and an error they raise is wrapped in ``VisitError`` as Lark wraps it."""
+
+    def _callback(self, name: str) -> Any:
+        """(how to call, callable) for a rule or token type: ``inline`` / ``meta``: the
+        method itself, with the children (and ``meta`` first); ``wrapped``: through its
+        ``visit_wrapper``; ``plain``: with the list of children; None: no callback."""
+        cache = self.__dict__.setdefault("_callbacks", {})
+        hit = cache.get(name)
+        if hit is None:
+            f = getattr(self, name, _NO_CALLBACK)
+            wrapper = getattr(f, "visit_wrapper", None)
+            if f is _NO_CALLBACK:
+                hit = (None, None)
+            elif wrapper is _vargs_inline:
+                hit = ("inline", f.base_func)
+            elif wrapper is _vargs_meta_inline:
+                hit = ("meta", f.base_func)
+            elif wrapper is not None:
+                hit = ("wrapped", f)
+            else:
+                hit = ("plain", f)
+            cache[name] = hit
+        return hit
+
+    def _transform_tree(self, tree: Any) -> Any:
+        children = []
+        visit_tokens = self.__visit_tokens__
+        for c in tree.children:
+            if isinstance(c, Tree):
+                c = self._transform_tree(c)
+            elif visit_tokens and isinstance(c, Token):
+                c = self._call_userfunc_token(c)
+            if c is not Discard:
+                children.append(c)
+        return self._call_userfunc(tree, children)
+
+    def _call_userfunc(self, tree: Any, new_children: Any = None) -> Any:
+        children = new_children if new_children is not None else tree.children
+        how, f = self._callback(tree.data)
+        if how is None:
+            return self.__default__(tree.data, children, tree.meta)
+        try:
+            if how == "inline":
+                return f(*children)
+            if how == "meta":
+                return f(tree.meta, *children)
+            if how == "wrapped":
+                return f.visit_wrapper(f, tree.data, children, tree.meta)
+            return f(children)
+        except GrammarError:
+            raise
+        except Exception as e:  # wrapped as Lark wraps it (``run_parser`` unwraps it)
+            raise VisitError(tree.data, tree, e)
+
+    def _call_userfunc_token(self, token: Any) -> Any:
+        how, f = self._callback(token.type)
+        if how is None:
+            return self.__default_token__(token)
+        try:
+            return f(token)  # as Lark calls it (an inline wrapper's method takes the token too)
+        except GrammarError:
+            raise
+        except Exception as e:  # as above
+            raise VisitError(token.type, token, e)
 
 
 class TokenNames:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from dataclasses import field, replace
-from operator import is_not
+from operator import attrgetter, is_not
 from typing import Any, Callable, Iterator, Optional, Tuple
 
 Span = Tuple[int, int]
@@ -587,14 +587,30 @@ class Module(Node):
 # ----------------------------------------------------------------------------- traversal
 
 
-_CHILD_FIELDS: dict = {}
+#: annotations of fields that hold a plain value, never a node or a tuple: no traversal looks
+#: at them (every node class's ``str`` / ``int`` / ``bool`` fields: names, modes, flags)
+_SCALAR_ANNOTATIONS = frozenset({"str", "int", "bool"})
 
 
-def _child_fields(cls: type) -> Tuple[str, ...]:
-    fields = _CHILD_FIELDS.get(cls)
-    if fields is None:
-        fields = _CHILD_FIELDS[cls] = tuple(f for f in cls.__dataclass_fields__ if f != "span")
-    return fields
+class _FieldTable(dict):
+    """class -> its child fields, filled on first use (``dict.__getitem__`` otherwise)."""
+
+    def __missing__(self, cls: type) -> Tuple[str, ...]:
+        fields = self[cls] = tuple(
+            name
+            for name, f in cls.__dataclass_fields__.items()
+            if name != "span" and f.type not in _SCALAR_ANNOTATIONS
+        )
+        return fields
+
+
+_CHILD_FIELDS = _FieldTable()
+
+#: ``_child_fields(cls)``: the fields of ``cls`` that may hold a sub-node or a tuple, all but
+#: the span and those annotated ``str``, ``int`` or ``bool``, in field order
+_child_fields = _CHILD_FIELDS.__getitem__
+
+child_fields = _child_fields  # public: the passes that pick fields by name
 
 
 def children(node: Any) -> Iterator[Tuple[str, Any]]:
@@ -654,19 +670,59 @@ def walk(node: Any, stop: Optional[Callable[[Any], bool]] = None) -> Iterator[An
     field order (an explicit stack: templates nest deeper than generators like to). A node
     for which ``stop(node)`` is true is yielded but its children are not (a scope boundary)."""
     stack = [node]
-    pop, push = stack.pop, stack.append
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    pushers = _PUSHERS
     while stack:
         n = pop()
         if isinstance(n, tuple):
-            stack.extend(reversed(n))
+            extend(reversed(n))
         elif isinstance(n, Node):
             yield n
             if stop is not None and stop(n):
                 continue
-            for f in reversed(_child_fields(type(n))):
-                value = getattr(n, f)
-                if isinstance(value, (Node, tuple)):
-                    push(value)
+            many, get = pushers.get(n.__class__) or _pusher(n.__class__)
+            if many:
+                extend(get(n))
+            elif get is not None:
+                push(get(n))
+
+
+def walk_own(stmt: Any) -> Iterator[Any]:
+    """``walk(stmt)`` that yields each statement nested under ``stmt`` but not its children:
+    ``stmt``'s own expressions and targets, and its sub-statements as wholes (for tables kept
+    per statement, merged from the sub-statements' own)."""
+    stack = [stmt]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    pushers = _PUSHERS
+    while stack:
+        n = pop()
+        if isinstance(n, tuple):
+            extend(reversed(n))
+        elif isinstance(n, Node):
+            yield n
+            if n is not stmt and isinstance(n, Stmt):
+                continue
+            many, get = pushers.get(n.__class__) or _pusher(n.__class__)
+            if many:
+                extend(get(n))
+            elif get is not None:
+                push(get(n))
+
+
+#: per class, how ``walk`` stacks a node's children: (True, getter of the child fields' values
+#: last first), (False, getter of the one child field's value) or (False, None)
+_PUSHERS: dict = {}
+
+
+def _pusher(cls: type) -> tuple:
+    """``_PUSHERS[cls]``, made on first use (the values a walk stacks, nodes or not: what is
+    neither a node nor a tuple is dropped when popped)."""
+    fields = _child_fields(cls)[::-1]
+    if len(fields) > 1:
+        pusher: tuple = (True, attrgetter(*fields))
+    else:
+        pusher = (False, attrgetter(fields[0]) if fields else None)
+    return _PUSHERS.setdefault(cls, pusher)
 
 
 #: every class ``node`` made, in the order ``methods_source`` numbers them

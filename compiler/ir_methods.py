@@ -4,7 +4,7 @@ ahead of time, so that Python's bytecode cache keeps it compiled. Do not edit; r
 # fmt: off
 # flake8: noqa
 
-METHODS_SHA256 = 'a6d18d3659343a44a83d3ed9a0c4ead148659b4203c5e36df4330ddb8a731d9c'
+METHODS_SHA256 = '80af9edb441135c9bcd187427595dfda14a76ae4b2661077e1264be7aa48ffc9'
 
 
 def init0(self, value, span=(0, 0)):
@@ -37,13 +37,9 @@ def hash1(self):
 def repr1(self):
     return f'{self.__class__.__qualname__}(name={self.name!r}, ident={self.ident!r})'
 def mapper1(node, fn):
-    o_name = node.name
-    n_name = fn(o_name) if isinstance(o_name, KINDS) else o_name
-    o_ident = node.ident
-    n_ident = fn(o_ident) if isinstance(o_ident, KINDS) else o_ident
-    if n_name is o_name and n_ident is o_ident:
+    if True:
         return node
-    return C1(name=n_name, ident=n_ident, span=node.span)
+    return C1(name=node.name, ident=node.ident, span=node.span)
 def init2(self, ident, span=(0, 0)):
     _set(self, 'ident', ident)
     _set(self, 'span', span)
@@ -56,11 +52,9 @@ def hash2(self):
 def repr2(self):
     return f'{self.__class__.__qualname__}(ident={self.ident!r})'
 def mapper2(node, fn):
-    o_ident = node.ident
-    n_ident = fn(o_ident) if isinstance(o_ident, KINDS) else o_ident
-    if n_ident is o_ident:
+    if True:
         return node
-    return C2(ident=n_ident, span=node.span)
+    return C2(ident=node.ident, span=node.span)
 def init3(self, value, span=(0, 0)):
     _set(self, 'value', value)
     _set(self, 'span', span)
@@ -92,15 +86,13 @@ def hash4(self):
 def repr4(self):
     return f'{self.__class__.__qualname__}(name={self.name!r}, args={self.args!r}, kwargs={self.kwargs!r})'
 def mapper4(node, fn):
-    o_name = node.name
-    n_name = fn(o_name) if isinstance(o_name, KINDS) else o_name
     o_args = node.args
     n_args = fn(o_args) if isinstance(o_args, KINDS) else o_args
     o_kwargs = node.kwargs
     n_kwargs = fn(o_kwargs) if isinstance(o_kwargs, KINDS) else o_kwargs
-    if n_name is o_name and n_args is o_args and n_kwargs is o_kwargs:
+    if n_args is o_args and n_kwargs is o_kwargs:
         return node
-    return C4(name=n_name, args=n_args, kwargs=n_kwargs, span=node.span)
+    return C4(name=node.name, args=n_args, kwargs=n_kwargs, span=node.span)
 def init5(self, name, span=(0, 0)):
     _set(self, 'name', name)
     _set(self, 'span', span)
@@ -113,11 +105,9 @@ def hash5(self):
 def repr5(self):
     return f'{self.__class__.__qualname__}(name={self.name!r})'
 def mapper5(node, fn):
-    o_name = node.name
-    n_name = fn(o_name) if isinstance(o_name, KINDS) else o_name
-    if n_name is o_name:
+    if True:
         return node
-    return C5(name=n_name, span=node.span)
+    return C5(name=node.name, span=node.span)
 def init6(self, value, span=(0, 0)):
     _set(self, 'value', value)
     _set(self, 'span', span)
@@ -147,11 +137,9 @@ def hash7(self):
 def repr7(self):
     return f'{self.__class__.__qualname__}(name={self.name!r})'
 def mapper7(node, fn):
-    o_name = node.name
-    n_name = fn(o_name) if isinstance(o_name, KINDS) else o_name
-    if n_name is o_name:
+    if True:
         return node
-    return C7(name=n_name, span=node.span)
+    return C7(name=node.name, span=node.span)
 def init8(self, op, left, right, span=(0, 0)):
     _set(self, 'op', op)
     _set(self, 'left', left)
@@ -166,15 +154,13 @@ def hash8(self):
 def repr8(self):
     return f'{self.__class__.__qualname__}(op={self.op!r}, left={self.left!r}, right={self.right!r})'
 def mapper8(node, fn):
-    o_op = node.op
-    n_op = fn(o_op) if isinstance(o_op, KINDS) else o_op
     o_left = node.left
     n_left = fn(o_left) if isinstance(o_left, KINDS) else o_left
     o_right = node.right
     n_right = fn(o_right) if isinstance(o_right, KINDS) else o_right
-    if n_op is o_op and n_left is o_left and n_right is o_right:
+    if n_left is o_left and n_right is o_right:
         return node
-    return C8(op=n_op, left=n_left, right=n_right, span=node.span)
+    return C8(op=node.op, left=n_left, right=n_right, span=node.span)
 def init9(self, op, operand, span=(0, 0)):
     _set(self, 'op', op)
     _set(self, 'operand', operand)
@@ -188,13 +174,11 @@ def hash9(self):
 def repr9(self):
     return f'{self.__class__.__qualname__}(op={self.op!r}, operand={self.operand!r})'
 def mapper9(node, fn):
-    o_op = node.op
-    n_op = fn(o_op) if isinstance(o_op, KINDS) else o_op
     o_operand = node.operand
     n_operand = fn(o_operand) if isinstance(o_operand, KINDS) else o_operand
-    if n_op is o_op and n_operand is o_operand:
+    if n_operand is o_operand:
         return node
-    return C9(op=n_op, operand=n_operand, span=node.span)
+    return C9(op=node.op, operand=n_operand, span=node.span)
 def init10(self, left, ops, span=(0, 0)):
     _set(self, 'left', left)
     _set(self, 'ops', ops)
@@ -228,13 +212,11 @@ def hash11(self):
 def repr11(self):
     return f'{self.__class__.__qualname__}(op={self.op!r}, values={self.values!r})'
 def mapper11(node, fn):
-    o_op = node.op
-    n_op = fn(o_op) if isinstance(o_op, KINDS) else o_op
     o_values = node.values
     n_values = fn(o_values) if isinstance(o_values, KINDS) else o_values
-    if n_op is o_op and n_values is o_values:
+    if n_values is o_values:
         return node
-    return C11(op=n_op, values=n_values, span=node.span)
+    return C11(op=node.op, values=n_values, span=node.span)
 def init12(self, operand, span=(0, 0)):
     _set(self, 'operand', operand)
     _set(self, 'span', span)
@@ -362,13 +344,11 @@ def hash18(self):
 def repr18(self):
     return f'{self.__class__.__qualname__}(ident={self.ident!r}, args={self.args!r})'
 def mapper18(node, fn):
-    o_ident = node.ident
-    n_ident = fn(o_ident) if isinstance(o_ident, KINDS) else o_ident
     o_args = node.args
     n_args = fn(o_args) if isinstance(o_args, KINDS) else o_args
-    if n_ident is o_ident and n_args is o_args:
+    if n_args is o_args:
         return node
-    return C18(ident=n_ident, args=n_args, span=node.span)
+    return C18(ident=node.ident, args=n_args, span=node.span)
 def init19(self, obj, key, mode, fallback, span=(0, 0), cache='', flag='', sets_flag=0, again=False, bind=None):
     _set(self, 'obj', obj)
     _set(self, 'key', key)
@@ -393,23 +373,13 @@ def mapper19(node, fn):
     n_obj = fn(o_obj) if isinstance(o_obj, KINDS) else o_obj
     o_key = node.key
     n_key = fn(o_key) if isinstance(o_key, KINDS) else o_key
-    o_mode = node.mode
-    n_mode = fn(o_mode) if isinstance(o_mode, KINDS) else o_mode
     o_fallback = node.fallback
     n_fallback = fn(o_fallback) if isinstance(o_fallback, KINDS) else o_fallback
-    o_cache = node.cache
-    n_cache = fn(o_cache) if isinstance(o_cache, KINDS) else o_cache
-    o_flag = node.flag
-    n_flag = fn(o_flag) if isinstance(o_flag, KINDS) else o_flag
-    o_sets_flag = node.sets_flag
-    n_sets_flag = fn(o_sets_flag) if isinstance(o_sets_flag, KINDS) else o_sets_flag
-    o_again = node.again
-    n_again = fn(o_again) if isinstance(o_again, KINDS) else o_again
     o_bind = node.bind
     n_bind = fn(o_bind) if isinstance(o_bind, KINDS) else o_bind
-    if n_obj is o_obj and n_key is o_key and n_mode is o_mode and n_fallback is o_fallback and n_cache is o_cache and n_flag is o_flag and n_sets_flag is o_sets_flag and n_again is o_again and n_bind is o_bind:
+    if n_obj is o_obj and n_key is o_key and n_fallback is o_fallback and n_bind is o_bind:
         return node
-    return C19(obj=n_obj, key=n_key, mode=n_mode, fallback=n_fallback, span=node.span, cache=n_cache, flag=n_flag, sets_flag=n_sets_flag, again=n_again, bind=n_bind)
+    return C19(obj=n_obj, key=n_key, mode=node.mode, fallback=n_fallback, span=node.span, cache=node.cache, flag=node.flag, sets_flag=node.sets_flag, again=node.again, bind=n_bind)
 def init20(self, loop, attr, span=(0, 0)):
     _set(self, 'loop', loop)
     _set(self, 'attr', attr)
@@ -425,11 +395,9 @@ def repr20(self):
 def mapper20(node, fn):
     o_loop = node.loop
     n_loop = fn(o_loop) if isinstance(o_loop, KINDS) else o_loop
-    o_attr = node.attr
-    n_attr = fn(o_attr) if isinstance(o_attr, KINDS) else o_attr
-    if n_loop is o_loop and n_attr is o_attr:
+    if n_loop is o_loop:
         return node
-    return C20(loop=n_loop, attr=n_attr, span=node.span)
+    return C20(loop=n_loop, attr=node.attr, span=node.span)
 def init21(self, temp, value, span=(0, 0)):
     _set(self, 'temp', temp)
     _set(self, 'value', value)
@@ -443,13 +411,11 @@ def hash21(self):
 def repr21(self):
     return f'{self.__class__.__qualname__}(temp={self.temp!r}, value={self.value!r})'
 def mapper21(node, fn):
-    o_temp = node.temp
-    n_temp = fn(o_temp) if isinstance(o_temp, KINDS) else o_temp
     o_value = node.value
     n_value = fn(o_value) if isinstance(o_value, KINDS) else o_value
-    if n_temp is o_temp and n_value is o_value:
+    if n_value is o_value:
         return node
-    return C21(temp=n_temp, value=n_value, span=node.span)
+    return C21(temp=node.temp, value=n_value, span=node.span)
 def init22(self, body, span=(0, 0)):
     _set(self, 'body', body)
     _set(self, 'span', span)
@@ -479,11 +445,9 @@ def hash23(self):
 def repr23(self):
     return f'{self.__class__.__qualname__}(text={self.text!r})'
 def mapper23(node, fn):
-    o_text = node.text
-    n_text = fn(o_text) if isinstance(o_text, KINDS) else o_text
-    if n_text is o_text:
+    if True:
         return node
-    return C23(text=n_text, span=node.span)
+    return C23(text=node.text, span=node.span)
 def init24(self, expr, span=(0, 0)):
     _set(self, 'expr', expr)
     _set(self, 'span', span)
@@ -610,21 +574,9 @@ def mapper29(node, fn):
     n_else_ = fn(o_else_) if isinstance(o_else_, KINDS) else o_else_
     o_filter = node.filter
     n_filter = fn(o_filter) if isinstance(o_filter, KINDS) else o_filter
-    o_loop = node.loop
-    n_loop = fn(o_loop) if isinstance(o_loop, KINDS) else o_loop
-    o_loop_helper = node.loop_helper
-    n_loop_helper = fn(o_loop_helper) if isinstance(o_loop_helper, KINDS) else o_loop_helper
-    o_recursive = node.recursive
-    n_recursive = fn(o_recursive) if isinstance(o_recursive, KINDS) else o_recursive
-    o_else_counts_completed = node.else_counts_completed
-    n_else_counts_completed = fn(o_else_counts_completed) if isinstance(o_else_counts_completed, KINDS) else o_else_counts_completed
-    o_counter = node.counter
-    n_counter = fn(o_counter) if isinstance(o_counter, KINDS) else o_counter
-    o_last = node.last
-    n_last = fn(o_last) if isinstance(o_last, KINDS) else o_last
-    if n_target is o_target and n_iter is o_iter and n_body is o_body and n_else_ is o_else_ and n_filter is o_filter and n_loop is o_loop and n_loop_helper is o_loop_helper and n_recursive is o_recursive and n_else_counts_completed is o_else_counts_completed and n_counter is o_counter and n_last is o_last:
+    if n_target is o_target and n_iter is o_iter and n_body is o_body and n_else_ is o_else_ and n_filter is o_filter:
         return node
-    return C29(target=n_target, iter=n_iter, body=n_body, else_=n_else_, filter=n_filter, loop=n_loop, loop_helper=n_loop_helper, recursive=n_recursive, else_counts_completed=n_else_counts_completed, counter=n_counter, last=n_last, span=node.span)
+    return C29(target=n_target, iter=n_iter, body=n_body, else_=n_else_, filter=n_filter, loop=node.loop, loop_helper=node.loop_helper, recursive=node.recursive, else_counts_completed=node.else_counts_completed, counter=node.counter, last=node.last, span=node.span)
 def init30(self, span=(0, 0)):
     _set(self, 'span', span)
 def eq30(self, other):
@@ -694,31 +646,17 @@ def hash33(self):
 def repr33(self):
     return f'{self.__class__.__qualname__}(ident={self.ident!r}, name={self.name!r}, params={self.params!r}, body={self.body!r}, wrap={self.wrap!r}, wrap_args={self.wrap_args!r}, missing_helper={self.missing_helper!r}, prologue={self.prologue!r}, implicit={self.implicit!r}, bind={self.bind!r}, into={self.into!r})'
 def mapper33(node, fn):
-    o_ident = node.ident
-    n_ident = fn(o_ident) if isinstance(o_ident, KINDS) else o_ident
-    o_name = node.name
-    n_name = fn(o_name) if isinstance(o_name, KINDS) else o_name
     o_params = node.params
     n_params = fn(o_params) if isinstance(o_params, KINDS) else o_params
     o_body = node.body
     n_body = fn(o_body) if isinstance(o_body, KINDS) else o_body
-    o_wrap = node.wrap
-    n_wrap = fn(o_wrap) if isinstance(o_wrap, KINDS) else o_wrap
     o_wrap_args = node.wrap_args
     n_wrap_args = fn(o_wrap_args) if isinstance(o_wrap_args, KINDS) else o_wrap_args
-    o_missing_helper = node.missing_helper
-    n_missing_helper = fn(o_missing_helper) if isinstance(o_missing_helper, KINDS) else o_missing_helper
     o_prologue = node.prologue
     n_prologue = fn(o_prologue) if isinstance(o_prologue, KINDS) else o_prologue
-    o_implicit = node.implicit
-    n_implicit = fn(o_implicit) if isinstance(o_implicit, KINDS) else o_implicit
-    o_bind = node.bind
-    n_bind = fn(o_bind) if isinstance(o_bind, KINDS) else o_bind
-    o_into = node.into
-    n_into = fn(o_into) if isinstance(o_into, KINDS) else o_into
-    if n_ident is o_ident and n_name is o_name and n_params is o_params and n_body is o_body and n_wrap is o_wrap and n_wrap_args is o_wrap_args and n_missing_helper is o_missing_helper and n_prologue is o_prologue and n_implicit is o_implicit and n_bind is o_bind and n_into is o_into:
+    if n_params is o_params and n_body is o_body and n_wrap_args is o_wrap_args and n_prologue is o_prologue:
         return node
-    return C33(ident=n_ident, name=n_name, params=n_params, body=n_body, wrap=n_wrap, wrap_args=n_wrap_args, missing_helper=n_missing_helper, prologue=n_prologue, implicit=n_implicit, bind=n_bind, into=n_into, span=node.span)
+    return C33(ident=node.ident, name=node.name, params=n_params, body=n_body, wrap=node.wrap, wrap_args=n_wrap_args, missing_helper=node.missing_helper, prologue=n_prologue, implicit=node.implicit, bind=node.bind, into=node.into, span=node.span)
 def init34(self, value, span=(0, 0)):
     _set(self, 'value', value)
     _set(self, 'span', span)
@@ -772,12 +710,8 @@ def repr36(self):
 def mapper36(node, fn):
     o_body = node.body
     n_body = fn(o_body) if isinstance(o_body, KINDS) else o_body
-    o_dialect = node.dialect
-    n_dialect = fn(o_dialect) if isinstance(o_dialect, KINDS) else o_dialect
-    o_profile = node.profile
-    n_profile = fn(o_profile) if isinstance(o_profile, KINDS) else o_profile
     o_meta = node.meta
     n_meta = fn(o_meta) if isinstance(o_meta, KINDS) else o_meta
-    if n_body is o_body and n_dialect is o_dialect and n_profile is o_profile and n_meta is o_meta:
+    if n_body is o_body and n_meta is o_meta:
         return node
-    return C36(body=n_body, dialect=n_dialect, profile=n_profile, meta=n_meta)
+    return C36(body=n_body, dialect=node.dialect, profile=node.profile, meta=n_meta)

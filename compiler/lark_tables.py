@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import lark
-from lark import Lark
+from lark import Lark, Token, Tree
 
 #: The options every frontend builds its parser with (besides its post-lexer).
 OPTIONS: dict[str, Any] = {
@@ -59,10 +59,57 @@ def load_parser(frontend: str, postlex: Any) -> Lark:
     except ImportError:
         tables = None
     if tables is not None and getattr(tables, "KEY", None) == key:
-        return Lark._load_from_dict(
-            tables.DATA, tables.MEMO, postlex=postlex, propagate_positions=True
+        parser = Lark._load_from_dict(
+            tables.DATA, tables.MEMO, postlex=postlex, propagate_positions=False
         )
+        return with_span_starts(parser)
     return build_parser(frontend, postlex, check_collisions=False)
+
+
+def with_span_starts(parser: Lark) -> Lark:
+    """``parser`` (loaded without ``propagate_positions``) with every rule's tree given the
+    start of its text, as Lark's ``propagate_positions`` gives it: ``meta.line`` /
+    ``meta.column`` (what the frontends read) and ``meta.container_line`` /
+    ``container_column``, nothing else (no end positions). Lark's wrapper computes all ten
+    attributes of every reduction and cost about as much as the LALR parse itself."""
+    callbacks = parser._callbacks  # the dict the LALR parser calls (Lark's ``ParserConf``)
+    for rule, build in list(callbacks.items()):
+        callbacks[rule] = _SpanStart(build)
+    return parser
+
+
+class _SpanStart:
+    """A rule's tree builder, then Lark's position rule for the start: a tree's text starts
+    where its first positioned child's does (a token's own position, a subtree's container:
+    the start of its whole text, inlined parts and filtered tokens included); a tree that had
+    its position already (a single child passed up) keeps ``line`` and gets the container."""
+
+    __slots__ = ("build",)
+
+    def __init__(self, build: Any) -> None:
+        self.build = build
+
+    def __call__(self, children: list) -> Any:
+        res = self.build(children)
+        if len(children) == 1 and children[0] is res:
+            return res  # passed up whole: its start and container are its own already
+        if isinstance(res, Tree):
+            for c in children:
+                if isinstance(c, Tree):
+                    meta = c.meta
+                    if not meta.empty:
+                        line, column = meta.container_line, meta.container_column
+                        break
+                elif isinstance(c, Token):
+                    line, column = c.line, c.column
+                    break
+            else:
+                return res
+            meta = res.meta
+            if meta.empty:
+                meta.line, meta.column, meta.empty = line, column, False
+            meta.container_line, meta.container_column = line, column
+        return res
 
 
 def build_parser(frontend: str, postlex: Any, check_collisions: bool) -> Lark:

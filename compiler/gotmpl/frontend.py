@@ -17,12 +17,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from lark import Lark, Token, Transformer, Tree
+from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from .. import ir
 from ..errors import CompileError
-from ..frontend import LazyParser, TokenNames, error_at, run_parser
+from ..frontend import CachedTransformer, LazyParser, TokenNames, error_at, run_parser
 from . import nodes as n
 from .literals import LiteralError, go_quote, parse_number, unquote
 from .lower import BUILTINS, OLLAMA_FUNCS, lower_template_set
@@ -150,7 +150,7 @@ def _item_str(tok: Token) -> str:
     return go_quote(value)
 
 
-class _Builder(Transformer):
+class _Builder(CachedTransformer):
     """Lark tree -> Go parse tree (``nodes``). Checks Go's lexical adjacency rules."""
 
     def __init__(self, source: str) -> None:

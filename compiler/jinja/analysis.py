@@ -64,7 +64,7 @@ def find_undeclared(body: tuple, names: tuple) -> set:
         elif isinstance(node, ir.Helper) and node.name in ("jinja.ns_set", "jinja.ns_check"):
             visit(node.args[1:])  # jinja2's NSRef is no name read
         else:
-            for f in node.__dataclass_fields__:  # type: ignore[attr-defined]
+            for f in ir.child_fields(type(node)):
                 visit(getattr(node, f))
 
     visit(body)

@@ -583,7 +583,7 @@ def check_unknown_names(body: tuple) -> None:
             soft = False
         elif isinstance(node, (ir.FuncDef, ir.Capture, ir.Scoped)):
             soft = False
-        for f in node.__dataclass_fields__:  # type: ignore[attr-defined]
+        for f in ir.child_fields(type(node)):
             visit(getattr(node, f), soft)
 
     visit(body, False)
@@ -628,7 +628,7 @@ def _direct_captures(node: Any) -> list:
     if isinstance(node, tuple):
         return [c for n in node for c in _direct_captures(n)]
     if isinstance(node, ir.Node):
-        return [c for f in node.__dataclass_fields__ for c in _direct_captures(getattr(node, f))]  # type: ignore[attr-defined]
+        return [c for f in ir.child_fields(type(node)) for c in _direct_captures(getattr(node, f))]
     return []
 
 

@@ -13,10 +13,11 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from lark import Token, Transformer, v_args
+from lark import Token, v_args
 
 from .. import ir
 from ..errors import CompileError
+from ..frontend import CachedTransformer
 from .analysis import find_undeclared
 from .autoescape import AutoescapeBlock
 
@@ -34,7 +35,7 @@ def _is(tok: Any, kind: str) -> bool:
 
 
 @v_args(inline=True)
-class StatementLowering(Transformer):
+class StatementLowering(CachedTransformer):
     # ------------------------------------------------------------------ with
 
     def with_stmt(self, tag: Token, *rest: Any) -> ir.Stmt:

@@ -134,8 +134,8 @@ def run(module: ir.Module) -> ir.Module:
         if isinstance(node, ir.BoolOp):
             return dataclasses.replace(node, values=tuple(walk(v, truth) for v in node.values))
         changes = {}
-        for f in node.__dataclass_fields__:  # type: ignore[attr-defined]
-            if f == "span" or (isinstance(node, ir.For) and f == "filter"):
+        for f in ir.child_fields(type(node)):
+            if isinstance(node, ir.For) and f == "filter":
                 continue
             old = getattr(node, f)
             if isinstance(old, (ir.Node, tuple)):

@@ -26,13 +26,10 @@ def _reads(node: Any, out: set, into_funcs: bool = True) -> set:
             out.add(node.ident)
         if isinstance(node, ir.FuncDef) and not into_funcs:
             return out
-        for f in node.__dataclass_fields__:  # type: ignore[attr-defined]
-            if f == "span":
-                continue
-            value = getattr(node, f)
+        for f in ir.child_fields(type(node)):
             if isinstance(node, ir.Assign) and f == "target":
                 continue
-            _reads(value, out, into_funcs)
+            _reads(getattr(node, f), out, into_funcs)
     return out
 
 
@@ -47,7 +44,7 @@ def _funcs_read(body: tuple) -> set:
         elif isinstance(node, ir.FuncDef):
             _reads((node.prologue, node.params, node.body, node.wrap_args), out)
         elif isinstance(node, ir.Node):
-            for f in node.__dataclass_fields__:  # type: ignore[attr-defined]
+            for f in ir.child_fields(type(node)):
                 walk(getattr(node, f))
 
     walk(body)
@@ -112,7 +109,7 @@ def _walk_captures(node: Any) -> list:
         elif isinstance(n, ir.Capture):
             found.append(n)
         elif isinstance(n, ir.Node) and not isinstance(n, ir.FuncDef):
-            for f in n.__dataclass_fields__:  # type: ignore[attr-defined]
+            for f in ir.child_fields(type(n)):
                 walk(getattr(n, f))
 
     walk(node)

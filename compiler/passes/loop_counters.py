@@ -45,9 +45,8 @@ def run(module: ir.Module) -> ir.Module:
             if isinstance(node, (ir.Name, ir.Local)) and node.ident == ident:
                 ok[0] = False
                 return
-            for f in node.__dataclass_fields__:  # type: ignore[attr-defined]
-                if f != "span":
-                    uses(getattr(node, f), ident, ok)
+            for f in ir.child_fields(type(node)):
+                uses(getattr(node, f), ident, ok)
 
     def fold(node: Any) -> Any:
         if not (isinstance(node, ir.For) and node.loop and not node.recursive):

@@ -17,7 +17,7 @@ import dataclasses
 from typing import Any, Optional
 
 from .. import ir
-from .util import assignments, is_block, is_init
+from .util import bindings_of, is_block, is_init
 
 _NS_READS = ("jinja.getattr_", "jinja.getitem")
 
@@ -91,19 +91,12 @@ def _name_counts(stmt: ir.Stmt, memo: dict) -> dict:
     hit = memo.get(("names", id(stmt)))
     if hit is None:
         counts: dict = {}
-        todo = [v for _f, v in ir.children(stmt)]
-        while todo:
-            item = todo.pop()
-            if isinstance(item, tuple):
-                todo.extend(item)
-            elif isinstance(item, ir.Stmt):
+        for item in ir.walk_own(stmt):
+            if item is not stmt and isinstance(item, ir.Stmt):
                 for k, n in _name_counts(item, memo).items():
                     counts[k] = counts.get(k, 0) + n
             elif isinstance(item, ir.Name):
                 counts[item.ident] = counts.get(item.ident, 0) + 1
-                todo.extend(v for _f, v in ir.children(item))
-            elif isinstance(item, ir.Node):
-                todo.extend(v for _f, v in ir.children(item))
         hit = memo[("names", id(stmt))] = (stmt, counts)
     return hit[1]
 
@@ -144,9 +137,12 @@ def _local_fields(node: ir.Node) -> tuple:
     expression)."""
     if isinstance(node, ir.FuncDef) or (isinstance(node, ir.For) and node.recursive):
         return ()
-    return tuple(
-        f for f, _v in ir.children(node) if not (isinstance(node, ir.For) and f == "filter")
-    )
+    if isinstance(node, ir.For):
+        return _FOR_LOCAL_FIELDS
+    return ir.child_fields(type(node))  # (a field holding no node: its readers skip it)
+
+
+_FOR_LOCAL_FIELDS = tuple(f for f in ir.child_fields(ir.For) if f != "filter")
 
 
 def _ns_region_ok(region: tuple, ident: str, keys: tuple, memo: dict) -> bool:
@@ -192,7 +188,36 @@ def _ns_region_ok(region: tuple, ident: str, keys: tuple, memo: dict) -> bool:
     return ok[0] and seen[0] == _names_of(region, ident, memo)
 
 
+def _candidates(stmt: ir.Stmt, memo: dict) -> tuple:
+    """The namespace bindings (``_ns_candidate``) at or under ``stmt``, memoised per statement
+    as ``_names_of`` is (a superset of those a round's descent reaches: it skips nothing)."""
+    hit = memo.get(("cands", id(stmt)))
+    if hit is None:
+        found: list = []
+        for n in ir.walk_own(stmt):
+            if n is not stmt and isinstance(n, ir.Stmt):
+                found.extend(_candidates(n, memo))
+            elif isinstance(n, ir.Assign) and _ns_candidate(n) is not None:
+                found.append(n)
+        hit = memo[("cands", id(stmt))] = (stmt, tuple(found))
+    return hit[1]
+
+
+def _live(stmt: ir.Stmt, memo: dict) -> bool:
+    """Some namespace binding at or under ``stmt`` has not failed its proof yet."""
+    return any(("failed", id(c)) not in memo for c in _candidates(stmt, memo))
+
+
 def run(module: ir.Module) -> ir.Module:
+    """Scalarise one namespace per round, the first (in the descent's order) whose proof holds
+    on the module as it is then, until none does.
+
+    A round skips the statements with no namespace binding under them that can still succeed:
+    a binding whose proof failed fails in every later round (``memo["failed", id]``), because a
+    rewrite of another namespace only adds bindings, only copies a read or store of another
+    name in its place (the two branches on the mode), never moves one across a function or into
+    or out of a region, and never turns a value plain; so the rounds find what a descent of the
+    whole module would, at the cost of the paths to the live bindings."""
     if module.dialect != "jinja":
         return module
     count = 0
@@ -205,21 +230,27 @@ def run(module: ir.Module) -> ir.Module:
 
 
 def _ns_scalar_once(module: ir.Module, mode: str, memo: dict) -> Optional[ir.Module]:
-    binds = assignments(module, memo)
-    total = {}
-
     def scalarise(stmt: ir.Assign, region: tuple) -> Optional[tuple]:
+        if ("failed", id(stmt)) in memo:
+            return None
+        new = scalarised(stmt, region)
+        if new is None and _ns_candidate(stmt) is not None:
+            memo["failed", id(stmt)] = stmt
+        return new
+
+    def scalarised(stmt: ir.Assign, region: tuple) -> Optional[tuple]:
         found = _ns_candidate(stmt)
         if found is None:
             return None
         ident, keys = found
-        if [w for w in binds.get(ident, []) if w is not stmt and not is_init(w)]:
+        binds = bindings_of(module, ident, memo)
+        if [w for w in binds if w is not stmt and not is_init(w)]:
             return None
         if not all(_plain(v, ident, keys) for _, v in stmt.value.kwargs):  # type: ignore[attr-defined]
             return None
-        if ident not in total:  # every read (the binding statements' targets are not reads)
-            total[ident] = _names_of(module.body, ident, memo) - len(binds[ident])
-        if total[ident] != _names_of(region, ident, memo) or not _ns_region_ok(
+        # every read (the binding statements' targets are not reads)
+        total = _names_of(module.body, ident, memo) - len(binds)
+        if total != _names_of(region, ident, memo) or not _ns_region_ok(
             region, ident, keys, memo
         ):
             return None
@@ -313,6 +344,8 @@ def _ns_scalar_once(module: ir.Module, mode: str, memo: dict) -> Optional[ir.Mod
         for i, stmt in enumerate(body):
             if done[0]:
                 return body
+            if not _live(stmt, memo):
+                continue  # no binding under it can succeed (see ``run``)
             if isinstance(stmt, ir.Assign):
                 new = scalarise(stmt, body[i + 1 :])
                 if new is not None:

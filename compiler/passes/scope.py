@@ -174,9 +174,8 @@ class _Analyzer:
             for item in node:
                 self.expr(item)
         elif isinstance(node, ir.Node):
-            for f in node.__dataclass_fields__:  # type: ignore[attr-defined]
-                if f != "span":
-                    self.expr(getattr(node, f))
+            for f in ir.child_fields(type(node)):
+                self.expr(getattr(node, f))
 
 
 def _param_names(target: Any) -> list[str]:

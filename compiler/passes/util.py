@@ -52,12 +52,21 @@ def is_str(expr: Any) -> bool:
 
 
 def map_nodes(node: Any, fn: Any) -> Any:
-    """Rebuild ``node`` bottom-up, applying ``fn`` to every IR node."""
-    if isinstance(node, tuple):
-        return ir.map_children(node, lambda n: map_nodes(n, fn))
-    if not isinstance(node, ir.Node):
-        return node
-    return fn(ir.map_children(node, lambda n: map_nodes(n, fn)))
+    """Rebuild ``node`` bottom-up, applying ``fn`` to every IR node (``ir.map_children`` at
+    each level: a node whose children ``fn`` left alone is passed to ``fn`` itself)."""
+    mappers, tuples, node_class = ir._MAPPERS, ir._map_tuple, ir.Node
+
+    def go(n: Any) -> Any:
+        if isinstance(n, tuple):
+            return tuples(n, go)
+        if not isinstance(n, node_class):
+            return n
+        mapper = mappers.get(n.__class__)
+        if mapper is None:
+            mapper = ir._mapper(n.__class__)
+        return fn(mapper(n, go))
+
+    return go(node)
 
 
 #: Start values a scope gives its names (see passes/scope.py): side-effect free lookups.
@@ -93,7 +102,17 @@ def assignments(module: ir.Module, memo: Optional[dict] = None) -> dict[str, lis
     return out
 
 
+def bindings_of(module: ir.Module, ident: str, memo: dict) -> list:
+    """``assignments(module, memo).get(ident, [])``, without the table of every other ident."""
+    out: list = []
+    for stmt in module.body:
+        out.extend(_binds_under(stmt, memo).get(ident, ()))
+    return out
+
+
 def _binds_under(stmt: ir.Stmt, memo: dict) -> dict[str, list]:
+    """The bindings at or under ``stmt`` by ident, in walk order; each nested statement's
+    table memoised (by identity, the memo holding the statement)."""
     hit = memo.get(("binds", id(stmt)))
     if hit is not None:
         return hit[1]
@@ -106,28 +125,20 @@ def _binds_under(stmt: ir.Stmt, memo: dict) -> dict[str, list]:
             for t in target.names:
                 bind(t, why)
 
-    def visit(node: Any) -> None:
-        if isinstance(node, tuple):
-            for n in node:
-                visit(n)
-        elif isinstance(node, ir.Stmt) and node is not stmt:
+    for node in ir.walk_own(stmt):
+        if node is not stmt and isinstance(node, ir.Stmt):
             for ident, whys in _binds_under(node, memo).items():
                 out.setdefault(ident, []).extend(whys)
-        elif isinstance(node, ir.Node):
-            if isinstance(node, ir.Assign):
-                bind(node.target, node)
-            elif isinstance(node, ir.For):
-                bind(node.target, node)
-                if node.loop:
-                    out.setdefault(node.loop, []).append(node)
-            elif isinstance(node, ir.FuncDef):
-                out.setdefault(node.ident, []).append(node)
-                for p in node.params:
-                    bind(p.name, p)
-            for _f, value in ir.children(node):
-                visit(value)
-
-    visit(stmt)
+        elif isinstance(node, ir.Assign):
+            bind(node.target, node)
+        elif isinstance(node, ir.For):
+            bind(node.target, node)
+            if node.loop:
+                out.setdefault(node.loop, []).append(node)
+        elif isinstance(node, ir.FuncDef):
+            out.setdefault(node.ident, []).append(node)
+            for p in node.params:
+                bind(p.name, p)
     memo[("binds", id(stmt))] = (stmt, out)
     return out
 

@@ -12,8 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from lark.exceptions import UnexpectedInput
 
 from tmpl2py.compiler import lark_tables
+from tmpl2py.compiler.errors import CompileError
 from tmpl2py.compiler.gotmpl import frontend as go_frontend
 from tmpl2py.compiler.jinja import frontend as jinja_frontend
 
@@ -67,6 +69,36 @@ def test_loaded_parser_parses_like_a_built_one(name):
             except Exception as e:  # noqa: BLE001 - comparing the two parsers' errors
                 outcomes.append(_error(e))
         assert outcomes[0] == outcomes[1], text[:80]
+
+
+@pytest.mark.parametrize("name", sorted(FRONTENDS))
+def test_loaded_parser_positions_are_lark_s(name):
+    """The loaded parser's trees start where Lark's ``propagate_positions`` says they do
+    (``lark_tables.with_span_starts``): line, column and container of every subtree."""
+    frontend = FRONTENDS[name]
+    loaded = frontend.parser()
+    built = lark_tables.build_parser(name, frontend.post_lexer(), check_collisions=False)
+    texts = [p.read_text(encoding="utf-8") for p in _templates(name)]
+    if len(texts) < 10:
+        pytest.skip("../shared/corpus is absent")
+    compared = 0
+    for text in texts:
+        try:
+            trees = [p.parse(text) for p in (loaded, built)]
+        except (UnexpectedInput, CompileError, go_frontend._GoError):  # broken: see above
+            continue
+        starts = [
+            [
+                (t.data, t.meta.empty)
+                + (() if t.meta.empty else (t.meta.line, t.meta.column, t.meta.container_line,
+                                            t.meta.container_column))
+                for t in tree.iter_subtrees()
+            ]
+            for tree in trees
+        ]
+        assert starts[0] == starts[1], text[:80]
+        compared += 1
+    assert compared >= 10
 
 
 def _error(e: Exception) -> tuple:
