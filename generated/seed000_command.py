@@ -22,7 +22,7 @@ from tmpl2py.runtime.jinja import (
     subscript,
 )
 from tmpl2py.runtime.jinja.filters import do_d, do_lower, do_tojson, do_upper, test_mapping
-from tmpl2py.runtime.limits import add, begin, length_hint, refuel, refuel_loop
+from tmpl2py.runtime.limits import add, begin, length_hint, live, refuel, refuel_loop
 
 TEMPLATE_NAME = "examples/seed000_command.jinja"
 SOURCE_SHA256 = "ada8528d3b8c43cebba4c056f67a8c40243ba723c53cb14c8b34531ab7edc0eb"
@@ -77,7 +77,8 @@ def render(context: dict) -> str:
     _out = []
     _w = _out.append
     _get = context.get
-    begin(None)
+    if live() is not None:
+        begin(None)
     _fuel = 256
     _m = None
     _built = {}

@@ -339,8 +339,11 @@ def _checked(meter: Meter, items: Any, every: int, buffer: Optional[list]) -> It
 #: Every render starts by clearing it (:data:`begin`), so work is never charged to another
 #: render's account.
 _live: ContextVar[Any] = ContextVar("tmpl2py_meter", default=None)
-#: generated code's first call, ``begin(None)``: this render has no meter yet
+#: generated code's first lines, ``if live() is not None: begin(None)``: this render has no
+#: meter yet (a get costs a third of a set: most renders find it clear, as a render that
+#: never refuels nor charges leaves it)
 begin = _live.set
+live = _live.get
 
 
 def charge(units: int) -> None:

@@ -1,0 +1,60 @@
+"""The rules that make the work bounds cheaper (issue #18's cost target), each with the attack
+it could have opened, still refused: ``begin`` only when a meter was left, namespaces and
+other plain objects as leaves of the quick weighing, ``+`` of a known string with the size
+check only, and variables that only their own ``+`` reads (self-fed) without weights."""
+
+from __future__ import annotations
+
+import pytest
+
+from tmpl2py.compiler import compile_template
+from tmpl2py.runtime import limits
+from tmpl2py.runtime.jinja.objects import Namespace
+from tmpl2py.runtime.limits import Limits, Meter, RenderLimitExceeded
+
+from reference import ref_render
+
+
+def _same_as_jinja2(source: str, context: dict) -> None:
+    expected = ref_render(source, context)
+    assert expected[0] == "ok", expected
+    assert compile_template(source).render(context) == expected[1]
+
+
+# ------------------------------------------------------------------ begin only where needed
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{% set inner = namespace(s='x' * 10) %}{{ ([inner] * 300)|string|length }}",
+        "{% for i in range(3) %}{% endfor %}{% set inner = namespace(s='x') %}"
+        "{{ ([inner] * 300)|string|length }}",
+    ],
+)
+def test_a_meter_another_render_left_is_never_charged(source: str) -> None:
+    """A render that finds a meter left in its context (a previous render's early charge,
+    here one already exhausted) clears it first: its own charges open its own account."""
+    spent = Meter(Limits(fuel=1))
+    spent.fuel = -1
+    token = limits._live.set(spent)
+    try:
+        assert compile_template(source).render({}) == ref_render(source, {})[1]
+        assert limits.live() is not spent
+    finally:
+        limits._live.reset(token)
+    assert "if live() is not None:" in compile_template(source).python_source
+
+
+def test_a_charge_after_a_clear_context_still_counts() -> None:
+    """With nothing left in the context (no ``begin`` then), an early charge still makes the
+    render's account, and the render is stopped by it (the test of test_limits, twice in a
+    row: the first render's meter must not leak into the second's)."""
+    source = "{% set inner = namespace(s='x' * 10000) %}{{ ([inner] * 20000)|string|length }}"
+    template = compile_template(source)
+    for _ in range(2):
+        with pytest.raises(RenderLimitExceeded) as info:
+            template.render({})
+        assert info.value.limit == "fuel"
+    small = compile_template("{{ 'ok' }}")
+    assert small.render({}) == "ok"
