@@ -683,8 +683,9 @@ def _items(value: Any) -> Any:
 
 def _tree(node: Any, budget: list, built: dict) -> Optional[int]:
     """The weight of ``node`` when it is a small tree of dicts (string keys), lists and
-    tuples over JSON's leaves (a message, its content parts, a tool: the usual case, in few
-    steps), else None; ``budget`` (a one-item list) counts the containers it may look at.
+    tuples over leaves (JSON's, and any value that holds no container: a namespace, a str
+    subclass, weighed as :func:`_walk` weighs them; a message, its content parts, a tool:
+    the usual case, in few steps), else None; ``budget`` (a one-item list) counts the containers it may look at.
     The containers inside it that hold others are remembered in ``built`` (a tool's schema
     is met again, part by part, by a template that walks it). One Python step per item: a
     message's containers hold a few items each, where C's ``set(map(...))`` costs more to
@@ -720,8 +721,12 @@ def _tree(node: Any, budget: list, built: dict) -> Optional[int]:
                     return None
                 weight += inner - NODE  # the item's own NODE is counted above
             holds = True
-        elif kind not in _LEAVES:
-            return None
+        elif kind not in _LEAVES:  # weighed as :func:`_walk` weighs it
+            if isinstance(item, str):
+                weight += len(item)
+            elif isinstance(item, _DESCEND):
+                return None  # a container subclass, a set, a view: the general walk
+            # else an object that prints as itself (a namespace): NODE, counted above
     if holds:
         _remember(built, node, weight)
     return weight

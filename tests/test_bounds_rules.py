@@ -58,3 +58,42 @@ def test_a_charge_after_a_clear_context_still_counts() -> None:
         assert info.value.limit == "fuel"
     small = compile_template("{{ 'ok' }}")
     assert small.render({}) == "ok"
+
+
+# ------------------------------------------------------------------ quick weighing of leaves
+
+
+class _Text(str):
+    pass
+
+
+class _Items(list):
+    pass
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        [Namespace(a=1)],
+        [{"role": "system", "content": Namespace(x="y" * 100)}, "text"],
+        [_Text("abc"), ["x", _Text("de")], {"k": _Text("v")}],
+        [[Namespace()], _Items(["x", "y"])],  # a container subclass: the general walk
+        ({"a": [1, 2, 3]}, {1, 2}, Namespace()),
+    ],
+)
+def test_the_quick_weighing_weighs_as_the_general_walk(value: object) -> None:
+    assert limits.weigh(value, {}) == limits._walk(value, {})
+
+
+def test_namespace_items_still_double_into_a_refusal() -> None:
+    """Lists holding namespaces are now weighed by the quick tree: doubling them is still
+    refused before anything prints them."""
+    source = (
+        "{% set n = namespace(l=[namespace(s='x' * 1000), 'y']) %}"
+        "{% for i in range(40) %}{% set n.l = [n.l, n.l] %}{% endfor %}{{ n.l }}"
+    )
+    with pytest.raises(RenderLimitExceeded) as info:
+        compile_template(source).render({})
+    assert info.value.limit == "output"
+    source = "{% set m = namespace(x=1) %}{% set messages = [m] + messages %}{{ messages|length }}"
+    assert compile_template(source).render({"messages": [{"role": "user"}]}) == "2"
