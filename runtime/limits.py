@@ -632,9 +632,9 @@ def weigh(value: Any, built: dict) -> int:
                 return weight + sum(len(v) for v in value if type(v) is str)
         quick = _tree(value, [64], built)  # the usual case: a message, a list of strings
         return quick if quick is not None else _walk(value, built)
-    if isinstance(value, str):
+    if issubclass(kind, str):  # by type: isinstance asks a namespace its __class__, slowly
         return NODE + len(value)
-    if not isinstance(value, _DESCEND):
+    if not issubclass(kind, _DESCEND):
         return NODE  # a number, None, an object that prints as itself
     known = built.get(id(value))
     if known is not None and known[0] is value:
@@ -661,7 +661,7 @@ def _flat(items: Any) -> Optional[int]:
         return weight + sum(len(item) for item in items if type(item) is str)
     if any(issubclass(kind, _DESCEND) for kind in kinds):
         return None
-    return NODE * len(items) + sum(len(item) for item in items if isinstance(item, str))
+    return NODE * len(items) + sum(len(item) for item in items if issubclass(type(item), str))
 
 
 def _flat_node(node: Any) -> Optional[int]:
@@ -722,9 +722,9 @@ def _tree(node: Any, budget: list, built: dict) -> Optional[int]:
                 weight += inner - NODE  # the item's own NODE is counted above
             holds = True
         elif kind not in _LEAVES:  # weighed as :func:`_walk` weighs it
-            if isinstance(item, str):
+            if issubclass(kind, str):
                 weight += len(item)
-            elif isinstance(item, _DESCEND):
+            elif issubclass(kind, _DESCEND):
                 return None  # a container subclass, a set, a view: the general walk
             # else an object that prints as itself (a namespace): NODE, counted above
     if holds:
@@ -756,7 +756,7 @@ def _walk(root: Any, built: dict) -> int:
             stack.append((node, True))
             items = _items(node)
             for child in dict(zip(map(id, items), items)).values():  # each object once
-                if isinstance(child, _DESCEND):
+                if issubclass(type(child), _DESCEND):
                     known = built.get(id(child))
                     if (known is None or known[0] is not child) and id(child) not in found:
                         stack.append((child, False))
@@ -767,9 +767,10 @@ def _walk(root: Any, built: dict) -> int:
         counts = Counter(map(id, items)) if len(distinct) < len(items) else None
         weight = NODE
         for child_id, child in distinct.items():
-            if isinstance(child, str):
+            kind = type(child)
+            if issubclass(kind, str):
                 one = NODE + len(child)
-            elif isinstance(child, _DESCEND):
+            elif issubclass(kind, _DESCEND):
                 known = built.get(child_id)
                 if known is not None and known[0] is child:
                     one = known[1]
