@@ -509,14 +509,7 @@ def add(built: dict, left: Any, right: Any) -> Any:
     if isinstance(left, (str, list, tuple)) and isinstance(right, (str, list, tuple)):
         size = len(left) + len(right)
         if size > 4096:
-            charge(size // OUTPUT_PER_FUEL)  # building it is work (a loop adding 100 KB each time)
-            limits = _current.get()
-            cap = limits.output if isinstance(left, str) else _times(limits.value, 10)
-            if cap is not None and size > cap:
-                raise RenderLimitExceeded(
-                    "output" if isinstance(left, str) else "value",
-                    f"a concatenation would build {size:,} characters or items (limit {cap:,})",
-                )
+            _check_concat(left, size)
         if type(left) is not str and type(right) is not str:
             made = left + right
             known = built.get(id(left))
@@ -531,6 +524,32 @@ def add(built: dict, left: Any, right: Any) -> Any:
                 del built[next(iter(built))]
             return made
     return left + right
+
+
+def concat(left: Any, right: Any) -> Any:
+    """``left + right`` that needs no weight, only :func:`add`'s size check: one operand is
+    a ``str`` (the result is a string, or the ``+`` raises), or the result is kept only by a
+    variable that nothing reads but the next ``+`` into it (``compiler/passes/limits.py``):
+    no container ever holds it, so nothing can print its paths."""
+    if isinstance(left, (str, list, tuple)) and isinstance(right, (str, list, tuple)):
+        size = len(left) + len(right)
+        if size > 4096:
+            _check_concat(left, size)
+    return left + right
+
+
+def _check_concat(left: Any, size: int) -> None:
+    """A concatenation of ``size`` characters or items past 4,096: building it is work (a
+    loop adding 100 KB each time), and it is refused past the cap (``output`` for strings,
+    ten times ``value`` for lists), before it is built."""
+    charge(size // OUTPUT_PER_FUEL)
+    limits = _current.get()
+    cap = limits.output if isinstance(left, str) else _times(limits.value, 10)
+    if cap is not None and size > cap:
+        raise RenderLimitExceeded(
+            "output" if isinstance(left, str) else "value",
+            f"a concatenation would build {size:,} characters or items (limit {cap:,})",
+        )
 
 
 def _times(value: Optional[int], factor: int) -> Optional[int]:

@@ -97,3 +97,29 @@ def test_namespace_items_still_double_into_a_refusal() -> None:
     assert info.value.limit == "output"
     source = "{% set m = namespace(x=1) %}{% set messages = [m] + messages %}{{ messages|length }}"
     assert compile_template(source).render({"messages": [{"role": "user"}]}) == "2"
+
+
+# ------------------------------------------------------------------ + of a known string
+
+
+def test_a_known_string_plus_checks_only_the_size() -> None:
+    source = "{% set t = ('a' ~ x) + y %}{{ t }}"
+    code = compile_template(source).python_source
+    assert "concat(" in code and "add(" not in code and "type(_a" not in code
+    _same_as_jinja2(source, {"x": "b", "y": "c"})
+
+
+def test_a_known_string_doubling_is_still_refused() -> None:
+    source = (
+        "{% set ns = namespace(s='x' * 100000) %}"
+        "{% for i in range(40) %}{% set ns.s = ns.s + ('' ~ ns.s) %}{% endfor %}{{ ns.s|length }}"
+    )
+    with pytest.raises(RenderLimitExceeded) as info:
+        compile_template(source).render({})
+    assert info.value.limit in ("output", "fuel")
+
+
+def test_a_list_plus_a_known_string_still_raises() -> None:
+    template = compile_template("{% set l = items + ('' ~ x) %}{{ l }}")
+    with pytest.raises(TypeError):
+        template.render({"items": [1, 2], "x": "ab"})

@@ -24,6 +24,7 @@ from typing import Any
 from tmpl2py.runtime.limits import PRINTF_SPEC, repeats_a_name
 
 from .. import ir
+from .util import is_str
 
 _GUARDED = {"*": "limits.mul", "**": "limits.power", "%": "limits.mod", "+": "limits.add"}
 
@@ -38,6 +39,8 @@ def _guard(node: Any, written: set, counters: frozenset) -> Any:
         right_const = isinstance(node.right, ir.Const)
         if node.op == "+" and (_short(node.left) or _short(node.right)):
             return node  # grows by a short literal's size (a loop of the fuel's length: 32 MB)
+        if node.op == "+" and (is_str(node.left) or is_str(node.right)):
+            return ir.Helper("limits.concat", (node.left, node.right))  # a str holds nothing
         if left_const and right_const and _small(node.op, node.left.value, node.right.value):
             return node
         if node.op == "%" and (_number(node.left, counters) or _plain_format(node.left)):
