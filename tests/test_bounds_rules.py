@@ -123,3 +123,68 @@ def test_a_list_plus_a_known_string_still_raises() -> None:
     template = compile_template("{% set l = items + ('' ~ x) %}{{ l }}")
     with pytest.raises(TypeError):
         template.render({"items": [1, 2], "x": "ab"})
+
+
+# ------------------------------------------------------------------ self-fed variables
+
+#: a list of 4,096 copies of one 100,000-character string weighs ~400 MB, past the limit
+_DOUBLE = "{% set big = 'x' * 100000 %}{% set l = [big] %}" + "{% set l = l + l %}" * 12
+
+
+def test_a_variable_only_its_own_plus_reads_is_not_weighed() -> None:
+    """``l`` holds 4,096 paths to one long string but nothing ever reads it: not refused."""
+    template = compile_template(_DOUBLE + "done")
+    assert "concat(" in template.python_source and "add(" not in template.python_source
+    assert template.render({}) == "done"
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        "{{ l }}",
+        "{{ l|length }}",
+        "{% set m = l %}",
+        "{% for x in l %}{% endfor %}",
+        "{% set n = [l] %}",
+        "{% if l %}{% endif %}",
+        "{% set k = l + l %}",  # another variable's +: k holds l
+    ],
+)
+def test_a_self_fed_variable_read_through_another_path_is_still_weighed(read: str) -> None:
+    template = compile_template(_DOUBLE + read)
+    assert "add(" in template.python_source
+    with pytest.raises(RenderLimitExceeded) as info:
+        template.render({})
+    assert info.value.limit == "output"
+
+
+def test_a_self_fed_variable_a_macro_reads_is_still_weighed() -> None:
+    source = "{% macro show() %}{{ l }}{% endmacro %}" + _DOUBLE + "{{ show() }}"
+    with pytest.raises(RenderLimitExceeded) as info:
+        compile_template(source).render({})
+    assert info.value.limit == "output"
+
+
+def test_self_fed_doubling_is_still_stopped_by_its_length() -> None:
+    """Not weighed, but a ``+`` past ten times ``Limits.value`` items is still refused: a
+    self-fed list cannot grow the process."""
+    source = "{% set l = [1] %}" + "{% set l = l + l %}" * 40 + "done"
+    template = compile_template(source)
+    assert "add(" not in template.python_source
+    with pytest.raises(RenderLimitExceeded) as info:
+        template.render({})
+    assert info.value.limit == "value"
+
+
+def test_a_loops_copy_of_a_list_only_its_set_reads() -> None:
+    """jinja2's scoping: a ``set`` in a loop body assigns the loop's own copy, which the next
+    iteration starts again from the outer list (Mistral's ``filtered_messages``): the copy is
+    self-fed; the outer list, read by the next loop, is not affected."""
+    source = (
+        "{% set kept = [] %}{% for m in messages %}{% if m.role != 'tool' %}"
+        "{% set kept = kept + [m] %}{% endif %}{% endfor %}"
+        "{% for m in kept %}{{ m.role }}{% endfor %}{{ kept|length }}"
+    )
+    template = compile_template(source)
+    assert "concat(" in template.python_source
+    _same_as_jinja2(source, {"messages": [{"role": "user"}, {"role": "tool"}]})

@@ -171,11 +171,70 @@ def _map(node: Any, fn: Any) -> Any:
     return fn(ir.map_children(node, lambda n: _map(n, fn)))
 
 
+def _chain(node: Any) -> list:
+    """The operands of a ``+`` chain (``a + b + c``: a, b, c), or ``[node]``."""
+    if isinstance(node, ir.BinOp) and node.op == "+":
+        return _chain(node.left) + _chain(node.right)
+    return [node]
+
+
+def _self_fed(body: tuple) -> frozenset:
+    """Variables whose every read is an operand of a ``+`` chain that is the whole value of
+    an assignment to that same variable (``{% set l = l + [m] %}``, ``l = l + l``; a loop's
+    copy of an outer list that only the loop's own ``set`` reads): no value they hold is
+    ever seen but by the next ``+`` into them, so none is printed, compared, passed on or
+    held by a container, and those ``+`` need no weight, only the size check
+    (``limits.concat``: doubling is still stopped by length). Any other read of the name
+    anywhere (a print, a loop over it, a macro's, a copy into another name) keeps it out."""
+    fed: dict = {}
+    reads: set = set()
+    stack: list = [body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, tuple):
+            stack.extend(node)
+            continue
+        if not isinstance(node, ir.Node):
+            continue
+        if isinstance(node, (ir.Name, ir.Local, ir.CallFunc)):
+            reads.add(node.ident)
+        if isinstance(node, ir.Assign):
+            target = node.target
+            value = node.value
+            if isinstance(target, ir.Name) and isinstance(value, ir.BinOp) and value.op == "+":
+                for operand in _chain(node.value):
+                    if isinstance(operand, ir.Name) and operand.ident == target.ident != "":
+                        fed[target.ident] = True
+                    else:
+                        stack.append(operand)
+            else:
+                stack.append(value)
+            if not isinstance(target, (ir.Name, ir.Target)):
+                stack.append(target)  # not a plain store: its parts count as reads
+            continue
+        stack.extend(value for _, value in ir.children(node))
+    return frozenset(ident for ident in fed if ident not in reads)
+
+
+def _unweighed(node: Any) -> Any:
+    """A self-fed variable's ``+`` chain (guarded by then) with only the size checks."""
+    if isinstance(node, ir.Helper) and node.name == "limits.add" and len(node.args) == 3:
+        _, left, right = node.args
+        return ir.Helper("limits.concat", (_unweighed(left), _unweighed(right)), span=node.span)
+    return node
+
+
 def run(module: ir.Module) -> ir.Module:
     written = _written_concatenations(module.body)
     counters = frozenset(
         n.counter for n in ir.walk(module.body) if isinstance(n, ir.For) and n.counter
     )
-    return dataclasses.replace(
-        module, body=_map(module.body, lambda n: _guard(n, written, counters))
-    )
+    self_fed = _self_fed(module.body)
+
+    def guard(node: Any) -> Any:
+        target = node.target if isinstance(node, ir.Assign) else None
+        if isinstance(target, ir.Name) and target.ident in self_fed:
+            return dataclasses.replace(node, value=_unweighed(node.value))
+        return _guard(node, written, counters)
+
+    return dataclasses.replace(module, body=_map(module.body, guard))
