@@ -125,6 +125,27 @@ def test_a_list_plus_a_known_string_still_raises() -> None:
         template.render({"items": [1, 2], "x": "ab"})
 
 
+def test_a_plus_written_through_to_str_checks_only_the_size() -> None:
+    """``{{ a + b }}`` of values of unknown types is converted to text and written, never
+    kept: the size check only (no weight, no list tests)."""
+    source = "{{ bos_token + system }}"
+    code = compile_template(source).python_source
+    assert "concat(" in code and "add(" not in code and "_built" not in code
+    _same_as_jinja2(source, {"bos_token": "<s>", "system": "hi"})
+    _same_as_jinja2("{{ items + items }}", {"items": [1, "a"]})
+
+
+def test_string_doubling_through_a_macros_written_plus_is_still_refused() -> None:
+    """A macro's buffer is not read by the meter: its ``{{ x + x }}`` still charges a long
+    concatenation as it builds it, so doubling a string through the macro's result stops."""
+    source = (
+        "{% macro d(x) %}{{ x + x }}{% endmacro %}{% set ns = namespace(s='x') %}"
+        "{% for i in range(60) %}{% set ns.s = d(ns.s) %}{% endfor %}{{ ns.s|length }}"
+    )
+    with pytest.raises(RenderLimitExceeded):
+        compile_template(source).render({})
+
+
 # ------------------------------------------------------------------ self-fed variables
 
 #: a list of 4,096 copies of one 100,000-character string weighs ~400 MB, past the limit

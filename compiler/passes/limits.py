@@ -24,7 +24,7 @@ from typing import Any
 from tmpl2py.runtime.limits import PRINTF_SPEC, repeats_a_name
 
 from .. import ir
-from .util import is_str
+from .util import TO_STR_HELPERS, is_str
 
 _GUARDED = {"*": "limits.mul", "**": "limits.power", "%": "limits.mod", "+": "limits.add"}
 
@@ -33,13 +33,13 @@ _GUARDED = {"*": "limits.mul", "**": "limits.power", "%": "limits.mod", "+": "li
 BUILT = ir.Local("_built")
 
 
-def _guard(node: Any, written: set, counters: frozenset) -> Any:
-    if isinstance(node, ir.BinOp) and node.op in _GUARDED and id(node) not in written:
+def _guard(node: Any, written: tuple, counters: frozenset) -> Any:
+    if isinstance(node, ir.BinOp) and node.op in _GUARDED and id(node) not in written[0]:
         left_const = isinstance(node.left, ir.Const)
         right_const = isinstance(node.right, ir.Const)
         if node.op == "+" and (_short(node.left) or _short(node.right)):
             return node  # grows by a short literal's size (a loop of the fuel's length: 32 MB)
-        if node.op == "+" and (is_str(node.left) or is_str(node.right)):
+        if node.op == "+" and (is_str(node.left) or is_str(node.right) or id(node) in written[1]):
             return ir.Helper("limits.concat", (node.left, node.right))  # a str holds nothing
         if left_const and right_const and _small(node.op, node.left.value, node.right.value):
             return node
@@ -147,19 +147,26 @@ def _short(node: Any) -> bool:
 _PLAIN = (ir.Const, ir.Ref)
 
 
-def _written_concatenations(body: tuple) -> set:
+def _written_concatenations(body: tuple) -> tuple:
     """The ``+`` chains an ``Output`` writes out directly: their value is never kept, and the
-    output it adds to is bounded by the meter, so they stay plain ``+``."""
+    output it adds to is bounded by the meter, so they stay plain ``+``. And those it writes
+    through a conversion to text (``{{ bos_token + system }}``: ``to_str(a + b)``): never
+    kept either, so they need no weight (printing ``l + l`` costs what ``{{ l }}{{ l }}``
+    does), but they keep the size check (``limits.concat``: a long string is charged as
+    it is built, also in a macro's buffer, which the meter does not read)."""
     written: set = set()
+    converted: set = set()
     for node in ir.walk(body):
         if isinstance(node, ir.Output):
-            chain = [node.expr]
+            chain = [(node.expr, written)]
             while chain:
-                expr = chain.pop()
+                expr, into = chain.pop()
                 if isinstance(expr, ir.BinOp) and expr.op == "+":
-                    written.add(id(expr))
-                    chain += [expr.left, expr.right]
-    return written
+                    into.add(id(expr))
+                    chain += [(expr.left, into), (expr.right, into)]
+                elif isinstance(expr, ir.Helper) and expr.name in TO_STR_HELPERS and len(expr.args) == 1:
+                    chain.append((expr.args[0], converted))
+    return written, converted
 
 
 def _map(node: Any, fn: Any) -> Any:
