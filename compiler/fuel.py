@@ -51,7 +51,7 @@ def body_cost(body: Any) -> int:
 CALLING_HELPERS = frozenset({"jinja.call", "gotmpl.call", "gotmpl.method_call"})
 #: helpers that take the render's registry of built containers (``_built``, made in the
 #: prologue when the module calls one)
-BUILDERS = ("limits.make_tuple", "limits.built_value", "limits.add", "limits.mul")
+BUILDERS = ("limits.make_tuple", "limits.built_value", "limits.add", "limits.add_item", "limits.mul")
 
 
 def is_leaf(body: Any) -> bool:

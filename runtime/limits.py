@@ -526,6 +526,27 @@ def add(built: dict, left: Any, right: Any) -> Any:
     return left + right
 
 
+def add_item(built: dict, left: Any, item: Any) -> Any:
+    """``left + [item]`` (a list grown by one computed item: ``ns.l = ns.l + [m]``), the value
+    and weight :func:`add` gives it, without weighing the one-item list: the result weighs
+    what ``left`` weighs plus what ``item`` does. Anything but an exact list on the left
+    goes to :func:`add`."""
+    if type(left) is not list:
+        return add(built, left, [item])
+    if len(left) >= 4096:
+        _check_concat(left, len(left) + 1)
+    made = left + [item]
+    known = built.get(id(left))
+    weight = known[1] if known is not None and known[0] is left else weigh(left, built)
+    weight += NODE + len(item) if type(item) is str else weigh(item, built)
+    if weight > _LIGHT:
+        _check_weight(weight, "a concatenation")
+    built[id(made)] = (made, weight, 0)  # remembered: the next ``+`` of a loop reads it
+    if len(built) > _KEEP:
+        del built[next(iter(built))]
+    return made
+
+
 def concat(left: Any, right: Any) -> Any:
     """``left + right`` that needs no weight, only :func:`add`'s size check: one operand is
     a ``str`` (the result is a string, or the ``+`` raises), or the result is kept only by a

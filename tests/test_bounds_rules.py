@@ -146,6 +146,55 @@ def test_string_doubling_through_a_macros_written_plus_is_still_refused() -> Non
         compile_template(source).render({})
 
 
+# ------------------------------------------------------------------ l + [item]
+
+
+@pytest.mark.parametrize(
+    "left, item",
+    [
+        ([], "x"),
+        (["a", "bb"], {"role": "user", "content": ["t", {"k": "v"}]}),
+        ([["x"] * 3], ["x"] * 3),
+        (["a"], Namespace(s="y" * 50)),
+        ([1, 2], 3.5),
+        ((1, 2), "tuple on the left: add's TypeError"),
+        ("text", "str on the left"),
+    ],
+)
+def test_add_item_is_add_of_a_one_item_list(left: object, item: object) -> None:
+    """The same value (or error) and the same weight as ``add(built, left, [item])``."""
+    built_a: dict = {}
+    built_b: dict = {}
+    try:
+        expected = limits.add(built_a, left, [item])
+    except TypeError as error:
+        with pytest.raises(TypeError, match=str(error)[:20]):
+            limits.add_item(built_b, left, item)
+        return
+    made = limits.add_item(built_b, left, item)
+    assert made == expected
+    assert built_b[id(made)][1] == built_a[id(expected)][1] == limits._walk(made, {})
+
+
+def test_growing_a_list_by_one_item_is_still_weighed() -> None:
+    """``l + [l]`` nests the list in itself (each step doubles what printing it costs) and
+    ``l + [big]`` holds one long string many times: both refused before printing."""
+    nested = (
+        "{% set ns = namespace(l=['x' * 100]) %}"
+        "{% for i in range(60) %}{% set ns.l = ns.l + [ns.l] %}{% endfor %}{{ ns.l }}"
+    )
+    held = (
+        "{% set big = 'x' * 100000 %}{% set ns = namespace(l=[]) %}"
+        "{% for i in range(5000) %}{% set ns.l = ns.l + [big] %}{% endfor %}{{ ns.l }}"
+    )
+    for source in (nested, held):
+        template = compile_template(source)
+        assert "add_item(" in template.python_source
+        with pytest.raises(RenderLimitExceeded) as info:
+            template.render({})
+        assert info.value.limit == "output"
+
+
 # ------------------------------------------------------------------ self-fed variables
 
 #: a list of 4,096 copies of one 100,000-character string weighs ~400 MB, past the limit

@@ -47,6 +47,10 @@ def _guard(node: Any, written: tuple, counters: frozenset) -> Any:
             return node  # not printf-style formatting, or a format without wide fields
         if node.op in ("**", "%"):
             return ir.Helper(_GUARDED[node.op], (node.left, node.right))
+        right = node.right
+        if node.op == "+" and isinstance(right, ir.ListLit) and len(right.items) == 1:
+            if not isinstance(right.items[0], ir.Starred):  # ``l + [m]``: one more item
+                return ir.Helper("limits.add_item", (BUILT, node.left, right.items[0]))
         return ir.Helper(_GUARDED[node.op], (BUILT, node.left, node.right))
     if isinstance(node, ir.TupleLit) and not all(_constant(i) for i in node.items):
         if any(isinstance(i, ir.Starred) for i in node.items):
@@ -228,6 +232,9 @@ def _unweighed(node: Any) -> Any:
     if isinstance(node, ir.Helper) and node.name == "limits.add" and len(node.args) == 3:
         _, left, right = node.args
         return ir.Helper("limits.concat", (_unweighed(left), _unweighed(right)), span=node.span)
+    if isinstance(node, ir.Helper) and node.name == "limits.add_item" and len(node.args) == 3:
+        _, left, item = node.args
+        return ir.Helper("limits.concat", (_unweighed(left), ir.ListLit((item,))), span=node.span)
     return node
 
 
