@@ -288,8 +288,10 @@ def refuel(meter: Optional[Meter], out: Optional[list] = None, fuel: int = 0) ->
     list when the call comes from ``render`` itself (a macro's own buffer is not passed);
     ``fuel`` the counter's value, below zero by what it owes."""
     if meter is None:
-        early = _live.get()  # a meter :func:`charge` made for this render's early work
+        early = _live.get()  # a meter :func:`charge` made, or the units it owes, for this render's early work
         meter = early if type(early) is Meter else Meter(_current.get())
+        if type(early) is int:
+            meter.fuel -= early  # take() below refuses what the pool cannot pay
         _live.set(weakref.ref(meter))
     if out is not None and meter.out is None:
         meter.out = out
@@ -335,7 +337,8 @@ def _checked(meter: Meter, items: Any, every: int, buffer: Optional[list]) -> It
 
 #: The meter of the render running in this thread / task, for :func:`charge`: a weak
 #: reference (the render's frame owns its meter, so a finished render's meter is gone), or
-#: the meter itself, made by a charge before the render's first refuel (which adopts it).
+#: what charges before the render's first refuel owe (an int, which that refuel takes), or
+#: the meter itself, made by such a charge past the pool (which refuses it).
 #: Every render starts by clearing it (:data:`begin`), so work is never charged to another
 #: render's account.
 _live: ContextVar[Any] = ContextVar("tmpl2py_meter", default=None)
@@ -353,12 +356,23 @@ def charge(units: int) -> None:
     (``max``, ``unique``, ``map`` over a list; Go's printing of a map) pays for the rest
     here, so a loop calling it ends within the fuel's time too. Charged to the render's
     meter; before the render has one (its first refuel), a charge of more than a few units
-    makes it (work of a few units is left to the first chunk's slack)."""
+    makes it (work of a few units is left to the first chunk's slack). What is owed before
+    the render has a meter is kept as an int (the first refuel takes it), until it passes
+    what the pool holds: then the meter is made and refuses it, as it would have at once."""
     live = _live.get()
-    if live is None:
-        if units < 64:
+    if live is None or type(live) is int:
+        if live is None:
+            if units < 64:
+                return
+            owed = units
+        else:
+            owed = live + units
+        limits = _current.get()
+        if limits.fuel is None or owed <= limits.fuel - CHUNK:
+            _live.set(owed)  # the meter made now would still hold fuel - CHUNK - owed >= 0
             return
-        live = Meter(_current.get())
+        live = Meter(limits)
+        live.fuel -= owed - units
         _live.set(live)
     meter = live if type(live) is Meter else live()
     if meter is not None:

@@ -60,6 +60,30 @@ def test_a_charge_after_a_clear_context_still_counts() -> None:
     assert small.render({}) == "ok"
 
 
+def test_early_charges_are_owed_as_an_int_and_refused_as_the_meter_would() -> None:
+    """Charges before the first refuel are kept as what they owe (no meter made), refused the
+    moment the pool could not pay them, and taken by the first refuel in full."""
+    token = limits._live.set(None)
+    try:
+        with limits.using(Limits(fuel=1000)):
+            limits.charge(10)  # a few units: the first chunk's slack
+            assert limits.live() is None
+            limits.charge(100)
+            limits.charge(600)
+            assert limits.live() == 700
+            with pytest.raises(RenderLimitExceeded) as info:
+                limits.charge(100)  # 800 > 1000 - CHUNK: refused at once
+            assert info.value.limit == "fuel" and limits.live() is None
+            limits.charge(100)
+            meter, fuel = limits.refuel(None, None, -5)
+            assert fuel == limits.CHUNK
+            assert meter.fuel == 1000 - limits.CHUNK - 100 - 5 - limits.CHUNK
+            with pytest.raises(RenderLimitExceeded):
+                limits.charge(700)  # now charged to the meter itself
+    finally:
+        limits._live.reset(token)
+
+
 # ------------------------------------------------------------------ quick weighing of leaves
 
 
