@@ -152,10 +152,10 @@ def test_a_list_plus_a_known_string_still_raises() -> None:
 def test_a_plus_written_through_to_str_checks_only_the_size() -> None:
     """``{{ a + b }}`` of values of unknown types is converted to text and written, never
     kept: the size check only (no weight, no list tests)."""
-    source = "{{ bos_token + system }}"
+    source = "{{ bos_token + system }}{{ bos_token + system + context }}"
     code = compile_template(source).python_source
     assert "concat(" in code and "add(" not in code and "_built" not in code
-    _same_as_jinja2(source, {"bos_token": "<s>", "system": "hi"})
+    _same_as_jinja2(source, {"bos_token": "<s>", "system": "hi", "context": "c"})
     _same_as_jinja2("{{ items + items }}", {"items": [1, "a"]})
 
 

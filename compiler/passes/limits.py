@@ -33,13 +33,13 @@ _GUARDED = {"*": "limits.mul", "**": "limits.power", "%": "limits.mod", "+": "li
 BUILT = ir.Local("_built")
 
 
-def _guard(node: Any, written: tuple, counters: frozenset) -> Any:
-    if isinstance(node, ir.BinOp) and node.op in _GUARDED and id(node) not in written[0]:
+def _guard(node: Any, counters: frozenset) -> Any:
+    if isinstance(node, ir.BinOp) and node.op in _GUARDED:
         left_const = isinstance(node.left, ir.Const)
         right_const = isinstance(node.right, ir.Const)
         if node.op == "+" and (_short(node.left) or _short(node.right)):
             return node  # grows by a short literal's size (a loop of the fuel's length: 32 MB)
-        if node.op == "+" and (is_str(node.left) or is_str(node.right) or id(node) in written[1]):
+        if node.op == "+" and (is_str(node.left) or is_str(node.right)):
             return ir.Helper("limits.concat", (node.left, node.right))  # a str holds nothing
         if left_const and right_const and _small(node.op, node.left.value, node.right.value):
             return node
@@ -151,35 +151,36 @@ def _short(node: Any) -> bool:
 _PLAIN = (ir.Const, ir.Ref)
 
 
-def _written_concatenations(body: tuple) -> tuple:
-    """The ``+`` chains an ``Output`` writes out directly: their value is never kept, and the
-    output it adds to is bounded by the meter, so they stay plain ``+``. And those it writes
-    through a conversion to text (``{{ bos_token + system }}``: ``to_str(a + b)``): never
-    kept either, so they need no weight (printing ``l + l`` costs what ``{{ l }}{{ l }}``
-    does), but they keep the size check (``limits.concat``: a long string is charged as
-    it is built, also in a macro's buffer, which the meter does not read)."""
-    written: set = set()
-    converted: set = set()
-    for node in ir.walk(body):
-        if isinstance(node, ir.Output):
-            chain = [(node.expr, written)]
-            while chain:
-                expr, into = chain.pop()
-                if isinstance(expr, ir.BinOp) and expr.op == "+":
-                    into.add(id(expr))
-                    chain += [(expr.left, into), (expr.right, into)]
-                elif isinstance(expr, ir.Helper) and expr.name in TO_STR_HELPERS and len(expr.args) == 1:
-                    chain.append((expr.args[0], converted))
-    return written, converted
-
-
-def _map(node: Any, fn: Any) -> Any:
-    """``node`` rebuilt bottom-up with ``fn`` applied to every IR node."""
+def _map_guarded(node: Any, fn: Any) -> Any:
+    """``node`` rebuilt bottom-up with ``fn`` applied to every IR node, except the ``+`` chains
+    an ``Output`` writes (:func:`_written`)."""
     if isinstance(node, tuple):
-        return ir.map_children(node, lambda n: _map(n, fn))
+        return ir.map_children(node, lambda n: _map_guarded(n, fn))
     if not isinstance(node, ir.Node):
         return node
-    return fn(ir.map_children(node, lambda n: _map(n, fn)))
+    if isinstance(node, ir.Output):
+        return dataclasses.replace(node, expr=_written(node.expr, fn, False))
+    return fn(ir.map_children(node, lambda n: _map_guarded(n, fn)))
+
+
+def _written(expr: Any, fn: Any, converted: bool) -> Any:
+    """The ``+`` chain an ``Output`` writes out directly: its value is never kept, and the
+    output it adds to is bounded by the meter, so it stays plain ``+``. One it writes
+    through a conversion to text (``{{ bos_token + system }}``: ``to_str(a + b)``) is never
+    kept either, so it needs no weight (printing ``l + l`` costs what ``{{ l }}{{ l }}``
+    does), but it keeps the size check (``limits.concat``: a long string is charged as it
+    is built, also in a macro's buffer, which the meter does not read). The operands are
+    guarded as anywhere else."""
+    if isinstance(expr, ir.BinOp) and expr.op == "+":
+        left, right = _written(expr.left, fn, converted), _written(expr.right, fn, converted)
+        if converted:
+            return ir.Helper("limits.concat", (left, right), span=expr.span)
+        return dataclasses.replace(expr, left=left, right=right)
+    if isinstance(expr, ir.Helper) and expr.name in TO_STR_HELPERS and len(expr.args) == 1:
+        inner = expr.args[0]
+        if isinstance(inner, ir.BinOp) and inner.op == "+" and not expr.kwargs:
+            return dataclasses.replace(expr, args=(_written(inner, fn, True),))
+    return _map_guarded(expr, fn)
 
 
 def _chain(node: Any) -> list:
@@ -239,7 +240,6 @@ def _unweighed(node: Any) -> Any:
 
 
 def run(module: ir.Module) -> ir.Module:
-    written = _written_concatenations(module.body)
     counters = frozenset(
         n.counter for n in ir.walk(module.body) if isinstance(n, ir.For) and n.counter
     )
@@ -249,6 +249,6 @@ def run(module: ir.Module) -> ir.Module:
         target = node.target if isinstance(node, ir.Assign) else None
         if isinstance(target, ir.Name) and target.ident in self_fed:
             return dataclasses.replace(node, value=_unweighed(node.value))
-        return _guard(node, written, counters)
+        return _guard(node, counters)
 
-    return dataclasses.replace(module, body=_map(module.body, guard))
+    return dataclasses.replace(module, body=_map_guarded(module.body, guard))
