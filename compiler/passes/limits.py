@@ -165,7 +165,8 @@ def _map_guarded(node: Any, fn: Any) -> Any:
 
 def _written(expr: Any, fn: Any, converted: bool) -> Any:
     """The ``+`` chain an ``Output`` writes out directly: its value is never kept, and the
-    output it adds to is bounded by the meter, so it stays plain ``+``. One it writes
+    output it adds to is bounded by the meter, so it stays plain ``+`` (unless the pass
+    rewrote one of its operands, then it is guarded: the rule it always had). One it writes
     through a conversion to text (``{{ bos_token + system }}``: ``to_str(a + b)``) is never
     kept either, so it needs no weight (printing ``l + l`` costs what ``{{ l }}{{ l }}``
     does), but it keeps the size check (``limits.concat``: a long string is charged as it
@@ -175,7 +176,10 @@ def _written(expr: Any, fn: Any, converted: bool) -> Any:
         left, right = _written(expr.left, fn, converted), _written(expr.right, fn, converted)
         if converted:
             return ir.Helper("limits.concat", (left, right), span=expr.span)
-        return dataclasses.replace(expr, left=left, right=right)
+        if left is expr.left and right is expr.right:
+            return expr
+        # an operand this pass rewrote (``x * 3 + y``): guarded, as it always was
+        return fn(dataclasses.replace(expr, left=left, right=right))
     if isinstance(expr, ir.Helper) and expr.name in TO_STR_HELPERS and len(expr.args) == 1:
         inner = expr.args[0]
         if isinstance(inner, ir.BinOp) and inner.op == "+" and not expr.kwargs:
