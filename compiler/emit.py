@@ -117,6 +117,8 @@ class Emitter(FuelEmitter):
     def x_Helper(self, node: ir.Helper) -> ast.expr:
         if node.name == "limits.add" and len(node.args) == 3 and not node.kwargs:
             return self._guarded_add(node)
+        if node.name == "limits.concat" and len(node.args) == 2 and not node.kwargs:
+            return self._guarded_add(node)
         func = ast.Name(self.helper_name(node.name), ast.Load())
         return ast.Call(func, [self.expr(a) for a in node.args], self.keywords(node.kwargs))
 
@@ -125,8 +127,12 @@ class Emitter(FuelEmitter):
         length_hint(_a := a) + length_hint(_b := b) < 4096 and type(_a) is not list and
         type(_a) is not tuple else add(_built, _a, _b)`` (operands in order, each once;
         numbers have no length; only a concatenation that may pass the cap, or of lists and
-        tuples, which are weighed, calls the check, before it is built)."""
-        registry, *operands = node.args
+        tuples, which are weighed, calls the check, before it is built). ``limits.concat(a,
+        b)``, which weighs nothing, has only the size test."""
+        if node.name == "limits.concat":
+            registry, operands = None, list(node.args)
+        else:
+            registry, *operands = node.args
         hint = ast.Name(self.helper_name("limits.length_hint"), ast.Load())
         names = [self.fresh("a"), self.fresh("b")]
         sizes = [
@@ -135,11 +141,13 @@ class Emitter(FuelEmitter):
         ]
         left, right = (ast.Name(n, ast.Load()) for n in names)
         check = ast.Call(
-            ast.Name(self.helper_name("limits.add"), ast.Load()),
-            [self.expr(registry), left, right],
+            ast.Name(self.helper_name(node.name), ast.Load()),
+            [left, right] if registry is None else [self.expr(registry), left, right],
             [],
         )
         small = ast.Compare(ast.BinOp(sizes[0], ast.Add(), sizes[1]), [ast.Lt()], [ast.Constant(4096)])
+        if registry is None:
+            return ast.IfExp(small, ast.BinOp(left, ast.Add(), right), check)
         kind = ast.Call(ast.Name("type", ast.Load()), [left], [])
         not_sequence = [
             ast.Compare(kind, [ast.IsNot()], [ast.Name(t, ast.Load())]) for t in ("list", "tuple")

@@ -51,7 +51,7 @@ def body_cost(body: Any) -> int:
 CALLING_HELPERS = frozenset({"jinja.call", "gotmpl.call", "gotmpl.method_call"})
 #: helpers that take the render's registry of built containers (``_built``, made in the
 #: prologue when the module calls one)
-BUILDERS = ("limits.make_tuple", "limits.built_value", "limits.add", "limits.mul")
+BUILDERS = ("limits.make_tuple", "limits.built_value", "limits.add", "limits.add_item", "limits.mul")
 
 
 def is_leaf(body: Any) -> bool:
@@ -144,14 +144,16 @@ class FuelEmitter:
 
     def fuel_prologue(self) -> list:
         """``render``'s first lines when the module is bounded: the render has no meter yet
-        (``limits.begin``: a helper's charge is never another render's), its registry of
+        (``limits.begin``, only when a previous render left one: a helper's charge is never
+        another render's), its registry of
         built containers when it builds any, and the counter (one chunk in hand) when the
         module counts fuel."""
         aliases = self.aliases  # type: ignore[attr-defined]
         tuples = ["    _built = {}"] if any(h in aliases for h in BUILDERS) else []
         if not self.fuel_enabled:
             return tuples
-        begin = [f"    {self.helper_name('limits.begin')}(None)"]  # type: ignore[attr-defined]
+        live = self.helper_name("limits.live")  # type: ignore[attr-defined]
+        begin = [f"    if {live}() is not None:", f"        {self.helper_name('limits.begin')}(None)"]  # type: ignore[attr-defined]
         if not self.fuel_used:
             return begin + tuples
         return begin + [f"    _fuel = {CHUNK}", "    _m = None"] + tuples

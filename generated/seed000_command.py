@@ -22,7 +22,7 @@ from tmpl2py.runtime.jinja import (
     subscript,
 )
 from tmpl2py.runtime.jinja.filters import do_d, do_lower, do_tojson, do_upper, test_mapping
-from tmpl2py.runtime.limits import add, begin, length_hint, refuel, refuel_loop
+from tmpl2py.runtime.limits import add_item, begin, length_hint, live, refuel, refuel_loop
 
 TEMPLATE_NAME = "examples/seed000_command.jinja"
 SOURCE_SHA256 = "ada8528d3b8c43cebba4c056f67a8c40243ba723c53cb14c8b34531ab7edc0eb"
@@ -77,7 +77,8 @@ def render(context: dict) -> str:
     _out = []
     _w = _out.append
     _get = context.get
-    begin(None)
+    if live() is not None:
+        begin(None)
     _fuel = 256
     _m = None
     _built = {}
@@ -982,49 +983,28 @@ def render(context: dict) -> str:
                     _w(",\n    ")
                     _f_l_0_format_tool_message(_w, l_0_messages, l_2_msg)
                     if _ns5:
-                        _ns5_value = (
-                            _a11 + _b12
-                            if length_hint((_a11 := _ns5_value))
-                            + length_hint(
-                                (
-                                    _b12 := [
-                                        (
-                                            l_2_msg["tool_call_id"]
-                                            if type(l_2_msg) is dict and "tool_call_id" in l_2_msg
-                                            else getattr_(l_2_msg, "tool_call_id")
-                                        )
-                                    ]
-                                )
-                            )
-                            < 4096
-                            and type(_a11) is not list
-                            and (type(_a11) is not tuple)
-                            else add(_built, _a11, _b12)
+                        _ns5_value = add_item(
+                            _built,
+                            _ns5_value,
+                            (
+                                l_2_msg["tool_call_id"]
+                                if type(l_2_msg) is dict and "tool_call_id" in l_2_msg
+                                else getattr_(l_2_msg, "tool_call_id")
+                            ),
                         )
                     else:
                         ns_check(l_0_tool_ids_seen)
                         ns_set(
                             l_0_tool_ids_seen,
                             "value",
-                            (
-                                _a13 + _b14
-                                if length_hint((_a13 := getattr_(l_0_tool_ids_seen, "value")))
-                                + length_hint(
-                                    (
-                                        _b14 := [
-                                            (
-                                                l_2_msg["tool_call_id"]
-                                                if type(l_2_msg) is dict
-                                                and "tool_call_id" in l_2_msg
-                                                else getattr_(l_2_msg, "tool_call_id")
-                                            )
-                                        ]
-                                    )
-                                )
-                                < 4096
-                                and type(_a13) is not list
-                                and (type(_a13) is not tuple)
-                                else add(_built, _a13, _b14)
+                            add_item(
+                                _built,
+                                getattr_(l_0_tool_ids_seen, "value"),
+                                (
+                                    l_2_msg["tool_call_id"]
+                                    if type(l_2_msg) is dict and "tool_call_id" in l_2_msg
+                                    else getattr_(l_2_msg, "tool_call_id")
+                                ),
                             ),
                         )
                 else:

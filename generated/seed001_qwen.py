@@ -7,7 +7,7 @@
 
 from tmpl2py.runtime.jinja import Undefined, getattr_, getitem, start_values
 from tmpl2py.runtime.jinja.filters import do_tojson
-from tmpl2py.runtime.limits import begin, length_hint, refuel_loop
+from tmpl2py.runtime.limits import begin, length_hint, live, refuel_loop
 
 TEMPLATE_NAME = "examples/seed001_qwen.jinja"
 SOURCE_SHA256 = "85fd0223b6eeca23c4fe88554bcfb50979697ef3eb6a30b88c73eee4d9737491"
@@ -22,7 +22,8 @@ def render(context: dict) -> str:
     _out = []
     _w = _out.append
     _get = context.get
-    begin(None)
+    if live() is not None:
+        begin(None)
     _fuel = 256
     _m = None
     l_0_tools = _get("tools", _start1)

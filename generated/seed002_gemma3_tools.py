@@ -19,7 +19,7 @@ from tmpl2py.runtime.go.execute import (
     to_str,
 )
 from tmpl2py.runtime.go.ollama import TemplateMessage, TemplateTool, TemplateToolCall
-from tmpl2py.runtime.limits import begin, length_hint, refuel_loop
+from tmpl2py.runtime.limits import begin, length_hint, live, refuel_loop
 
 TEMPLATE_NAME = "examples/seed002_gemma3_tools.gotmpl"
 SOURCE_SHA256 = "5e4271c679cca23c0c3c4d983acfc708966b0187a8044a4280ec35c933973fb8"
@@ -74,7 +74,8 @@ GO_ERROR_SITES = (
 def render(context: dict) -> str:
     _out = []
     _w = _out.append
-    begin(None)
+    if live() is not None:
+        begin(None)
     _fuel = 256
     _m = None
     dot = context

@@ -288,8 +288,10 @@ def refuel(meter: Optional[Meter], out: Optional[list] = None, fuel: int = 0) ->
     list when the call comes from ``render`` itself (a macro's own buffer is not passed);
     ``fuel`` the counter's value, below zero by what it owes."""
     if meter is None:
-        early = _live.get()  # a meter :func:`charge` made for this render's early work
+        early = _live.get()  # a meter :func:`charge` made, or the units it owes, for this render's early work
         meter = early if type(early) is Meter else Meter(_current.get())
+        if type(early) is int:
+            meter.fuel -= early  # take() below refuses what the pool cannot pay
         _live.set(weakref.ref(meter))
     if out is not None and meter.out is None:
         meter.out = out
@@ -335,12 +337,16 @@ def _checked(meter: Meter, items: Any, every: int, buffer: Optional[list]) -> It
 
 #: The meter of the render running in this thread / task, for :func:`charge`: a weak
 #: reference (the render's frame owns its meter, so a finished render's meter is gone), or
-#: the meter itself, made by a charge before the render's first refuel (which adopts it).
+#: what charges before the render's first refuel owe (an int, which that refuel takes), or
+#: the meter itself, made by such a charge past the pool (which refuses it).
 #: Every render starts by clearing it (:data:`begin`), so work is never charged to another
 #: render's account.
 _live: ContextVar[Any] = ContextVar("tmpl2py_meter", default=None)
-#: generated code's first call, ``begin(None)``: this render has no meter yet
+#: generated code's first lines, ``if live() is not None: begin(None)``: this render has no
+#: meter yet (a get costs a third of a set: most renders find it clear, as a render that
+#: never refuels nor charges leaves it)
 begin = _live.set
+live = _live.get
 
 
 def charge(units: int) -> None:
@@ -350,12 +356,23 @@ def charge(units: int) -> None:
     (``max``, ``unique``, ``map`` over a list; Go's printing of a map) pays for the rest
     here, so a loop calling it ends within the fuel's time too. Charged to the render's
     meter; before the render has one (its first refuel), a charge of more than a few units
-    makes it (work of a few units is left to the first chunk's slack)."""
+    makes it (work of a few units is left to the first chunk's slack). What is owed before
+    the render has a meter is kept as an int (the first refuel takes it), until it passes
+    what the pool holds: then the meter is made and refuses it, as it would have at once."""
     live = _live.get()
-    if live is None:
-        if units < 64:
+    if live is None or type(live) is int:
+        if live is None:
+            if units < 64:
+                return
+            owed = units
+        else:
+            owed = live + units
+        limits = _current.get()
+        if limits.fuel is None or owed <= limits.fuel - CHUNK:
+            _live.set(owed)  # the meter made now would still hold fuel - CHUNK - owed >= 0
             return
-        live = Meter(_current.get())
+        live = Meter(limits)
+        live.fuel -= owed - units
         _live.set(live)
     meter = live if type(live) is Meter else live()
     if meter is not None:
@@ -506,14 +523,7 @@ def add(built: dict, left: Any, right: Any) -> Any:
     if isinstance(left, (str, list, tuple)) and isinstance(right, (str, list, tuple)):
         size = len(left) + len(right)
         if size > 4096:
-            charge(size // OUTPUT_PER_FUEL)  # building it is work (a loop adding 100 KB each time)
-            limits = _current.get()
-            cap = limits.output if isinstance(left, str) else _times(limits.value, 10)
-            if cap is not None and size > cap:
-                raise RenderLimitExceeded(
-                    "output" if isinstance(left, str) else "value",
-                    f"a concatenation would build {size:,} characters or items (limit {cap:,})",
-                )
+            _check_concat(left, size)
         if type(left) is not str and type(right) is not str:
             made = left + right
             known = built.get(id(left))
@@ -528,6 +538,53 @@ def add(built: dict, left: Any, right: Any) -> Any:
                 del built[next(iter(built))]
             return made
     return left + right
+
+
+def add_item(built: dict, left: Any, item: Any) -> Any:
+    """``left + [item]`` (a list grown by one computed item: ``ns.l = ns.l + [m]``), the value
+    and weight :func:`add` gives it, without weighing the one-item list: the result weighs
+    what ``left`` weighs plus what ``item`` does. Anything but an exact list on the left
+    goes to :func:`add`."""
+    if type(left) is not list:
+        return add(built, left, [item])
+    if len(left) >= 4096:
+        _check_concat(left, len(left) + 1)
+    made = left + [item]
+    known = built.get(id(left))
+    weight = known[1] if known is not None and known[0] is left else weigh(left, built)
+    weight += NODE + len(item) if type(item) is str else weigh(item, built)
+    if weight > _LIGHT:
+        _check_weight(weight, "a concatenation")
+    built[id(made)] = (made, weight, 0)  # remembered: the next ``+`` of a loop reads it
+    if len(built) > _KEEP:
+        del built[next(iter(built))]
+    return made
+
+
+def concat(left: Any, right: Any) -> Any:
+    """``left + right`` that needs no weight, only :func:`add`'s size check: one operand is
+    a ``str`` (the result is a string, or the ``+`` raises), or the result is kept only by a
+    variable that nothing reads but the next ``+`` into it (``compiler/passes/limits.py``):
+    no container ever holds it, so nothing can print its paths."""
+    if isinstance(left, (str, list, tuple)) and isinstance(right, (str, list, tuple)):
+        size = len(left) + len(right)
+        if size > 4096:
+            _check_concat(left, size)
+    return left + right
+
+
+def _check_concat(left: Any, size: int) -> None:
+    """A concatenation of ``size`` characters or items past 4,096: building it is work (a
+    loop adding 100 KB each time), and it is refused past the cap (``output`` for strings,
+    ten times ``value`` for lists), before it is built."""
+    charge(size // OUTPUT_PER_FUEL)
+    limits = _current.get()
+    cap = limits.output if isinstance(left, str) else _times(limits.value, 10)
+    if cap is not None and size > cap:
+        raise RenderLimitExceeded(
+            "output" if isinstance(left, str) else "value",
+            f"a concatenation would build {size:,} characters or items (limit {cap:,})",
+        )
 
 
 def _times(value: Optional[int], factor: int) -> Optional[int]:
@@ -629,9 +686,9 @@ def weigh(value: Any, built: dict) -> int:
                 return weight + sum(len(v) for v in value if type(v) is str)
         quick = _tree(value, [64], built)  # the usual case: a message, a list of strings
         return quick if quick is not None else _walk(value, built)
-    if isinstance(value, str):
+    if issubclass(kind, str):  # by type: isinstance asks a namespace its __class__, slowly
         return NODE + len(value)
-    if not isinstance(value, _DESCEND):
+    if not issubclass(kind, _DESCEND):
         return NODE  # a number, None, an object that prints as itself
     known = built.get(id(value))
     if known is not None and known[0] is value:
@@ -658,7 +715,7 @@ def _flat(items: Any) -> Optional[int]:
         return weight + sum(len(item) for item in items if type(item) is str)
     if any(issubclass(kind, _DESCEND) for kind in kinds):
         return None
-    return NODE * len(items) + sum(len(item) for item in items if isinstance(item, str))
+    return NODE * len(items) + sum(len(item) for item in items if issubclass(type(item), str))
 
 
 def _flat_node(node: Any) -> Optional[int]:
@@ -680,8 +737,9 @@ def _items(value: Any) -> Any:
 
 def _tree(node: Any, budget: list, built: dict) -> Optional[int]:
     """The weight of ``node`` when it is a small tree of dicts (string keys), lists and
-    tuples over JSON's leaves (a message, its content parts, a tool: the usual case, in few
-    steps), else None; ``budget`` (a one-item list) counts the containers it may look at.
+    tuples over leaves (JSON's, and any value that holds no container: a namespace, a str
+    subclass, weighed as :func:`_walk` weighs them; a message, its content parts, a tool:
+    the usual case, in few steps), else None; ``budget`` (a one-item list) counts the containers it may look at.
     The containers inside it that hold others are remembered in ``built`` (a tool's schema
     is met again, part by part, by a template that walks it). One Python step per item: a
     message's containers hold a few items each, where C's ``set(map(...))`` costs more to
@@ -717,8 +775,12 @@ def _tree(node: Any, budget: list, built: dict) -> Optional[int]:
                     return None
                 weight += inner - NODE  # the item's own NODE is counted above
             holds = True
-        elif kind not in _LEAVES:
-            return None
+        elif kind not in _LEAVES:  # weighed as :func:`_walk` weighs it
+            if issubclass(kind, str):
+                weight += len(item)
+            elif issubclass(kind, _DESCEND):
+                return None  # a container subclass, a set, a view: the general walk
+            # else an object that prints as itself (a namespace): NODE, counted above
     if holds:
         _remember(built, node, weight)
     return weight
@@ -748,7 +810,7 @@ def _walk(root: Any, built: dict) -> int:
             stack.append((node, True))
             items = _items(node)
             for child in dict(zip(map(id, items), items)).values():  # each object once
-                if isinstance(child, _DESCEND):
+                if issubclass(type(child), _DESCEND):
                     known = built.get(id(child))
                     if (known is None or known[0] is not child) and id(child) not in found:
                         stack.append((child, False))
@@ -759,9 +821,10 @@ def _walk(root: Any, built: dict) -> int:
         counts = Counter(map(id, items)) if len(distinct) < len(items) else None
         weight = NODE
         for child_id, child in distinct.items():
-            if isinstance(child, str):
+            kind = type(child)
+            if issubclass(kind, str):
                 one = NODE + len(child)
-            elif isinstance(child, _DESCEND):
+            elif issubclass(kind, _DESCEND):
                 known = built.get(child_id)
                 if known is not None and known[0] is child:
                     one = known[1]

@@ -24,6 +24,7 @@ from typing import Any
 from tmpl2py.runtime.limits import PRINTF_SPEC, repeats_a_name
 
 from .. import ir
+from .util import TO_STR_HELPERS, is_str
 
 _GUARDED = {"*": "limits.mul", "**": "limits.power", "%": "limits.mod", "+": "limits.add"}
 
@@ -32,18 +33,24 @@ _GUARDED = {"*": "limits.mul", "**": "limits.power", "%": "limits.mod", "+": "li
 BUILT = ir.Local("_built")
 
 
-def _guard(node: Any, written: set, counters: frozenset) -> Any:
-    if isinstance(node, ir.BinOp) and node.op in _GUARDED and id(node) not in written:
+def _guard(node: Any, counters: frozenset) -> Any:
+    if isinstance(node, ir.BinOp) and node.op in _GUARDED:
         left_const = isinstance(node.left, ir.Const)
         right_const = isinstance(node.right, ir.Const)
         if node.op == "+" and (_short(node.left) or _short(node.right)):
             return node  # grows by a short literal's size (a loop of the fuel's length: 32 MB)
+        if node.op == "+" and (is_str(node.left) or is_str(node.right)):
+            return ir.Helper("limits.concat", (node.left, node.right))  # a str holds nothing
         if left_const and right_const and _small(node.op, node.left.value, node.right.value):
             return node
         if node.op == "%" and (_number(node.left, counters) or _plain_format(node.left)):
             return node  # not printf-style formatting, or a format without wide fields
         if node.op in ("**", "%"):
             return ir.Helper(_GUARDED[node.op], (node.left, node.right))
+        right = node.right
+        if node.op == "+" and isinstance(right, ir.ListLit) and len(right.items) == 1:
+            if not isinstance(right.items[0], ir.Starred):  # ``l + [m]``: one more item
+                return ir.Helper("limits.add_item", (BUILT, node.left, right.items[0]))
         return ir.Helper(_GUARDED[node.op], (BUILT, node.left, node.right))
     if isinstance(node, ir.TupleLit) and not all(_constant(i) for i in node.items):
         if any(isinstance(i, ir.Starred) for i in node.items):
@@ -144,35 +151,108 @@ def _short(node: Any) -> bool:
 _PLAIN = (ir.Const, ir.Ref)
 
 
-def _written_concatenations(body: tuple) -> set:
-    """The ``+`` chains an ``Output`` writes out directly: their value is never kept, and the
-    output it adds to is bounded by the meter, so they stay plain ``+``."""
-    written: set = set()
-    for node in ir.walk(body):
-        if isinstance(node, ir.Output):
-            chain = [node.expr]
-            while chain:
-                expr = chain.pop()
-                if isinstance(expr, ir.BinOp) and expr.op == "+":
-                    written.add(id(expr))
-                    chain += [expr.left, expr.right]
-    return written
-
-
-def _map(node: Any, fn: Any) -> Any:
-    """``node`` rebuilt bottom-up with ``fn`` applied to every IR node."""
+def _map_guarded(node: Any, fn: Any) -> Any:
+    """``node`` rebuilt bottom-up with ``fn`` applied to every IR node, except the ``+`` chains
+    an ``Output`` writes (:func:`_written`)."""
     if isinstance(node, tuple):
-        return ir.map_children(node, lambda n: _map(n, fn))
+        return ir.map_children(node, lambda n: _map_guarded(n, fn))
     if not isinstance(node, ir.Node):
         return node
-    return fn(ir.map_children(node, lambda n: _map(n, fn)))
+    if isinstance(node, ir.Output):
+        return dataclasses.replace(node, expr=_written(node.expr, fn, False))
+    return fn(ir.map_children(node, lambda n: _map_guarded(n, fn)))
+
+
+def _written(expr: Any, fn: Any, converted: bool) -> Any:
+    """The ``+`` chain an ``Output`` writes out directly: its value is never kept, and the
+    output it adds to is bounded by the meter, so it stays plain ``+`` (unless the pass
+    rewrote one of its operands, then it is guarded: the rule it always had). One it writes
+    through a conversion to text (``{{ bos_token + system }}``: ``to_str(a + b)``) is never
+    kept either, so it needs no weight (printing ``l + l`` costs what ``{{ l }}{{ l }}``
+    does), but it keeps the size check (``limits.concat``: a long string is charged as it
+    is built, also in a macro's buffer, which the meter does not read). The operands are
+    guarded as anywhere else."""
+    if isinstance(expr, ir.BinOp) and expr.op == "+":
+        left, right = _written(expr.left, fn, converted), _written(expr.right, fn, converted)
+        if converted:
+            return ir.Helper("limits.concat", (left, right), span=expr.span)
+        if left is expr.left and right is expr.right:
+            return expr
+        # an operand this pass rewrote (``x * 3 + y``): guarded, as it always was
+        return fn(dataclasses.replace(expr, left=left, right=right))
+    if isinstance(expr, ir.Helper) and expr.name in TO_STR_HELPERS and len(expr.args) == 1:
+        inner = expr.args[0]
+        if isinstance(inner, ir.BinOp) and inner.op == "+" and not expr.kwargs:
+            return dataclasses.replace(expr, args=(_written(inner, fn, True),))
+    return _map_guarded(expr, fn)
+
+
+def _chain(node: Any) -> list:
+    """The operands of a ``+`` chain (``a + b + c``: a, b, c), or ``[node]``."""
+    if isinstance(node, ir.BinOp) and node.op == "+":
+        return _chain(node.left) + _chain(node.right)
+    return [node]
+
+
+def _self_fed(body: tuple) -> frozenset:
+    """Variables whose every read is an operand of a ``+`` chain that is the whole value of
+    an assignment to that same variable (``{% set l = l + [m] %}``, ``l = l + l``; a loop's
+    copy of an outer list that only the loop's own ``set`` reads): no value they hold is
+    ever seen but by the next ``+`` into them, so none is printed, compared, passed on or
+    held by a container, and those ``+`` need no weight, only the size check
+    (``limits.concat``: doubling is still stopped by length). Any other read of the name
+    anywhere (a print, a loop over it, a macro's, a copy into another name) keeps it out."""
+    fed: dict = {}
+    reads: set = set()
+    stack: list = [body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, tuple):
+            stack.extend(node)
+            continue
+        if not isinstance(node, ir.Node):
+            continue
+        if isinstance(node, (ir.Name, ir.Local, ir.CallFunc)):
+            reads.add(node.ident)
+        if isinstance(node, ir.Assign):
+            target = node.target
+            value = node.value
+            if isinstance(target, ir.Name) and isinstance(value, ir.BinOp) and value.op == "+":
+                for operand in _chain(node.value):
+                    if isinstance(operand, ir.Name) and operand.ident == target.ident != "":
+                        fed[target.ident] = True
+                    else:
+                        stack.append(operand)
+            else:
+                stack.append(value)
+            if not isinstance(target, (ir.Name, ir.Target)):
+                stack.append(target)  # not a plain store: its parts count as reads
+            continue
+        stack.extend(value for _, value in ir.children(node))
+    return frozenset(ident for ident in fed if ident not in reads)
+
+
+def _unweighed(node: Any) -> Any:
+    """A self-fed variable's ``+`` chain (guarded by then) with only the size checks."""
+    if isinstance(node, ir.Helper) and node.name == "limits.add" and len(node.args) == 3:
+        _, left, right = node.args
+        return ir.Helper("limits.concat", (_unweighed(left), _unweighed(right)), span=node.span)
+    if isinstance(node, ir.Helper) and node.name == "limits.add_item" and len(node.args) == 3:
+        _, left, item = node.args
+        return ir.Helper("limits.concat", (_unweighed(left), ir.ListLit((item,))), span=node.span)
+    return node
 
 
 def run(module: ir.Module) -> ir.Module:
-    written = _written_concatenations(module.body)
     counters = frozenset(
         n.counter for n in ir.walk(module.body) if isinstance(n, ir.For) and n.counter
     )
-    return dataclasses.replace(
-        module, body=_map(module.body, lambda n: _guard(n, written, counters))
-    )
+    self_fed = _self_fed(module.body)
+
+    def guard(node: Any) -> Any:
+        target = node.target if isinstance(node, ir.Assign) else None
+        if isinstance(target, ir.Name) and target.ident in self_fed:
+            return dataclasses.replace(node, value=_unweighed(node.value))
+        return _guard(node, counters)
+
+    return dataclasses.replace(module, body=_map_guarded(module.body, guard))

@@ -1,0 +1,284 @@
+"""The rules that make the work bounds cheaper (issue #18's cost target), each with the attack
+it could have opened, still refused: ``begin`` only when a meter was left, namespaces and
+other plain objects as leaves of the quick weighing, ``+`` of a known string with the size
+check only, and variables that only their own ``+`` reads (self-fed) without weights."""
+
+from __future__ import annotations
+
+import pytest
+
+from tmpl2py.compiler import compile_template
+from tmpl2py.runtime import limits
+from tmpl2py.runtime.jinja.objects import Namespace
+from tmpl2py.runtime.limits import Limits, Meter, RenderLimitExceeded
+
+from reference import ref_render
+
+
+def _same_as_jinja2(source: str, context: dict) -> None:
+    expected = ref_render(source, context)
+    assert expected[0] == "ok", expected
+    assert compile_template(source).render(context) == expected[1]
+
+
+# ------------------------------------------------------------------ begin only where needed
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{% set inner = namespace(s='x' * 10) %}{{ ([inner] * 300)|string|length }}",
+        "{% for i in range(3) %}{% endfor %}{% set inner = namespace(s='x') %}"
+        "{{ ([inner] * 300)|string|length }}",
+    ],
+)
+def test_a_meter_another_render_left_is_never_charged(source: str) -> None:
+    """A render that finds a meter left in its context (a previous render's early charge,
+    here one already exhausted) clears it first: its own charges open its own account."""
+    spent = Meter(Limits(fuel=1))
+    spent.fuel = -1
+    token = limits._live.set(spent)
+    try:
+        assert compile_template(source).render({}) == ref_render(source, {})[1]
+        assert limits.live() is not spent
+    finally:
+        limits._live.reset(token)
+    assert "if live() is not None:" in compile_template(source).python_source
+
+
+def test_a_charge_after_a_clear_context_still_counts() -> None:
+    """With nothing left in the context (no ``begin`` then), an early charge still makes the
+    render's account, and the render is stopped by it (the test of test_limits, twice in a
+    row: the first render's meter must not leak into the second's)."""
+    source = "{% set inner = namespace(s='x' * 10000) %}{{ ([inner] * 20000)|string|length }}"
+    template = compile_template(source)
+    for _ in range(2):
+        with pytest.raises(RenderLimitExceeded) as info:
+            template.render({})
+        assert info.value.limit == "fuel"
+    small = compile_template("{{ 'ok' }}")
+    assert small.render({}) == "ok"
+
+
+def test_early_charges_are_owed_as_an_int_and_refused_as_the_meter_would() -> None:
+    """Charges before the first refuel are kept as what they owe (no meter made), refused the
+    moment the pool could not pay them, and taken by the first refuel in full."""
+    token = limits._live.set(None)
+    try:
+        with limits.using(Limits(fuel=1000)):
+            limits.charge(10)  # a few units: the first chunk's slack
+            assert limits.live() is None
+            limits.charge(100)
+            limits.charge(600)
+            assert limits.live() == 700
+            with pytest.raises(RenderLimitExceeded) as info:
+                limits.charge(100)  # 800 > 1000 - CHUNK: refused at once
+            assert info.value.limit == "fuel" and limits.live() is None
+            limits.charge(100)
+            meter, fuel = limits.refuel(None, None, -5)
+            assert fuel == limits.CHUNK
+            assert meter.fuel == 1000 - limits.CHUNK - 100 - 5 - limits.CHUNK
+            with pytest.raises(RenderLimitExceeded):
+                limits.charge(700)  # now charged to the meter itself
+    finally:
+        limits._live.reset(token)
+
+
+# ------------------------------------------------------------------ quick weighing of leaves
+
+
+class _Text(str):
+    pass
+
+
+class _Items(list):
+    pass
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        [Namespace(a=1)],
+        [{"role": "system", "content": Namespace(x="y" * 100)}, "text"],
+        [_Text("abc"), ["x", _Text("de")], {"k": _Text("v")}],
+        [[Namespace()], _Items(["x", "y"])],  # a container subclass: the general walk
+        ({"a": [1, 2, 3]}, {1, 2}, Namespace()),
+    ],
+)
+def test_the_quick_weighing_weighs_as_the_general_walk(value: object) -> None:
+    assert limits.weigh(value, {}) == limits._walk(value, {})
+
+
+def test_namespace_items_still_double_into_a_refusal() -> None:
+    """Lists holding namespaces are now weighed by the quick tree: doubling them is still
+    refused before anything prints them."""
+    source = (
+        "{% set n = namespace(l=[namespace(s='x' * 1000), 'y']) %}"
+        "{% for i in range(40) %}{% set n.l = [n.l, n.l] %}{% endfor %}{{ n.l }}"
+    )
+    with pytest.raises(RenderLimitExceeded) as info:
+        compile_template(source).render({})
+    assert info.value.limit == "output"
+    source = "{% set m = namespace(x=1) %}{% set messages = [m] + messages %}{{ messages|length }}"
+    assert compile_template(source).render({"messages": [{"role": "user"}]}) == "2"
+
+
+# ------------------------------------------------------------------ + of a known string
+
+
+def test_a_known_string_plus_checks_only_the_size() -> None:
+    source = "{% set t = ('a' ~ x) + y %}{{ t }}"
+    code = compile_template(source).python_source
+    assert "concat(" in code and "add(" not in code and "type(_a" not in code
+    _same_as_jinja2(source, {"x": "b", "y": "c"})
+
+
+def test_a_known_string_doubling_is_still_refused() -> None:
+    source = (
+        "{% set ns = namespace(s='x' * 100000) %}"
+        "{% for i in range(40) %}{% set ns.s = ns.s + ('' ~ ns.s) %}{% endfor %}{{ ns.s|length }}"
+    )
+    with pytest.raises(RenderLimitExceeded) as info:
+        compile_template(source).render({})
+    assert info.value.limit in ("output", "fuel")
+
+
+def test_a_list_plus_a_known_string_still_raises() -> None:
+    template = compile_template("{% set l = items + ('' ~ x) %}{{ l }}")
+    with pytest.raises(TypeError):
+        template.render({"items": [1, 2], "x": "ab"})
+
+
+def test_a_plus_written_through_to_str_checks_only_the_size() -> None:
+    """``{{ a + b }}`` of values of unknown types is converted to text and written, never
+    kept: the size check only (no weight, no list tests)."""
+    source = "{{ bos_token + system }}{{ bos_token + system + context }}"
+    code = compile_template(source).python_source
+    assert "concat(" in code and "add(" not in code and "_built" not in code
+    _same_as_jinja2(source, {"bos_token": "<s>", "system": "hi", "context": "c"})
+    _same_as_jinja2("{{ items + items }}", {"items": [1, "a"]})
+
+
+def test_string_doubling_through_a_macros_written_plus_is_still_refused() -> None:
+    """A macro's buffer is not read by the meter: its ``{{ x + x }}`` still charges a long
+    concatenation as it builds it, so doubling a string through the macro's result stops."""
+    source = (
+        "{% macro d(x) %}{{ x + x }}{% endmacro %}{% set ns = namespace(s='x') %}"
+        "{% for i in range(60) %}{% set ns.s = d(ns.s) %}{% endfor %}{{ ns.s|length }}"
+    )
+    with pytest.raises(RenderLimitExceeded):
+        compile_template(source).render({})
+
+
+# ------------------------------------------------------------------ l + [item]
+
+
+@pytest.mark.parametrize(
+    "left, item",
+    [
+        ([], "x"),
+        (["a", "bb"], {"role": "user", "content": ["t", {"k": "v"}]}),
+        ([["x"] * 3], ["x"] * 3),
+        (["a"], Namespace(s="y" * 50)),
+        ([1, 2], 3.5),
+        ((1, 2), "tuple on the left: add's TypeError"),
+        ("text", "str on the left"),
+    ],
+)
+def test_add_item_is_add_of_a_one_item_list(left: object, item: object) -> None:
+    """The same value (or error) and the same weight as ``add(built, left, [item])``."""
+    built_a: dict = {}
+    built_b: dict = {}
+    try:
+        expected = limits.add(built_a, left, [item])
+    except TypeError as error:
+        with pytest.raises(TypeError, match=str(error)[:20]):
+            limits.add_item(built_b, left, item)
+        return
+    made = limits.add_item(built_b, left, item)
+    assert made == expected
+    assert built_b[id(made)][1] == built_a[id(expected)][1] == limits._walk(made, {})
+
+
+def test_growing_a_list_by_one_item_is_still_weighed() -> None:
+    """``l + [l]`` nests the list in itself (each step doubles what printing it costs) and
+    ``l + [big]`` holds one long string many times: both refused before printing."""
+    nested = (
+        "{% set ns = namespace(l=['x' * 100]) %}"
+        "{% for i in range(60) %}{% set ns.l = ns.l + [ns.l] %}{% endfor %}{{ ns.l }}"
+    )
+    held = (
+        "{% set big = 'x' * 100000 %}{% set ns = namespace(l=[]) %}"
+        "{% for i in range(5000) %}{% set ns.l = ns.l + [big] %}{% endfor %}{{ ns.l }}"
+    )
+    for source in (nested, held):
+        template = compile_template(source)
+        assert "add_item(" in template.python_source
+        with pytest.raises(RenderLimitExceeded) as info:
+            template.render({})
+        assert info.value.limit == "output"
+
+
+# ------------------------------------------------------------------ self-fed variables
+
+#: a list of 4,096 copies of one 100,000-character string weighs ~400 MB, past the limit
+_DOUBLE = "{% set big = 'x' * 100000 %}{% set l = [big] %}" + "{% set l = l + l %}" * 12
+
+
+def test_a_variable_only_its_own_plus_reads_is_not_weighed() -> None:
+    """``l`` holds 4,096 paths to one long string but nothing ever reads it: not refused."""
+    template = compile_template(_DOUBLE + "done")
+    assert "concat(" in template.python_source and "add(" not in template.python_source
+    assert template.render({}) == "done"
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        "{{ l }}",
+        "{{ l|length }}",
+        "{% set m = l %}",
+        "{% for x in l %}{% endfor %}",
+        "{% set n = [l] %}",
+        "{% if l %}{% endif %}",
+        "{% set k = l + l %}",  # another variable's +: k holds l
+    ],
+)
+def test_a_self_fed_variable_read_through_another_path_is_still_weighed(read: str) -> None:
+    template = compile_template(_DOUBLE + read)
+    assert "add(" in template.python_source
+    with pytest.raises(RenderLimitExceeded) as info:
+        template.render({})
+    assert info.value.limit == "output"
+
+
+def test_a_self_fed_variable_a_macro_reads_is_still_weighed() -> None:
+    source = "{% macro show() %}{{ l }}{% endmacro %}" + _DOUBLE + "{{ show() }}"
+    with pytest.raises(RenderLimitExceeded) as info:
+        compile_template(source).render({})
+    assert info.value.limit == "output"
+
+
+def test_self_fed_doubling_is_still_stopped_by_its_length() -> None:
+    """Not weighed, but a ``+`` past ten times ``Limits.value`` items is still refused: a
+    self-fed list cannot grow the process."""
+    source = "{% set l = [1] %}" + "{% set l = l + l %}" * 40 + "done"
+    template = compile_template(source)
+    assert "add(" not in template.python_source
+    with pytest.raises(RenderLimitExceeded) as info:
+        template.render({})
+    assert info.value.limit == "value"
+
+
+def test_a_loops_copy_of_a_list_only_its_set_reads() -> None:
+    """jinja2's scoping: a ``set`` in a loop body assigns the loop's own copy, which the next
+    iteration starts again from the outer list (Mistral's ``filtered_messages``): the copy is
+    self-fed; the outer list, read by the next loop, is not affected."""
+    source = (
+        "{% set kept = [] %}{% for m in messages %}{% if m.role != 'tool' %}"
+        "{% set kept = kept + [m] %}{% endif %}{% endfor %}"
+        "{% for m in kept %}{{ m.role }}{% endfor %}{{ kept|length }}"
+    )
+    template = compile_template(source)
+    assert "concat(" in template.python_source
+    _same_as_jinja2(source, {"messages": [{"role": "user"}, {"role": "tool"}]})
