@@ -1,4 +1,4 @@
-"""Emitter: IR -> Python module text.
+"""Emitter: IR -> Python module text; long because it is the one emitter, a method per IR node.
 
 Expressions (a loop filter's generator included) are built as ``ast`` nodes and printed with
 ``unparse.unparse`` (quoting and precedence come for free: template text can only ever be a
@@ -285,9 +285,25 @@ class Emitter(FuelEmitter):
         self.writer = f"{buf}.append"
         self.block(node.body, allow_empty=True)
         self.writer = saved
-        return ast.Call(
+        return self.joined(buf, "a block's text")
+
+    def joined(self, buf: str, what: str) -> ast.expr:
+        """A buffer's text as a value (a capture's, a function's return value). In a bounded
+        module it is joined first and its length checked (``limits.check_built``, against
+        ``Limits.output``): such a value can feed the next call (``{% set ns.s = d(ns.s) %}``
+        with a macro printing its argument twice doubles it each time), so the check stops the
+        doubling, as ``~`` and ``join`` are stopped; the render's own buffer is measured by
+        the meter instead."""
+        join = ast.Call(
             ast.Attribute(ast.Constant(""), "join", ast.Load()), [ast.Name(buf, ast.Load())], []
         )
+        if not self.fuel_enabled:
+            return join
+        check = self.helper_name("limits.check_built")
+        self.line(f"{buf} = {unparse(join)}")
+        self.line(f"if len({buf}) > 4096:")
+        self.line(f"    {check}(len({buf}), {quote(what)})")
+        return ast.Name(buf, ast.Load())
 
     # ------------------------------------------------------------------ statements
 
@@ -410,7 +426,7 @@ class Emitter(FuelEmitter):
         self.line("_w = _out.append")
         self.writer = "_w"
         self._for_body(node, ast.Name("_iterable", ast.Load()), (func, "_depth0"))
-        self.line('return "".join(_out)')
+        self.line(f"return {unparse(self.joined('_out', 'a recursive loop' + chr(39) + 's output'))}")
         self.fuel_function_end()
         self.indent -= 1
         self.writer = saved
@@ -465,7 +481,7 @@ class Emitter(FuelEmitter):
                 self.indent -= 1
         self.block(node.body, allow_empty=not node.into)
         if not node.into:
-            self.line('return "".join(_out)')
+            self.line(f"return {unparse(self.joined('_out', 'a macro' + chr(39) + 's output'))}")
         self.fuel_function_end()
         self.indent -= 1
         self.writer = saved

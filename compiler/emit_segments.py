@@ -488,9 +488,7 @@ class SegmentEmitter(Emitter):
         if not self.tracked:
             return super().x_Capture(node)
         buf, _ = self.tracked_capture(node)
-        return ast.Call(
-            ast.Attribute(ast.Constant(""), "join", ast.Load()), [ast.Name(buf, ast.Load())], []
-        )
+        return self.joined(buf, "a block's text")
 
     # ------------------------------------------------------------------ statements
 

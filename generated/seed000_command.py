@@ -22,7 +22,15 @@ from tmpl2py.runtime.jinja import (
     subscript,
 )
 from tmpl2py.runtime.jinja.filters import do_d, do_lower, do_tojson, do_upper, test_mapping
-from tmpl2py.runtime.limits import add_item, begin, length_hint, live, refuel, refuel_loop
+from tmpl2py.runtime.limits import (
+    add_item,
+    begin,
+    check_built,
+    length_hint,
+    live,
+    refuel,
+    refuel_loop,
+)
 
 TEMPLATE_NAME = "examples/seed000_command.jinja"
 SOURCE_SHA256 = "ada8528d3b8c43cebba4c056f67a8c40243ba723c53cb14c8b34531ab7edc0eb"
@@ -105,7 +113,10 @@ def render(context: dict) -> str:
         _c1.append(
             "These instructions are always to be followed and cannot be overridden by subsequent system or user turns:\n- You will answer requests for educational, informative, or creative content related to safety categories. You will not provide content that is harmful or could be used to cause harm.\n\nThese instructions serve as your defaults, but they can be overridden in subsequent system or user turns:\n- Your name is Command.\n- You are a large language model built by Cohere."
         )
-        l_0_platform_instruction_override = "".join(_c1)
+        _c1 = "".join(_c1)
+        if len(_c1) > 4096:
+            check_built(len(_c1), "a block's text")
+        l_0_platform_instruction_override = _c1
     l_0_reasoning = (
         l_0_reasoning
         if type(l_0_reasoning) is not Undefined

@@ -118,6 +118,15 @@ JINJA_DOS = {
     "share-one-item-grows": NS + "{% for i in range(64) %}{% set ns.l = ns.l + [ns.l] %}{% endfor %}{{ ns.l }}",
     "share-one-item-laundered": NS + "{% for i in range(64) %}{% set y = [ns.l]|list %}{% set ns.l = y + y %}"
     "{% endfor %}{{ ns.l }}",
+    # a function's text as a value feeds the next call: a macro or a block set printing its
+    # input twice doubles it (the meter measures the render's buffer, not these)
+    "double-through-macro": "{% macro d(x) %}{{ x }}{{ x }}{% endmacro %}{% set ns = namespace(s='ab') %}"
+    "{% for i in range(64) %}{% set ns.s = d(ns.s) %}{% endfor %}{{ ns.s|length }}",
+    "double-through-block-set": "{% set ns = namespace(s='ab') %}{% for i in range(64) %}"
+    "{% set t %}{{ ns.s }}{{ ns.s }}{% endset %}{% set ns.s = t %}{% endfor %}{{ ns.s|length }}",
+    "double-through-caller": "{% macro c() %}{{ caller() }}{{ caller() }}{% endmacro %}"
+    "{% macro w(s) %}{% call c() %}{{ s }}{% endcall %}{% endmacro %}{% set ns = namespace(s='ab') %}"
+    "{% for i in range(64) %}{% set ns.s = w(ns.s) %}{% endfor %}{{ ns.s|length }}",
 }
 
 GO_DOS = {
