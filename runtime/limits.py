@@ -530,13 +530,7 @@ def add(built: dict, left: Any, right: Any) -> Any:
             weight = known[1] if known is not None and known[0] is left else weigh(left, built)
             known = built.get(id(right))
             weight += known[1] if known is not None and known[0] is right else weigh(right, built)
-            weight -= NODE
-            if weight > _LIGHT:
-                _check_weight(weight, "a concatenation")
-            built[id(made)] = (made, weight, 0)  # remembered: the next ``+`` of a loop reads it
-            if len(built) > _KEEP:
-                del built[next(iter(built))]
-            return made
+            return _concatenated(built, made, weight - NODE)
     return left + right
 
 
@@ -553,11 +547,15 @@ def add_item(built: dict, left: Any, item: Any) -> Any:
     known = built.get(id(left))
     weight = known[1] if known is not None and known[0] is left else weigh(left, built)
     weight += NODE + len(item) if type(item) is str else weigh(item, built)
+    return _concatenated(built, made, weight)
+
+
+def _concatenated(built: dict, made: Any, weight: int) -> Any:
+    """``made``, a list or tuple a ``+`` built, of ``weight``: refused past the limit, and
+    remembered (the next ``+`` of a loop reads its weight)."""
     if weight > _LIGHT:
         _check_weight(weight, "a concatenation")
-    built[id(made)] = (made, weight, 0)  # remembered: the next ``+`` of a loop reads it
-    if len(built) > _KEEP:
-        del built[next(iter(built))]
+    _remember(built, made, weight)
     return made
 
 
