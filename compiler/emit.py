@@ -426,7 +426,8 @@ class Emitter(FuelEmitter):
         self.line("_w = _out.append")
         self.writer = "_w"
         self._for_body(node, ast.Name("_iterable", ast.Load()), (func, "_depth0"))
-        self.line(f"return {unparse(self.joined('_out', 'a recursive loop' + chr(39) + 's output'))}")
+        text = self.joined("_out", "a recursive loop's output")
+        self.line(f"return {unparse(text)}")
         self.fuel_function_end()
         self.indent -= 1
         self.writer = saved
@@ -481,7 +482,8 @@ class Emitter(FuelEmitter):
                 self.indent -= 1
         self.block(node.body, allow_empty=not node.into)
         if not node.into:
-            self.line(f"return {unparse(self.joined('_out', 'a macro' + chr(39) + 's output'))}")
+            text = self.joined("_out", "a macro's output")
+            self.line(f"return {unparse(text)}")
         self.fuel_function_end()
         self.indent -= 1
         self.writer = saved

@@ -12,15 +12,11 @@ import dataclasses
 from typing import Any
 
 from .. import ir
-from .util import map_nodes
+from .util import map_nodes, type_is
 
 
 def _isinstance(value: Any, cls: str) -> ir.Expr:
     return ir.Helper("builtins.isinstance", (value, ir.Ref(cls)))
-
-
-def _type_is(value: Any, op: str, cls: str) -> ir.Expr:
-    return ir.Compare(ir.Helper("builtins.type", (value,)), ((op, ir.Ref(cls)),))
 
 
 #: test helper -> the expression its body is, for its one argument
@@ -33,8 +29,8 @@ def _is_bool(expr: Any) -> bool:
 INLINE_TESTS = {
     "jinja_filters.test_string": lambda x: _isinstance(x, "builtins.str"),
     # ``Undefined`` is final (runtime/jinja/core.py): ``isinstance`` is an exact type test
-    "jinja_filters.test_defined": lambda x: _type_is(x, "is not", "jinja.Undefined"),
-    "jinja_filters.test_undefined": lambda x: _type_is(x, "is", "jinja.Undefined"),
+    "jinja_filters.test_defined": lambda x: type_is(x, "jinja.Undefined", "is not"),
+    "jinja_filters.test_undefined": lambda x: type_is(x, "jinja.Undefined"),
     "jinja_filters.test_none": lambda x: ir.Compare(x, (("is", ir.Const(None)),)),
     "jinja_filters.test_true": lambda x: ir.Compare(x, (("is", ir.Const(True)),)),
     "jinja_filters.test_false": lambda x: ir.Compare(x, (("is", ir.Const(False)),)),

@@ -46,6 +46,7 @@ from typing import Any, Optional
 
 from .. import ir
 from . import method_calls
+from .util import type_is
 
 #: filter helper -> the ``str`` method it is on a ``str`` ("": the value itself)
 STR_FILTERS = {
@@ -69,10 +70,6 @@ SMALL_ARGUMENT = 16
 _VARIABLE = (ir.Name, ir.Local)
 
 
-def _type_is(value: ir.Expr, kind: str) -> ir.Expr:
-    return ir.Compare(ir.Helper("builtins.type", (value,)), (("is", ir.Ref("builtins." + kind)),))
-
-
 class _Temps:
     def __init__(self) -> None:
         self.count = 0
@@ -94,7 +91,7 @@ def _str_filter(node: ir.Helper, temps: _Temps) -> Optional[ir.Expr]:
     method = STR_FILTERS[node.name]
     fast = again if not method else ir.CallValue(ir.LoopAttr(again, method), ())
     general = dataclasses.replace(node, args=(again,))
-    return ir.CondExpr(_type_is(test, "str"), fast, general, span=node.span)
+    return ir.CondExpr(type_is(test, "builtins.str"), fast, general, span=node.span)
 
 
 def _receiver(func: Any) -> Optional[tuple[ir.Expr, str]]:
@@ -150,7 +147,7 @@ def _method_call(node: ir.Helper, temps: _Temps, methods: dict) -> Optional[ir.E
     general = dataclasses.replace(
         node, args=(ir.Helper("jinja.getattr_", (again, ir.Const(name))),) + args
     )
-    return ir.CondExpr(_type_is(test, kind), fast, general, span=node.span)
+    return ir.CondExpr(type_is(test, "builtins." + kind), fast, general, span=node.span)
 
 
 def _small(node: Any) -> bool:
@@ -200,7 +197,7 @@ def _string_key_compared(node: ir.Compare) -> Optional[ir.Expr]:
         and lookup.fallback.args[0] == lookup.obj
     ):
         return None
-    fallback = ir.CondExpr(_type_is(lookup.obj, "str"), ir.Const(None), lookup.fallback)
+    fallback = ir.CondExpr(type_is(lookup.obj, "builtins.str"), ir.Const(None), lookup.fallback)
     return dataclasses.replace(node, left=dataclasses.replace(lookup, fallback=fallback))
 
 

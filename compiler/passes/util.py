@@ -51,6 +51,12 @@ def is_str(expr: Any) -> bool:
     return False
 
 
+def type_is(value: Any, cls: str, op: str = "is") -> ir.Expr:
+    """``type(value) is cls`` (``op``: ``is`` or ``is not``): an exact type test, ``cls`` a
+    helper name (``builtins.str``, ``jinja.Undefined``)."""
+    return ir.Compare(ir.Helper("builtins.type", (value,)), ((op, ir.Ref(cls)),))
+
+
 def map_nodes(node: Any, fn: Any) -> Any:
     """Rebuild ``node`` bottom-up, applying ``fn`` to every IR node (``ir.map_children`` at
     each level: a node whose children ``fn`` left alone is passed to ``fn`` itself)."""
