@@ -201,11 +201,13 @@ class Const(Expr):
 
 @node
 class Name(Expr):
-    """A variable read. ``ident`` is filled in by the scope pass."""
+    """A variable read. ``ident`` is filled in by the scope pass; ``kind`` is ``"str"`` where
+    the read is known to give a string (``passes/str_locals.py``)."""
 
     name: str
     ident: str = ""
     span: Span = _span()
+    kind: str = ""
 
 
 @node

@@ -4,7 +4,7 @@ ahead of time, so that Python's bytecode cache keeps it compiled. Do not edit; r
 # fmt: off
 # flake8: noqa
 
-METHODS_SHA256 = '80af9edb441135c9bcd187427595dfda14a76ae4b2661077e1264be7aa48ffc9'
+METHODS_SHA256 = '1902947deb045d40b17603268dfa43b8f81f38588526e351da053fc9e9a30661'
 
 
 def init0(self, value, span=(0, 0)):
@@ -24,22 +24,23 @@ def mapper0(node, fn):
     if n_value is o_value:
         return node
     return C0(value=n_value, span=node.span)
-def init1(self, name, ident='', span=(0, 0)):
+def init1(self, name, ident='', span=(0, 0), kind=''):
     _set(self, 'name', name)
     _set(self, 'ident', ident)
     _set(self, 'span', span)
+    _set(self, 'kind', kind)
 def eq1(self, other):
     if other.__class__ is self.__class__:
-        return (self.name, self.ident, ) == (other.name, other.ident, )
+        return (self.name, self.ident, self.kind, ) == (other.name, other.ident, other.kind, )
     return NotImplemented
 def hash1(self):
-    return hash((self.name, self.ident, ))
+    return hash((self.name, self.ident, self.kind, ))
 def repr1(self):
-    return f'{self.__class__.__qualname__}(name={self.name!r}, ident={self.ident!r})'
+    return f'{self.__class__.__qualname__}(name={self.name!r}, ident={self.ident!r}, kind={self.kind!r})'
 def mapper1(node, fn):
     if True:
         return node
-    return C1(name=node.name, ident=node.ident, span=node.span)
+    return C1(name=node.name, ident=node.ident, span=node.span, kind=node.kind)
 def init2(self, ident, span=(0, 0)):
     _set(self, 'ident', ident)
     _set(self, 'span', span)

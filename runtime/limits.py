@@ -53,6 +53,7 @@ from __future__ import annotations
 import re
 import time
 import weakref
+from time import thread_time as _thread_time
 from collections import Counter
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -70,6 +71,9 @@ CALL_COST = 16
 OUTPUT_PER_FUEL = 32
 #: Output between two checks when it grows fast: the next chunk is made smaller to keep it so.
 OUTPUT_PER_CHECK = 1 << 20
+#: Microseconds of the render thread's CPU time that cost one unit of fuel, where the time
+#: between two looks at the meter is more than the fuel counted (``Meter._timed``).
+CPU_US_PER_FUEL = 1
 _UNLIMITED = 1 << 200  # the pool of a render without a fuel limit: never runs dry
 
 
@@ -197,7 +201,9 @@ class Meter:
     first chunk never make one): the fuel not yet lent, the top-level output seen so far,
     the deadline."""
 
-    __slots__ = ("fuel", "limits", "deadline", "out", "seen", "size", "lend", "__weakref__")
+    __slots__ = (
+        "fuel", "limits", "deadline", "out", "seen", "size", "lend", "clock", "start", "__weakref__"
+    )
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
@@ -208,6 +214,9 @@ class Meter:
         self.deadline = limits.deadline
         # the render started with one chunk in hand (``_fuel = CHUNK`` in its prologue)
         self.fuel = _UNLIMITED if limits.fuel is None else limits.fuel - CHUNK
+        # CPU time is work too (:meth:`_timed`): the thread's clock and the pool, at the start
+        self.clock = _thread_time() if limits.fuel is not None else None
+        self.start = self.fuel
 
     def take(self, owed: int = 0) -> int:
         """Lend the next chunk, after taking what the counter ``owed`` (it ran below zero by
@@ -235,6 +244,9 @@ class Meter:
         elif lend < CHUNK_MAX:
             self.lend = lend * 2
         self.fuel -= owed
+        if self.clock is not None and self._timed():
+            lend = min(lend, CHUNK // 4)  # slow work: the next look comes sooner
+            self.lend = CHUNK
         if self.fuel < 0:
             self._exhausted()
         if lend > self.fuel:
@@ -250,10 +262,26 @@ class Meter:
         pool and the deadline checked, as at a refuel, with nothing lent."""
         if self.out is not None:
             self.fuel -= self._grown() // OUTPUT_PER_FUEL
+        if self.clock is not None:
+            self._timed()
         if self.fuel < 0:
             self._exhausted()
         if self.deadline is not None and time.monotonic() > self.deadline:
             _budget_exhausted(self.limits.budget)
+
+    def _timed(self) -> bool:
+        """Charge the CPU time this thread has spent in the render (since its meter was
+        made), where it is more than all the fuel taken from the pool so far: a unit per
+        :data:`CPU_US_PER_FUEL` microseconds. So the work an iteration hides in C (a method
+        scanning a long string, a list searched or compared, a sort) is paid for by the
+        time it takes, and a loop paid for as it started has its time credited. True when
+        time was charged (the work runs slower than its count)."""
+        spent = int((_thread_time() - self.clock) * 1_000_000) // CPU_US_PER_FUEL
+        counted = self.start - self.fuel
+        if spent <= counted:
+            return False
+        self.fuel -= spent - counted
+        return True
 
     def _exhausted(self) -> None:
         self.fuel = 0
@@ -261,8 +289,8 @@ class Meter:
         raise RenderLimitExceeded(
             "fuel",
             f"the render ran more than {self.limits.fuel:,} loop iterations and macro calls"
-            f" (a macro call counts {CALL_COST}; {OUTPUT_PER_FUEL} characters of output and"
-            " about an item of a filter's input count one)",
+            f" (a macro call counts {CALL_COST}; {OUTPUT_PER_FUEL} characters of output, about"
+            f" an item of a filter's input and {CPU_US_PER_FUEL} us of CPU time count one)",
         )
 
     def _grown(self) -> int:

@@ -166,6 +166,37 @@ HEAVY_JINJA = {
     "str-format": "{{ '{} {} {}'.format(f, l, d) }}", "items": "{% for k, v in d.items() %}{{ k }}{% endfor %}",
 }
 
+#: Work hidden in one step: a loop of 100,000 iterations, each a C-level operation over a
+#: value of 100,000 items or characters (a method scanning a string, a list searched,
+#: compared or printed, a filter over a ``range``): ten billion steps nominally, with one
+#: unit of fuel per iteration. Each must end in a fuel error within the second: a filter's
+#: input is charged (a ``range`` included), and the meter charges the CPU time a loop takes
+#: past its count (``Meter._timed``), so no step is free however it is written.
+LOOP = "{% for i in range(100000) %}"
+HIDDEN_WORK = {
+    "range-sum": LOOP + "{{ range(100000)|sum }}{% endfor %}",
+    "range-sort": LOOP + "{% if range(100000)|sort %}{% endif %}{% endfor %}",
+    "range-join": LOOP + "{% if range(100000)|join %}{% endif %}{% endfor %}",
+    "generator-loops": "{% for i in range(100000)|select %}{% for j in range(100000)|select %}{% endfor %}{% endfor %}",
+    "list-string": "{% set l = range(100000)|list %}" + LOOP + "{% if l|string %}{% endif %}{% endfor %}",
+    "list-compare": "{% set l = range(100000)|list %}" + LOOP + "{% if l == l[:] %}{% endif %}{% endfor %}",
+    "list-in": "{% set l = range(100000)|list %}" + LOOP + "{% if 99999 in l %}{% endif %}{% endfor %}",
+    "list-index": "{% set l = range(100000)|list %}" + LOOP + "{% if l.index(99999) %}{% endif %}{% endfor %}",
+    "str-split": "{% set s = 'x ' * 50000 %}" + LOOP + "{% if s.split() %}{% endif %}{% endfor %}",
+    "str-upper": "{% set s = 'x' * 100000 %}" + LOOP + "{% if s.upper() %}{% endif %}{% endfor %}",
+    "str-upper-filter": "{% set s = 'x' * 100000 %}" + LOOP + "{% if s|upper %}{% endif %}{% endfor %}",
+    "str-count": "{% set s = 'x' * 100000 %}" + LOOP + "{% if s.count('y') %}{% endif %}{% endfor %}",
+    "str-replace": "{% set s = 'x' * 100000 %}" + LOOP + "{% if s|replace('x', 'y') %}{% endif %}{% endfor %}",
+    "str-escape": "{% set s = 'x' * 100000 %}" + LOOP + "{% if s|e %}{% endif %}{% endfor %}",
+    "str-int": "{% set s = '1' * 4000 %}" + LOOP + "{% if s|int %}{% endif %}{% endfor %}",
+    "str-test": "{% set s = 'x' * 100000 %}" + LOOP + "{% if s is lower %}{% endif %}{% endfor %}",
+}
+GO_HIDDEN_WORK = {
+    "html": '{{ $s := printf "%99999s" "<" }}{{ range 100000 }}{{ $x := html $s }}{{ end }}',
+    "slice": '{{ $s := printf "%99999s" "<" }}{{ range 100000 }}{{ $x := slice $s 1 }}{{ end }}',
+    "print": '{{ $s := printf "%99999s" "<" }}{{ range 100000 }}{{ $x := print $s $s }}{{ end }}',
+}
+
 #: Filters and methods that build a large value from small input: (hostile template, the
 #: limit it must hit, the same template with small arguments, which must render exactly as
 #: transformers' sandbox renders it).
@@ -243,6 +274,10 @@ def cases() -> dict:
     for name, body in HEAVY_GO.items():
         loops = "{{ range $.a }}{{ range $.a }}{{ range $.a }}", "{{ end }}{{ end }}{{ end }}"
         out[f"go-heavy/{name}"] = ("go", loops[0] + body + loops[1], HEAVY_DATA)
+    for name, source in HIDDEN_WORK.items():
+        out[f"jinja-hidden/{name}"] = ("jinja", source, {})
+    for name, source in GO_HIDDEN_WORK.items():
+        out[f"go-hidden/{name}"] = ("go", source, {})
     for name in GROWTH:
         out[f"jinja-growth/{name}"] = ("jinja", growth_case(name)[0], {})
     for name, (source, _small) in GO_GROWTH.items():

@@ -23,7 +23,17 @@ from pathlib import Path
 
 from tmpl2py_paths import SHARED as _BESIDE
 from reference import ref_render
-from hostile_cases import GO_DOS, HEAVY_GO, HEAVY_JINJA, JINJA_DOS, NS, bounded_row, slowdown as _slowdown
+from hostile_cases import (
+    GO_DOS,
+    GO_HIDDEN_WORK,
+    HEAVY_GO,
+    HEAVY_JINJA,
+    HIDDEN_WORK,
+    JINJA_DOS,
+    NS,
+    bounded_row,
+    slowdown as _slowdown,
+)
 
 #: ../shared, or where TMPL2PY_SHARED points (a worktree whose parent does not hold it)
 SHARED = Path(os.environ.get("TMPL2PY_SHARED", str(_BESIDE)))
@@ -48,6 +58,32 @@ def test_heavy_per_item_helpers_in_loops_are_paid_for(name: str) -> None:
     """Each heavy helper, a billion times nominally: the fuel charges its work, so the
     render ends in a fuel error within the second."""
     assert bounded_row(name)["limit"] == "fuel"
+
+
+@pytest.mark.parametrize(
+    "name", [f"jinja-hidden/{n}" for n in HIDDEN_WORK] + [f"go-hidden/{n}" for n in GO_HIDDEN_WORK]
+)
+def test_work_hidden_in_one_step_is_paid_for(name: str) -> None:
+    """A loop whose every iteration is one long C-level operation (a string scanned, a list
+    searched or printed, a filter over a ``range``): a fuel error within the second."""
+    assert bounded_row(name)["limit"] == "fuel"
+
+
+def test_cpu_time_past_the_count_is_charged() -> None:
+    """The meter charges the CPU time a render spends past the fuel it counted (a unit a
+    microsecond): a loop of cheap-looking iterations that each take ~100 us runs out of
+    a 20,000-unit fuel within a few hundred iterations, where counting alone would allow
+    20,000; a loop of the same length whose iterations are cheap renders."""
+    slow = compile_template(
+        "{% set l = range(100000)|list %}{% for i in range(n) %}{% if 99999 in l %}{% endif %}{% endfor %}"
+    )
+    with pytest.raises(RenderLimitExceeded) as info:
+        slow.render({"n": 19_000}, limits={"fuel": 20_000})
+    assert info.value.limit == "fuel" and "CPU time" in str(info.value)
+    cheap = compile_template("{% for i in range(n) %}{% if 1 in l %}{% endif %}{% endfor %}")
+    assert cheap.render({"n": 19_000, "l": [1]}, limits={"fuel": 20_000}) == ""
+    # off with the fuel: no clock is read
+    assert slow.render({"n": 300}, limits={"fuel": None}) == ""
 
 
 def test_depth_errors_keep_the_dialects_categories() -> None:

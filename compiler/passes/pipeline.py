@@ -28,6 +28,7 @@ from . import (
     method_calls,
     ns_scalars,
     scope,
+    str_locals,
     top_resolve,
     typed_calls,
 )
@@ -53,6 +54,7 @@ PASSES: tuple[Step, ...] = (
     Step("ns_scalars", ns_scalars.run),
     Step("drop_dead_inits", drop_dead_inits.run),
     Step("inline_tests", inline_tests.run),
+    Step("str_locals", str_locals.run),  # before known_str: marks the reads it trusts
     Step("known_str", known_str.run),
     Step("merge_text", merge_text.run),
     Step("cse", cse.run, shared_undefined=True),  # a kept lookup shares an absent key's undefined

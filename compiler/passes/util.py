@@ -46,8 +46,10 @@ def is_str(expr: Any) -> bool:
         return is_str(expr.left) or is_str(expr.right)
     if isinstance(expr, ir.CondExpr):
         return is_str(expr.body) and is_str(expr.orelse)
-    if isinstance(expr, ir.CallFunc):  # a compiled macro returns its joined buffer
+    if isinstance(expr, (ir.CallFunc, ir.Capture)):  # a macro's / a block's joined buffer
         return True
+    if isinstance(expr, ir.Name):  # a variable every reaching assignment gave a str
+        return expr.kind == "str"
     return False
 
 
