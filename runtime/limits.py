@@ -15,6 +15,12 @@ thread. Writing output is charged as work (one unit per ``OUTPUT_PER_FUEL`` char
 each refuel): what a heavy per-item helper costs (printing a float, a map, ``tojson``) grows
 with what it writes, so a loop printing values pays for the printing; and output that grows
 fast makes the chunks smaller, so it is checked every ``OUTPUT_PER_CHECK`` characters.
+CPU time is work too: at each look (a refuel, a long loop's check) the meter charges the
+render thread's CPU time since the meter was made where it is more than the fuel counted
+(one unit per ``CPU_US_PER_FUEL`` microseconds; ``time.thread_time``, read only there), so
+an iteration whose work is hidden in one C-level step (a method scanning a long string, a
+list searched, compared or printed, a sort) is paid for by the time it takes, whatever the
+step; a render that never leaves its first chunk never reads the clock.
 Values a template
 *builds* by amplification (``'x' * n``, padding and width arguments, ``batch``/``slice``
 counts, ``tojson`` indent, Go ``range N`` and ``printf`` widths) are checked before they
@@ -26,7 +32,8 @@ the entry points turn that RecursionError into :class:`RenderDepthExceeded`.
 limit          default         why this number
 =============  ==============  ============================================================
 ``fuel``       500,000         loop iterations (a macro call counts CALL_COST, 32 characters
-                               of output one); the shared
+                               of output one, and CPU time past the count a unit a
+                               microsecond: at most ~0.5 s of work); the shared
                                corpus needs < 5,000 per render (checked: it renders alike
                                with a hundredth of each limit); 10,000 messages through a
                                template looping 10 times per message need 100,000; half a
