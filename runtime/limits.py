@@ -11,13 +11,13 @@ iteration) and calls :func:`refuel` only when the local runs out, once every chu
 twice the last up to :data:`CHUNK_MAX`) or at a loop longer than what is left (``compiler/fuel.py``); the per-render :class:`Meter` (made at the first refuel, from the limits a
 ``ContextVar`` holds: a render that stays within its first chunk never reads it) lends the
 chunks and checks the output written so far and the wall-clock deadline there, never in a
-thread. Writing output is charged as work (one unit per ``OUTPUT_PER_FUEL`` characters, at
+thread. Writing output is charged as work (a unit, ``FUEL_PER_UNIT`` fuel, per ``OUTPUT_PER_UNIT`` characters, at
 each refuel): what a heavy per-item helper costs (printing a float, a map, ``tojson``) grows
 with what it writes, so a loop printing values pays for the printing; and output that grows
 fast makes the chunks smaller, so it is checked every ``OUTPUT_PER_CHECK`` characters.
 CPU time is work too: at each look (a refuel, a long loop's check) the meter charges the
 render thread's CPU time since the meter was made where it is more than the fuel counted
-(one unit per ``CPU_US_PER_FUEL`` microseconds; ``time.thread_time``, read only there), so
+(``FUEL_PER_CPU_US`` units a microsecond; ``time.thread_time``, read only there), so
 an iteration whose work is hidden in one C-level step (a method scanning a long string, a
 list searched, compared or printed, a sort) is paid for by the time it takes, whatever the
 step; a render that never leaves its first chunk never reads the clock.
@@ -31,14 +31,17 @@ the entry points turn that RecursionError into :class:`RenderDepthExceeded`.
 =============  ==============  ============================================================
 limit          default         why this number
 =============  ==============  ============================================================
-``fuel``       500,000         loop iterations (a macro call counts CALL_COST, 32 characters
-                               of output one, and CPU time past the count a unit a
-                               microsecond: at most ~0.5 s of work); the shared
-                               corpus needs < 5,000 per render (checked: it renders alike
-                               with a hundredth of each limit); 10,000 messages through a
-                               template looping 10 times per message need 100,000; half a
-                               million iterations that print a value take ~0.5 s; a
-                               4M-character prompt pays 125,000 for its output
+``fuel``       5,000,000       a loop iteration costs one, a macro call CALL_COST, a unit of
+                               work FUEL_PER_UNIT (about a microsecond: an item a heavy
+                               helper walks, 32 characters of output or of a long string a
+                               ``+`` builds), and CPU time past the count and CPU_FREE_US
+                               as much per microsecond: at most ~0.5 s of work, and at most
+                               16M characters written or built. The shared corpus needs
+                               < 50,000 per render (checked: it renders alike with a
+                               hundredth of each limit); templates that scan the
+                               conversation once per message (quadratic) need 1.1-2.4
+                               million for 1,000 tool-call messages, which they render in
+                               36-100 ms (transformers: 0.13-1.8 s)
 ``output``     100,000,000     characters of output, and of a string that ``+``, ``~``,
                                ``join``, ``replace``... build; a 1M-token prompt is ~4M;
                                also the weight of any container the template builds (what
@@ -74,13 +77,20 @@ CHUNK = 256
 CHUNK_MAX = 16 * CHUNK
 #: Fuel a macro (or Go template) call costs: a call does more work than an iteration.
 CALL_COST = 16
-#: Characters of output that cost one unit of fuel (charged at each refuel).
-OUTPUT_PER_FUEL = 32
+#: Fuel a unit of work costs: about a microsecond (an item a heavy helper walks in Python,
+#: ``OUTPUT_PER_UNIT`` characters written or built, ``charge``); a loop iteration costs one.
+FUEL_PER_UNIT = 10
+#: Characters of output (charged at each refuel) or of a long string a ``+`` builds that
+#: make a unit of work.
+OUTPUT_PER_UNIT = 32
 #: Output between two checks when it grows fast: the next chunk is made smaller to keep it so.
 OUTPUT_PER_CHECK = 1 << 20
-#: Microseconds of the render thread's CPU time that cost one unit of fuel, where the time
-#: between two looks at the meter is more than the fuel counted (``Meter._timed``).
-CPU_US_PER_FUEL = 1
+#: Fuel a microsecond of the render thread's CPU time costs, where the time is more than
+#: the fuel counted (``Meter._timed``): the default fuel is half a second of work.
+FUEL_PER_CPU_US = FUEL_PER_UNIT
+#: CPU time a render may spend before any is charged (20 ms: a render's first-use costs, a
+#: lazy import or a regex compiled, never decide a limit; time decides only heavy renders)
+CPU_FREE_US = 20_000
 _UNLIMITED = 1 << 200  # the pool of a render without a fuel limit: never runs dry
 
 
@@ -131,7 +141,7 @@ class Limits:
 
     def __init__(
         self,
-        fuel: Optional[int] = 500_000,
+        fuel: Optional[int] = 5_000_000,
         output: Optional[int] = 100_000_000,
         value: Optional[int] = 100_000,
         budget: Optional[float] = None,
@@ -209,7 +219,7 @@ class Meter:
     the deadline."""
 
     __slots__ = (
-        "fuel", "limits", "deadline", "out", "seen", "size", "lend", "clock", "start", "__weakref__"
+        "fuel", "limits", "deadline", "out", "seen", "size", "lend", "clock", "start", "timed", "__weakref__"
     )
 
     def __init__(self, limits: Limits) -> None:
@@ -224,6 +234,7 @@ class Meter:
         # CPU time is work too (:meth:`_timed`): the thread's clock and the pool, at the start
         self.clock = _thread_time() if limits.fuel is not None else None
         self.start = self.fuel
+        self.timed = 0  # fuel charged for time so far
 
     def take(self, owed: int = 0) -> int:
         """Lend the next chunk, after taking what the counter ``owed`` (it ran below zero by
@@ -232,7 +243,7 @@ class Meter:
 
         Writing output is work too (printing a value costs in proportion to the characters
         it makes: ``tojson``, a Go ``%v`` of a float or a map), so the output written since
-        the last chunk is charged, one unit per :data:`OUTPUT_PER_FUEL` characters; and
+        the last chunk is charged, one unit per :data:`OUTPUT_PER_UNIT` characters; and
         when it grows fast the next chunk is smaller, so the output cap is checked at least
         every :data:`OUTPUT_PER_CHECK` characters (plus one iteration's worth).
 
@@ -242,7 +253,7 @@ class Meter:
         lend = self.lend
         if self.out is not None:
             grown = self._grown()
-            self.fuel -= grown // OUTPUT_PER_FUEL
+            self.fuel -= grown * FUEL_PER_UNIT // OUTPUT_PER_UNIT
             if grown > OUTPUT_PER_CHECK:
                 lend = max(1, CHUNK * OUTPUT_PER_CHECK // grown)
                 self.lend = CHUNK
@@ -263,31 +274,35 @@ class Meter:
             _budget_exhausted(self.limits.budget)
         return lend
 
-    def check(self) -> None:
+    def check(self) -> bool:
         """A long loop's check every chunk of its iterations (they were paid for as it
         started): the output written since the last look is charged and capped, then the
-        pool and the deadline checked, as at a refuel, with nothing lent."""
+        pool and the deadline checked, as at a refuel, with nothing lent. True when CPU time
+        was charged (the iterations are slower than their count)."""
         if self.out is not None:
-            self.fuel -= self._grown() // OUTPUT_PER_FUEL
-        if self.clock is not None:
-            self._timed()
+            self.fuel -= self._grown() * FUEL_PER_UNIT // OUTPUT_PER_UNIT
+        slow = self.clock is not None and self._timed()
         if self.fuel < 0:
             self._exhausted()
         if self.deadline is not None and time.monotonic() > self.deadline:
             _budget_exhausted(self.limits.budget)
+        return slow
 
     def _timed(self) -> bool:
-        """Charge the CPU time this thread has spent in the render (since its meter was
-        made), where it is more than all the fuel taken from the pool so far: a unit per
-        :data:`CPU_US_PER_FUEL` microseconds. So the work an iteration hides in C (a method
-        scanning a long string, a list searched or compared, a sort) is paid for by the
-        time it takes, and a loop paid for as it started has its time credited. True when
-        time was charged (the work runs slower than its count)."""
-        spent = int((_thread_time() - self.clock) * 1_000_000) // CPU_US_PER_FUEL
-        counted = self.start - self.fuel
-        if spent <= counted:
+        """Charge the CPU time this thread has spent in the render since its meter was made,
+        :data:`FUEL_PER_CPU_US` units a microsecond, where it is more than the fuel the
+        render counted plus :data:`CPU_FREE_US` (a render that needs less CPU time than
+        that is stopped by its count alone, exactly); so the work an
+        iteration hides in one C-level step (a method scanning a long string, a list
+        searched, compared or printed, a sort) is paid for by the time it takes, and a loop
+        paid for as it started has its time credited. True when more time was charged."""
+        spent = int((_thread_time() - self.clock) * (1_000_000 * FUEL_PER_CPU_US))
+        counted = self.start - self.fuel - self.timed
+        due = spent - counted - CPU_FREE_US * FUEL_PER_CPU_US - self.timed
+        if due <= 0:
             return False
-        self.fuel -= spent - counted
+        self.timed += due
+        self.fuel -= due
         return True
 
     def _exhausted(self) -> None:
@@ -295,9 +310,9 @@ class Meter:
         _live.set(None)  # this render is over: later renders' work is not charged to it
         raise RenderLimitExceeded(
             "fuel",
-            f"the render ran more than {self.limits.fuel:,} loop iterations and macro calls"
-            f" (a macro call counts {CALL_COST}; {OUTPUT_PER_FUEL} characters of output, about"
-            f" an item of a filter's input and {CPU_US_PER_FUEL} us of CPU time count one)",
+            f"the render used more than its {self.limits.fuel:,} units of fuel: loop iterations"
+            f" (one each), macro calls ({CALL_COST}) and work ({FUEL_PER_UNIT} a microsecond:"
+            f" an item of a filter's input, {OUTPUT_PER_UNIT} characters of output, CPU time)",
         )
 
     def _grown(self) -> int:
@@ -351,22 +366,27 @@ def refuel_loop(
 
 
 def _checked(meter: Meter, items: Any, every: int, buffer: Optional[list]) -> Iterator[Any]:
+    """``items``, with a look at the meter every ``every`` iterations; the first looks come
+    sooner (after 16, then 64 iterations...: the cost of an iteration is not known yet), and
+    while the CPU time is more than the count (slow iterations) each look comes after a
+    quarter of the last one's iterations, so slow work is looked at about as often in time."""
     n = 0
+    step = min(16, every)
     seen = len(buffer) if buffer is not None else 0
     size = sum(map(len, buffer)) if buffer is not None else 0
     cap = meter.limits.output
     for item in items:
         n += 1
-        if n == every:
+        if n == step:
             n = 0
             if buffer is not None:  # a function's own output, charged and capped as render's
                 end = len(buffer)
                 grown = sum(map(len, buffer[seen:end]))
                 seen, size = end, size + grown
-                meter.fuel -= grown // OUTPUT_PER_FUEL
+                meter.fuel -= grown * FUEL_PER_UNIT // OUTPUT_PER_UNIT
                 if cap is not None and size > cap:
                     raise RenderLimitExceeded("output", f"a macro's output passed {cap:,} characters")
-            meter.check()
+            step = max(1, step // 4) if meter.check() else min(every, step * 4)
         yield item
 
 
@@ -385,7 +405,8 @@ live = _live.get
 
 
 def charge(units: int) -> None:
-    """A heavy helper's work: ``units`` of fuel (about one per item it walks in Python).
+    """A heavy helper's work: ``units`` units of work (about one per item it walks in
+    Python, a microsecond), :data:`FUEL_PER_UNIT` fuel each.
 
     The loop counter pays for an iteration; a helper whose work grows with its input
     (``max``, ``unique``, ``map`` over a list; Go's printing of a map) pays for the rest
@@ -393,25 +414,34 @@ def charge(units: int) -> None:
     meter; before the render has one (its first refuel), a charge of more than a few units
     makes it (work of a few units is left to the first chunk's slack). What is owed before
     the render has a meter is kept as an int (the first refuel takes it), until it passes
-    what the pool holds: then the meter is made and refuses it, as it would have at once."""
-    live = _live.get()
-    if live is None or type(live) is int:
+    what the pool holds: then the meter is made and refuses it, as it would have at once.
+    A charge of a chunk or more (a sort, a filter over a long input) makes the meter at
+    once, and each such charge looks at the CPU time (``Meter._timed``): a loop too short to
+    be checked as it runs, each iteration sorting 100,000 items, is stopped by the time
+    its charges took."""
+    if units < 64:
+        if units <= 0:
+            return
+        live = _live.get()
         if live is None:
-            if units < 64:
-                return
-            owed = units
-        else:
-            owed = live + units
+            return  # work of a few units is left to the first chunk's slack
+    else:
+        live = _live.get()
+    units *= FUEL_PER_UNIT
+    if live is None or type(live) is int:
+        owed = units if live is None else live + units
         limits = _current.get()
-        if limits.fuel is None or owed <= limits.fuel - CHUNK:
+        if limits.fuel is None or (owed <= limits.fuel - CHUNK and units < CHUNK * FUEL_PER_UNIT):
             _live.set(owed)  # the meter made now would still hold fuel - CHUNK - owed >= 0
             return
-        live = Meter(limits)
+        live = Meter(limits)  # past the pool, or heavy work: its clock starts now
         live.fuel -= owed - units
         _live.set(live)
     meter = live if type(live) is Meter else live()
     if meter is not None:
         meter.fuel -= units
+        if units >= CHUNK * FUEL_PER_UNIT and meter.clock is not None:
+            meter._timed()  # heavy work: the time it takes may be more than its units
         if meter.fuel < 0:
             meter._exhausted()
 
@@ -610,7 +640,7 @@ def _check_concat(left: Any, size: int) -> None:
     """A concatenation of ``size`` characters or items past 4,096: building it is work (a
     loop adding 100 KB each time), and it is refused past the cap (``output`` for strings,
     ten times ``value`` for lists), before it is built."""
-    charge(size // OUTPUT_PER_FUEL)
+    charge(size // OUTPUT_PER_UNIT)
     limits = _current.get()
     cap = limits.output if isinstance(left, str) else _times(limits.value, 10)
     if cap is not None and size > cap:

@@ -62,24 +62,36 @@ def test_a_charge_after_a_clear_context_still_counts() -> None:
 
 def test_early_charges_are_owed_as_an_int_and_refused_as_the_meter_would() -> None:
     """Charges before the first refuel are kept as what they owe (no meter made), refused the
-    moment the pool could not pay them, and taken by the first refuel in full."""
+    moment the pool could not pay them, and taken by the first refuel in full; a unit of
+    work costs ``FUEL_PER_UNIT`` fuel; a charge of a chunk of units or more (heavy work)
+    makes the meter at once, so its clock runs."""
+    unit = limits.FUEL_PER_UNIT
     token = limits._live.set(None)
     try:
-        with limits.using(Limits(fuel=1000)):
+        with limits.using(Limits(fuel=1000 * unit)):
             limits.charge(10)  # a few units: the first chunk's slack
             assert limits.live() is None
             limits.charge(100)
-            limits.charge(600)
-            assert limits.live() == 700
+            limits.charge(200)
+            assert limits.live() == 300 * unit
+            limits.charge(200)
+            limits.charge(200)
+            limits.charge(200)  # 900 units: the pool (1000 units - a chunk of fuel) still pays
+            assert limits.live() == 900 * unit
             with pytest.raises(RenderLimitExceeded) as info:
-                limits.charge(100)  # 800 > 1000 - CHUNK: refused at once
+                limits.charge(200)  # 1,100 units: refused at once
             assert info.value.limit == "fuel" and limits.live() is None
             limits.charge(100)
             meter, fuel = limits.refuel(None, None, -5)
             assert fuel == limits.CHUNK
-            assert meter.fuel == 1000 - limits.CHUNK - 100 - 5 - limits.CHUNK
+            assert meter.fuel == 1000 * unit - limits.CHUNK - 100 * unit - 5 - limits.CHUNK
             with pytest.raises(RenderLimitExceeded):
-                limits.charge(700)  # now charged to the meter itself
+                limits.charge(900)  # now charged to the meter itself
+        limits._live.set(None)
+        with limits.using(Limits(fuel=1000 * unit)):
+            limits.charge(limits.CHUNK)  # heavy work: the meter is made at once
+            assert type(limits.live()) is limits.Meter
+            assert limits.live().fuel == 1000 * unit - limits.CHUNK - limits.CHUNK * unit
     finally:
         limits._live.reset(token)
 

@@ -135,7 +135,7 @@ def _small(op: str, left: Any, right: Any) -> bool:
 
 #: operands whose length is fixed by the template text (``+ 'x'``, ``+ [item]``)
 #: a literal operand of ``+`` this short leaves it plain (a longer one, added in a loop, would
-#: grow a value by fuel x its size: 500,000 x 100 KB)
+#: grow a value by the loop's length x its size: 5,000,000 x 100 KB)
 SHORT = 64
 
 
