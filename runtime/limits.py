@@ -367,11 +367,11 @@ def refuel_loop(
 
 def _checked(meter: Meter, items: Any, every: int, buffer: Optional[list]) -> Iterator[Any]:
     """``items``, with a look at the meter every ``every`` iterations; the first looks come
-    sooner (after 16, then 64 iterations...: the cost of an iteration is not known yet), and
+    sooner (after 1, 4, 16... iterations: the cost of an iteration is not known yet), and
     while the CPU time is more than the count (slow iterations) each look comes after a
     quarter of the last one's iterations, so slow work is looked at about as often in time."""
     n = 0
-    step = min(16, every)
+    step = 1
     seen = len(buffer) if buffer is not None else 0
     size = sum(map(len, buffer)) if buffer is not None else 0
     cap = meter.limits.output
@@ -487,7 +487,9 @@ def check_iterations(count: int) -> None:
 def check_built(size: int, what: str) -> None:
     """A value just built from others (``~``, ``join``, ``sum``) is at most ``Limits.output``
     long: checked after the fact, which is enough to stop doubling, as the next step would
-    start from at most the cap."""
+    start from at most the cap. Building it was work, as a long ``+`` is (``_check_concat``):
+    a unit per :data:`OUTPUT_PER_UNIT` characters or items (callers check only past 4,096)."""
+    charge(size // OUTPUT_PER_UNIT)
     limits = _current.get()
     text = what != "sum"  # sum(start=[]) builds a list: ten times ``value`` items
     cap = limits.output if text else _times(limits.value, 10)

@@ -231,8 +231,10 @@ GROWTH = {
     "string-repeat": ("{{ 'x' * 10**9 }}", "value", "{{ 'x' * 3 }}{{ 3 * 'ab' }}"),
     "list-repeat": ("{{ ([1, 2] * 10**9)|length }}", "value", "{{ [1, 2] * 2 }}"),
     "power": ("{{ 2 ** (10 ** 9) }}", "value", "{{ 2 ** 10 }}"),
+    # each ``~`` past 4,096 characters charges what it builds: the fuel stops the doubling
+    # at ~16M characters built, before the output cap would
     "ns-doubling": (NS_DOUBLING := "{% set ns = namespace(s='ab') %}{% for i in range(N) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s|length }}",
-                    "output", None),
+                    "fuel", None),
     "ns-doubling-list": ("{% set ns = namespace(l=[1]) %}{% for i in range(N) %}{% set ns.l = ns.l + ns.l %}{% endfor %}{{ ns.l|length }}",
                          "value", None),
     "sum-lists-doubling": ("{% set ns = namespace(l=[1]) %}{% for i in range(N) %}{% set ns.l = [ns.l, ns.l]|sum(start=[]) %}{% endfor %}{{ ns.l|length }}",
