@@ -63,7 +63,7 @@ from __future__ import annotations
 import re
 import time
 import weakref
-from time import thread_time as _thread_time
+from time import perf_counter as _perf_counter, thread_time as _thread_time
 from collections import Counter
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -219,7 +219,7 @@ class Meter:
     the deadline."""
 
     __slots__ = (
-        "fuel", "limits", "deadline", "out", "seen", "size", "lend", "clock", "start", "timed", "__weakref__"
+        "fuel", "limits", "deadline", "out", "seen", "size", "lend", "clock", "wall", "start", "timed", "__weakref__"
     )
 
     def __init__(self, limits: Limits) -> None:
@@ -233,6 +233,7 @@ class Meter:
         self.fuel = _UNLIMITED if limits.fuel is None else limits.fuel - CHUNK
         # CPU time is work too (:meth:`_timed`): the thread's clock and the pool, at the start
         self.clock = _thread_time() if limits.fuel is not None else None
+        self.wall = _perf_counter()  # the wall clock (cheap) at the last reading of the CPU's
         self.start = self.fuel
         self.timed = 0  # fuel charged for time so far
 
@@ -295,7 +296,13 @@ class Meter:
         that is stopped by its count alone, exactly); so the work an
         iteration hides in one C-level step (a method scanning a long string, a list
         searched, compared or printed, a sort) is paid for by the time it takes, and a loop
-        paid for as it started has its time credited. True when more time was charged."""
+        paid for as it started has its time credited. The thread's CPU clock (a system call)
+        is read only when a millisecond of wall time (``perf_counter``: cheap) has passed
+        since the last reading. True when more time was charged."""
+        wall = _perf_counter()
+        if wall - self.wall < 0.001:  # under a millisecond since the last reading: less CPU
+            return False
+        self.wall = wall
         spent = int((_thread_time() - self.clock) * (1_000_000 * FUEL_PER_CPU_US))
         counted = self.start - self.fuel - self.timed
         due = spent - counted - CPU_FREE_US * FUEL_PER_CPU_US - self.timed
