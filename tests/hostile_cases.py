@@ -58,6 +58,9 @@ JINJA_DOS = {
     "format-star": "{{ '%*d' % (999999999, 1) }}",
     "str-format-width": "{{ '{:999999999}'.format(1) }}",
     "replace": "{{ ('a' * 90000)|replace('a', 'b' * 90000) }}",
+    # the environment's lorem ipsum: paragraphs x words, each a few Python steps
+    "lipsum": "{{ lipsum(1000000)|length }}",
+    "lipsum-words": "{{ lipsum(10, html=false, min=1000000, max=2000000)|length }}",
     "join": "{{ (['a'] * 90000)|join('x' * 90000) }}",
     "ns-doubling-tilde": NS + "{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s|length }}",
     "ns-doubling-plus": NS + "{% for i in range(64) %}{% set ns.s = ns.s + ns.s %}{% endfor %}{{ ns.s|length }}",

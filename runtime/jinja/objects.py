@@ -19,7 +19,7 @@ from .core import (
 )
 
 from .markup import Markup, escape
-from ..limits import NODE, charge, check_weight, checked_weight
+from ..limits import NODE, charge, check_size, check_weight, checked_weight
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -484,7 +484,13 @@ def _lorem_paragraph(words: list, min: int, max: int) -> str:
 
 
 def generate_lorem_ipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> str:
-    """The ``lipsum`` global (jinja2.utils.generate_lorem_ipsum)."""
+    """The ``lipsum`` global (jinja2.utils.generate_lorem_ipsum). ``n`` paragraphs of up to
+    ``max`` words each: an amplification (``lipsum(10**6)`` in a few bytes), so their count
+    is checked against ``Limits.value`` before any is made, and the words are charged as
+    work (a few Python steps each)."""
+    if type(n) is int and type(max) is int and n > 0 and max > 0:
+        check_size(n * max, "lipsum")
+        charge(n * max)
     words = LOREM_IPSUM_WORDS.split()
     result = [_lorem_paragraph(words, min, max) for _ in range(n)]
     if not html:
