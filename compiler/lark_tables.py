@@ -23,6 +23,11 @@ from typing import Any
 
 import lark
 from lark import Lark, Token, Tree
+from lark.exceptions import UnexpectedInput, UnexpectedToken
+from lark.parse_tree_builder import ExpandSingleChild
+from lark.parsers.lalr_analysis import Shift
+from lark.parsers.lalr_interactive_parser import InteractiveParser
+from lark.parsers.lalr_parser import _Parser as _LarkParser
 
 #: The options every frontend builds its parser with (besides its post-lexer).
 OPTIONS: dict[str, Any] = {
@@ -62,7 +67,7 @@ def load_parser(frontend: str, postlex: Any) -> Lark:
         parser = Lark._load_from_dict(
             tables.DATA, tables.MEMO, postlex=postlex, propagate_positions=False
         )
-        return with_span_starts(parser)
+        return with_fast_driver(with_span_starts(parser))
     return build_parser(frontend, postlex, check_collisions=False)
 
 
@@ -110,6 +115,127 @@ class _SpanStart:
                 meta.line, meta.column, meta.empty = line, column, False
             meta.container_line, meta.container_column = line, column
         return res
+
+
+def with_fast_driver(parser: Lark) -> Lark:
+    """``parser`` with its LALR loop replaced by ``_FastParser.parse_from_state`` (the same
+    shifts, reductions, callbacks and errors as Lark's ``ParserState.feed_token``, from a
+    table made once: no ``Rule`` is hashed or compared per reduction). A parser whose
+    callbacks include token callbacks (none of ours) keeps Lark's loop."""
+    inner = parser.parser.parser.parser  # Lark -> ParsingFrontend -> LALR_Parser -> _Parser
+    if type(inner) is _LarkParser and not any(type(k) is str for k in inner.callbacks):
+        inner.__class__ = _FastParser
+    return parser
+
+
+def _passes_single_child_up(callback: Any) -> bool:
+    """A one-symbol rule's callback that returns its one child as it is: Lark's
+    ``ExpandSingleChild`` (a ``?rule``) with no child filter, under ``_SpanStart`` (which
+    leaves a child passed up whole alone)."""
+    build = callback.build if isinstance(callback, _SpanStart) else callback
+    return type(build) is ExpandSingleChild
+
+
+class _FastParser(_LarkParser):
+    """Lark's LALR ``_Parser`` with ``parse_from_state`` run over one table per state:
+    token type or rule name -> the next state (an ``int``: a shift or a goto) or
+    ``(size, callback, rule name)`` (a reduction). A state that is not a fresh start (an
+    interactive parser resuming after an error) goes through Lark's own loop."""
+
+    def _fast_table(self) -> list:
+        table = self.__dict__.get("_table")
+        if table is None:
+            states = self.parse_table.states
+            callbacks = self.callbacks
+            reductions: dict = {}
+            for row in states.values():
+                for action, arg in row.values():
+                    if action is not Shift and arg not in reductions:
+                        size, callback = len(arg.expansion), callbacks[arg]
+                        if size == 1 and _passes_single_child_up(callback):
+                            callback = None
+                        reductions[arg] = (size, callback, arg.origin.name)
+            table = [None] * (max(states) + 1)
+            for state, row in states.items():
+                table[state] = {
+                    k: arg if action is Shift else reductions[arg]
+                    for k, (action, arg) in row.items()
+                }
+            self._table = table
+        return table
+
+    def parse_from_state(self, state: Any, last_token: Any = None) -> Any:
+        if len(state.state_stack) != 1 or state.value_stack:
+            return super().parse_from_state(state, last_token)
+        table = self._fast_table()
+        conf = state.parse_conf
+        end_state = conf.end_state
+        state_stack = state.state_stack
+        value_stack = state.value_stack
+        push_state, push_value = state_stack.append, value_stack.append
+        try:
+            token = last_token
+            for token in state.lexer.lex(state):
+                ttype = token.type
+                while True:
+                    try:
+                        action = table[state_stack[-1]][ttype]
+                    except KeyError:
+                        raise self._unexpected(state, token)
+                    if action.__class__ is int:
+                        push_state(action)
+                        push_value(token)
+                        break
+                    size, callback, origin = action
+                    if callback is None:  # ``?rule`` of one symbol: its value passes up
+                        del state_stack[-1]
+                        push_state(table[state_stack[-1]][origin])
+                        continue
+                    if size:
+                        children = value_stack[-size:]
+                        del state_stack[-size:]
+                        del value_stack[-size:]
+                    else:
+                        children = []
+                    value = callback(children)
+                    push_state(table[state_stack[-1]][origin])
+                    push_value(value)
+            end_token = (
+                Token.new_borrow_pos("$END", "", token) if token else Token("$END", "", 0, 1, 1)
+            )
+            while True:
+                try:
+                    action = table[state_stack[-1]]["$END"]
+                except KeyError:
+                    raise self._unexpected(state, end_token)
+                size, callback, origin = action  # $END is never shifted
+                if callback is None:
+                    del state_stack[-1]
+                    push_state(table[state_stack[-1]][origin])
+                    if state_stack[-1] == end_state:
+                        return value_stack[-1]
+                    continue
+                if size:
+                    children = value_stack[-size:]
+                    del state_stack[-size:]
+                    del value_stack[-size:]
+                else:
+                    children = []
+                value = callback(children)
+                push_state(table[state_stack[-1]][origin])
+                push_value(value)
+                if state_stack[-1] == end_state:
+                    return value_stack[-1]
+        except UnexpectedInput as e:
+            e.interactive_parser = InteractiveParser(self, state, state.lexer)
+            raise e
+
+    @staticmethod
+    def _unexpected(state: Any, token: Any) -> UnexpectedToken:
+        """Lark's error for a token the state has no action for (``feed_token``'s)."""
+        row = state.parse_conf.states[state.state_stack[-1]]
+        expected = {s for s in row.keys() if s.isupper()}
+        return UnexpectedToken(token, expected, state=state, interactive_parser=None)
 
 
 def build_parser(frontend: str, postlex: Any, check_collisions: bool) -> Lark:
