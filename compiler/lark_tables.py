@@ -21,13 +21,15 @@ import threading
 from pathlib import Path
 from typing import Any
 
-import lark
-from lark import Lark, Token, Tree
-from lark.exceptions import UnexpectedInput, UnexpectedToken
-from lark.parse_tree_builder import ExpandSingleChild
-from lark.parsers.lalr_analysis import Shift
-from lark.parsers.lalr_interactive_parser import InteractiveParser
-from lark.parsers.lalr_parser import _Parser as _LarkParser
+
+from . import lark_import  # noqa: E402,F401 - first: Lark imports regex and interegular
+import lark  # noqa: E402
+from lark import Lark, Token, Tree  # noqa: E402
+from lark.exceptions import UnexpectedInput, UnexpectedToken  # noqa: E402
+from lark.parse_tree_builder import ExpandSingleChild  # noqa: E402
+from lark.parsers.lalr_analysis import Shift  # noqa: E402
+from lark.parsers.lalr_interactive_parser import InteractiveParser  # noqa: E402
+from lark.parsers.lalr_parser import _Parser as _LarkParser  # noqa: E402
 
 #: The options every frontend builds its parser with (besides its post-lexer).
 OPTIONS: dict[str, Any] = {
