@@ -2,24 +2,31 @@
 
 Building a frontend's parser from ``grammar.lark`` costs ~0.4 s (the LALR analysis), and
 ~1.5 s more when ``interegular`` is installed, because Lark then checks every pair of
-terminals for regex collisions (and Lark imports it, ~0.1 s, if this module imports Lark
-first it does so with interegular hidden). Both are properties of the grammar, not of the template, so
+terminals for regex collisions (``lark_import`` keeps Lark from importing it, or ``regex``,
+before they are used). Both are properties of the grammar, not of the template, so
 they are done once, ahead of time: ``TMPL2PY_UPDATE_TABLES=1 pytest tests/unit/test_lark_tables.py`` writes
 each frontend's tables (Lark's own serialisation, pickled as ``Lark.save`` does) to ``<frontend>/grammar_tables.py``,
-keyed by the sha256 of the grammar text, the Lark version and the options. ``load_parser``
-uses them when the key matches and otherwise (a grammar edited since, another Lark version)
-builds the parser with the collision check off, which ``tests/unit/test_lark_tables.py`` runs
-instead, strictly, together with a check that the shipped tables are current.
+keyed by the sha256 of the grammar text, the Lark version and the options, together with
+the parser loaded from them, pickled whole for the Python that wrote them (loading that
+takes ~9 ms instead of ~40 ms of Lark's deserialisation; another Python uses the tables).
+``load_parser`` uses them when the key matches and otherwise (a grammar edited since,
+another Lark version) builds the parser with the collision check off, which
+``tests/unit/test_lark_tables.py`` runs instead, strictly, together with a check that the
+shipped tables are current. The loaded parser runs its LALR loop over a table of its own
+(``_FastParser``).
 """
-
 from __future__ import annotations
 
 import hashlib
 import importlib
+import io
 import pickle
+import sys
 import threading
+import types
+import zlib
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 
 from . import lark_import  # noqa: E402,F401 - first: Lark imports regex and interegular
@@ -27,7 +34,8 @@ import lark  # noqa: E402
 from lark import Lark, Token, Tree  # noqa: E402
 from lark.exceptions import UnexpectedInput, UnexpectedToken  # noqa: E402
 from lark.parse_tree_builder import ExpandSingleChild  # noqa: E402
-from lark.parsers.lalr_analysis import Shift  # noqa: E402
+from lark.parsers import lalr_analysis  # noqa: E402
+from lark.parsers.lalr_analysis import Action, Shift  # noqa: E402
 from lark.parsers.lalr_interactive_parser import InteractiveParser  # noqa: E402
 from lark.parsers.lalr_parser import _Parser as _LarkParser  # noqa: E402
 
@@ -66,11 +74,69 @@ def load_parser(frontend: str, postlex: Any) -> Lark:
     except ImportError:
         tables = None
     if tables is not None and getattr(tables, "KEY", None) == key:
-        parser = Lark._load_from_dict(
-            tables.DATA, tables.MEMO, postlex=postlex, propagate_positions=False
-        )
+        parser = _unpickled_parser(tables, postlex)
+        if parser is None:
+            data, memo = pickle.loads(zlib.decompress(tables.TABLES))
+            parser = _loaded_parser(data, memo, postlex)
         return with_fast_driver(with_span_starts(parser))
     return build_parser(frontend, postlex, check_collisions=False)
+
+
+def _loaded_parser(data: dict, memo: dict, postlex: Any) -> Lark:
+    """Lark's parser from its serialised tables (``Lark._load_from_dict``)."""
+    return Lark._load_from_dict(data, memo, postlex=postlex, propagate_positions=False)
+
+
+def python_key() -> str:
+    """What a pickled ``Lark`` object depends on besides the tables: the Python it was
+    pickled by (its standard library classes inside) and Lark's version."""
+    return f"{sys.version_info[0]}.{sys.version_info[1]} lark {lark.__version__}"
+
+
+def _unpickled_parser(tables: Any, postlex: Any) -> Optional[Lark]:
+    """The parser ``_loaded_parser`` makes, pickled whole when the tables were written
+    (``PARSER``: ~9 ms to load instead of ~40 ms of Lark's deserialisation), when it was
+    pickled by this Python and Lark; else None. The post-lexer, modules and Lark's action
+    singletons are pickled by reference (``_ParserPickler``)."""
+    if getattr(tables, "PARSER_KEY", None) != python_key():
+        return None
+    try:
+        return _ParserUnpickler(io.BytesIO(zlib.decompress(tables.PARSER)), postlex).load()
+    except Exception:  # noqa: BLE001 - any doubt: Lark's own loading, from the tables
+        return None
+
+
+class _ParserPickler(pickle.Pickler):
+    """Pickles a loaded parser with what must stay one object by reference: the post-lexer
+    (the caller's), modules (``re``) and Lark's ``Shift`` / ``Reduce`` (compared by ``is``)."""
+
+    def __init__(self, file: Any, postlex: Any) -> None:
+        super().__init__(file, protocol=4)
+        self._postlex = postlex
+
+    def persistent_id(self, obj: Any) -> Any:
+        if obj is self._postlex:
+            return ("postlex",)
+        if isinstance(obj, types.ModuleType):
+            return ("module", obj.__name__)
+        if isinstance(obj, Action):
+            return ("action", obj.name)
+        return None
+
+
+class _ParserUnpickler(pickle.Unpickler):
+    def __init__(self, file: Any, postlex: Any) -> None:
+        super().__init__(file)
+        self._postlex = postlex
+
+    def persistent_load(self, pid: Any) -> Any:
+        if pid == ("postlex",):
+            return self._postlex
+        if pid[0] == "module":
+            return importlib.import_module(pid[1])
+        if pid[0] == "action" and pid[1] in ("Shift", "Reduce"):
+            return getattr(lalr_analysis, pid[1])
+        raise pickle.UnpicklingError(f"unknown persistent id {pid!r}")
 
 
 def with_span_starts(parser: Lark) -> Lark:
@@ -269,22 +335,31 @@ def tables_source(frontend: str, postlex: Any) -> str:
     parser = build_parser(frontend, postlex, check_collisions=False)
     data, memo = parser.memo_serialize([TerminalDef, Rule])
     data["options"] = {k: v for k, v in data["options"].items() if k != "postlex"}
-    return tables_text(frontend, tables_key(text, tuple(postlex.always_accept)), data, memo)
+    tables = pickle.dumps((data, memo), protocol=4)
+    data, memo = pickle.loads(tables)  # the loader's own copy (loading changes it)
+    buffer = io.BytesIO()
+    _ParserPickler(buffer, postlex).dump(_loaded_parser(data, memo, postlex))
+    key = tables_key(text, tuple(postlex.always_accept))
+    return tables_text(frontend, key, zlib.compress(tables, 9), zlib.compress(buffer.getvalue(), 9))
 
 
-def tables_text(frontend: str, key: str, data: dict, memo: dict) -> str:
-    """The module text for ``data`` / ``memo`` (Lark's serialised parser): one pickled bytes
-    literal, as ``Lark.save`` stores it, because a process that compiles the module from source
-    (no ``.pyc``, e.g. under ``PYTHONDONTWRITEBYTECODE``) spends ~0.17 s on the equivalent
-    Python literals and ~2 ms on one bytes constant; unpickled in ~2 ms either way."""
-    blob = pickle.dumps((data, memo), protocol=4)
+def tables_text(frontend: str, key: str, tables: bytes, parser: bytes) -> str:
+    """The module text for ``tables`` (Lark's serialised parser, pickled as ``Lark.save``
+    stores it) and ``parser`` (the ``Lark`` object loaded from them, pickled by
+    ``_ParserPickler`` for ``python_key()``), each zlib-compressed: bytes literals, because a
+    process that compiles the module from source (no ``.pyc``, e.g. under
+    ``PYTHONDONTWRITEBYTECODE``) spends ~0.17 s on the equivalent Python literals and ~2 ms
+    on one compressed bytes constant (~18 ms uncompressed); decompressed in ~2 ms."""
     return (
         f'"""Prebuilt LALR tables of ``{frontend}/grammar.lark`` (generated by\n'
         "``TMPL2PY_UPDATE_TABLES=1 pytest tests/unit/test_lark_tables.py``; do not edit). Long because it is data:\n"
-        'Lark\'s serialised parser, pickled as ``Lark.save`` does, loaded by ``lark_tables.load_parser``."""\n\n'
-        "import pickle\n\n"
+        "Lark's serialised parser, pickled as ``Lark.save`` does (``TABLES``), and the parser loaded\n"
+        "from it, pickled whole (``PARSER``, for ``PARSER_KEY``); both zlib-compressed, read by\n"
+        '``lark_tables.load_parser``."""\n\n'
         f"KEY = {key!r}\n"
-        f"DATA, MEMO = pickle.loads({blob!r})\n"
+        f"TABLES = {tables!r}\n"
+        f"PARSER_KEY = {python_key()!r}\n"
+        f"PARSER = {parser!r}\n"
     )
 
 

@@ -1,0 +1,121 @@
+"""How the frontends' parsers load (issue 15's cold start; ``compiler/lark_tables.py``,
+``compiler/lark_import.py``): the pickled parser is the one used and parses like Lark's
+own loading of the tables, the LALR loop over ``_FastParser``'s table gives Lark's trees and
+errors, and a compile imports neither ``regex`` nor ``interegular``."""
+
+from __future__ import annotations
+
+import importlib
+import pickle
+import subprocess
+import sys
+import zlib
+
+import pytest
+from lark.parsers.lalr_parser import _Parser as LarkParser
+
+from tmpl2py.compiler import lark_tables
+from tmpl2py.compiler.gotmpl import frontend as go_frontend
+from tmpl2py.compiler.jinja import frontend as jinja_frontend
+
+from tmpl2py_paths import ROOT, SHARED
+
+FRONTENDS = {"jinja": jinja_frontend, "gotmpl": go_frontend}
+
+BROKEN = ["{% if x %}", "{{ a b }}", "{{ .X }}{{end}}", "{{", "text {#", "{{ x | }}", "{% for %}"]
+
+
+def _tables(name: str):
+    return importlib.import_module(f"tmpl2py.compiler.{name}.grammar_tables")
+
+
+def _texts(name: str) -> list[str]:
+    folder = SHARED / "corpus" / ("jinja" if name == "jinja" else "gotmpl") / "templates"
+    paths = sorted(folder.iterdir()) if folder.is_dir() else []
+    return [p.read_text(encoding="utf-8") for p in paths] + BROKEN
+
+
+def _outcome(parser, text: str):
+    try:
+        return ("tree", parser.parse(text))
+    except Exception as e:  # noqa: BLE001 - comparing the two parsers' errors
+        expected = getattr(e, "expected", None) or getattr(e, "allowed", None) or ()
+        state = getattr(e, "state", None)
+        stack = list(getattr(state, "value_stack", None) or ())
+        where = (getattr(e, "line", None), getattr(e, "column", None), repr(getattr(e, "token", None)))
+        return (type(e).__name__, str(e), where, sorted(expected), repr(stack))
+
+
+@pytest.mark.parametrize("name", sorted(FRONTENDS))
+def test_pickled_parser_is_current_and_used(name):
+    """The shipped ``PARSER`` was pickled by this Python and Lark, and it loads (a stale or
+    broken pickle would silently fall back to the slower load from ``TABLES``)."""
+    tables = _tables(name)
+    if tables.PARSER_KEY != lark_tables.python_key():
+        pytest.skip(f"tables pickled for {tables.PARSER_KEY}, running {lark_tables.python_key()}")
+    assert lark_tables._unpickled_parser(tables, FRONTENDS[name].post_lexer()) is not None
+
+
+@pytest.mark.parametrize("name", sorted(FRONTENDS))
+def test_pickled_parser_parses_like_the_tables(name):
+    """Every shared corpus template and a few broken inputs: the unpickled parser and the
+    one Lark loads from ``TABLES`` give equal trees, or the same error with the same parser
+    stack (the Go frontend reads it)."""
+    tables = _tables(name)
+    frontend = FRONTENDS[name]
+    pickled = lark_tables._unpickled_parser(tables, frontend.post_lexer())
+    if pickled is None:
+        pytest.skip("no pickled parser for this Python")
+    data, memo = pickle.loads(zlib.decompress(tables.TABLES))
+    loaded = lark_tables._loaded_parser(data, memo, frontend.post_lexer())
+    for p in (pickled, loaded):
+        lark_tables.with_span_starts(p)
+    for text in _texts(name):
+        assert _outcome(pickled, text) == _outcome(loaded, text), text[:80]
+
+
+@pytest.mark.parametrize("name", sorted(FRONTENDS))
+def test_fast_lalr_loop_is_lark_s(name):
+    """The same loaded parser with Lark's own LALR loop and with ``_FastParser``'s: equal
+    trees (positions included) or the same error, with the same parser stack."""
+    parser = FRONTENDS[name].parser()
+    inner = parser.parser.parser.parser
+    assert type(inner) is lark_tables._FastParser
+    try:
+        for text in _texts(name):
+            inner.__class__ = lark_tables._FastParser
+            fast = _outcome(parser, text)
+            inner.__class__ = LarkParser
+            slow = _outcome(parser, text)
+            assert fast == slow, text[:80]
+            if fast[0] == "tree":
+                metas = [
+                    [(t.data, t.meta.empty) + (() if t.meta.empty else (t.meta.line, t.meta.column))
+                     for t in tree[1].iter_subtrees()]
+                    for tree in (fast, slow)
+                ]
+                assert metas[0] == metas[1], text[:80]
+    finally:
+        inner.__class__ = lark_tables._FastParser
+
+
+def test_compile_imports_neither_regex_nor_interegular():
+    """Lark's optional imports stand in ``sys.modules`` unloaded through a compile of each
+    dialect, and load when used (``lark_import``)."""
+    code = (
+        "import sys\n"
+        "from tmpl2py.compiler import compile_template\n"
+        "compile_template('{{ x | trim }}{% for m in messages %}{{ m.role }}{% endfor %}')\n"
+        "compile_template('{{ .X }}{{ range .Messages }}{{ .Role }}{{ end }}', dialect='go')\n"
+        "from tmpl2py.compiler.lark_import import _LazyModule\n"
+        "lazy = [n for n in ('regex', 'interegular') if n in sys.modules]\n"
+        "assert all(type(sys.modules[n]) is _LazyModule for n in lazy), lazy\n"
+        "assert not any(m.startswith(('regex.', 'interegular.')) for m in sys.modules)\n"
+        "for n in lazy:\n"
+        "    m = __import__(n)\n"
+        "    assert m.__name__ == n and callable(getattr(m, 'compile', None) or getattr(m, 'parse_pattern', None))\n"
+        "    assert type(sys.modules[n]) is not _LazyModule\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, capture_output=True, text=True)
+    assert out.stdout.strip().endswith("ok")
