@@ -17,6 +17,7 @@ shipped tables are current. The loaded parser runs its LALR loop over a table of
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import io
@@ -32,8 +33,9 @@ from typing import Any, Optional
 from . import lark_import  # noqa: E402,F401 - first: Lark imports regex and interegular
 import lark  # noqa: E402
 from lark import Lark, Token, Tree  # noqa: E402
-from lark.exceptions import UnexpectedInput, UnexpectedToken  # noqa: E402
-from lark.parse_tree_builder import ExpandSingleChild  # noqa: E402
+from lark.exceptions import LexError, UnexpectedCharacters, UnexpectedInput, UnexpectedToken  # noqa: E402
+from lark.lexer import BasicLexer, ContextualLexer  # noqa: E402
+from lark.parse_tree_builder import ChildFilterLALR_NoPlaceholders, ExpandSingleChild  # noqa: E402
 from lark.parsers import lalr_analysis  # noqa: E402
 from lark.parsers.lalr_analysis import Action, Shift  # noqa: E402
 from lark.parsers.lalr_interactive_parser import InteractiveParser  # noqa: E402
@@ -147,7 +149,7 @@ def with_span_starts(parser: Lark) -> Lark:
     attributes of every reduction and cost about as much as the LALR parse itself."""
     callbacks = parser._callbacks  # the dict the LALR parser calls (Lark's ``ParserConf``)
     for rule, build in list(callbacks.items()):
-        callbacks[rule] = _SpanStart(build)
+        callbacks[rule] = _TreeBuilder.of(build) or _SpanStart(build)
     return parser
 
 
@@ -185,6 +187,75 @@ class _SpanStart:
         return res
 
 
+class _TreeBuilder:
+    """``_SpanStart(build)`` in one call, for the builders Lark makes for our rules: a
+    ``Tree(name, ...)``, under ``ExpandSingleChild`` (``?rule``) or not, under the LALR child
+    filter (tokens filtered out, ``_rule`` children inlined) or not, each step as Lark does it."""
+
+    __slots__ = ("name", "include", "expand1")
+
+    def __init__(self, name: str, include: Optional[list], expand1: bool) -> None:
+        self.name, self.include, self.expand1 = name, include, expand1
+
+    @classmethod
+    def of(cls, build: Any) -> Optional["_TreeBuilder"]:
+        """The builder for Lark's ``build``, or None when it is not of that shape."""
+        include = None
+        if type(build) is ChildFilterLALR_NoPlaceholders:
+            include, build = list(build.to_include), build.node_builder
+        expand1 = type(build) is ExpandSingleChild
+        if expand1:
+            build = build.node_builder
+        if (
+            type(build) is functools.partial
+            and build.func is Tree
+            and len(build.args) == 1
+            and not build.keywords
+            and type(build.args[0]) is str
+        ):
+            return cls(build.args[0], include, expand1)
+        return None
+
+    def __call__(self, children: list) -> Any:
+        include = self.include
+        if include is None:
+            filtered = children
+        else:  # ChildFilterLALR_NoPlaceholders
+            filtered = []
+            for i, to_expand in include:
+                if to_expand:
+                    if filtered:
+                        filtered += children[i].children
+                    else:  # as Lark: the inlined child's own list (left recursion)
+                        filtered = children[i].children
+                else:
+                    filtered.append(children[i])
+        if self.expand1 and len(filtered) == 1:  # ExpandSingleChild
+            res = filtered[0]
+            if len(children) == 1 and children[0] is res:
+                return res  # passed up whole (as ``_SpanStart``)
+            if not isinstance(res, Tree):
+                return res
+        else:
+            res = Tree(self.name, filtered)
+        for c in children:  # ``_SpanStart``
+            if isinstance(c, Tree):
+                meta = c.meta
+                if not meta.empty:
+                    line, column = meta.container_line, meta.container_column
+                    break
+            elif isinstance(c, Token):
+                line, column = c.line, c.column
+                break
+        else:
+            return res
+        meta = res.meta
+        if meta.empty:
+            meta.line, meta.column, meta.empty = line, column, False
+        meta.container_line, meta.container_column = line, column
+        return res
+
+
 def with_fast_driver(parser: Lark) -> Lark:
     """``parser`` with its LALR loop replaced by ``_FastParser.parse_from_state`` (the same
     shifts, reductions, callbacks and errors as Lark's ``ParserState.feed_token``, from a
@@ -193,13 +264,92 @@ def with_fast_driver(parser: Lark) -> Lark:
     inner = parser.parser.parser.parser  # Lark -> ParsingFrontend -> LALR_Parser -> _Parser
     if type(inner) is _LarkParser and not any(type(k) is str for k in inner.callbacks):
         inner.__class__ = _FastParser
+    lexer = getattr(parser.parser.lexer, "lexer", None)  # under the post-lexer's connector
+    if type(lexer) is ContextualLexer and all(
+        type(sub) is BasicLexer for sub in lexer.lexers.values()
+    ):
+        lexer.__class__ = _FastContextualLexer
     return parser
+
+
+class _FastContextualLexer(ContextualLexer):
+    """Lark's contextual lexer with ``BasicLexer.next_token`` inlined in ``lex`` (the same
+    matches, tokens, line counting, callbacks and errors: a position no terminal matches is
+    left to Lark's ``next_token``, which raises what it raises)."""
+
+    def lex(self, lexer_state: Any, parser_state: Any) -> Any:
+        lexers = self.lexers
+        source = lexer_state.text
+        text, end = source.text, source.end
+        line_ctr = lexer_state.line_ctr
+        nl = line_ctr.newline_char
+        new_token = Token._future_new
+        try:
+            while True:
+                lexer = lexers[parser_state.position]
+                scanner = lexer._scanner
+                if scanner is None:
+                    scanner = lexer.scanner  # builds it, and the lexer's ``callback``
+                mres = scanner._mres
+                ignore, newline, callback = lexer.ignore_types, lexer.newline_types, lexer.callback
+                while True:
+                    pos = line_ctr.char_pos
+                    if pos >= end:
+                        raise EOFError(lexer)
+                    for mre in mres:
+                        m = mre.match(text, pos, end)
+                        if m:
+                            break
+                    else:
+                        lexer.next_token(lexer_state, parser_state)  # raises
+                        raise AssertionError("unreachable")  # pragma: no cover
+                    value, type_ = m.group(0), m.lastgroup
+                    ignored = type_ in ignore
+                    t = None
+                    if not ignored or type_ in callback:
+                        t = new_token(type_, value, pos, line_ctr.line, line_ctr.column)
+                    if type_ in newline:  # LineCounter.feed
+                        newlines = value.count(nl)
+                        if newlines:
+                            line_ctr.line += newlines
+                            line_ctr.line_start_pos = pos + value.rindex(nl) + 1
+                    line_ctr.char_pos = pos = pos + len(value)
+                    line_ctr.column = pos - line_ctr.line_start_pos + 1
+                    if t is not None:
+                        t.end_line = line_ctr.line
+                        t.end_column = line_ctr.column
+                        t.end_pos = pos
+                        if t.type in callback:
+                            t = callback[t.type](t)
+                        if not ignored:
+                            if not isinstance(t, Token):
+                                raise LexError("Callbacks must return a token (returned %r)" % t)
+                            lexer_state.last_token = t
+                            break
+                yield t
+        except EOFError:
+            pass
+        except UnexpectedCharacters as e:  # as ContextualLexer.lex
+            try:
+                last_token = lexer_state.last_token
+                token = self.root_lexer.next_token(lexer_state, parser_state)
+                raise UnexpectedToken(
+                    token,
+                    e.allowed,
+                    state=parser_state,
+                    token_history=[last_token],
+                    terminals_by_name=self.root_lexer.terminals_by_name,
+                )
+            except UnexpectedCharacters:
+                raise e
 
 
 def _passes_single_child_up(callback: Any) -> bool:
     """A one-symbol rule's callback that returns its one child as it is: Lark's
     ``ExpandSingleChild`` (a ``?rule``) with no child filter, under ``_SpanStart`` (which
     leaves a child passed up whole alone)."""
+    if isinstance(callback, _TreeBuilder):
+        return callback.expand1 and callback.include is None
     build = callback.build if isinstance(callback, _SpanStart) else callback
     return type(build) is ExpandSingleChild
 

@@ -12,6 +12,7 @@ import sys
 import zlib
 
 import pytest
+from lark.lexer import ContextualLexer
 from lark.parsers.lalr_parser import _Parser as LarkParser
 
 from tmpl2py.compiler import lark_tables
@@ -75,17 +76,20 @@ def test_pickled_parser_parses_like_the_tables(name):
 
 
 @pytest.mark.parametrize("name", sorted(FRONTENDS))
-def test_fast_lalr_loop_is_lark_s(name):
-    """The same loaded parser with Lark's own LALR loop and with ``_FastParser``'s: equal
-    trees (positions included) or the same error, with the same parser stack."""
+def test_fast_loops_are_lark_s(name):
+    """The same loaded parser with Lark's own LALR loop and contextual lexer and with
+    ``_FastParser``'s and ``_FastContextualLexer``'s: equal trees (positions included) or
+    the same error, with the same parser stack."""
     parser = FRONTENDS[name].parser()
     inner = parser.parser.parser.parser
+    lexer = parser.parser.lexer.lexer
     assert type(inner) is lark_tables._FastParser
+    assert type(lexer) is lark_tables._FastContextualLexer
     try:
         for text in _texts(name):
-            inner.__class__ = lark_tables._FastParser
+            inner.__class__, lexer.__class__ = lark_tables._FastParser, lark_tables._FastContextualLexer
             fast = _outcome(parser, text)
-            inner.__class__ = LarkParser
+            inner.__class__, lexer.__class__ = LarkParser, ContextualLexer
             slow = _outcome(parser, text)
             assert fast == slow, text[:80]
             if fast[0] == "tree":
@@ -96,7 +100,7 @@ def test_fast_lalr_loop_is_lark_s(name):
                 ]
                 assert metas[0] == metas[1], text[:80]
     finally:
-        inner.__class__ = lark_tables._FastParser
+        inner.__class__, lexer.__class__ = lark_tables._FastParser, lark_tables._FastContextualLexer
 
 
 def test_compile_imports_neither_regex_nor_interegular():
