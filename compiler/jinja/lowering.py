@@ -66,7 +66,15 @@ class Lowering(BlockLowering):
     # ------------------------------------------------------------------ template level
 
     def start(self, body: tuple) -> tuple:
-        body = generator_macros(apply_autoescape(self.with_blocks(check_extends(body))))
+        # each step only where the template has what it looks for (else it returns the body
+        # as it is, after a walk of the whole tree)
+        if self.has_extends:
+            body = check_extends(body)
+        body = self.with_blocks(body)
+        if self.has_autoescape:
+            body = apply_autoescape(body)
+        if self.has_include_without_context:
+            body = generator_macros(body)
         if self._finish_calls_needed():
             return finish_calls(body, self.filter_names, self.test_names)
         return body
