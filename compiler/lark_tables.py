@@ -17,11 +17,14 @@ shipped tables are current. The loaded parser runs its LALR loop over a table of
 """
 from __future__ import annotations
 
+import _sre
+import array
 import functools
 import hashlib
 import importlib
 import io
 import pickle
+import re
 import sys
 import threading
 import types
@@ -80,6 +83,8 @@ def load_parser(frontend: str, postlex: Any) -> Lark:
         if parser is None:
             data, memo = pickle.loads(zlib.decompress(tables.TABLES))
             parser = _loaded_parser(data, memo, postlex)
+        if getattr(tables, "SRE_KEY", None) == sre_key():
+            _use_precompiled(parser, tables.SRE)
         return with_fast_driver(with_span_starts(parser))
     return build_parser(frontend, postlex, check_collisions=False)
 
@@ -139,6 +144,111 @@ class _ParserUnpickler(pickle.Unpickler):
         if pid[0] == "action" and pid[1] in ("Shift", "Reduce"):
             return getattr(lalr_analysis, pid[1])
         raise pickle.UnpicklingError(f"unknown persistent id {pid!r}")
+
+
+def sre_key() -> str:
+    """What compiled regular-expression code depends on: this exact interpreter build and
+    its ``_sre`` engine (``re`` gives the code no other guarantee)."""
+    return f"{sys.version} sre {_sre.MAGIC} {_sre.CODESIZE}"
+
+
+def _lexers(parser: Lark) -> list:
+    """The loaded parser's basic lexers: one per distinct set of terminals, and the root."""
+    contextual = parser.parser.lexer.lexer
+    found = {id(x): x for x in contextual.lexers.values()}
+    found[id(contextual.root_lexer)] = contextual.root_lexer
+    return list(found.values())
+
+
+class PrecompiledRe:
+    """Stands for the ``re`` module in the loaded parser's lexers. Lark compiles each
+    lexer's scanner (one alternation of its terminals) on the lexer's first use, ~1 ms each,
+    mostly in ``re``'s parser and code generator (pure Python): a cold process paid ~35 ms
+    of them on a 15 kB template. ``compile`` (and ``match``) of a pattern whose code the
+    tables hold (compiled when they were written, for ``sre_key()``) makes the pattern
+    object from that code, as ``re._compiler.compile`` ends (``_sre.compile``; the result
+    compares equal to ``re.compile``'s, which compares the code: the tables' test checks
+    it); any other pattern, and every other name, is ``re``'s own."""
+
+    def __init__(self, table: dict) -> None:
+        self._table = table
+        self._made: dict = {}
+
+    def compile(self, pattern: Any, flags: Any = 0) -> Any:
+        key = (pattern, int(flags))
+        made = self._made.get(key)
+        if made is None:
+            entry = self._table.get(key)
+            if entry is None:
+                made = re.compile(pattern, flags)
+            else:
+                final_flags, code, groups, groupindex, indexgroup = entry
+                made = _sre.compile(
+                    pattern, final_flags, array.array("I", code).tolist(), groups,
+                    dict(groupindex), indexgroup,
+                )
+            self._made[key] = made
+        return made
+
+    def match(self, pattern: Any, string: Any, flags: Any = 0) -> Any:
+        return self.compile(pattern, flags).match(string)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(re, name)
+
+
+def _use_precompiled(parser: Lark, blob: bytes) -> None:
+    try:
+        table = pickle.loads(zlib.decompress(blob))
+    except Exception:  # noqa: BLE001 - any doubt: re compiles them
+        return
+    shim = PrecompiledRe(table)
+    for lexer in _lexers(parser):
+        if lexer.re is re:
+            lexer.re = shim
+
+
+def sre_table(parser: Lark) -> dict:
+    """(pattern, flags) -> what ``_sre.compile`` takes for it, for every pattern the lexers
+    of ``parser`` compile (each built once, then reset), computed as ``re._compiler.compile``
+    computes it and checked against ``re.compile``."""
+    from re import _compiler, _parser  # type: ignore[attr-defined]
+
+    asked: dict = {}
+
+    class Recorder:
+        def compile(self, pattern: Any, flags: Any = 0) -> Any:
+            compiled = re.compile(pattern, flags)  # raises as re does (Lark retries)
+            asked[(pattern, int(flags))] = None
+            return compiled
+
+        def match(self, pattern: Any, string: Any, flags: Any = 0) -> Any:
+            return self.compile(pattern, flags).match(string)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(re, name)
+
+    for lexer in _lexers(parser):
+        saved = lexer.re, lexer._scanner
+        lexer.re, lexer._scanner = Recorder(), None
+        try:
+            lexer.scanner  # noqa: B018 - builds it (and the callbacks' scanners)
+        finally:
+            lexer.re, lexer._scanner = saved
+    table = {}
+    for pattern, flags in asked:
+        p = _parser.parse(pattern, flags)
+        code = _compiler._code(p, flags)
+        groupindex = dict(p.state.groupdict)
+        indexgroup = [None] * p.state.groups
+        for k, i in groupindex.items():
+            indexgroup[i] = k
+        entry = (flags | p.state.flags, array.array("I", code).tobytes(), p.state.groups - 1,
+                 groupindex, tuple(indexgroup))
+        made = _sre.compile(pattern, entry[0], code, entry[2], groupindex, entry[4])
+        assert made == re.compile(pattern, flags), pattern
+        table[(pattern, flags)] = entry
+    return table
 
 
 def with_span_starts(parser: Lark) -> Lark:
@@ -490,13 +600,19 @@ def tables_source(frontend: str, postlex: Any) -> str:
     buffer = io.BytesIO()
     _ParserPickler(buffer, postlex).dump(_loaded_parser(data, memo, postlex))
     key = tables_key(text, tuple(postlex.always_accept))
-    return tables_text(frontend, key, zlib.compress(tables, 9), zlib.compress(buffer.getvalue(), 9))
+    data, memo = pickle.loads(tables)
+    sre = pickle.dumps(sre_table(_loaded_parser(data, memo, postlex)), protocol=4)
+    return tables_text(
+        frontend, key, zlib.compress(tables, 9), zlib.compress(buffer.getvalue(), 9),
+        zlib.compress(sre, 9),
+    )
 
 
-def tables_text(frontend: str, key: str, tables: bytes, parser: bytes) -> str:
+def tables_text(frontend: str, key: str, tables: bytes, parser: bytes, sre: bytes) -> str:
     """The module text for ``tables`` (Lark's serialised parser, pickled as ``Lark.save``
     stores it) and ``parser`` (the ``Lark`` object loaded from them, pickled by
-    ``_ParserPickler`` for ``python_key()``), each zlib-compressed: bytes literals, because a
+    ``_ParserPickler`` for ``python_key()``) and ``sre`` (``sre_table``, for ``sre_key()``),
+    each zlib-compressed: bytes literals, because a
     process that compiles the module from source (no ``.pyc``, e.g. under
     ``PYTHONDONTWRITEBYTECODE``) spends ~0.17 s on the equivalent Python literals and ~2 ms
     on one compressed bytes constant (~18 ms uncompressed); decompressed in ~2 ms."""
@@ -504,12 +620,14 @@ def tables_text(frontend: str, key: str, tables: bytes, parser: bytes) -> str:
         f'"""Prebuilt LALR tables of ``{frontend}/grammar.lark`` (generated by\n'
         "``TMPL2PY_UPDATE_TABLES=1 pytest tests/unit/test_lark_tables.py``; do not edit). Long because it is data:\n"
         "Lark's serialised parser, pickled as ``Lark.save`` does (``TABLES``), and the parser loaded\n"
-        "from it, pickled whole (``PARSER``, for ``PARSER_KEY``); both zlib-compressed, read by\n"
-        '``lark_tables.load_parser``."""\n\n'
+        "from it, pickled whole (``PARSER``, for ``PARSER_KEY``), and its lexers' compiled patterns\n"
+        "(``SRE``, for ``SRE_KEY``); zlib-compressed, read by ``lark_tables.load_parser``.\"\"\"\n\n"
         f"KEY = {key!r}\n"
         f"TABLES = {tables!r}\n"
         f"PARSER_KEY = {python_key()!r}\n"
         f"PARSER = {parser!r}\n"
+        f"SRE_KEY = {sre_key()!r}\n"
+        f"SRE = {sre!r}\n"
     )
 
 

@@ -123,3 +123,22 @@ def test_compile_imports_neither_regex_nor_interegular():
     )
     out = subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, capture_output=True, text=True)
     assert out.stdout.strip().endswith("ok")
+
+
+@pytest.mark.parametrize("name", sorted(FRONTENDS))
+def test_precompiled_patterns_are_re_s(name):
+    """Each lexer pattern the tables hold compiled (``SRE``) makes the pattern ``re.compile``
+    makes (``re.Pattern`` equality compares the compiled code), and the loaded parser's
+    lexers use them."""
+    import re
+
+    tables = _tables(name)
+    if tables.SRE_KEY != lark_tables.sre_key():
+        pytest.skip("patterns compiled by another interpreter build")
+    table = pickle.loads(zlib.decompress(tables.SRE))
+    shim = lark_tables.PrecompiledRe(table)
+    assert table
+    for pattern, flags in table:
+        assert shim.compile(pattern, flags) == re.compile(pattern, flags), pattern[:80]
+    parser = FRONTENDS[name].parser()
+    assert all(type(x.re) is lark_tables.PrecompiledRe for x in lark_tables._lexers(parser))
