@@ -1,6 +1,6 @@
 """How the frontends' parsers load (issue 15's cold start; ``compiler/lark_tables.py``,
 ``compiler/lark_import.py``): the pickled parser is the one used and parses like Lark's
-own loading of the tables, the LALR loop over ``_FastParser``'s table gives Lark's trees and
+own loading of the tables, the LALR loop over ``FastParser``'s table gives Lark's trees and
 errors, and a compile imports neither ``regex`` nor ``interegular``."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 from lark.lexer import ContextualLexer
 from lark.parsers.lalr_parser import _Parser as LarkParser
 
-from tmpl2py.compiler import lark_tables
+from tmpl2py.compiler import lark_loops, lark_tables
 from tmpl2py.compiler.gotmpl import frontend as go_frontend
 from tmpl2py.compiler.jinja import frontend as jinja_frontend
 
@@ -78,16 +78,16 @@ def test_pickled_parser_parses_like_the_tables(name):
 @pytest.mark.parametrize("name", sorted(FRONTENDS))
 def test_fast_loops_are_lark_s(name):
     """The same loaded parser with Lark's own LALR loop and contextual lexer and with
-    ``_FastParser``'s and ``_FastContextualLexer``'s: equal trees (positions included) or
+    ``FastParser``'s and ``FastContextualLexer``'s: equal trees (positions included) or
     the same error, with the same parser stack."""
     parser = FRONTENDS[name].parser()
     inner = parser.parser.parser.parser
     lexer = parser.parser.lexer.lexer
-    assert type(inner) is lark_tables._FastParser
-    assert type(lexer) is lark_tables._FastContextualLexer
+    assert type(inner) is lark_loops.FastParser
+    assert type(lexer) is lark_loops.FastContextualLexer
     try:
         for text in _texts(name):
-            inner.__class__, lexer.__class__ = lark_tables._FastParser, lark_tables._FastContextualLexer
+            inner.__class__, lexer.__class__ = lark_loops.FastParser, lark_loops.FastContextualLexer
             fast = _outcome(parser, text)
             inner.__class__, lexer.__class__ = LarkParser, ContextualLexer
             slow = _outcome(parser, text)
@@ -100,7 +100,7 @@ def test_fast_loops_are_lark_s(name):
                 ]
                 assert metas[0] == metas[1], text[:80]
     finally:
-        inner.__class__, lexer.__class__ = lark_tables._FastParser, lark_tables._FastContextualLexer
+        inner.__class__, lexer.__class__ = lark_loops.FastParser, lark_loops.FastContextualLexer
 
 
 def test_compile_imports_neither_regex_nor_interegular():
