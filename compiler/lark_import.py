@@ -51,11 +51,17 @@ def _import_lazily(name: str) -> None:
     if name in sys.modules:
         return
     try:
-        if importlib.util.find_spec(name) is None:
-            return
+        spec = importlib.util.find_spec(name)
     except (ImportError, ValueError):
         return
-    sys.modules[name] = _LazyModule(name)
+    if spec is None:
+        return
+    module = _LazyModule(name)
+    # the real module's spec, so ``importlib.util.find_spec(name)`` (which reads it from
+    # ``sys.modules``) answers as before; no ``__path__``: a submodule's import reads the
+    # package's, which loads the package first
+    module.__spec__ = spec
+    sys.modules[name] = module
 
 
 for _name in LAZY:

@@ -105,7 +105,8 @@ def test_fast_loops_are_lark_s(name):
 
 def test_compile_imports_neither_regex_nor_interegular():
     """Lark's optional imports stand in ``sys.modules`` unloaded through a compile of each
-    dialect, and load when used (``lark_import``)."""
+    dialect (``importlib.util.find_spec`` still answers for them), and load when used
+    (``lark_import``)."""
     code = (
         "import sys\n"
         "from tmpl2py.compiler import compile_template\n"
@@ -115,6 +116,9 @@ def test_compile_imports_neither_regex_nor_interegular():
         "lazy = [n for n in ('regex', 'interegular') if n in sys.modules]\n"
         "assert all(type(sys.modules[n]) is _LazyModule for n in lazy), lazy\n"
         "assert not any(m.startswith(('regex.', 'interegular.')) for m in sys.modules)\n"
+        "import importlib.util\n"
+        "assert all(importlib.util.find_spec(n).name == n for n in lazy)  # as before, unloaded\n"
+        "assert all(type(sys.modules[n]) is _LazyModule for n in lazy), lazy\n"
         "for n in lazy:\n"
         "    m = __import__(n)\n"
         "    assert m.__name__ == n and callable(getattr(m, 'compile', None) or getattr(m, 'parse_pattern', None))\n"
