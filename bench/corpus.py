@@ -15,7 +15,8 @@ Timing: ``seeds.time_interleaved`` (round-robin, batches with the collector off,
 Compile time: each template compiled in memory (caches cleared) and by
 ``_cached_compile_jinja_template`` (the function behind transformers' lru_cache) in one fresh
 process, best of ``--compile-repeats``; then, for the largest templates, the first compile of
-a cold process (imports included) on each side.
+a cold process (imports included) on each side, best of three. ``--compile-only`` measures
+only that, for every template both compile (no render is checked or timed).
 """
 
 from __future__ import annotations
@@ -327,7 +328,39 @@ def compile_report(times: dict[str, Any]) -> str:
 # --------------------------------------------------------------------------------------------
 # main
 # --------------------------------------------------------------------------------------------
+def compilable(templates: Path, only: Optional[str] = None) -> list[Path]:
+    """The templates both transformers' environment and tmpl2py compile (``--compile-only``)."""
+    from transformers.utils.chat_template_utils import _compile_jinja_template
+
+    from tmpl2py.compiler import compile_template
+
+    paths = []
+    for path in sorted(templates.glob("*.jinja")):
+        if only and only not in path.stem:
+            continue
+        source = path.read_text(encoding="utf-8")
+        try:
+            _compile_jinja_template(source)
+            compile_template(source, name=path.stem)
+        except Exception:  # noqa: BLE001 - either side refuses it: not timed
+            continue
+        paths.append(path)
+    return paths
+
+
+def run_compile_only(args: argparse.Namespace) -> dict[str, Any]:
+    paths = compilable(Path(args.corpus), args.only)
+    if not paths:
+        raise SystemExit("no template that both transformers and tmpl2py compile")
+    repeats = args.compile_repeats or (1 if args.quick else 3)
+    times = compile_times(paths, repeats, 0 if args.quick else 3)
+    print(compile_report(times))
+    return {"compile": times}
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    if args.compile_only:
+        return run_compile_only(args)
     _freeze_clocks()
     cases = load_cases(Path(args.corpus), Path(args.fixtures), args.only)
     if not cases:
@@ -360,7 +393,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
          "note": c.note} for c in cases]}
     if not args.skip_compile:
         paths = sorted({Path(args.corpus) / f"{c.template}.jinja" for c in cases})
-        times = compile_times(paths, 1 if args.quick else 3, 0 if args.quick else 3)
+        repeats = args.compile_repeats or (1 if args.quick else 3)
+        times = compile_times(paths, repeats, 0 if args.quick else 3)
         print()
         print(compile_report(times))
         result["compile"] = times
@@ -375,7 +409,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def main(argv: Optional[list[str]] = None) -> int:
     ap = argparse.ArgumentParser(prog="tmpl2py bench --corpus", description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", required=True, metavar="TEMPLATES_DIR")
-    ap.add_argument("--fixtures", required=True, metavar="FIXTURES_DIR")
+    ap.add_argument("--fixtures", metavar="FIXTURES_DIR",
+                    help="the fixtures (required unless --compile-only)")
     ap.add_argument("--quick", action="store_true", help="3 rounds of 1 ms batches, no cold compile")
     ap.add_argument("--rounds", type=int, default=None)
     ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
@@ -384,11 +419,17 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--only", metavar="TEXT", help="only templates whose name contains TEXT")
     ap.add_argument("--slowest", type=int, default=5, help="how many slowest cases to list")
     ap.add_argument("--skip-compile", action="store_true", help="leave out compile times")
+    ap.add_argument("--compile-only", action="store_true",
+                    help="only compile times, of every template both sides compile")
+    ap.add_argument("--compile-repeats", type=int, default=None, metavar="N",
+                    help="warm compiles per template, best taken (default 3; 1 with --quick)")
     ap.add_argument("--json", metavar="FILE", help="write the results as JSON")
     ap.add_argument("--progress", action="store_true", help="one line per case on stderr")
     ap.add_argument("--bounds-cost", action="store_true",
                     help="also time each template compiled without its work bounds")
     args = ap.parse_args(argv)
+    if not args.compile_only and not args.fixtures:
+        ap.error("--fixtures is required (unless --compile-only)")
     result = run(args)
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1), encoding="utf-8")

@@ -2,27 +2,43 @@
 
 Building a frontend's parser from ``grammar.lark`` costs ~0.4 s (the LALR analysis), and
 ~1.5 s more when ``interegular`` is installed, because Lark then checks every pair of
-terminals for regex collisions (and Lark imports it, ~0.1 s, if this module imports Lark
-first it does so with interegular hidden). Both are properties of the grammar, not of the template, so
+terminals for regex collisions (``lark_import`` keeps Lark from importing it, or ``regex``,
+before they are used). Both are properties of the grammar, not of the template, so
 they are done once, ahead of time: ``TMPL2PY_UPDATE_TABLES=1 pytest tests/unit/test_lark_tables.py`` writes
 each frontend's tables (Lark's own serialisation, pickled as ``Lark.save`` does) to ``<frontend>/grammar_tables.py``,
-keyed by the sha256 of the grammar text, the Lark version and the options. ``load_parser``
-uses them when the key matches and otherwise (a grammar edited since, another Lark version)
-builds the parser with the collision check off, which ``tests/unit/test_lark_tables.py`` runs
-instead, strictly, together with a check that the shipped tables are current.
+keyed by the sha256 of the grammar text, the Lark version and the options, together with
+the parser loaded from them, pickled whole for the Python that wrote them (loading that
+takes ~9 ms instead of ~40 ms of Lark's deserialisation; another Python uses the tables).
+``load_parser`` uses them when the key matches and otherwise (a grammar edited since,
+another Lark version) builds the parser with the collision check off, which
+``tests/unit/test_lark_tables.py`` runs instead, strictly, together with a check that the
+shipped tables are current. The loaded parser runs its LALR loop over a table of its own
+(``lark_loops``).
 """
-
 from __future__ import annotations
 
+import _sre
+import array
 import hashlib
 import importlib
+import io
 import pickle
+import re
+import sys
 import threading
+import types
+import zlib
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
-import lark
-from lark import Lark, Token, Tree
+
+from . import lark_import  # noqa: E402,F401 - first: Lark imports regex and interegular
+import lark  # noqa: E402
+from lark import Lark  # noqa: E402
+from lark.parsers import lalr_analysis  # noqa: E402
+from lark.parsers.lalr_analysis import Action  # noqa: E402
+
+from .lark_loops import with_fast_driver, with_span_starts  # noqa: E402
 
 #: The options every frontend builds its parser with (besides its post-lexer).
 OPTIONS: dict[str, Any] = {
@@ -59,57 +75,176 @@ def load_parser(frontend: str, postlex: Any) -> Lark:
     except ImportError:
         tables = None
     if tables is not None and getattr(tables, "KEY", None) == key:
-        parser = Lark._load_from_dict(
-            tables.DATA, tables.MEMO, postlex=postlex, propagate_positions=False
-        )
-        return with_span_starts(parser)
+        parser = _unpickled_parser(tables, postlex)
+        if parser is None:
+            data, memo = pickle.loads(zlib.decompress(tables.TABLES))
+            parser = _loaded_parser(data, memo, postlex)
+        if getattr(tables, "SRE_KEY", None) == sre_key():
+            _use_precompiled(parser, tables.SRE)
+        return with_fast_driver(with_span_starts(parser))
     return build_parser(frontend, postlex, check_collisions=False)
 
 
-def with_span_starts(parser: Lark) -> Lark:
-    """``parser`` (loaded without ``propagate_positions``) with every rule's tree given the
-    start of its text, as Lark's ``propagate_positions`` gives it: ``meta.line`` /
-    ``meta.column`` (what the frontends read) and ``meta.container_line`` /
-    ``container_column``, nothing else (no end positions). Lark's wrapper computes all ten
-    attributes of every reduction and cost about as much as the LALR parse itself."""
-    callbacks = parser._callbacks  # the dict the LALR parser calls (Lark's ``ParserConf``)
-    for rule, build in list(callbacks.items()):
-        callbacks[rule] = _SpanStart(build)
-    return parser
+def _loaded_parser(data: dict, memo: dict, postlex: Any) -> Lark:
+    """Lark's parser from its serialised tables (``Lark._load_from_dict``)."""
+    return Lark._load_from_dict(data, memo, postlex=postlex, propagate_positions=False)
 
 
-class _SpanStart:
-    """A rule's tree builder, then Lark's position rule for the start: a tree's text starts
-    where its first positioned child's does (a token's own position, a subtree's container:
-    the start of its whole text, inlined parts and filtered tokens included); a tree that had
-    its position already (a single child passed up) keeps ``line`` and gets the container."""
+def python_key() -> str:
+    """What a pickled ``Lark`` object depends on besides the tables: the Python it was
+    pickled by (its standard library classes inside) and Lark's version."""
+    return f"{sys.version_info[0]}.{sys.version_info[1]} lark {lark.__version__}"
 
-    __slots__ = ("build",)
 
-    def __init__(self, build: Any) -> None:
-        self.build = build
+def _unpickled_parser(tables: Any, postlex: Any) -> Optional[Lark]:
+    """The parser ``_loaded_parser`` makes, pickled whole when the tables were written
+    (``PARSER``: ~9 ms to load instead of ~40 ms of Lark's deserialisation), when it was
+    pickled by this Python and Lark; else None. The post-lexer, modules and Lark's action
+    singletons are pickled by reference (``_ParserPickler``)."""
+    if getattr(tables, "PARSER_KEY", None) != python_key():
+        return None
+    try:
+        return _ParserUnpickler(io.BytesIO(zlib.decompress(tables.PARSER)), postlex).load()
+    except Exception:  # noqa: BLE001 - any doubt: Lark's own loading, from the tables
+        return None
 
-    def __call__(self, children: list) -> Any:
-        res = self.build(children)
-        if len(children) == 1 and children[0] is res:
-            return res  # passed up whole: its start and container are its own already
-        if isinstance(res, Tree):
-            for c in children:
-                if isinstance(c, Tree):
-                    meta = c.meta
-                    if not meta.empty:
-                        line, column = meta.container_line, meta.container_column
-                        break
-                elif isinstance(c, Token):
-                    line, column = c.line, c.column
-                    break
+
+class _ParserPickler(pickle.Pickler):
+    """Pickles a loaded parser with what must stay one object by reference: the post-lexer
+    (the caller's), modules (``re``) and Lark's ``Shift`` / ``Reduce`` (compared by ``is``)."""
+
+    def __init__(self, file: Any, postlex: Any) -> None:
+        super().__init__(file, protocol=4)
+        self._postlex = postlex
+
+    def persistent_id(self, obj: Any) -> Any:
+        if obj is self._postlex:
+            return ("postlex",)
+        if isinstance(obj, types.ModuleType):
+            return ("module", obj.__name__)
+        if isinstance(obj, Action):
+            return ("action", obj.name)
+        return None
+
+
+class _ParserUnpickler(pickle.Unpickler):
+    def __init__(self, file: Any, postlex: Any) -> None:
+        super().__init__(file)
+        self._postlex = postlex
+
+    def persistent_load(self, pid: Any) -> Any:
+        if pid == ("postlex",):
+            return self._postlex
+        if pid[0] == "module":
+            return importlib.import_module(pid[1])
+        if pid[0] == "action" and pid[1] in ("Shift", "Reduce"):
+            return getattr(lalr_analysis, pid[1])
+        raise pickle.UnpicklingError(f"unknown persistent id {pid!r}")
+
+
+def sre_key() -> str:
+    """What compiled regular-expression code depends on: this exact interpreter build and
+    its ``_sre`` engine (``re`` gives the code no other guarantee)."""
+    return f"{sys.version} sre {_sre.MAGIC} {_sre.CODESIZE}"
+
+
+def _lexers(parser: Lark) -> list:
+    """The loaded parser's basic lexers: one per distinct set of terminals, and the root."""
+    contextual = parser.parser.lexer.lexer
+    found = {id(x): x for x in contextual.lexers.values()}
+    found[id(contextual.root_lexer)] = contextual.root_lexer
+    return list(found.values())
+
+
+class PrecompiledRe:
+    """Stands for the ``re`` module in the loaded parser's lexers. Lark compiles each
+    lexer's scanner (one alternation of its terminals) on the lexer's first use, ~1 ms each,
+    mostly in ``re``'s parser and code generator (pure Python): a cold process paid ~35 ms
+    of them on a 15 kB template. ``compile`` (and ``match``) of a pattern whose code the
+    tables hold (compiled when they were written, for ``sre_key()``) makes the pattern
+    object from that code, as ``re._compiler.compile`` ends (``_sre.compile``; the result
+    compares equal to ``re.compile``'s, which compares the code: the tables' test checks
+    it); any other pattern, and every other name, is ``re``'s own."""
+
+    def __init__(self, table: dict) -> None:
+        self._table = table
+        self._made: dict = {}
+
+    def compile(self, pattern: Any, flags: Any = 0) -> Any:
+        key = (pattern, int(flags))
+        made = self._made.get(key)
+        if made is None:
+            entry = self._table.get(key)
+            if entry is None:
+                made = re.compile(pattern, flags)
             else:
-                return res
-            meta = res.meta
-            if meta.empty:
-                meta.line, meta.column, meta.empty = line, column, False
-            meta.container_line, meta.container_column = line, column
-        return res
+                final_flags, code, groups, groupindex, indexgroup = entry
+                made = _sre.compile(
+                    pattern, final_flags, array.array("I", code).tolist(), groups,
+                    dict(groupindex), indexgroup,
+                )
+            self._made[key] = made
+        return made
+
+    def match(self, pattern: Any, string: Any, flags: Any = 0) -> Any:
+        return self.compile(pattern, flags).match(string)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(re, name)
+
+
+def _use_precompiled(parser: Lark, blob: bytes) -> None:
+    try:
+        table = pickle.loads(zlib.decompress(blob))
+    except Exception:  # noqa: BLE001 - any doubt: re compiles them
+        return
+    shim = PrecompiledRe(table)
+    for lexer in _lexers(parser):
+        if lexer.re is re:
+            lexer.re = shim
+
+
+def sre_table(parser: Lark) -> dict:
+    """(pattern, flags) -> what ``_sre.compile`` takes for it, for every pattern the lexers
+    of ``parser`` compile (each built once, then reset), computed as ``re._compiler.compile``
+    computes it and checked against ``re.compile``."""
+    from re import _compiler, _parser  # type: ignore[attr-defined]
+
+    asked: dict = {}
+
+    class Recorder:
+        def compile(self, pattern: Any, flags: Any = 0) -> Any:
+            compiled = re.compile(pattern, flags)  # raises as re does (Lark retries)
+            asked[(pattern, int(flags))] = None
+            return compiled
+
+        def match(self, pattern: Any, string: Any, flags: Any = 0) -> Any:
+            return self.compile(pattern, flags).match(string)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(re, name)
+
+    for lexer in _lexers(parser):
+        saved = lexer.re, lexer._scanner
+        lexer.re, lexer._scanner = Recorder(), None
+        try:
+            lexer.scanner  # noqa: B018 - builds it (and the callbacks' scanners)
+        finally:
+            lexer.re, lexer._scanner = saved
+    table = {}
+    for pattern, flags in asked:
+        p = _parser.parse(pattern, flags)
+        code = _compiler._code(p, flags)
+        groupindex = dict(p.state.groupdict)
+        indexgroup = [None] * p.state.groups
+        for k, i in groupindex.items():
+            indexgroup[i] = k
+        entry = (flags | p.state.flags, array.array("I", code).tobytes(), p.state.groups - 1,
+                 groupindex, tuple(indexgroup))
+        made = _sre.compile(pattern, entry[0], code, entry[2], groupindex, entry[4])
+        assert made == re.compile(pattern, flags), pattern
+        table[(pattern, flags)] = entry
+    return table
 
 
 def build_parser(frontend: str, postlex: Any, check_collisions: bool) -> Lark:
@@ -141,22 +276,39 @@ def tables_source(frontend: str, postlex: Any) -> str:
     parser = build_parser(frontend, postlex, check_collisions=False)
     data, memo = parser.memo_serialize([TerminalDef, Rule])
     data["options"] = {k: v for k, v in data["options"].items() if k != "postlex"}
-    return tables_text(frontend, tables_key(text, tuple(postlex.always_accept)), data, memo)
+    tables = pickle.dumps((data, memo), protocol=4)
+    data, memo = pickle.loads(tables)  # the loader's own copy (loading changes it)
+    buffer = io.BytesIO()
+    _ParserPickler(buffer, postlex).dump(_loaded_parser(data, memo, postlex))
+    key = tables_key(text, tuple(postlex.always_accept))
+    data, memo = pickle.loads(tables)
+    sre = pickle.dumps(sre_table(_loaded_parser(data, memo, postlex)), protocol=4)
+    return tables_text(
+        frontend, key, zlib.compress(tables, 9), zlib.compress(buffer.getvalue(), 9),
+        zlib.compress(sre, 9),
+    )
 
 
-def tables_text(frontend: str, key: str, data: dict, memo: dict) -> str:
-    """The module text for ``data`` / ``memo`` (Lark's serialised parser): one pickled bytes
-    literal, as ``Lark.save`` stores it, because a process that compiles the module from source
-    (no ``.pyc``, e.g. under ``PYTHONDONTWRITEBYTECODE``) spends ~0.17 s on the equivalent
-    Python literals and ~2 ms on one bytes constant; unpickled in ~2 ms either way."""
-    blob = pickle.dumps((data, memo), protocol=4)
+def tables_text(frontend: str, key: str, tables: bytes, parser: bytes, sre: bytes) -> str:
+    """The module text for ``tables`` (Lark's serialised parser, pickled as ``Lark.save``
+    stores it) and ``parser`` (the ``Lark`` object loaded from them, pickled by
+    ``_ParserPickler`` for ``python_key()``) and ``sre`` (``sre_table``, for ``sre_key()``),
+    each zlib-compressed: bytes literals, because a
+    process that compiles the module from source (no ``.pyc``, e.g. under
+    ``PYTHONDONTWRITEBYTECODE``) spends ~0.17 s on the equivalent Python literals and ~2 ms
+    on one compressed bytes constant (~18 ms uncompressed); decompressed in ~2 ms."""
     return (
         f'"""Prebuilt LALR tables of ``{frontend}/grammar.lark`` (generated by\n'
         "``TMPL2PY_UPDATE_TABLES=1 pytest tests/unit/test_lark_tables.py``; do not edit). Long because it is data:\n"
-        'Lark\'s serialised parser, pickled as ``Lark.save`` does, loaded by ``lark_tables.load_parser``."""\n\n'
-        "import pickle\n\n"
+        "Lark's serialised parser, pickled as ``Lark.save`` does (``TABLES``), and the parser loaded\n"
+        "from it, pickled whole (``PARSER``, for ``PARSER_KEY``), and its lexers' compiled patterns\n"
+        "(``SRE``, for ``SRE_KEY``); zlib-compressed, read by ``lark_tables.load_parser``.\"\"\"\n\n"
         f"KEY = {key!r}\n"
-        f"DATA, MEMO = pickle.loads({blob!r})\n"
+        f"TABLES = {tables!r}\n"
+        f"PARSER_KEY = {python_key()!r}\n"
+        f"PARSER = {parser!r}\n"
+        f"SRE_KEY = {sre_key()!r}\n"
+        f"SRE = {sre!r}\n"
     )
 
 

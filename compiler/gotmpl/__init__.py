@@ -1,5 +1,6 @@
 """The Go text/template dialect (Ollama's semantics): ``parse(source) -> ir.Module``."""
 
-from .frontend import parse, parse_tree
+from .. import lark_import  # noqa: F401 - before Lark is imported (see there)
+from .frontend import parse, parse_tree  # noqa: E402
 
 __all__ = ["parse", "parse_tree"]

@@ -14,6 +14,7 @@ import ast
 import dataclasses
 import itertools
 import keyword
+import operator
 from typing import Any, Iterable
 
 from lark import Token, Transformer, v_args
@@ -60,12 +61,33 @@ class Lowering(BlockLowering):
         self._noelse: dict = {}  # the last link of each "a if b if c" chain, by id
         self.filter_names: set = set()  # every filter and test the template names (jinja2 numbers
         self.test_names: set = set()  # its stand-ins for unknown ones by their sorted order)
+        self._spread = False  # a call has a ``**mapping`` operand (finish_calls checks it)
 
     # ------------------------------------------------------------------ template level
 
     def start(self, body: tuple) -> tuple:
-        body = generator_macros(apply_autoescape(self.with_blocks(check_extends(body))))
-        return finish_calls(body, self.filter_names, self.test_names)
+        # each step only where the template has what it looks for (else it returns the body
+        # as it is, after a walk of the whole tree)
+        if self.has_extends:
+            body = check_extends(body)
+        body = self.with_blocks(body)
+        if self.has_autoescape:
+            body = apply_autoescape(body)
+        if self.has_include_without_context:
+            body = generator_macros(body)
+        if self._finish_calls_needed():
+            return finish_calls(body, self.filter_names, self.test_names)
+        return body
+
+    def _finish_calls_needed(self) -> bool:
+        """Whether ``finish_calls`` can change or refuse anything: only an unknown filter or
+        test, a ``**mapping`` operand or a keyword named ``_loop_vars`` (in the text) can."""
+        return (
+            self._spread
+            or "_loop_vars" in self.source
+            or any(n not in FILTER_FUNCS for n in self.filter_names)
+            or any(n not in TEST_FUNCS for n in self.test_names)
+        )
 
     def body(self, *items: Any) -> tuple:
         out: list = []
@@ -488,6 +510,7 @@ class Lowering(BlockLowering):
             args.append(ir.Starred(star))
         if starstar is not None:
             kwargs.append((None, starstar))
+            self._spread = True
         return (tuple(args), tuple(kwargs))
 
     def pos_arg(self, expr: ir.Expr) -> tuple:
@@ -688,24 +711,30 @@ def finish_calls(body: tuple, filter_names: set, test_names: set) -> tuple:
             return node
         return ir.Helper(node.name, args, kwargs, span=node.span)
 
+    # each node is rebuilt only where a call in it changed (the same object otherwise)
     def walk(node: Any, loop: bool) -> Any:
         if isinstance(node, tuple):
-            return tuple(walk(n, loop) for n in node)
+            return ir.map_children(node, in_loop if loop else outside)
         if not isinstance(node, ir.Node):
             return node
         if isinstance(node, ir.For):
-            return dataclasses.replace(
-                node,
-                iter=walk(node.iter, loop),
-                filter=walk(node.filter, False),
-                body=walk(node.body, True),
-                else_=walk(node.else_, False),
-            )
+            parts = (node.iter, node.filter, node.body, node.else_)
+            new = (walk(node.iter, loop), outside(node.filter), inside(node.body), outside(node.else_))
+            if all(map(operator.is_, new, parts)):
+                return node
+            return dataclasses.replace(node, iter=new[0], filter=new[1], body=new[2], else_=new[3])
         if isinstance(node, (ir.FuncDef, ir.Capture)):
             loop = False
-        node = ir.map_children(node, lambda n: walk(n, loop))
+        node = ir.map_children(node, in_loop if loop else outside)
         if isinstance(node, ir.Helper):
             return helper(node, loop)
         return node
 
+    def in_loop(node: Any) -> Any:
+        return walk(node, True)
+
+    def outside(node: Any) -> Any:
+        return walk(node, False)
+
+    inside = in_loop
     return walk(body, False)

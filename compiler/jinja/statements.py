@@ -36,6 +36,12 @@ def _is(tok: Any, kind: str) -> bool:
 
 @v_args(inline=True)
 class StatementLowering(CachedTransformer):
+    #: what the template holds, for the whole-template steps after lowering (``Lowering.start``
+    #: skips a step, a walk of the whole tree, that has nothing to do)
+    has_autoescape = False  # an ``{% autoescape %}`` block (``apply_autoescape``)
+    has_include_without_context = False  # (``generator_macros``)
+    has_extends = False  # (``check_extends``)
+
     # ------------------------------------------------------------------ with
 
     def with_stmt(self, tag: Token, *rest: Any) -> ir.Stmt:
@@ -51,6 +57,7 @@ class StatementLowering(CachedTransformer):
 
     def autoescape_stmt(self, tag: Token, value: ir.Expr, _end: Token, body: tuple, *_: Any) -> ir.Stmt:
         """Compiled by ``compiler/jinja/autoescape.py`` once the whole template is lowered."""
+        self.has_autoescape = True
         return AutoescapeBlock(value, body, span=_span(tag))
 
     # ------------------------------------------------------------------ loader tags
@@ -59,6 +66,7 @@ class StatementLowering(CachedTransformer):
         ignore = any(_is(t, "IGNORE") for t in rest)
         call = H("jinja.include_template", (template, ir.Const(ignore)), span=_span(tag))
         if any(_is(t, "WITHOUT") for t in rest):
+            self.has_include_without_context = True
             return IncludeWithoutContext(call, span=_span(tag))
         return ir.Output(call, span=_span(tag))
 
@@ -85,6 +93,7 @@ class StatementLowering(CachedTransformer):
         return kind
 
     def extends_stmt(self, tag: Token, template: ir.Expr, _end: Token) -> ir.Stmt:
+        self.has_extends = True
         return ir.ExprStmt(H("jinja.extends", (template,), span=_span(tag)), span=_span(tag))
 
 

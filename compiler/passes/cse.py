@@ -31,6 +31,7 @@ own function), a recursive loop (a nested function), a loop filter (a generator)
 from __future__ import annotations
 
 import dataclasses
+from operator import is_not
 from typing import Any, Optional
 
 from .. import ir
@@ -119,12 +120,12 @@ class _Pass:
         """``node`` rewritten, in Python's evaluation order; ``known`` grows with the reads
         that run whenever ``node`` does."""
         if isinstance(node, tuple):
-            return tuple(self.expr(n, known, first_ok) for n in node)
+            return _map_tuple(node, lambda n: self.expr(n, known, first_ok))
         if not isinstance(node, ir.Node):
             return node
         if isinstance(node, ir.DictLookup):
             if node.bind is not None:  # a lookup on an expression: the expression runs first
-                return dataclasses.replace(node, bind=self.expr(node.bind, known, first_ok))
+                return _replaced(node, bind=self.expr(node.bind, known, first_ok))
             return self.lookup(node, known, first_ok)
         if isinstance(node, ir.BoolOp):
             values = [self.expr(node.values[0], known, first_ok)]
@@ -132,23 +133,24 @@ class _Pass:
             for v in node.values[1:]:  # each runs only after the ones before it
                 region = region.branch()
                 values.append(self.expr(v, region, first_ok))
-            return dataclasses.replace(node, values=tuple(values))
+            return _replaced(node, values=_same_tuple(values, node.values))
         if isinstance(node, ir.CondExpr):
             test = self.expr(node.test, known, first_ok)
             body = self.expr(node.body, known.branch(), first_ok)
             orelse = self.expr(node.orelse, known.branch(), first_ok)
-            return dataclasses.replace(node, test=test, body=body, orelse=orelse)
+            return _replaced(node, test=test, body=body, orelse=orelse)
         if isinstance(node, ir.Compare):
             left = self.expr(node.left, known, first_ok)
             ops, region = [], known
-            for i, (op, e) in enumerate(node.ops):
+            for i, pair in enumerate(node.ops):
                 if i:
                     region = region.branch()  # a chain stops at the first false comparison
-                ops.append((op, self.expr(e, region, first_ok)))
-            return dataclasses.replace(node, left=left, ops=tuple(ops))
+                e = self.expr(pair[1], region, first_ok)
+                ops.append(pair if e is pair[1] else (pair[0], e))
+            return _replaced(node, left=left, ops=_same_tuple(ops, node.ops))
         if isinstance(node, ir.Capture):
             # emitted before the statement that holds it: nothing kept is known there yet
-            return dataclasses.replace(node, body=self.block(node.body, _Known(known)))
+            return _replaced(node, body=self.block(node.body, _Known(known)))
         changed = ir.map_children(node, lambda child: self.expr(child, known, first_ok))
         if calls_foreign_code(node):
             known.forget()  # after its arguments ran
@@ -157,35 +159,32 @@ class _Pass:
     # ------------------------------------------------------------------ statements
 
     def block(self, body: tuple, known: _Known) -> tuple:
-        return tuple(self.stmt(s, known) for s in body)
+        return _map_tuple(body, lambda s: self.stmt(s, known))
 
     def stmt(self, node: Any, known: _Known) -> Any:
         if isinstance(node, (ir.Output, ir.ExprStmt)):
-            return dataclasses.replace(node, expr=self.expr(node.expr, known))
+            return _replaced(node, expr=self.expr(node.expr, known))
         if isinstance(node, ir.Return):
-            return dataclasses.replace(node, value=self.expr(node.value, known))
+            return _replaced(node, value=self.expr(node.value, known))
         if isinstance(node, ir.Assign):
             value = self.expr(node.value, known)
             known.forget(_bound(node.target))
-            return dataclasses.replace(node, value=value)
+            return _replaced(node, value=value)
         if isinstance(node, ir.If):
             test = self.expr(node.test, known)
             body = self.block(node.body, known.branch())
             orelse = self.block(node.orelse, known.branch())
-            return dataclasses.replace(node, test=test, body=body, orelse=orelse)
+            return _replaced(node, test=test, body=body, orelse=orelse)
         if isinstance(node, ir.Scoped):
             bindings = self.block(node.bindings, known)  # run first, in this block
             body = self.block(node.body, known.branch())
-            return dataclasses.replace(node, bindings=bindings, body=body)
+            return _replaced(node, bindings=bindings, body=body)
         if isinstance(node, ir.For):
             return self.for_(node, known)
         if isinstance(node, ir.FuncDef):
             # its own Python function: starts from nothing, and runs only when called
-            return dataclasses.replace(
-                node,
-                prologue=self.block(node.prologue, _Known()),
-                body=self.block(node.body, _Known()),
-            )
+            prologue = self.block(node.prologue, _Known())
+            return _replaced(node, prologue=prologue, body=self.block(node.body, _Known()))
         return node  # Text, Break, Continue
 
     def for_(self, node: ir.For, known: _Known) -> ir.For:
@@ -202,7 +201,7 @@ class _Pass:
         body = self.block(node.body, inner)
         else_ = self.block(node.else_, known.branch())
         known.forget(_bound(node.target) | ({node.loop} if node.loop else set()))
-        return dataclasses.replace(node, iter=it, body=body, else_=else_)
+        return _replaced(node, iter=it, body=body, else_=else_)
 
 
 def _changes(node: ir.Node) -> Optional[set]:
@@ -223,11 +222,11 @@ def _changes(node: ir.Node) -> Optional[set]:
 def _unkept(node: Any, p: _Pass) -> Any:
     """Kept values and flags nothing read again: not kept."""
     if isinstance(node, tuple):
-        return tuple(_unkept(n, p) for n in node)
+        return _map_tuple(node, lambda n: _unkept(n, p))
     if not isinstance(node, ir.Node):
         return node
     if isinstance(node, ir.DictLookup) and node.bind is not None:
-        return dataclasses.replace(node, bind=_unkept(node.bind, p))
+        return _replaced(node, bind=_unkept(node.bind, p))
     if isinstance(node, ir.DictLookup) and not node.again:
         cache = node.cache if node.cache in p.reused else ""
         sets_flag = node.sets_flag if node.sets_flag in p.flag_used else 0
@@ -238,12 +237,43 @@ def _unkept(node: Any, p: _Pass) -> Any:
     return ir.map_children(node, lambda child: _unkept(child, p))
 
 
+def _finished(node: Any, p: _Pass) -> Any:
+    """``_shared(_unkept(node, p))`` in one walk (``_unkept`` changes only ``DictLookup``
+    nodes and what is under them, ``_shared`` only helpers of constants, which hold none)."""
+    if isinstance(node, tuple):
+        return _map_tuple(node, lambda n: _finished(n, p))
+    if not isinstance(node, ir.Node):
+        return node
+    if isinstance(node, ir.DictLookup):
+        return _shared(_unkept(node, p))
+    if _shareable(node):
+        return ir.Hoisted(node, span=node.span)
+    return ir.map_children(node, lambda child: _finished(child, p))
+
+
+def _map_tuple(items: tuple, fn: Any) -> tuple:
+    """``items`` with ``fn`` applied to each, in order; the same tuple when none changed."""
+    return _same_tuple([fn(n) for n in items], items)
+
+
+def _same_tuple(new: list, old: tuple) -> tuple:
+    return tuple(new) if any(map(is_not, new, old)) else old
+
+
+def _replaced(node: Any, **fields: Any) -> Any:
+    """``node`` with ``fields``, or ``node`` itself when each is the object it holds."""
+    for name, value in fields.items():
+        if getattr(node, name) is not value:
+            return dataclasses.replace(node, **fields)
+    return node
+
+
 def run(module: ir.Module) -> ir.Module:
     if module.dialect != "jinja":
         return module
     p = _Pass()
     body = p.block(module.body, _Known())
-    return dataclasses.replace(module, body=_shared(_unkept(body, p)))
+    return dataclasses.replace(module, body=_finished(body, p))
 
 
 #: Undefined values that depend only on constant arguments: one for every render (the
@@ -251,16 +281,20 @@ def run(module: ir.Module) -> ir.Module:
 _SHAREABLE = frozenset({"jinja.cond_undefined"})
 
 
-def _shared(node: Any) -> Any:
-    if isinstance(node, tuple):
-        return tuple(_shared(n) for n in node)
-    if not isinstance(node, ir.Node):
-        return node
-    if (
+def _shareable(node: Any) -> bool:
+    return (
         isinstance(node, ir.Helper)
         and node.name in _SHAREABLE
         and not node.kwargs
         and all(isinstance(a, ir.Const) for a in node.args)
-    ):
+    )
+
+
+def _shared(node: Any) -> Any:
+    if isinstance(node, tuple):
+        return _map_tuple(node, _shared)
+    if not isinstance(node, ir.Node):
+        return node
+    if _shareable(node):
         return ir.Hoisted(node, span=node.span)
     return ir.map_children(node, _shared)

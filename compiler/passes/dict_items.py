@@ -15,13 +15,13 @@ Keeps output byte-identical (pure IR -> IR, Jinja modules after scope resolution
 from __future__ import annotations
 
 import dataclasses
+from operator import is_not
 from typing import Any, Optional
 
 from tmpl2py.runtime.jinja import DICT_ATTRS as _DICT_ATTRS
 from tmpl2py.runtime.jinja import LOOP_ATTRS as _LOOP_ATTRS
 
 from .. import ir
-from .util import assignments
 
 
 def _dict_key(node: Any) -> Optional[tuple]:
@@ -57,32 +57,71 @@ def _on_a_temp(node: Any) -> Any:
 _DEFINED_TESTS = ("jinja_filters.test_defined", "jinja_filters.test_undefined")
 
 
+def _loop_objects(module: ir.Module) -> set:
+    """The idents every binding of which is a ``for`` loop's loop object: those ``for``
+    loops bind (``For.loop``) and nothing else does (an assignment, a loop target but the
+    loop's own object, a macro, a parameter), as ``util.assignments`` tells, in one walk."""
+    loops: set = set()
+    others: set = set()
+
+    def bind(target: Any, own: str = "") -> None:
+        if isinstance(target, ir.Name):
+            if target.ident != own:
+                others.add(target.ident)
+        elif isinstance(target, ir.Target):
+            for t in target.names:
+                bind(t, own)
+
+    for node in ir.walk(module.body):
+        if isinstance(node, ir.Assign):
+            bind(node.target)
+        elif isinstance(node, ir.For):
+            bind(node.target, node.loop)
+            if node.loop:
+                loops.add(node.loop)
+        elif isinstance(node, ir.FuncDef):
+            others.add(node.ident)
+            for param in node.params:
+                bind(param.name)
+    return loops - others
+
+
+def _map_tuple(items: tuple, fn: Any) -> tuple:
+    """``items`` with ``fn`` applied to each, in order; the same tuple when none changed."""
+    new = [fn(n) for n in items]
+    return tuple(new) if any(map(is_not, new, items)) else items
+
+
+def _replaced(node: Any, **fields: Any) -> Any:
+    """``node`` with ``fields``, or ``node`` itself when each is the object it holds."""
+    for name, value in fields.items():
+        if getattr(node, name) is not value:
+            return dataclasses.replace(node, **fields)
+    return node
+
+
 def run(module: ir.Module) -> ir.Module:
     if module.dialect != "jinja":
         return module
-    binds = assignments(module)
-    loops = {
-        i
-        for i, why in binds.items()
-        if why and all(isinstance(w, ir.For) and w.loop == i for w in why)
-    }
+    loops = _loop_objects(module)
 
     temps = [0]
     no_temps = [0]  # inside a filtered loop's iterable (a generator's: no ``:=`` there)
 
+    # every node is rebuilt only where something under it changed (the same object
+    # otherwise); the children are visited in the order the temps are numbered in
     def walk(node: Any, truth: bool = False) -> Any:
         if isinstance(node, tuple):
-            return tuple(walk(n) for n in node)
+            return _map_tuple(node, walk)
         if not isinstance(node, ir.Node):
             return node
         if isinstance(node, ir.For) and node.filter is not None:
             no_temps[0] += 1
             it = walk(node.iter)
             no_temps[0] -= 1
-            node = dataclasses.replace(node, iter=it, filter=walk(node.filter, True))
-            return dataclasses.replace(
-                node, body=walk(node.body), else_=walk(node.else_), target=walk(node.target)
-            )
+            filter_ = walk(node.filter, True)
+            body, else_, target = walk(node.body), walk(node.else_), walk(node.target)
+            return _replaced(node, iter=it, filter=filter_, body=body, else_=else_, target=target)
         if isinstance(node, ir.Helper):
             if node.name in _DEFINED_TESTS and len(node.args) == 1 and not node.kwargs:
                 found = _dict_key(node.args[0])
@@ -119,29 +158,18 @@ def run(module: ir.Module) -> ir.Module:
                     bind=walk(node.args[0]),
                 )
         if isinstance(node, ir.If):
-            return dataclasses.replace(
-                node, test=walk(node.test, True), body=walk(node.body), orelse=walk(node.orelse)
-            )
+            test = walk(node.test, True)
+            body, orelse = walk(node.body), walk(node.orelse)
+            return _replaced(node, test=test, body=body, orelse=orelse)
         if isinstance(node, ir.Not):
-            return dataclasses.replace(node, operand=walk(node.operand, True))
+            return _replaced(node, operand=walk(node.operand, True))
         if isinstance(node, ir.CondExpr):
-            return dataclasses.replace(
-                node,
-                test=walk(node.test, True),
-                body=walk(node.body, truth),
-                orelse=walk(node.orelse, truth),
-            )
+            test = walk(node.test, True)
+            body, orelse = walk(node.body, truth), walk(node.orelse, truth)
+            return _replaced(node, test=test, body=body, orelse=orelse)
         if isinstance(node, ir.BoolOp):
-            return dataclasses.replace(node, values=tuple(walk(v, truth) for v in node.values))
-        changes = {}
-        for f in ir.child_fields(type(node)):
-            if isinstance(node, ir.For) and f == "filter":
-                continue
-            old = getattr(node, f)
-            if isinstance(old, (ir.Node, tuple)):
-                new = walk(old)
-                if new is not old:
-                    changes[f] = new
-        return dataclasses.replace(node, **changes) if changes else node
+            return _replaced(node, values=_map_tuple(node.values, lambda v: walk(v, truth)))
+        # (a For without a filter: its filter is None, nothing to visit)
+        return ir.map_children(node, walk)
 
     return dataclasses.replace(module, body=walk(module.body))

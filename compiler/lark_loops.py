@@ -1,0 +1,339 @@
+"""The loaded parsers' inner loops, each Lark's own step for step, in fewer Python calls
+(``lark_tables.load_parser`` installs them; ``tests/unit/test_parser_loading.py`` and
+``tests/unit/test_lark_tables.py`` compare them with Lark's loops over the shared corpus):
+
+- ``with_span_starts``: each rule's tree built and given the start of its text in one call
+  (``TreeBuilder``; Lark's ``propagate_positions`` computed ten attributes per reduction);
+- ``with_fast_driver``: the LALR loop over a table made once (``FastParser``: no ``Rule``
+  hashed or compared per reduction, a one-symbol ``?rule`` passes its child up without a
+  call) and the contextual lexer with ``BasicLexer.next_token`` inlined
+  (``FastContextualLexer``).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Optional
+
+from lark import Lark, Token, Tree
+from lark.exceptions import LexError, UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+from lark.lexer import BasicLexer, ContextualLexer
+from lark.parse_tree_builder import ChildFilterLALR_NoPlaceholders, ExpandSingleChild
+from lark.parsers.lalr_analysis import Shift
+from lark.parsers.lalr_interactive_parser import InteractiveParser
+from lark.parsers.lalr_parser import _Parser as _LarkParser
+
+
+def with_span_starts(parser: Lark) -> Lark:
+    """``parser`` (loaded without ``propagate_positions``) with every rule's tree given the
+    start of its text, as Lark's ``propagate_positions`` gives it: ``meta.line`` /
+    ``meta.column`` (what the frontends read) and ``meta.container_line`` /
+    ``container_column``, nothing else (no end positions). Lark's wrapper computes all ten
+    attributes of every reduction and cost about as much as the LALR parse itself."""
+    callbacks = parser._callbacks  # the dict the LALR parser calls (Lark's ``ParserConf``)
+    for rule, build in list(callbacks.items()):
+        callbacks[rule] = TreeBuilder.of(build) or SpanStart(build)
+    return parser
+
+
+class SpanStart:
+    """A rule's tree builder, then Lark's position rule for the start: a tree's text starts
+    where its first positioned child's does (a token's own position, a subtree's container:
+    the start of its whole text, inlined parts and filtered tokens included); a tree that had
+    its position already (a single child passed up) keeps ``line`` and gets the container."""
+
+    __slots__ = ("build",)
+
+    def __init__(self, build: Any) -> None:
+        self.build = build
+
+    def __call__(self, children: list) -> Any:
+        res = self.build(children)
+        if len(children) == 1 and children[0] is res:
+            return res  # passed up whole: its start and container are its own already
+        if isinstance(res, Tree):
+            for c in children:
+                if isinstance(c, Tree):
+                    meta = c.meta
+                    if not meta.empty:
+                        line, column = meta.container_line, meta.container_column
+                        break
+                elif isinstance(c, Token):
+                    line, column = c.line, c.column
+                    break
+            else:
+                return res
+            meta = res.meta
+            if meta.empty:
+                meta.line, meta.column, meta.empty = line, column, False
+            meta.container_line, meta.container_column = line, column
+        return res
+
+
+class TreeBuilder:
+    """``SpanStart(build)`` in one call, for the builders Lark makes for our rules: a
+    ``Tree(name, ...)``, under ``ExpandSingleChild`` (``?rule``) or not, under the LALR child
+    filter (tokens filtered out, ``_rule`` children inlined) or not, each step as Lark does it."""
+
+    __slots__ = ("name", "include", "expand1")
+
+    def __init__(self, name: str, include: Optional[list], expand1: bool) -> None:
+        self.name, self.include, self.expand1 = name, include, expand1
+
+    @classmethod
+    def of(cls, build: Any) -> Optional["TreeBuilder"]:
+        """The builder for Lark's ``build``, or None when it is not of that shape."""
+        include = None
+        if type(build) is ChildFilterLALR_NoPlaceholders:
+            include, build = list(build.to_include), build.node_builder
+        expand1 = type(build) is ExpandSingleChild
+        if expand1:
+            build = build.node_builder
+        if (
+            type(build) is functools.partial
+            and build.func is Tree
+            and len(build.args) == 1
+            and not build.keywords
+            and type(build.args[0]) is str
+        ):
+            return cls(build.args[0], include, expand1)
+        return None
+
+    def __call__(self, children: list) -> Any:
+        include = self.include
+        if include is None:
+            filtered = children
+        else:  # ChildFilterLALR_NoPlaceholders
+            filtered = []
+            for i, to_expand in include:
+                if to_expand:
+                    if filtered:
+                        filtered += children[i].children
+                    else:  # as Lark: the inlined child's own list (left recursion)
+                        filtered = children[i].children
+                else:
+                    filtered.append(children[i])
+        if self.expand1 and len(filtered) == 1:  # ExpandSingleChild
+            res = filtered[0]
+            if len(children) == 1 and children[0] is res:
+                return res  # passed up whole (as ``SpanStart``)
+            if not isinstance(res, Tree):
+                return res
+        else:
+            res = Tree(self.name, filtered)
+        for c in children:  # ``SpanStart``
+            if isinstance(c, Tree):
+                meta = c.meta
+                if not meta.empty:
+                    line, column = meta.container_line, meta.container_column
+                    break
+            elif isinstance(c, Token):
+                line, column = c.line, c.column
+                break
+        else:
+            return res
+        meta = res.meta
+        if meta.empty:
+            meta.line, meta.column, meta.empty = line, column, False
+        meta.container_line, meta.container_column = line, column
+        return res
+
+
+def with_fast_driver(parser: Lark) -> Lark:
+    """``parser`` with its LALR loop replaced by ``FastParser.parse_from_state`` (the same
+    shifts, reductions, callbacks and errors as Lark's ``ParserState.feed_token``, from a
+    table made once: no ``Rule`` is hashed or compared per reduction). A parser whose
+    callbacks include token callbacks (none of ours) keeps Lark's loop."""
+    inner = parser.parser.parser.parser  # Lark -> ParsingFrontend -> LALR_Parser -> _Parser
+    if type(inner) is _LarkParser and not any(type(k) is str for k in inner.callbacks):
+        inner.__class__ = FastParser
+    lexer = getattr(parser.parser.lexer, "lexer", None)  # under the post-lexer's connector
+    if type(lexer) is ContextualLexer and all(
+        type(sub) is BasicLexer for sub in lexer.lexers.values()
+    ):
+        lexer.__class__ = FastContextualLexer
+    return parser
+
+
+class FastContextualLexer(ContextualLexer):
+    """Lark's contextual lexer with ``BasicLexer.next_token`` inlined in ``lex`` (the same
+    matches, tokens, line counting, callbacks and errors: a position no terminal matches is
+    left to Lark's ``next_token``, which raises what it raises)."""
+
+    def lex(self, lexer_state: Any, parser_state: Any) -> Any:
+        lexers = self.lexers
+        source = lexer_state.text
+        text, end = source.text, source.end
+        line_ctr = lexer_state.line_ctr
+        nl = line_ctr.newline_char
+        new_token = Token._future_new
+        try:
+            while True:
+                lexer = lexers[parser_state.position]
+                scanner = lexer._scanner
+                if scanner is None:
+                    scanner = lexer.scanner  # builds it, and the lexer's ``callback``
+                mres = scanner._mres
+                ignore, newline, callback = lexer.ignore_types, lexer.newline_types, lexer.callback
+                while True:
+                    pos = line_ctr.char_pos
+                    if pos >= end:
+                        raise EOFError(lexer)
+                    for mre in mres:
+                        m = mre.match(text, pos, end)
+                        if m:
+                            break
+                    else:
+                        lexer.next_token(lexer_state, parser_state)  # raises
+                        raise AssertionError("unreachable")  # pragma: no cover
+                    value, type_ = m.group(0), m.lastgroup
+                    ignored = type_ in ignore
+                    t = None
+                    if not ignored or type_ in callback:
+                        t = new_token(type_, value, pos, line_ctr.line, line_ctr.column)
+                    if type_ in newline:  # LineCounter.feed
+                        newlines = value.count(nl)
+                        if newlines:
+                            line_ctr.line += newlines
+                            line_ctr.line_start_pos = pos + value.rindex(nl) + 1
+                    line_ctr.char_pos = pos = pos + len(value)
+                    line_ctr.column = pos - line_ctr.line_start_pos + 1
+                    if t is not None:
+                        t.end_line = line_ctr.line
+                        t.end_column = line_ctr.column
+                        t.end_pos = pos
+                        if t.type in callback:
+                            t = callback[t.type](t)
+                        if not ignored:
+                            if not isinstance(t, Token):
+                                raise LexError("Callbacks must return a token (returned %r)" % t)
+                            lexer_state.last_token = t
+                            break
+                yield t
+        except EOFError:
+            pass
+        except UnexpectedCharacters as e:  # as ContextualLexer.lex
+            try:
+                last_token = lexer_state.last_token
+                token = self.root_lexer.next_token(lexer_state, parser_state)
+                raise UnexpectedToken(
+                    token,
+                    e.allowed,
+                    state=parser_state,
+                    token_history=[last_token],
+                    terminals_by_name=self.root_lexer.terminals_by_name,
+                )
+            except UnexpectedCharacters:
+                raise e
+
+
+def _passes_single_child_up(callback: Any) -> bool:
+    """A one-symbol rule's callback that returns its one child as it is: Lark's
+    ``ExpandSingleChild`` (a ``?rule``) with no child filter, under ``SpanStart`` (which
+    leaves a child passed up whole alone)."""
+    if isinstance(callback, TreeBuilder):
+        return callback.expand1 and callback.include is None
+    build = callback.build if isinstance(callback, SpanStart) else callback
+    return type(build) is ExpandSingleChild
+
+
+class FastParser(_LarkParser):
+    """Lark's LALR ``_Parser`` with ``parse_from_state`` run over one table per state:
+    token type or rule name -> the next state (an ``int``: a shift or a goto) or
+    ``(size, callback, rule name)`` (a reduction). A state that is not a fresh start (an
+    interactive parser resuming after an error) goes through Lark's own loop."""
+
+    def _fast_table(self) -> list:
+        table = self.__dict__.get("_table")
+        if table is None:
+            states = self.parse_table.states
+            callbacks = self.callbacks
+            reductions: dict = {}
+            for row in states.values():
+                for action, arg in row.values():
+                    if action is not Shift and arg not in reductions:
+                        size, callback = len(arg.expansion), callbacks[arg]
+                        if size == 1 and _passes_single_child_up(callback):
+                            callback = None
+                        reductions[arg] = (size, callback, arg.origin.name)
+            table = [None] * (max(states) + 1)
+            for state, row in states.items():
+                table[state] = {
+                    k: arg if action is Shift else reductions[arg]
+                    for k, (action, arg) in row.items()
+                }
+            self._table = table
+        return table
+
+    def parse_from_state(self, state: Any, last_token: Any = None) -> Any:
+        if len(state.state_stack) != 1 or state.value_stack:
+            return super().parse_from_state(state, last_token)
+        table = self._fast_table()
+        conf = state.parse_conf
+        end_state = conf.end_state
+        state_stack = state.state_stack
+        value_stack = state.value_stack
+        push_state, push_value = state_stack.append, value_stack.append
+        try:
+            token = last_token
+            for token in state.lexer.lex(state):
+                ttype = token.type
+                while True:
+                    try:
+                        action = table[state_stack[-1]][ttype]
+                    except KeyError:
+                        raise self._unexpected(state, token)
+                    if action.__class__ is int:
+                        push_state(action)
+                        push_value(token)
+                        break
+                    size, callback, origin = action
+                    if callback is None:  # ``?rule`` of one symbol: its value passes up
+                        del state_stack[-1]
+                        push_state(table[state_stack[-1]][origin])
+                        continue
+                    if size:
+                        children = value_stack[-size:]
+                        del state_stack[-size:]
+                        del value_stack[-size:]
+                    else:
+                        children = []
+                    value = callback(children)
+                    push_state(table[state_stack[-1]][origin])
+                    push_value(value)
+            end_token = (
+                Token.new_borrow_pos("$END", "", token) if token else Token("$END", "", 0, 1, 1)
+            )
+            while True:
+                try:
+                    action = table[state_stack[-1]]["$END"]
+                except KeyError:
+                    raise self._unexpected(state, end_token)
+                size, callback, origin = action  # $END is never shifted
+                if callback is None:
+                    del state_stack[-1]
+                    push_state(table[state_stack[-1]][origin])
+                    if state_stack[-1] == end_state:
+                        return value_stack[-1]
+                    continue
+                if size:
+                    children = value_stack[-size:]
+                    del state_stack[-size:]
+                    del value_stack[-size:]
+                else:
+                    children = []
+                value = callback(children)
+                push_state(table[state_stack[-1]][origin])
+                push_value(value)
+                if state_stack[-1] == end_state:
+                    return value_stack[-1]
+        except UnexpectedInput as e:
+            e.interactive_parser = InteractiveParser(self, state, state.lexer)
+            raise e
+
+    @staticmethod
+    def _unexpected(state: Any, token: Any) -> UnexpectedToken:
+        """Lark's error for a token the state has no action for (``feed_token``'s)."""
+        row = state.parse_conf.states[state.state_stack[-1]]
+        expected = {s for s in row.keys() if s.isupper()}
+        return UnexpectedToken(token, expected, state=state, interactive_parser=None)
