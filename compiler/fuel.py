@@ -51,7 +51,7 @@ def body_cost(body: Any) -> int:
 CALLING_HELPERS = frozenset({"jinja.call", "gotmpl.call", "gotmpl.method_call"})
 #: helpers that take the render's registry of built containers (``_built``, made in the
 #: prologue when the module calls one)
-BUILDERS = ("limits.make_tuple", "limits.built_value", "limits.add", "limits.add_item", "limits.mul")
+BUILDERS = ("limits.make_tuple", "limits.built_value", "limits.add", "limits.added", "limits.add_item", "limits.mul")
 
 
 def is_leaf(body: Any) -> bool:
@@ -93,6 +93,11 @@ def _own_nodes(body: Any, inner_loops: bool = True) -> Any:
             if not inner_loops and isinstance(node, ir.For) and field in ("body", "else_"):
                 continue
             stack.append(value)
+
+
+#: pieces of output past which a render's end measures it even unmarked: 512 pieces of the
+#: longest unmarked string (~2 ** 17 characters) stay under the output cap
+SETTLE_PIECES = 512
 
 
 class FuelEmitter:
@@ -143,17 +148,50 @@ class FuelEmitter:
         self.fuel_functions -= 1
 
     def fuel_prologue(self) -> list:
-        """``render``'s first lines when the module is bounded: the render has no meter yet
-        (``limits.begin``, only when a previous render left one: a helper's charge is never
-        another render's), its registry of
-        built containers when it builds any, and the counter (one chunk in hand) when the
-        module counts fuel."""
+        """``render``'s first lines when the module is bounded: its registry of built
+        containers when it builds any, and the counter (one chunk in hand) when the module
+        counts fuel. The context's meter is found clear: every render clears it as it ends
+        (:meth:`fuel_epilogue`), so nothing is read from it here."""
         aliases = self.aliases  # type: ignore[attr-defined]
         tuples = ["    _built = {}"] if any(h in aliases for h in BUILDERS) else []
-        if not self.fuel_enabled:
+        if not self.fuel_enabled or not self.fuel_used:
             return tuples
+        return [f"    _fuel = {CHUNK}", "    _m = None"] + tuples
+
+    def fuel_try(self) -> bool:
+        """Open the ``try`` the render's body runs in (bounded modules): see
+        :meth:`fuel_epilogue`. Returns whether it did (the body is then one level deeper)."""
+        if not self.fuel_enabled:
+            return False
+        self.line("try:")  # type: ignore[attr-defined]
+        self.indent += 1  # type: ignore[attr-defined]
+        return True
+
+    def fuel_epilogue(self, body_start: int) -> None:
+        """Close the render's ``try``: a render that ends, by an error or by returning, leaves
+        its context's meter clear (``limits.begin(None)``, only when something is there: a
+        refuel or an early charge made it), so the next render finds it clear without looking
+        (a ``try`` costs nothing in CPython 3.11 until it catches). A render that returns and
+        refueled or charged has the output it wrote since the meter last looked checked
+        (``limits.settle``): a loop within one chunk, or straight prints, each printing a long
+        string, is refused before the final join allocates it all. A render that neither
+        refueled nor charged nor built a long value (``limits.mark``) printed strings of at
+        most ~2 ** 17 characters (the marks' thresholds), so unless it wrote more than
+        :data:`SETTLE_PIECES` pieces its output is under the cap without measuring it."""
+        if len(self.lines) == body_start:  # type: ignore[attr-defined]
+            self.line("pass")  # type: ignore[attr-defined]
+        self.indent -= 1  # type: ignore[attr-defined]
         live = self.helper_name("limits.live")  # type: ignore[attr-defined]
-        begin = [f"    if {live}() is not None:", f"        {self.helper_name('limits.begin')}(None)"]  # type: ignore[attr-defined]
-        if not self.fuel_used:
-            return begin + tuples
-        return begin + [f"    _fuel = {CHUNK}", "    _m = None"] + tuples
+        begin = self.helper_name("limits.begin")  # type: ignore[attr-defined]
+        settle = self.helper_name("limits.settle")  # type: ignore[attr-defined]
+        self.line("except BaseException:")  # type: ignore[attr-defined]
+        self.line(f"    if {live}() is not None:")  # type: ignore[attr-defined]
+        self.line(f"        {begin}(None)")  # type: ignore[attr-defined]
+        self.line("    raise")  # type: ignore[attr-defined]
+        meter = "_m" if self.fuel_used else "None"
+        many = f"len(_out) > {SETTLE_PIECES}"
+        test = f"{many} or {live}() is not None"
+        if self.fuel_used:
+            test = f"_m is not None or {test}"
+        self.line(f"if {test}:")  # type: ignore[attr-defined]
+        self.line(f"    {settle}({meter}, _out)")  # type: ignore[attr-defined]

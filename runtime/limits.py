@@ -189,7 +189,19 @@ def using(limits: Limits) -> Iterator[None]:
 
 
 def current() -> Limits:
+    """The limits in force. Inside a render its callers are the size guards of operations
+    about to build a long value (``runtime/jinja/bounded.py``, past 4,096 characters), so
+    the render is marked as holding one (:func:`mark`): its end measures its output."""
+    mark()
     return _current.get()
+
+
+def mark() -> None:
+    """This render holds a long value (a guard let one be built): its end measures the
+    output it wrote (:func:`settle`), which a long value printed many times could make huge
+    within the first chunk of fuel. Owing nothing, as an early charge's int would."""
+    if _live.get() is None:
+        _live.set(0)
 
 
 class Meter:
@@ -349,6 +361,24 @@ begin = _live.set
 live = _live.get
 
 
+def settle(meter: Optional[Meter], out: list) -> None:
+    """The end of a render that refueled or charged (generated code's last lines): the
+    context's meter cleared, and the output the meter has not looked at yet checked against
+    the cap, before the render joins it. Without this a loop within one chunk, or straight
+    prints, each printing a long string, would make the join allocate it all (256 prints of
+    a 100M-character string: 25 GB), as nothing looks at the output before. A render that
+    neither refueled nor charged built no long string (building one is charged:
+    :func:`_check_concat`, :func:`check_built`), so it is not measured."""
+    _live.set(None)
+    cap = (meter.limits if meter is not None else _current.get()).output
+    if cap is None:
+        return
+    if meter is not None and meter.out is out:
+        meter._grown()  # what was written since its last look: refused past the cap
+    elif sum(map(len, out)) > cap:
+        raise RenderLimitExceeded("output", f"the render's output passed {cap:,} characters")
+
+
 def charge(units: int) -> None:
     """A heavy helper's work: ``units`` of fuel (about one per item it walks in Python).
 
@@ -403,6 +433,8 @@ def value_cap() -> Optional[int]:
 
 def check_size(size: int, what: str) -> None:
     """Refuse to build a value of ``size`` characters/items past ``Limits.value``."""
+    if size > 4096:
+        mark()
     cap = _current.get().value
     if cap is not None and size > cap:
         raise RenderLimitExceeded(
@@ -423,6 +455,7 @@ def check_built(size: int, what: str) -> None:
     """A value just built from others (``~``, ``join``, ``sum``) is at most ``Limits.output``
     long: checked after the fact, which is enough to stop doubling, as the next step would
     start from at most the cap."""
+    mark()  # a long string exists: the render's end measures its output
     limits = _current.get()
     text = what != "sum"  # sum(start=[]) builds a list: ten times ``value`` items
     cap = limits.output if text else _times(limits.value, 10)
@@ -556,6 +589,41 @@ def _concatenated(built: dict, made: Any, weight: int) -> Any:
     if weight > _LIGHT:
         _check_weight(weight, "a concatenation")
     _remember(built, made, weight)
+    return made
+
+
+def added(built: dict, left: Any, right: Any, made: Any) -> Any:
+    """:func:`add`'s check after the fact: ``made`` is ``left + right``, which the inline fast
+    path built already (``_r if type(_r := a + b) is str and len(_r) < 4096 else
+    added(_built, a, b, _r)``, ``compiler/emit.py``) and found not to be a short ``str``.
+    Checking after building is enough: both operands were checked when they were built (or
+    came in with the context), so ``made`` is at most twice the cap, and it is refused
+    before anything keeps it; a list or tuple is weighed and remembered as :func:`add` does."""
+    if type(made) is str:
+        if len(made) > 4096:
+            _check_concat(made, len(made))
+        return made
+    if isinstance(left, (str, list, tuple)) and isinstance(right, (str, list, tuple)):
+        size = len(left) + len(right)
+        if size > 4096:
+            _check_concat(left, size)
+        if type(left) is not str and type(right) is not str:
+            known = built.get(id(left))
+            weight = known[1] if known is not None and known[0] is left else weigh(left, built)
+            known = built.get(id(right))
+            weight += known[1] if known is not None and known[0] is right else weigh(right, built)
+            return _concatenated(built, made, weight - NODE)
+    return made
+
+
+def concatenated(made: Any) -> Any:
+    """:func:`concat`'s check after the fact: ``made``, the ``+`` the inline fast path built
+    (``_r if length_hint(_r := a + b) < 4096 else concatenated(_r)``), charged and refused
+    past the cap as :func:`concat` would have before building it (each operand was bounded
+    when it was built, so ``made`` is at most twice the cap)."""
+    size = length_hint(made)
+    if size > 4096 and isinstance(made, (str, list, tuple)):
+        _check_concat(made, size)
     return made
 
 
@@ -837,6 +905,8 @@ def _walk(root: Any, built: dict) -> int:
 
 
 def _check_weight(weight: int, what: str) -> None:
+    if weight > 65536:  # printing it makes a long string: the render's end measures its output
+        mark()
     cap = _current.get().output
     if cap is not None and weight > cap:
         raise RenderLimitExceeded(

@@ -1,5 +1,6 @@
 """The rules that make the work bounds cheaper (issue #18's cost target), each with the attack
-it could have opened, still refused: ``begin`` only when a meter was left, namespaces and
+it could have opened, still refused: the meter cleared as each render ends (no look at its
+start), the output checked before the final join, namespaces and
 other plain objects as leaves of the quick weighing, ``+`` of a known string with the size
 check only, and variables that only their own ``+`` reads (self-fed) without weights."""
 
@@ -21,29 +22,45 @@ def _same_as_jinja2(source: str, context: dict) -> None:
     assert compile_template(source).render(context) == expected[1]
 
 
-# ------------------------------------------------------------------ begin only where needed
+# ------------------------------------------------------------------ the meter cleared as a render ends
 
 
 @pytest.mark.parametrize(
     "source",
     [
+        # an early charge (an int owed), a refuel (the meter), both, and an error after them
         "{% set inner = namespace(s='x' * 10) %}{{ ([inner] * 300)|string|length }}",
-        "{% for i in range(3) %}{% endfor %}{% set inner = namespace(s='x') %}"
+        "{% for i in range(300) %}{% endfor %}{{ 'ok' }}",
+        "{% for i in range(300) %}{% endfor %}{% set inner = namespace(s='x') %}"
         "{{ ([inner] * 300)|string|length }}",
+        "{% set inner = namespace(s='x' * 10) %}{{ ([inner] * 300)|string|length }}"
+        "{{ raise_exception('no') }}",
+        "{% for i in range(300) %}{% endfor %}{{ 1 / 0 }}",
     ],
 )
-def test_a_meter_another_render_left_is_never_charged(source: str) -> None:
-    """A render that finds a meter left in its context (a previous render's early charge,
-    here one already exhausted) clears it first: its own charges open its own account."""
-    spent = Meter(Limits(fuel=1))
-    spent.fuel = -1
-    token = limits._live.set(spent)
-    try:
-        assert compile_template(source).render({}) == ref_render(source, {})[1]
-        assert limits.live() is not spent
-    finally:
-        limits._live.reset(token)
-    assert "if live() is not None:" in compile_template(source).python_source
+def test_every_render_leaves_its_context_clear(source: str) -> None:
+    """A render clears its context's meter as it ends, returning or raising (the ``try``
+    around its body), so the next render finds nothing there without looking (no
+    ``begin`` in its prologue): its charges open its own account."""
+    template = compile_template(source)
+    expected = ref_render(source, {})
+    for _ in range(2):
+        if expected[0] == "ok":
+            assert template.render({}) == expected[1]
+        else:
+            with pytest.raises(Exception):
+                template.render({})
+        assert limits.live() is None
+    text = template.python_source
+    assert "except BaseException:" in text and "begin(None)" in text
+    assert text.index("_fuel = 256") < text.index("try:") if "_fuel" in text else True
+
+
+def test_a_render_that_never_charged_reads_nothing_at_its_start() -> None:
+    """The context's meter is looked at once, at the end, and only set when it was used."""
+    text = compile_template("{% for m in messages %}{{ m }}{% endfor %}").python_source
+    body = text[text.index("def render"):]
+    assert body.index("live()") > body.index("for ")
 
 
 def test_a_charge_after_a_clear_context_still_counts() -> None:
@@ -129,7 +146,7 @@ def test_namespace_items_still_double_into_a_refusal() -> None:
 def test_a_known_string_plus_checks_only_the_size() -> None:
     source = "{% set t = ('a' ~ x) + y %}{{ t }}"
     code = compile_template(source).python_source
-    assert "concat(" in code and "add(" not in code and "type(_a" not in code
+    assert "concatenated(" in code and "added(" not in code and "type(_a" not in code
     _same_as_jinja2(source, {"x": "b", "y": "c"})
 
 
@@ -154,7 +171,7 @@ def test_a_plus_written_through_to_str_checks_only_the_size() -> None:
     kept: the size check only (no weight, no list tests)."""
     source = "{{ bos_token + system }}{{ bos_token + system + context }}"
     code = compile_template(source).python_source
-    assert "concat(" in code and "add(" not in code and "_built" not in code
+    assert "concatenated(" in code and "added(" not in code and "_built" not in code
     _same_as_jinja2(source, {"bos_token": "<s>", "system": "hi", "context": "c"})
     _same_as_jinja2("{{ items + items }}", {"items": [1, "a"]})
 
@@ -228,7 +245,7 @@ _DOUBLE = "{% set big = 'x' * 100000 %}{% set l = [big] %}" + "{% set l = l + l 
 def test_a_variable_only_its_own_plus_reads_is_not_weighed() -> None:
     """``l`` holds 4,096 paths to one long string but nothing ever reads it: not refused."""
     template = compile_template(_DOUBLE + "done")
-    assert "concat(" in template.python_source and "add(" not in template.python_source
+    assert "concatenated(" in template.python_source and "added(" not in template.python_source
     assert template.render({}) == "done"
 
 
@@ -246,7 +263,7 @@ def test_a_variable_only_its_own_plus_reads_is_not_weighed() -> None:
 )
 def test_a_self_fed_variable_read_through_another_path_is_still_weighed(read: str) -> None:
     template = compile_template(_DOUBLE + read)
-    assert "add(" in template.python_source
+    assert "added(" in template.python_source
     with pytest.raises(RenderLimitExceeded) as info:
         template.render({})
     assert info.value.limit == "output"
@@ -264,7 +281,7 @@ def test_self_fed_doubling_is_still_stopped_by_its_length() -> None:
     self-fed list cannot grow the process."""
     source = "{% set l = [1] %}" + "{% set l = l + l %}" * 40 + "done"
     template = compile_template(source)
-    assert "add(" not in template.python_source
+    assert "added(" not in template.python_source
     with pytest.raises(RenderLimitExceeded) as info:
         template.render({})
     assert info.value.limit == "value"
@@ -280,5 +297,69 @@ def test_a_loops_copy_of_a_list_only_its_set_reads() -> None:
         "{% for m in kept %}{{ m.role }}{% endfor %}{{ kept|length }}"
     )
     template = compile_template(source)
-    assert "concat(" in template.python_source
+    assert "concatenated(" in template.python_source
     _same_as_jinja2(source, {"messages": [{"role": "user"}, {"role": "tool"}]})
+
+
+# ------------------------------------------------------------------ the output measured at the end
+
+_LONG_JINJA = "{% set s = ('x' * 100000)|replace('x', 'y' * 999) %}"
+_LONG_GO = '{{ $s := printf "%099999d" 1 }}{{ range 9 }}{{ $s = printf "%s%s" $s $s }}{{ end }}'
+
+
+@pytest.mark.parametrize(
+    "source, dialect",
+    [
+        (_LONG_JINJA + "{% for i in range(250) %}{{ s }}{% endfor %}", "jinja"),
+        (_LONG_JINJA + "{{ s }}" * 250, "jinja"),
+        (_LONG_JINJA + "{% macro p() %}{{ s }}{% endmacro %}" + "{{ p() }}" * 250, "jinja"),
+        (_LONG_GO + "{{ range 240 }}{{ $s }}{{ end }}", "go"),
+        (_LONG_GO + "{{ $s }}" * 240, "go"),
+    ],
+)
+def test_a_long_string_printed_within_the_first_chunk_is_refused_before_the_join(
+    source: str, dialect: str
+) -> None:
+    """No refuel looks at this output (the loop fits in the first chunk, or the prints are
+    straight code): the render's end measures it (``limits.settle``), as the long string's
+    guard marked the render, before ``"".join`` would allocate 25 GB."""
+    template = compile_template(source, dialect=dialect, profile="plain" if dialect == "go" else "hf")
+    with pytest.raises(RenderLimitExceeded) as info:
+        template.render({})
+    assert info.value.limit == "output"
+    assert limits.live() is None
+
+
+@pytest.mark.parametrize("dialect", ["jinja", "go"])
+def test_many_unmarked_pieces_are_measured_too(dialect: str) -> None:
+    """Strings no guard marks are at most ~2 ** 17 characters; past SETTLE_PIECES pieces the
+    end measures the output anyway (here under the cap: it renders as it would)."""
+    from tmpl2py.compiler.fuel import SETTLE_PIECES
+
+    calls = []
+    settle = limits.settle
+    limits.settle = lambda meter, out: calls.append(len(out)) or settle(meter, out)
+    try:
+        if dialect == "jinja":
+            source = "{{ 'x' }}" + "{{ a }}{{ b }}" * SETTLE_PIECES
+            template = compile_template(source)
+        else:
+            source = "{{ .a }}{{ .b }}" * SETTLE_PIECES
+            template = compile_template(source, dialect="go", profile="plain")
+        out = template.render({"a": "1", "b": "2"})
+    finally:
+        limits.settle = settle
+    assert out == "x" * (dialect == "jinja") + "12" * SETTLE_PIECES
+    assert calls and calls[0] > SETTLE_PIECES
+
+
+def test_a_short_render_is_not_measured() -> None:
+    calls = []
+    settle = limits.settle
+    limits.settle = lambda meter, out: calls.append(len(out)) or settle(meter, out)
+    try:
+        template = compile_template("{% for m in messages %}{{ m }}{% endfor %}")
+        assert template.render({"messages": ["a", "b"]}) == "ab"
+    finally:
+        limits.settle = settle
+    assert calls == []

@@ -5,7 +5,8 @@ value from a small template go through a checking helper of ``runtime/limits``.
 Invariant left: no ``BinOp`` ``*``, ``**`` or ``%`` whose operands are not both constants
 (repetition ``'x' * n``, ``2 ** n``, ``'%*d' % (n, 1)``), no ``+`` of two computed values
 (doubling through a loop or a macro: ``s + s``; ``s + 'literal'`` grows by a constant when the literal is short,
-and a ``+`` chain an ``Output`` writes is never kept: both stay plain ``+``), and no tuple literal holding a computed item (nesting tuples deeper
+a ``+`` with an operand known to be a number builds no sequence, and a ``+`` chain an ``Output`` writes is
+never kept: these stay plain ``+``), and no tuple literal holding a computed item (nesting tuples deeper
 than hashing can recurse: ``ns.t = (ns.t,)``) remain plain Python; each is a
 ``Helper("limits.mul" | "limits.power" | "limits.mod" | "limits.add" | "limits.make_tuple")``
 computing the same value. List and dict literals holding two computed items or more become
@@ -39,6 +40,8 @@ def _guard(node: Any, counters: frozenset) -> Any:
         right_const = isinstance(node.right, ir.Const)
         if node.op == "+" and (_short(node.left) or _short(node.right)):
             return node  # grows by a short literal's size (a loop of the fuel's length: 32 MB)
+        if node.op == "+" and (_number(node.left, counters) or _number(node.right, counters)):
+            return node  # a number plus anything builds no sequence (or raises, as it would)
         if node.op == "+" and (is_str(node.left) or is_str(node.right)):
             return ir.Helper("limits.concat", (node.left, node.right))  # a str holds nothing
         if left_const and right_const and _small(node.op, node.left.value, node.right.value):
