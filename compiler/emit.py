@@ -119,8 +119,31 @@ class Emitter(FuelEmitter):
             return self._guarded_add(node)
         if node.name == "limits.concat" and len(node.args) == 2 and not node.kwargs:
             return self._guarded_add(node)
+        if node.name == "limits.make_tuple" and not node.kwargs:
+            computed = [i for i, item in enumerate(node.args[1:]) if not isinstance(item, ir.Const)]
+            if len(computed) == 1:
+                return self._string_tuple(node, computed[0])
         func = ast.Name(self.helper_name(node.name), ast.Load())
         return ast.Call(func, [self.expr(a) for a in node.args], self.keywords(node.kwargs))
+
+    def _string_tuple(self, node: ir.Helper, at: int) -> ast.expr:
+        """``limits.make_tuple(_built, ...)`` of constants and one computed item, inline when
+        that item is a ``str``: ``('type', _t) if type(_t := x) is str else make_tuple(_built,
+        'type', _t)``. Such a tuple nests nothing (depth 1) and holds each value once (its
+        weight is its text's), so there is nothing to check or remember; any other item
+        (a tuple to nest, a container to weigh) takes the helper."""
+        registry, *items = node.args
+        name = self.fresh("t")
+        parts = [self.expr(item) for item in items]
+        test_value = ast.NamedExpr(ast.Name(name, ast.Store()), parts[at])
+        parts[at] = ast.Name(name, ast.Load())
+        test = ast.Compare(
+            ast.Call(ast.Name("type", ast.Load()), [test_value], []), [ast.Is()], [ast.Name("str", ast.Load())]
+        )
+        check = ast.Call(
+            ast.Name(self.helper_name("limits.make_tuple"), ast.Load()), [self.expr(registry), *parts], []
+        )
+        return ast.IfExp(test, ast.Tuple(parts, ast.Load()), check)
 
     def _guarded_add(self, node: ir.Helper) -> ast.expr:
         """``limits.add(_built, a, b)`` with its common case inline, checked after the ``+``:
@@ -515,7 +538,7 @@ class Emitter(FuelEmitter):
         body_start = len(self.lines)
         self.block(module.body, allow_empty=True)
         if bounded:
-            self.fuel_epilogue(body_start)
+            self.fuel_epilogue(body_start, module.body)
         if self.uses_top:  # only modules that read it name the top-level output list
             self.lines.insert(prologue_end, f"    {ir.TOP_OUTPUT.ident} = _out")
             self.spans.insert(prologue_end, ir.NOSPAN)

@@ -642,7 +642,7 @@ class SegmentEmitter(Emitter):
         body_start = len(self.lines)
         self.block(module.body, allow_empty=True)
         if bounded:
-            self.fuel_epilogue(body_start)
+            self.fuel_epilogue(body_start, module.body)
         prologue = ["    _pc = _E"]
         if self.shadowed:
             names = " = ".join(self.shadow(n) for n in sorted(self.shadowed))

@@ -95,9 +95,9 @@ def _own_nodes(body: Any, inner_loops: bool = True) -> Any:
             stack.append(value)
 
 
-#: pieces of output past which a render's end measures it even unmarked: 512 pieces of the
-#: longest unmarked string (~2 ** 17 characters) stay under the output cap
-SETTLE_PIECES = 512
+#: pieces of output past which a render's end measures it even unmarked: this many pieces
+#: of the longest string a render makes unmarked (``limits.UNMARKED``) stay near the cap
+SETTLE_PIECES = 256
 
 
 class FuelEmitter:
@@ -167,7 +167,7 @@ class FuelEmitter:
         self.indent += 1  # type: ignore[attr-defined]
         return True
 
-    def fuel_epilogue(self, body_start: int) -> None:
+    def fuel_epilogue(self, body_start: int, body: tuple = ()) -> None:
         """Close the render's ``try``: a render that ends, by an error or by returning, leaves
         its context's meter clear (``limits.begin(None)``, only when something is there: a
         refuel or an early charge made it), so the next render finds it clear without looking
@@ -176,15 +176,21 @@ class FuelEmitter:
         (``limits.settle``): a loop within one chunk, or straight prints, each printing a long
         string, is refused before the final join allocates it all. A render that neither
         refueled nor charged nor built a long value (``limits.mark``) printed strings of at
-        most ~2 ** 17 characters (the marks' thresholds), so unless it wrote more than
-        :data:`SETTLE_PIECES` pieces its output is under the cap without measuring it."""
+        most ``limits.UNMARKED`` characters, so unless it wrote more than
+        :data:`SETTLE_PIECES` pieces its output is near the cap at most without measuring it."""
         if len(self.lines) == body_start:  # type: ignore[attr-defined]
             self.line("pass")  # type: ignore[attr-defined]
         self.indent -= 1  # type: ignore[attr-defined]
+        # an output error found at the end is placed at the template's last statement
+        spans = [getattr(stmt, "span", None) for stmt in body]
+        last = next((span for span in reversed(spans) if span and span[0]), None)
+        saved = self.span  # type: ignore[attr-defined]
+        if last is not None:
+            self.span = last  # type: ignore[attr-defined]
         live = self.helper_name("limits.live")  # type: ignore[attr-defined]
         begin = self.helper_name("limits.begin")  # type: ignore[attr-defined]
         settle = self.helper_name("limits.settle")  # type: ignore[attr-defined]
-        self.line("except BaseException:")  # type: ignore[attr-defined]
+        self.line("except:  # any exit by an error (a bare except names nothing: re-raised)")  # type: ignore[attr-defined]
         self.line(f"    if {live}() is not None:")  # type: ignore[attr-defined]
         self.line(f"        {begin}(None)")  # type: ignore[attr-defined]
         self.line("    raise")  # type: ignore[attr-defined]
@@ -195,3 +201,4 @@ class FuelEmitter:
             test = f"_m is not None or {test}"
         self.line(f"if {test}:")  # type: ignore[attr-defined]
         self.line(f"    {settle}({meter}, _out)")  # type: ignore[attr-defined]
+        self.span = saved  # type: ignore[attr-defined]

@@ -200,7 +200,9 @@ def mark() -> None:
     """This render holds a long value (a guard let one be built): its end measures the
     output it wrote (:func:`settle`), which a long value printed many times could make huge
     within the first chunk of fuel. Owing nothing, as an early charge's int would."""
-    if _live.get() is None:
+    if _long.get() is None:
+        _long.set(True)
+    if _live.get() is None:  # the render's end looks (at ``live()``) and measures
         _live.set(0)
 
 
@@ -361,21 +363,42 @@ begin = _live.set
 live = _live.get
 
 
+#: the longest string a render makes without marking itself (:func:`mark`: a value the
+#: guards let past 65,536 characters or weight marks it; escaping can make its printed text
+#: up to 6 times longer: ``tojson`` of control characters, HTML escapes)
+UNMARKED = 1 << 19
+#: set (True) while the render holds a long value a guard let be built (:func:`mark`)
+_long: ContextVar[Any] = ContextVar("tmpl2py_long", default=None)
+
+
 def settle(meter: Optional[Meter], out: list) -> None:
-    """The end of a render that refueled or charged (generated code's last lines): the
-    context's meter cleared, and the output the meter has not looked at yet checked against
-    the cap, before the render joins it. Without this a loop within one chunk, or straight
-    prints, each printing a long string, would make the join allocate it all (256 prints of
-    a 100M-character string: 25 GB), as nothing looks at the output before. A render that
-    neither refueled nor charged built no long string (building one is charged:
-    :func:`_check_concat`, :func:`check_built`), so it is not measured."""
+    """The end of a render that refueled, charged, built a long value or wrote many pieces
+    (generated code's last lines): the context's meter cleared, and the output the meter
+    has not looked at yet checked against the cap, before the render joins it. Without
+    this a loop within one chunk, or straight prints, each printing a long string, would
+    make the join allocate it all (256 prints of a 100M-character string: 25 GB), as
+    nothing looks at the output before.
+
+    Measuring is skipped when a bound shows it under the cap: a render that built no long
+    value (no :func:`mark`) printed strings of at most :data:`UNMARKED` characters, or
+    ``OUTPUT_PER_FUEL`` times what it was charged (a concatenation is charged by its size,
+    a filter by its input), so ``len(out)`` pieces of that are enough."""
+    early = _live.get()
     _live.set(None)
+    marked = _long.get()
+    if marked is not None:
+        _long.set(None)
     cap = (meter.limits if meter is not None else _current.get()).output
     if cap is None:
         return
     if meter is not None and meter.out is out:
         meter._grown()  # what was written since its last look: refused past the cap
-    elif sum(map(len, out)) > cap:
+        return
+    if marked is None and meter is None:
+        longest = UNMARKED + (OUTPUT_PER_FUEL * early if type(early) is int else 0)
+        if len(out) * longest <= cap:
+            return
+    if sum(map(len, out)) > cap:
         raise RenderLimitExceeded("output", f"the render's output passed {cap:,} characters")
 
 
@@ -433,7 +456,7 @@ def value_cap() -> Optional[int]:
 
 def check_size(size: int, what: str) -> None:
     """Refuse to build a value of ``size`` characters/items past ``Limits.value``."""
-    if size > 4096:
+    if size > 65536:
         mark()
     cap = _current.get().value
     if cap is not None and size > cap:
@@ -455,7 +478,8 @@ def check_built(size: int, what: str) -> None:
     """A value just built from others (``~``, ``join``, ``sum``) is at most ``Limits.output``
     long: checked after the fact, which is enough to stop doubling, as the next step would
     start from at most the cap."""
-    mark()  # a long string exists: the render's end measures its output
+    if size > 65536:  # a long string exists: the render's end measures its output
+        mark()
     limits = _current.get()
     text = what != "sum"  # sum(start=[]) builds a list: ten times ``value`` items
     cap = limits.output if text else _times(limits.value, 10)

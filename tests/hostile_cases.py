@@ -123,6 +123,8 @@ JINJA_DOS = {
     "print-long-string-loop": "{% set s = ('x' * 100000)|replace('x', 'y' * 999) %}"
     "{% for i in range(250) %}{{ s }}{% endfor %}",
     "print-long-string-straight": "{% set s = ('x' * 100000)|replace('x', 'y' * 999) %}" + "{{ s }}" * 250,
+    # a string no guard marks (60,000 characters), printed 2,000 times in straight code
+    "print-unmarked-string-straight": "{% set s = (['x' * 4000] * 15)|join %}" + "{{ s }}" * 2000,
     # a function's text as a value feeds the next call: a macro or a block set printing its
     # input twice doubles it (the meter measures the render's buffer, not these)
     "double-through-macro": "{% macro d(x) %}{{ x }}{{ x }}{% endmacro %}{% set ns = namespace(s='ab') %}"

@@ -15,6 +15,8 @@ from tmpl2py.runtime.limits import Limits, Meter, RenderLimitExceeded
 
 from reference import ref_render
 
+NS = "{% set ns = namespace(s='ab', l=[1, 2], t=()) %}"
+
 
 def _same_as_jinja2(source: str, context: dict) -> None:
     expected = ref_render(source, context)
@@ -52,7 +54,7 @@ def test_every_render_leaves_its_context_clear(source: str) -> None:
                 template.render({})
         assert limits.live() is None
     text = template.python_source
-    assert "except BaseException:" in text and "begin(None)" in text
+    assert "except:" in text and "begin(None)" in text
     assert text.index("_fuel = 256") < text.index("try:") if "_fuel" in text else True
 
 
@@ -332,7 +334,7 @@ def test_a_long_string_printed_within_the_first_chunk_is_refused_before_the_join
 
 @pytest.mark.parametrize("dialect", ["jinja", "go"])
 def test_many_unmarked_pieces_are_measured_too(dialect: str) -> None:
-    """Strings no guard marks are at most ~2 ** 17 characters; past SETTLE_PIECES pieces the
+    """Strings no guard marks are at most ``limits.UNMARKED`` characters; past SETTLE_PIECES pieces the
     end measures the output anyway (here under the cap: it renders as it would)."""
     from tmpl2py.compiler.fuel import SETTLE_PIECES
 
@@ -363,3 +365,84 @@ def test_a_short_render_is_not_measured() -> None:
     finally:
         limits.settle = settle
     assert calls == []
+
+
+def test_many_prints_of_an_unmarked_string_are_refused_at_the_end() -> None:
+    """A 60,000-character string (no guard marks it) printed 2,000 times in straight code:
+    120M characters, refused by the end's measure (more than SETTLE_PIECES pieces)."""
+    source = "{% set s = (['x' * 4000] * 15)|join %}" + "{{ s }}" * 2000
+    with pytest.raises(RenderLimitExceeded) as info:
+        compile_template(source).render({})
+    assert info.value.limit == "output"
+
+
+def test_a_charged_render_with_few_pieces_is_not_summed() -> None:
+    """A render charged for a long concatenation (not marked) writes at most
+    ``len(out) * (UNMARKED + OUTPUT_PER_FUEL * owed)`` characters: under the cap, no sum."""
+    source = "{% set t = x + x %}{{ t|length }}"
+    sums = []
+    real_sum = limits.__builtins__["sum"] if isinstance(limits.__builtins__, dict) else sum
+    template = compile_template(source)
+    limits.sum = lambda items: sums.append(1) or real_sum(items)  # type: ignore[attr-defined]
+    try:
+        assert template.render({"x": "y" * 5000}) == "10000"
+    finally:
+        del limits.sum  # type: ignore[attr-defined]
+    assert sums == [] and limits.live() is None
+
+
+# ------------------------------------------------------------------ plain + where it cannot grow
+
+
+def test_a_plus_of_a_known_number_stays_plain() -> None:
+    """``loop.index0 + n`` (a loop counter, a numeric loop attribute): a number plus anything
+    builds no sequence, or raises as Python does."""
+    source = "{% for m in messages %}{{ loop.index0 + offset }}{% set k = loop.index + offset %}{{ k }}{% endfor %}"
+    code = compile_template(source).python_source
+    assert "added(" not in code and "concatenated(" not in code
+    _same_as_jinja2(source, {"messages": [1, 2], "offset": 3})
+    with pytest.raises(TypeError):
+        compile_template("{% for m in messages %}{{ loop.index + s }}{% endfor %}").render({"messages": [1], "s": "x"})
+
+
+def test_a_long_literal_added_in_straight_code_stays_plain() -> None:
+    """Outside loops and functions a ``+`` runs once per render: a long literal grows the
+    value by the template's own text once (in a loop it is still checked)."""
+    long = "x" * 5000
+    straight = "{% set s = date + '" + long + "' %}{{ s|length }}{{ bos + '" + long + "' }}"
+    code = compile_template(straight).python_source
+    assert "added(" not in code and "concatenated(" not in code
+    _same_as_jinja2(straight, {"date": "today", "bos": "<s>"})
+    looped = "{% for m in messages %}{% set s = m + '" + long + "' %}{{ s|length }}{% endfor %}"
+    assert "concatenated(" in compile_template(looped).python_source
+    in_macro = "{% macro f(m) %}{% set s = m + '" + long + "' %}{{ s|length }}{% endmacro %}{{ f(date) }}"
+    assert "concatenated(" in compile_template(in_macro).python_source
+
+
+def test_a_long_literal_in_a_loop_still_accumulates_into_a_refusal() -> None:
+    source = (
+        "{% set ns = namespace(s='') %}{% for i in range(20000) %}"
+        "{% set ns.s = ns.s + '" + "x" * 100_000 + "' %}{% endfor %}{{ ns.s|length }}"
+    )
+    with pytest.raises(RenderLimitExceeded):
+        compile_template(source).render({})
+
+
+def test_a_capture_of_constant_text_is_not_checked() -> None:
+    long = "y" * 5000
+    source = "{% set t %}" + long + "{% endset %}{{ t|length }}{% set u %}{{ x }}" + long + "{% endset %}{{ u|length }}"
+    code = compile_template(source).python_source
+    assert code.count("check_built(") == 1  # u's only
+    _same_as_jinja2(source, {"x": "z"})
+
+
+def test_a_tuple_of_constants_and_one_string_is_built_inline() -> None:
+    """``('type', t)``: depth 1, each value once: no helper when ``t`` is a ``str``; anything
+    else (a tuple to nest, a list to weigh) still takes ``make_tuple``."""
+    source = "{% for m in messages %}{% set p = ('role', m.role) %}{{ p }}{{ p[1] }}{% endfor %}"
+    code = compile_template(source).python_source
+    assert "is str\n" in code and "else make_tuple(" in code
+    _same_as_jinja2(source, {"messages": [{"role": "user"}, {"role": ("x",)}, {"role": ["l"]}]})
+    nesting = NS + "{% for i in range(100000) %}{% set ns.t = ('x', ns.t) %}{% endfor %}{{ ns.t in {} }}"
+    with pytest.raises(RenderLimitExceeded):
+        compile_template(nesting).render({})
