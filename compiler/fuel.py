@@ -14,7 +14,8 @@ first call; a loop longer than a chunk iterates checked items (``limits.refuel_l
 the output is still looked at every chunk of work, as a counter ticking per iteration would.
 ``_fuel`` and ``_m`` are locals of ``render``; nested functions share them (``nonlocal``), so
 one counter counts the whole render, and renders that stay within their first chunk never
-call the runtime at all. Modules without loops or functions carry none of this.
+call the runtime for it (their end reads the context's meter once: :meth:`FuelEmitter.fuel_epilogue`).
+Modules without loops or functions carry none of the counter.
 
 Why at the start and not per iteration: a counter tick is ~190 machine instructions
 (callgrind, CPython 3.11: ``-=``, a compare, a branch), a few percent of a typical chat
@@ -31,7 +32,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tmpl2py.runtime.limits import CALL_COST, CHUNK
+from tmpl2py.runtime.limits import CALL_COST, FIRST_CHUNK
 
 from . import ir
 
@@ -156,7 +157,7 @@ class FuelEmitter:
         tuples = ["    _built = {}"] if any(h in aliases for h in BUILDERS) else []
         if not self.fuel_enabled or not self.fuel_used:
             return tuples
-        return [f"    _fuel = {CHUNK}", "    _m = None"] + tuples
+        return [f"    _fuel = {FIRST_CHUNK}", "    _m = None"] + tuples
 
     def fuel_try(self) -> bool:
         """Open the ``try`` the render's body runs in (bounded modules): see

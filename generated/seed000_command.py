@@ -77,7 +77,7 @@ def render(context: dict) -> str:
     _out = []
     _w = _out.append
     _get = context.get
-    _fuel = 256
+    _fuel = 1024
     _m = None
     _built = {}
     try:

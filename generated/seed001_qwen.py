@@ -22,7 +22,7 @@ def render(context: dict) -> str:
     _out = []
     _w = _out.append
     _get = context.get
-    _fuel = 256
+    _fuel = 1024
     _m = None
     try:
         l_0_tools = _get("tools", _start1)

@@ -74,7 +74,7 @@ GO_ERROR_SITES = (
 def render(context: dict) -> str:
     _out = []
     _w = _out.append
-    _fuel = 256
+    _fuel = 1024
     _m = None
     try:
         dot = context

@@ -15,7 +15,10 @@ thread. Writing output is charged as work (one unit per ``OUTPUT_PER_FUEL`` char
 each refuel): what a heavy per-item helper costs (printing a float, a map, ``tojson``) grows
 with what it writes, so a loop printing values pays for the printing; and output that grows
 fast makes the chunks smaller, so it is checked every ``OUTPUT_PER_CHECK`` characters.
-Values a template
+A render's end measures what no refuel looked at (:func:`settle`) before the final join,
+when it refueled, charged, built a long value (:func:`mark`) or wrote many pieces, and
+leaves its context's meter clear (the ``try`` around the render's body), so the next render
+finds it clear without looking. Values a template
 *builds* by amplification (``'x' * n``, padding and width arguments, ``batch``/``slice``
 counts, ``tojson`` indent, Go ``range N`` and ``printf`` widths) are checked before they
 are built, against ``Limits.value``. Depth: Python's recursion limit (1,000 frames) stops
@@ -61,6 +64,11 @@ from typing import Any, Iterator, Optional
 
 #: Fuel lent to a function's local counter at a time (the deadline is read once per chunk).
 CHUNK = 256
+#: The fuel a render starts with in hand (``_fuel = FIRST_CHUNK`` in its prologue): a render
+#: that stays within it makes no meter at all (a chat template's render of a few messages
+#: with a dozen macro calls, 16 units each, used to pass 256 and pay for a meter). The limit
+#: is exact past it; the output it writes is measured at the render's end (:func:`settle`).
+FIRST_CHUNK = 4 * CHUNK
 #: The largest chunk: each refuel lends twice the last (a long render refuels O(log) times,
 #: not once per 256 iterations), up to this; fast-growing output shrinks it again.
 CHUNK_MAX = 16 * CHUNK
@@ -220,8 +228,8 @@ class Meter:
         self.seen = 0
         self.size = 0
         self.deadline = limits.deadline
-        # the render started with one chunk in hand (``_fuel = CHUNK`` in its prologue)
-        self.fuel = _UNLIMITED if limits.fuel is None else limits.fuel - CHUNK
+        # the render started with its first chunk in hand (``_fuel = FIRST_CHUNK``)
+        self.fuel = _UNLIMITED if limits.fuel is None else limits.fuel - FIRST_CHUNK
 
     def take(self, owed: int = 0) -> int:
         """Lend the next chunk, after taking what the counter ``owed`` (it ran below zero by
@@ -353,12 +361,12 @@ def _checked(meter: Meter, items: Any, every: int, buffer: Optional[list]) -> It
 #: reference (the render's frame owns its meter, so a finished render's meter is gone), or
 #: what charges before the render's first refuel owe (an int, which that refuel takes), or
 #: the meter itself, made by such a charge past the pool (which refuses it).
-#: Every render starts by clearing it (:data:`begin`), so work is never charged to another
-#: render's account.
+#: Every render ends by clearing it (:data:`begin`, in the ``except`` around its body, or
+#: :func:`settle`), so work is never charged to another render's account.
 _live: ContextVar[Any] = ContextVar("tmpl2py_meter", default=None)
-#: generated code's first lines, ``if live() is not None: begin(None)``: this render has no
-#: meter yet (a get costs a third of a set: most renders find it clear, as a render that
-#: never refuels nor charges leaves it)
+#: generated code's last lines: ``if live() is not None: begin(None)`` as an error leaves
+#: the render, ``settle`` as it returns (a get costs a third of a set: most renders never
+#: refuel nor charge, and leave it clear untouched)
 begin = _live.set
 live = _live.get
 
@@ -421,7 +429,7 @@ def charge(units: int) -> None:
         else:
             owed = live + units
         limits = _current.get()
-        if limits.fuel is None or owed <= limits.fuel - CHUNK:
+        if limits.fuel is None or owed <= limits.fuel - FIRST_CHUNK:
             _live.set(owed)  # the meter made now would still hold fuel - CHUNK - owed >= 0
             return
         live = Meter(limits)

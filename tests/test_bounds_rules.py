@@ -55,7 +55,7 @@ def test_every_render_leaves_its_context_clear(source: str) -> None:
         assert limits.live() is None
     text = template.python_source
     assert "except:" in text and "begin(None)" in text
-    assert text.index("_fuel = 256") < text.index("try:") if "_fuel" in text else True
+    assert text.index("_fuel = 1024") < text.index("try:") if "_fuel" in text else True
 
 
 def test_a_render_that_never_charged_reads_nothing_at_its_start() -> None:
@@ -84,19 +84,19 @@ def test_early_charges_are_owed_as_an_int_and_refused_as_the_meter_would() -> No
     moment the pool could not pay them, and taken by the first refuel in full."""
     token = limits._live.set(None)
     try:
-        with limits.using(Limits(fuel=1000)):
+        with limits.using(Limits(fuel=744 + limits.FIRST_CHUNK)):
             limits.charge(10)  # a few units: the first chunk's slack
             assert limits.live() is None
             limits.charge(100)
             limits.charge(600)
             assert limits.live() == 700
             with pytest.raises(RenderLimitExceeded) as info:
-                limits.charge(100)  # 800 > 1000 - CHUNK: refused at once
+                limits.charge(100)  # 800 > 744, what the pool holds past the first chunk: refused at once
             assert info.value.limit == "fuel" and limits.live() is None
             limits.charge(100)
             meter, fuel = limits.refuel(None, None, -5)
             assert fuel == limits.CHUNK
-            assert meter.fuel == 1000 - limits.CHUNK - 100 - 5 - limits.CHUNK
+            assert meter.fuel == 744 - 100 - 5 - limits.CHUNK
             with pytest.raises(RenderLimitExceeded):
                 limits.charge(700)  # now charged to the meter itself
     finally:
