@@ -119,41 +119,69 @@ class Emitter(FuelEmitter):
             return self._guarded_add(node)
         if node.name == "limits.concat" and len(node.args) == 2 and not node.kwargs:
             return self._guarded_add(node)
+        if node.name == "limits.make_tuple" and not node.kwargs:
+            computed = [i for i, item in enumerate(node.args[1:]) if not isinstance(item, ir.Const)]
+            if len(computed) == 1:
+                return self._string_tuple(node, computed[0])
         func = ast.Name(self.helper_name(node.name), ast.Load())
         return ast.Call(func, [self.expr(a) for a in node.args], self.keywords(node.kwargs))
 
-    def _guarded_add(self, node: ir.Helper) -> ast.expr:
-        """``limits.add(_built, a, b)`` with its common case inline: ``_a + _b if
-        length_hint(_a := a) + length_hint(_b := b) < 4096 and type(_a) is not list and
-        type(_a) is not tuple else add(_built, _a, _b)`` (operands in order, each once;
-        numbers have no length; only a concatenation that may pass the cap, or of lists and
-        tuples, which are weighed, calls the check, before it is built). ``limits.concat(a,
-        b)``, which weighs nothing, has only the size test."""
-        if node.name == "limits.concat":
-            registry, operands = None, list(node.args)
-        else:
-            registry, *operands = node.args
-        hint = ast.Name(self.helper_name("limits.length_hint"), ast.Load())
-        names = [self.fresh("a"), self.fresh("b")]
-        sizes = [
-            ast.Call(hint, [ast.NamedExpr(ast.Name(n, ast.Store()), self.expr(arg))], [])
-            for n, arg in zip(names, operands)
-        ]
-        left, right = (ast.Name(n, ast.Load()) for n in names)
+    def _string_tuple(self, node: ir.Helper, at: int) -> ast.expr:
+        """``limits.make_tuple(_built, ...)`` of constants and one computed item, inline when
+        that item is a ``str``: ``('type', _t) if type(_t := x) is str else make_tuple(_built,
+        'type', _t)``. Such a tuple nests nothing (depth 1) and holds each value once (its
+        weight is its text's), so there is nothing to check or remember; any other item
+        (a tuple to nest, a container to weigh) takes the helper."""
+        registry, *items = node.args
+        name = self.fresh("t")
+        parts = [self.expr(item) for item in items]
+        test_value = ast.NamedExpr(ast.Name(name, ast.Store()), parts[at])
+        parts[at] = ast.Name(name, ast.Load())
+        test = ast.Compare(
+            ast.Call(ast.Name("type", ast.Load()), [test_value], []), [ast.Is()], [ast.Name("str", ast.Load())]
+        )
         check = ast.Call(
-            ast.Name(self.helper_name(node.name), ast.Load()),
-            [left, right] if registry is None else [self.expr(registry), left, right],
+            ast.Name(self.helper_name("limits.make_tuple"), ast.Load()), [self.expr(registry), *parts], []
+        )
+        return ast.IfExp(test, ast.Tuple(parts, ast.Load()), check)
+
+    def _guarded_add(self, node: ir.Helper) -> ast.expr:
+        """``limits.add(_built, a, b)`` with its common case inline, checked after the ``+``:
+        ``_r if type(_r := (_a := a) + (_b := b)) is str and len(_r) < 4096 else
+        added(_built, _a, _b, _r)`` (operands in order, each once; anything but a short
+        ``str``, lists and tuples to be weighed, a long string to be charged and capped, calls
+        the check). ``limits.concat(a, b)`` (one operand a ``str``, or a self-fed list: no
+        weight) has only the size test: ``_r if length_hint(_r := a + b) < 4096 else
+        concatenated(_r)``. Checking the result is enough: each operand was bounded when it
+        was built, so the ``+`` builds at most twice the cap before it is refused (the rule
+        ``check_built`` follows), and no container keeps it first."""
+        result = self.fresh("r")
+        store, load = ast.Name(result, ast.Store()), ast.Name(result, ast.Load())
+        if node.name == "limits.concat":
+            left, right = (self.expr(arg) for arg in node.args)
+            made = ast.NamedExpr(store, ast.BinOp(left, ast.Add(), right))
+            size = ast.Call(ast.Name(self.helper_name("limits.length_hint"), ast.Load()), [made], [])
+            small = ast.Compare(size, [ast.Lt()], [ast.Constant(4096)])
+            check = ast.Call(ast.Name(self.helper_name("limits.concatenated"), ast.Load()), [load], [])
+            return ast.IfExp(small, load, check)
+        registry, *operands = node.args
+        names = [self.fresh("a"), self.fresh("b")]
+        left, right = (
+            ast.NamedExpr(ast.Name(n, ast.Store()), self.expr(arg)) for n, arg in zip(names, operands)
+        )
+        made = ast.NamedExpr(store, ast.BinOp(left, ast.Add(), right))
+        is_str = ast.Compare(
+            ast.Call(ast.Name("type", ast.Load()), [made], []), [ast.Is()], [ast.Name("str", ast.Load())]
+        )
+        short = ast.Compare(
+            ast.Call(ast.Name("len", ast.Load()), [load], []), [ast.Lt()], [ast.Constant(4096)]
+        )
+        check = ast.Call(
+            ast.Name(self.helper_name("limits.added"), ast.Load()),
+            [self.expr(registry), *(ast.Name(n, ast.Load()) for n in names), load],
             [],
         )
-        small = ast.Compare(ast.BinOp(sizes[0], ast.Add(), sizes[1]), [ast.Lt()], [ast.Constant(4096)])
-        if registry is None:
-            return ast.IfExp(small, ast.BinOp(left, ast.Add(), right), check)
-        kind = ast.Call(ast.Name("type", ast.Load()), [left], [])
-        not_sequence = [
-            ast.Compare(kind, [ast.IsNot()], [ast.Name(t, ast.Load())]) for t in ("list", "tuple")
-        ]
-        test = ast.BoolOp(ast.And(), [small, *not_sequence])
-        return ast.IfExp(test, ast.BinOp(left, ast.Add(), right), check)
+        return ast.IfExp(ast.BoolOp(ast.And(), [is_str, short]), load, check)
 
     def x_ContextGet(self, node: ir.ContextGet) -> ast.expr:
         if node.name not in self.start_values:
@@ -285,6 +313,9 @@ class Emitter(FuelEmitter):
         self.writer = f"{buf}.append"
         self.block(node.body, allow_empty=True)
         self.writer = saved
+        if all(isinstance(stmt, ir.Text) for stmt in node.body):
+            # the template's own text: its length is fixed at compile time, nothing to check
+            return ast.Call(ast.Attribute(ast.Constant(""), "join", ast.Load()), [ast.Name(buf, ast.Load())], [])
         return self.joined(buf, "a block's text")
 
     def joined(self, buf: str, what: str) -> ast.expr:
@@ -503,7 +534,11 @@ class Emitter(FuelEmitter):
         self.line("_out = []")
         self.line("_w = _out.append")
         prologue_end = len(self.lines)
+        bounded = self.fuel_try()
+        body_start = len(self.lines)
         self.block(module.body, allow_empty=True)
+        if bounded:
+            self.fuel_epilogue(body_start, module.body)
         if self.uses_top:  # only modules that read it name the top-level output list
             self.lines.insert(prologue_end, f"    {ir.TOP_OUTPUT.ident} = _out")
             self.spans.insert(prologue_end, ir.NOSPAN)

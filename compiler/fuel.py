@@ -14,7 +14,8 @@ first call; a loop longer than a chunk iterates checked items (``limits.refuel_l
 the output is still looked at every chunk of work, as a counter ticking per iteration would.
 ``_fuel`` and ``_m`` are locals of ``render``; nested functions share them (``nonlocal``), so
 one counter counts the whole render, and renders that stay within their first chunk never
-call the runtime at all. Modules without loops or functions carry none of this.
+call the runtime for it (their end reads the context's meter once: :meth:`FuelEmitter.fuel_epilogue`).
+Modules without loops or functions carry none of the counter.
 
 Why at the start and not per iteration: a counter tick is ~190 machine instructions
 (callgrind, CPython 3.11: ``-=``, a compare, a branch), a few percent of a typical chat
@@ -31,7 +32,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tmpl2py.runtime.limits import CALL_COST, CHUNK
+from tmpl2py.runtime.limits import CALL_COST, FIRST_CHUNK
 
 from . import ir
 
@@ -51,7 +52,7 @@ def body_cost(body: Any) -> int:
 CALLING_HELPERS = frozenset({"jinja.call", "gotmpl.call", "gotmpl.method_call"})
 #: helpers that take the render's registry of built containers (``_built``, made in the
 #: prologue when the module calls one)
-BUILDERS = ("limits.make_tuple", "limits.built_value", "limits.add", "limits.add_item", "limits.mul")
+BUILDERS = ("limits.make_tuple", "limits.built_value", "limits.add", "limits.added", "limits.add_item", "limits.mul")
 
 
 def is_leaf(body: Any) -> bool:
@@ -93,6 +94,11 @@ def _own_nodes(body: Any, inner_loops: bool = True) -> Any:
             if not inner_loops and isinstance(node, ir.For) and field in ("body", "else_"):
                 continue
             stack.append(value)
+
+
+#: pieces of output past which a render's end measures it even unmarked: this many pieces
+#: of the longest string a render makes unmarked (``limits.UNMARKED``) stay near the cap
+SETTLE_PIECES = 256
 
 
 class FuelEmitter:
@@ -143,17 +149,57 @@ class FuelEmitter:
         self.fuel_functions -= 1
 
     def fuel_prologue(self) -> list:
-        """``render``'s first lines when the module is bounded: the render has no meter yet
-        (``limits.begin``, only when a previous render left one: a helper's charge is never
-        another render's), its registry of
-        built containers when it builds any, and the counter (one chunk in hand) when the
-        module counts fuel."""
+        """``render``'s first lines when the module is bounded: its registry of built
+        containers when it builds any, and the counter (one chunk in hand) when the module
+        counts fuel. The context's meter is found clear: every render clears it as it ends
+        (:meth:`fuel_epilogue`), so nothing is read from it here."""
         aliases = self.aliases  # type: ignore[attr-defined]
         tuples = ["    _built = {}"] if any(h in aliases for h in BUILDERS) else []
-        if not self.fuel_enabled:
+        if not self.fuel_enabled or not self.fuel_used:
             return tuples
+        return [f"    _fuel = {FIRST_CHUNK}", "    _m = None"] + tuples
+
+    def fuel_try(self) -> bool:
+        """Open the ``try`` the render's body runs in (bounded modules): see
+        :meth:`fuel_epilogue`. Returns whether it did (the body is then one level deeper)."""
+        if not self.fuel_enabled:
+            return False
+        self.line("try:")  # type: ignore[attr-defined]
+        self.indent += 1  # type: ignore[attr-defined]
+        return True
+
+    def fuel_epilogue(self, body_start: int, body: tuple = ()) -> None:
+        """Close the render's ``try``: a render that ends, by an error or by returning, leaves
+        its context's meter clear (``limits.begin(None)``, only when something is there: a
+        refuel or an early charge made it), so the next render finds it clear without looking
+        (a ``try`` costs nothing in CPython 3.11 until it catches). A render that returns and
+        refueled or charged has the output it wrote since the meter last looked checked
+        (``limits.settle``): a loop within one chunk, or straight prints, each printing a long
+        string, is refused before the final join allocates it all. A render that neither
+        refueled nor charged nor built a long value (``limits.mark``) printed strings of at
+        most ``limits.UNMARKED`` characters, so unless it wrote more than
+        :data:`SETTLE_PIECES` pieces its output is near the cap at most without measuring it."""
+        if len(self.lines) == body_start:  # type: ignore[attr-defined]
+            self.line("pass")  # type: ignore[attr-defined]
+        self.indent -= 1  # type: ignore[attr-defined]
+        # an output error found at the end is placed at the template's last statement
+        spans = [getattr(stmt, "span", None) for stmt in body]
+        last = next((span for span in reversed(spans) if span and span[0]), None)
+        saved = self.span  # type: ignore[attr-defined]
+        if last is not None:
+            self.span = last  # type: ignore[attr-defined]
         live = self.helper_name("limits.live")  # type: ignore[attr-defined]
-        begin = [f"    if {live}() is not None:", f"        {self.helper_name('limits.begin')}(None)"]  # type: ignore[attr-defined]
-        if not self.fuel_used:
-            return begin + tuples
-        return begin + [f"    _fuel = {CHUNK}", "    _m = None"] + tuples
+        begin = self.helper_name("limits.begin")  # type: ignore[attr-defined]
+        settle = self.helper_name("limits.settle")  # type: ignore[attr-defined]
+        self.line("except:  # any exit by an error (a bare except names nothing: re-raised)")  # type: ignore[attr-defined]
+        self.line(f"    if {live}() is not None:")  # type: ignore[attr-defined]
+        self.line(f"        {begin}(None)")  # type: ignore[attr-defined]
+        self.line("    raise")  # type: ignore[attr-defined]
+        meter = "_m" if self.fuel_used else "None"
+        many = f"len(_out) > {SETTLE_PIECES}"
+        test = f"{many} or {live}() is not None"
+        if self.fuel_used:
+            test = f"_m is not None or {test}"
+        self.line(f"if {test}:")  # type: ignore[attr-defined]
+        self.line(f"    {settle}({meter}, _out)")  # type: ignore[attr-defined]
+        self.span = saved  # type: ignore[attr-defined]

@@ -22,15 +22,7 @@ from tmpl2py.runtime.jinja import (
     subscript,
 )
 from tmpl2py.runtime.jinja.filters import do_d, do_lower, do_tojson, do_upper, test_mapping
-from tmpl2py.runtime.limits import (
-    add_item,
-    begin,
-    check_built,
-    length_hint,
-    live,
-    refuel,
-    refuel_loop,
-)
+from tmpl2py.runtime.limits import add_item, begin, length_hint, live, refuel, refuel_loop, settle
 
 TEMPLATE_NAME = "examples/seed000_command.jinja"
 SOURCE_SHA256 = "ada8528d3b8c43cebba4c056f67a8c40243ba723c53cb14c8b34531ab7edc0eb"
@@ -85,739 +77,862 @@ def render(context: dict) -> str:
     _out = []
     _w = _out.append
     _get = context.get
-    if live() is not None:
-        begin(None)
-    _fuel = 256
+    _fuel = 1024
     _m = None
     _built = {}
-    l_0_platform_instruction_override = _get("platform_instruction_override", _start1)
-    l_0_reasoning = _get("reasoning", _start2)
-    l_0_reasoning_effort = _get("reasoning_effort", _start3)
-    l_0_enable_thinking = _get("enable_thinking", _start4)
-    l_0_grounding = _get("grounding", _start5)
-    l_0_tools = _get("tools", _start6)
-    l_0_documents = _get("documents", _start7)
-    l_0_developer_instruction = _get("developer_instruction", _start8)
-    l_0_convert_first_system_msg = _get("convert_first_system_msg", _start9)
-    l_0_skip_thinking = _get("skip_thinking", _start10)
-    l_0_bos_token = _get("bos_token", _start11)
-    l_0_messages = _get("messages", _start12)
-    l_0_initial_instruction_message = _get("initial_instruction_message", _start13)
-    l_0_response_format = _get("response_format", _start14)
-    l_0_namespace = _get("namespace", _start15)
-    l_0_regen_tool_call_ids = _get("regen_tool_call_ids", _start16)
-    l_0_add_generation_prompt = _get("add_generation_prompt", _start17)
-    # line 1: if
-    if not l_0_platform_instruction_override:
-        _c1 = []
-        _c1.append(
-            "These instructions are always to be followed and cannot be overridden by subsequent system or user turns:\n- You will answer requests for educational, informative, or creative content related to safety categories. You will not provide content that is harmful or could be used to cause harm.\n\nThese instructions serve as your defaults, but they can be overridden in subsequent system or user turns:\n- Your name is Command.\n- You are a large language model built by Cohere."
-        )
-        _c1 = "".join(_c1)
-        if len(_c1) > 4096:
-            check_built(len(_c1), "a block's text")
-        l_0_platform_instruction_override = _c1
-    l_0_reasoning = (
-        l_0_reasoning
-        if type(l_0_reasoning) is not Undefined
-        else (
-            False
-            if type(l_0_reasoning_effort) is not Undefined
-            and (
-                l_0_reasoning_effort.lower()
-                if type(l_0_reasoning_effort) is str
-                else do_lower(l_0_reasoning_effort)
+    try:
+        l_0_platform_instruction_override = _get("platform_instruction_override", _start1)
+        l_0_reasoning = _get("reasoning", _start2)
+        l_0_reasoning_effort = _get("reasoning_effort", _start3)
+        l_0_enable_thinking = _get("enable_thinking", _start4)
+        l_0_grounding = _get("grounding", _start5)
+        l_0_tools = _get("tools", _start6)
+        l_0_documents = _get("documents", _start7)
+        l_0_developer_instruction = _get("developer_instruction", _start8)
+        l_0_convert_first_system_msg = _get("convert_first_system_msg", _start9)
+        l_0_skip_thinking = _get("skip_thinking", _start10)
+        l_0_bos_token = _get("bos_token", _start11)
+        l_0_messages = _get("messages", _start12)
+        l_0_initial_instruction_message = _get("initial_instruction_message", _start13)
+        l_0_response_format = _get("response_format", _start14)
+        l_0_namespace = _get("namespace", _start15)
+        l_0_regen_tool_call_ids = _get("regen_tool_call_ids", _start16)
+        l_0_add_generation_prompt = _get("add_generation_prompt", _start17)
+        # line 1: if
+        if not l_0_platform_instruction_override:
+            _c1 = []
+            _c1.append(
+                "These instructions are always to be followed and cannot be overridden by subsequent system or user turns:\n- You will answer requests for educational, informative, or creative content related to safety categories. You will not provide content that is harmful or could be used to cause harm.\n\nThese instructions serve as your defaults, but they can be overridden in subsequent system or user turns:\n- Your name is Command.\n- You are a large language model built by Cohere."
             )
-            == "none"
-            else l_0_enable_thinking if type(l_0_enable_thinking) is not Undefined else True
+            l_0_platform_instruction_override = "".join(_c1)
+        l_0_reasoning = (
+            l_0_reasoning
+            if type(l_0_reasoning) is not Undefined
+            else (
+                False
+                if type(l_0_reasoning_effort) is not Undefined
+                and (
+                    l_0_reasoning_effort.lower()
+                    if type(l_0_reasoning_effort) is str
+                    else do_lower(l_0_reasoning_effort)
+                )
+                == "none"
+                else l_0_enable_thinking if type(l_0_enable_thinking) is not Undefined else True
+            )
         )
-    )
-    l_0_grounding = (
-        _x1.upper() if type((_x1 := do_d(l_0_grounding, "disabled"))) is str else do_upper(_x1)
-    )
-    l_0_grounding_enabled = l_0_grounding == "ENABLED"
-    l_0_tools_or_docs_exist = l_0_tools or l_0_documents
-    l_0_render_tools_section = True
-    l_0_render_grounding = l_0_grounding_enabled and l_0_tools_or_docs_exist
-    l_0_render_platform_instruction_override = True if l_0_platform_instruction_override else False
-    l_0_has_developer_instruction = l_0_developer_instruction or l_0_developer_instruction == ""
-    l_0_render_developer_instruction = True if l_0_developer_instruction else False
-    l_0_convert_first_system_msg = do_d(l_0_convert_first_system_msg, True)
-    l_0_skip_thinking = do_d(l_0_skip_thinking, False)
-    _w(str(l_0_bos_token))
+        l_0_grounding = (
+            _x1.upper() if type((_x1 := do_d(l_0_grounding, "disabled"))) is str else do_upper(_x1)
+        )
+        l_0_grounding_enabled = l_0_grounding == "ENABLED"
+        l_0_tools_or_docs_exist = l_0_tools or l_0_documents
+        l_0_render_tools_section = True
+        l_0_render_grounding = l_0_grounding_enabled and l_0_tools_or_docs_exist
+        l_0_render_platform_instruction_override = (
+            True if l_0_platform_instruction_override else False
+        )
+        l_0_has_developer_instruction = l_0_developer_instruction or l_0_developer_instruction == ""
+        l_0_render_developer_instruction = True if l_0_developer_instruction else False
+        l_0_convert_first_system_msg = do_d(l_0_convert_first_system_msg, True)
+        l_0_skip_thinking = do_d(l_0_skip_thinking, False)
+        _w(str(l_0_bos_token))
 
-    # line 23: macro document_turn
-    def _f_l_0_document_turn(_w, l_1_documents=MISSING) -> None:
-        nonlocal _fuel, _m
-        if l_1_documents is MISSING:
-            l_1_documents = missing_param("documents")
-        _w("<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>")
-        # line 25: if
-        if not l_0_skip_thinking:
+        # line 23: macro document_turn
+        def _f_l_0_document_turn(_w, l_1_documents=MISSING) -> None:
+            nonlocal _fuel, _m
+            if l_1_documents is MISSING:
+                l_1_documents = missing_param("documents")
+            _w("<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>")
+            # line 25: if
+            if not l_0_skip_thinking:
+                _w(
+                    "<|START_THINKING|>I will look through the document to address the users needs.<|END_THINKING|>"
+                )
             _w(
-                "<|START_THINKING|>I will look through the document to address the users needs.<|END_THINKING|>"
+                '<|START_ACTION|>[\n    {"tool_call_id": "0", "tool_name": "direct-injected-document", "parameters": {}}\n]<|END_ACTION|><|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|><|START_TOOL_RESULT|>[\n    {\n        "tool_call_id": "0",\n        "results": {'
             )
-        _w(
-            '<|START_ACTION|>[\n    {"tool_call_id": "0", "tool_name": "direct-injected-document", "parameters": {}}\n]<|END_ACTION|><|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|><|START_TOOL_RESULT|>[\n    {\n        "tool_call_id": "0",\n        "results": {'
-        )
-        # line 31: for
-        _items2 = l_1_documents
-        _fuel -= length_hint(_items2) * 3
-        if _fuel < 0:
-            _m, _fuel, _items2 = refuel_loop(_m, None, _fuel, _items2, 3, _w)
-        _n2, l_2_loop = loop_last(_items2)
-        for _i2, l_2_doc in enumerate(l_2_loop):
-            l_2_doc_val = (
-                (l_2_doc["data"] if _dict1 and "data" in l_2_doc else getattr_(l_2_doc, "data"))
-                if (
-                    l_2_doc.get("data")
-                    if (_dict1 := (type(l_2_doc) is dict))
-                    else getattr_(l_2_doc, "data")
-                )
-                else l_2_doc
-            )
-            _w('\n            "')
-            _w(str(_i2))
-            _w('": ')
-            _w(do_tojson(l_2_doc_val))
-            # line 34: if
-            if not (_i2 == _n2 if _n2 is not None else l_2_loop.last):
-                _w(",")
-        _w(
-            '\n        },\n        "is_error": null\n    }\n]<|END_TOOL_RESULT|><|END_OF_TURN_TOKEN|>'
-        )
-
-    # line 42: macro tool_call_id_to_int
-    def _f_l_0_tool_call_id_to_int(_w, l_1_messages=MISSING, l_1_tool_call_id=MISSING) -> None:
-        nonlocal _fuel, _m
-        _fuel -= 16
-        if _fuel < 0:
-            _m, _fuel = refuel(_m, None, _fuel)
-        if l_1_messages is MISSING:
-            l_1_messages = missing_param("messages")
-        if l_1_tool_call_id is MISSING:
-            l_1_tool_call_id = missing_param("tool_call_id")
-        # line 43: if
-        if l_0_regen_tool_call_ids:
-            _ns1 = l_0_namespace is Namespace
-            if _ns1:
-                _ns1_value = 0
-                l_1_counter = None
-            else:
-                l_1_counter = (
-                    l_0_namespace(value=0)
-                    if l_0_namespace is Namespace
-                    else call(l_0_namespace, value=0)
-                )
-            _ns2 = l_0_namespace is Namespace
-            if _ns2:
-                _ns2_value = False
-                l_1_tool_call_id_seen = None
-            else:
-                l_1_tool_call_id_seen = (
-                    l_0_namespace(value=False)
-                    if l_0_namespace is Namespace
-                    else call(l_0_namespace, value=False)
-                )
-            # line 46: for
-            _items3 = l_1_messages
-            _fuel -= length_hint(_items3) * 2
+            # line 31: for
+            _items2 = l_1_documents
+            _fuel -= length_hint(_items2) * 3
             if _fuel < 0:
-                _m, _fuel, _items3 = refuel_loop(_m, None, _fuel, _items3, 2, _w)
-            for l_2_msg in _items3:
-                # line 47: if
-                if (
-                    l_2_msg.get("tool_calls")
-                    if (_dict2 := (type(l_2_msg) is dict))
-                    else getattr_(l_2_msg, "tool_calls")
-                ):
-                    # line 48: for
-                    _items4 = (
-                        l_2_msg["tool_calls"]
-                        if _dict2 and "tool_calls" in l_2_msg
-                        else getattr_(l_2_msg, "tool_calls")
+                _m, _fuel, _items2 = refuel_loop(_m, None, _fuel, _items2, 3, _w)
+            _n2, l_2_loop = loop_last(_items2)
+            for _i2, l_2_doc in enumerate(l_2_loop):
+                l_2_doc_val = (
+                    (l_2_doc["data"] if _dict1 and "data" in l_2_doc else getattr_(l_2_doc, "data"))
+                    if (
+                        l_2_doc.get("data")
+                        if (_dict1 := (type(l_2_doc) is dict))
+                        else getattr_(l_2_doc, "data")
                     )
-                    _fuel -= length_hint(_items4) * 5
-                    if _fuel < 0:
-                        _m, _fuel, _items4 = refuel_loop(_m, None, _fuel, _items4, 5, _w)
-                    for l_3_tool_call in _items4:
-                        # line 49: if
-                        if (
-                            l_3_tool_call["id"]
-                            if type(l_3_tool_call) is dict and "id" in l_3_tool_call
-                            else getattr_(l_3_tool_call, "id")
-                        ) == l_1_tool_call_id and (
-                            not (_ns2_value if _ns2 else getattr_(l_1_tool_call_id_seen, "value"))
-                        ):
-                            _w(str(_ns1_value if _ns1 else getattr_(l_1_counter, "value")))
-                            if _ns2:
-                                _ns2_value = True
-                            else:
-                                ns_set(l_1_tool_call_id_seen, "value", True)
-                        if _ns1:
-                            _ns1_value = _ns1_value + 1
-                        else:
-                            ns_check(l_1_counter)
-                            ns_set(l_1_counter, "value", getattr_(l_1_counter, "value") + 1)
-        else:
-            _w(str(l_1_tool_call_id))
-
-    # line 61: macro format_tool_message
-    def _f_l_0_format_tool_message(_w, l_1_messages=MISSING, l_1_tool_msg=MISSING) -> None:
-        nonlocal _fuel, _m
-        _fuel -= 16
-        if _fuel < 0:
-            _m, _fuel = refuel(_m, None, _fuel)
-        if l_1_messages is MISSING:
-            l_1_messages = missing_param("messages")
-        if l_1_tool_msg is MISSING:
-            l_1_tool_msg = missing_param("tool_msg")
-        _w('{\n        "tool_call_id": "')
-        _f_l_0_tool_call_id_to_int(
-            _w,
-            l_1_messages,
-            (
-                l_1_tool_msg["tool_call_id"]
-                if type(l_1_tool_msg) is dict and "tool_call_id" in l_1_tool_msg
-                else getattr_(l_1_tool_msg, "tool_call_id")
-            ),
-        )
-        _w('",\n        "results": {')
-        # line 65: if
-        if test_mapping(
-            (_v7 := l_1_tool_msg["content"])
-            if (_dict4 := (type(l_1_tool_msg) is dict)) and "content" in l_1_tool_msg
-            else (_v7 := getattr_(l_1_tool_msg, "content"))
-        ) or isinstance(_v7 if _dict4 else getattr_(l_1_tool_msg, "content"), str):
-            _w("\n")
-            # line 67: if
-            if isinstance(_v7 if _dict4 else getattr_(l_1_tool_msg, "content"), str):
-                l_1_text_wrapper = {"content": _v7 if _dict4 else getattr_(l_1_tool_msg, "content")}
-            else:
-                l_1_text_wrapper = _v7 if _dict4 else getattr_(l_1_tool_msg, "content")
-            _w('            "0": ')
-            _w(do_tojson(l_1_text_wrapper))
-        else:
-            # line 74: for
-            _items5 = _v7 if _dict4 else getattr_(l_1_tool_msg, "content")
-            _fuel -= length_hint(_items5) * 2
-            if _fuel < 0:
-                _m, _fuel, _items5 = refuel_loop(_m, None, _fuel, _items5, 2, _w)
-            l_2_loop = loop_context(_items5)
-            for l_2_content in l_2_loop:
+                    else l_2_doc
+                )
                 _w('\n            "')
-                _w(str(l_2_loop.index0))
+                _w(str(_i2))
                 _w('": ')
-                _f_l_0_print_tool_content(_w, l_2_content)
-                # line 76: if
-                if not l_2_loop.last:
+                _w(do_tojson(l_2_doc_val))
+                # line 34: if
+                if not (_i2 == _n2 if _n2 is not None else l_2_loop.last):
                     _w(",")
-        _w('\n        },\n        "is_error": null\n    }')
-
-    # line 84: macro print_tool_content
-    def _f_l_0_print_tool_content(_w, l_1_item=MISSING) -> None:
-        if l_1_item is MISSING:
-            l_1_item = missing_param("item")
-        # line 85: if
-        if (
-            _x2.lower()
-            if type(
-                (
-                    _x2 := (
-                        (_v8 := l_1_item["type"])
-                        if (_dict5 := (type(l_1_item) is dict)) and "type" in l_1_item
-                        else (_v8 := getattr_(l_1_item, "type"))
-                    )
-                )
-            )
-            is str
-            else do_lower(_x2)
-        ) == "text":
-            l_1_text_wrapper = {
-                "content": (
-                    l_1_item["text"]
-                    if _dict5 and "text" in l_1_item
-                    else getattr_(l_1_item, "text")
-                )
-            }
-            _w(do_tojson(l_1_text_wrapper))
-        elif (
-            (
-                _x3.lower()
-                if type((_x3 := (_v8 if _dict5 else getattr_(l_1_item, "type")))) is str
-                else do_lower(_x3)
-            )
-            == "document"
-            and (l_1_item.get("document") if _dict5 else getattr_(l_1_item, "document"))
-            and (
-                "data"
-                in (
-                    l_1_item["document"]
-                    if _dict5 and "document" in l_1_item
-                    else getattr_(l_1_item, "document")
-                )
-            )
-        ):
             _w(
-                do_tojson(
-                    _t1["data"]
-                    if type(
-                        (
-                            _t1 := (
-                                l_1_item["document"]
-                                if _dict5 and "document" in l_1_item
-                                else getattr_(l_1_item, "document")
-                            )
-                        )
-                    )
-                    is dict
-                    and "data" in _t1
-                    else getattr_(_t1, "data")
-                )
+                '\n        },\n        "is_error": null\n    }\n]<|END_TOOL_RESULT|><|END_OF_TURN_TOKEN|>'
             )
-        else:
-            _w(do_tojson(l_1_item))
 
-    # line 94: macro print_msg
-    def _f_l_0_print_msg(_w, l_1_msg=MISSING) -> None:
-        nonlocal _fuel, _m
-        _fuel -= 16
-        if _fuel < 0:
-            _m, _fuel = refuel(_m, None, _fuel)
-        if l_1_msg is MISSING:
-            l_1_msg = missing_param("msg")
-        # line 95: if
-        if isinstance(l_1_msg, str):
-            _w("<|START_TEXT|>")
-            _w(str(l_1_msg))
-            _w("<|END_TEXT|>")
-        elif isinstance(
-            (
-                (_v13 := l_1_msg["content"])
-                if (_dict6 := (type(l_1_msg) is dict)) and "content" in l_1_msg
-                else (_v13 := getattr_(l_1_msg, "content"))
-            ),
-            str,
-        ):
-            _w("<|START_TEXT|>")
-            _w(str(_v13 if _dict6 else getattr_(l_1_msg, "content")))
-            _w("<|END_TEXT|>")
-        else:
-            _ns3 = l_0_namespace is Namespace
-            if _ns3:
-                _ns3_value = False
-                l_1_last_was_text = None
+        # line 42: macro tool_call_id_to_int
+        def _f_l_0_tool_call_id_to_int(_w, l_1_messages=MISSING, l_1_tool_call_id=MISSING) -> None:
+            nonlocal _fuel, _m
+            _fuel -= 16
+            if _fuel < 0:
+                _m, _fuel = refuel(_m, None, _fuel)
+            if l_1_messages is MISSING:
+                l_1_messages = missing_param("messages")
+            if l_1_tool_call_id is MISSING:
+                l_1_tool_call_id = missing_param("tool_call_id")
+            # line 43: if
+            if l_0_regen_tool_call_ids:
+                _ns1 = l_0_namespace is Namespace
+                if _ns1:
+                    _ns1_value = 0
+                    l_1_counter = None
+                else:
+                    l_1_counter = (
+                        l_0_namespace(value=0)
+                        if l_0_namespace is Namespace
+                        else call(l_0_namespace, value=0)
+                    )
+                _ns2 = l_0_namespace is Namespace
+                if _ns2:
+                    _ns2_value = False
+                    l_1_tool_call_id_seen = None
+                else:
+                    l_1_tool_call_id_seen = (
+                        l_0_namespace(value=False)
+                        if l_0_namespace is Namespace
+                        else call(l_0_namespace, value=False)
+                    )
+                # line 46: for
+                _items3 = l_1_messages
+                _fuel -= length_hint(_items3) * 2
+                if _fuel < 0:
+                    _m, _fuel, _items3 = refuel_loop(_m, None, _fuel, _items3, 2, _w)
+                for l_2_msg in _items3:
+                    # line 47: if
+                    if (
+                        l_2_msg.get("tool_calls")
+                        if (_dict2 := (type(l_2_msg) is dict))
+                        else getattr_(l_2_msg, "tool_calls")
+                    ):
+                        # line 48: for
+                        _items4 = (
+                            l_2_msg["tool_calls"]
+                            if _dict2 and "tool_calls" in l_2_msg
+                            else getattr_(l_2_msg, "tool_calls")
+                        )
+                        _fuel -= length_hint(_items4) * 5
+                        if _fuel < 0:
+                            _m, _fuel, _items4 = refuel_loop(_m, None, _fuel, _items4, 5, _w)
+                        for l_3_tool_call in _items4:
+                            # line 49: if
+                            if (
+                                l_3_tool_call["id"]
+                                if type(l_3_tool_call) is dict and "id" in l_3_tool_call
+                                else getattr_(l_3_tool_call, "id")
+                            ) == l_1_tool_call_id and (
+                                not (
+                                    _ns2_value if _ns2 else getattr_(l_1_tool_call_id_seen, "value")
+                                )
+                            ):
+                                _w(str(_ns1_value if _ns1 else getattr_(l_1_counter, "value")))
+                                if _ns2:
+                                    _ns2_value = True
+                                else:
+                                    ns_set(l_1_tool_call_id_seen, "value", True)
+                            if _ns1:
+                                _ns1_value = _ns1_value + 1
+                            else:
+                                ns_check(l_1_counter)
+                                ns_set(l_1_counter, "value", getattr_(l_1_counter, "value") + 1)
             else:
-                l_1_last_was_text = (
-                    l_0_namespace(value=False)
-                    if l_0_namespace is Namespace
-                    else call(l_0_namespace, value=False)
-                )
-            # line 101: for
-            _items6 = (
-                l_1_msg["content"]
-                if type(l_1_msg) is dict and "content" in l_1_msg
-                else getattr_(l_1_msg, "content")
-            )
-            _fuel -= length_hint(_items6) * 9
-            if _fuel < 0:
-                _m, _fuel, _items6 = refuel_loop(_m, None, _fuel, _items6, 9, _w)
-            _n2, l_2_loop = loop_last(_items6)
-            for _i2, l_2_content in enumerate(l_2_loop):
-                # line 102: if
-                if (
-                    _x4.lower()
-                    if type(
-                        (
-                            _x4 := (
-                                (_v15 := l_2_content["type"])
-                                if (_dict7 := (type(l_2_content) is dict)) and "type" in l_2_content
-                                else (_v15 := getattr_(l_2_content, "type"))
-                            )
-                        )
-                    )
-                    is str
-                    else do_lower(_x4)
-                ) == "text":
-                    # line 103: if
-                    if not (_ns3_value if _ns3 else getattr_(l_1_last_was_text, "value")):
-                        _w("<|START_TEXT|>")
-                    _w(
-                        str(
-                            l_2_content["text"]
-                            if _dict7 and "text" in l_2_content
-                            else getattr_(l_2_content, "text")
-                        )
-                    )
-                    # line 107: if
-                    if _i2 == _n2 if _n2 is not None else l_2_loop.last:
-                        _w("<|END_TEXT|>")
-                    if _ns3:
-                        _ns3_value = True
-                    else:
-                        ns_set(l_1_last_was_text, "value", True)
-                else:
-                    # line 112: if
-                    if _ns3_value if _ns3 else getattr_(l_1_last_was_text, "value"):
-                        _w("<|END_TEXT|>")
-                    if _ns3:
-                        _ns3_value = False
-                    else:
-                        ns_set(l_1_last_was_text, "value", False)
-                # line 117: if
-                if (
-                    _x5.lower()
-                    if type((_x5 := (_v15 if _dict7 else getattr_(l_2_content, "type")))) is str
-                    else do_lower(_x5)
-                ) == "image":
-                    # line 118: if
-                    if l_2_content.get("data") if _dict7 else getattr_(l_2_content, "data"):
-                        _w(
-                            str(
-                                l_2_content["data"]
-                                if _dict7 and "data" in l_2_content
-                                else getattr_(l_2_content, "data")
-                            )
-                        )
-                    else:
-                        _w("<|IMG_PATCH|>")
+                _w(str(l_1_tool_call_id))
 
-    # line 127: macro print_thinking
-    def _f_l_0_print_thinking(_w, l_1_msg=MISSING) -> None:
-        if l_1_msg is MISSING:
-            l_1_msg = missing_param("msg")
-        # line 128: if
-        if (
-            l_1_msg.get("thinking")
-            if (_dict6 := (type(l_1_msg) is dict))
-            else getattr_(l_1_msg, "thinking")
-        ):
-            _w(
-                str(
-                    l_1_msg["thinking"]
-                    if _dict6 and "thinking" in l_1_msg
-                    else getattr_(l_1_msg, "thinking")
-                )
-            )
-        elif l_1_msg.get("reasoning_content") if _dict6 else getattr_(l_1_msg, "reasoning_content"):
-            _w(
-                str(
-                    l_1_msg["reasoning_content"]
-                    if _dict6 and "reasoning_content" in l_1_msg
-                    else getattr_(l_1_msg, "reasoning_content")
-                )
-            )
-        elif (l_1_msg.get("content") if _dict6 else getattr_(l_1_msg, "content")) and (
-            _t2.get("thinking")
-            if type(
+        # line 61: macro format_tool_message
+        def _f_l_0_format_tool_message(_w, l_1_messages=MISSING, l_1_tool_msg=MISSING) -> None:
+            nonlocal _fuel, _m
+            _fuel -= 16
+            if _fuel < 0:
+                _m, _fuel = refuel(_m, None, _fuel)
+            if l_1_messages is MISSING:
+                l_1_messages = missing_param("messages")
+            if l_1_tool_msg is MISSING:
+                l_1_tool_msg = missing_param("tool_msg")
+            _w('{\n        "tool_call_id": "')
+            _f_l_0_tool_call_id_to_int(
+                _w,
+                l_1_messages,
                 (
-                    _t2 := getitem(
-                        (
-                            l_1_msg["content"]
-                            if _dict6 and "content" in l_1_msg
-                            else getattr_(l_1_msg, "content")
-                        ),
-                        0,
-                    )
-                )
+                    l_1_tool_msg["tool_call_id"]
+                    if type(l_1_tool_msg) is dict and "tool_call_id" in l_1_tool_msg
+                    else getattr_(l_1_tool_msg, "tool_call_id")
+                ),
             )
-            is dict
-            else getattr_(_t2, "thinking")
-        ):
-            _w(
-                str(
-                    _t3["thinking"]
-                    if type(
-                        (
-                            _t3 := getitem(
-                                (
-                                    l_1_msg["content"]
-                                    if _dict6 and "content" in l_1_msg
-                                    else getattr_(l_1_msg, "content")
-                                ),
-                                0,
-                            )
+            _w('",\n        "results": {')
+            # line 65: if
+            if test_mapping(
+                (_v7 := l_1_tool_msg["content"])
+                if (_dict4 := (type(l_1_tool_msg) is dict)) and "content" in l_1_tool_msg
+                else (_v7 := getattr_(l_1_tool_msg, "content"))
+            ) or isinstance(_v7 if _dict4 else getattr_(l_1_tool_msg, "content"), str):
+                _w("\n")
+                # line 67: if
+                if isinstance(_v7 if _dict4 else getattr_(l_1_tool_msg, "content"), str):
+                    l_1_text_wrapper = {
+                        "content": _v7 if _dict4 else getattr_(l_1_tool_msg, "content")
+                    }
+                else:
+                    l_1_text_wrapper = _v7 if _dict4 else getattr_(l_1_tool_msg, "content")
+                _w('            "0": ')
+                _w(do_tojson(l_1_text_wrapper))
+            else:
+                # line 74: for
+                _items5 = _v7 if _dict4 else getattr_(l_1_tool_msg, "content")
+                _fuel -= length_hint(_items5) * 2
+                if _fuel < 0:
+                    _m, _fuel, _items5 = refuel_loop(_m, None, _fuel, _items5, 2, _w)
+                l_2_loop = loop_context(_items5)
+                for l_2_content in l_2_loop:
+                    _w('\n            "')
+                    _w(str(l_2_loop.index0))
+                    _w('": ')
+                    _f_l_0_print_tool_content(_w, l_2_content)
+                    # line 76: if
+                    if not l_2_loop.last:
+                        _w(",")
+            _w('\n        },\n        "is_error": null\n    }')
+
+        # line 84: macro print_tool_content
+        def _f_l_0_print_tool_content(_w, l_1_item=MISSING) -> None:
+            if l_1_item is MISSING:
+                l_1_item = missing_param("item")
+            # line 85: if
+            if (
+                _x2.lower()
+                if type(
+                    (
+                        _x2 := (
+                            (_v8 := l_1_item["type"])
+                            if (_dict5 := (type(l_1_item) is dict)) and "type" in l_1_item
+                            else (_v8 := getattr_(l_1_item, "type"))
                         )
                     )
-                    is dict
-                    and "thinking" in _t3
-                    else getattr_(_t3, "thinking")
                 )
-            )
-
-    # line 136: if
-    if (
-        l_0_messages
-        and (
-            _x6.lower()
-            if type(
+                is str
+                else do_lower(_x2)
+            ) == "text":
+                l_1_text_wrapper = {
+                    "content": (
+                        l_1_item["text"]
+                        if _dict5 and "text" in l_1_item
+                        else getattr_(l_1_item, "text")
+                    )
+                }
+                _w(do_tojson(l_1_text_wrapper))
+            elif (
                 (
-                    _x6 := (
-                        _t4["role"]
-                        if type((_t4 := getitem(l_0_messages, 0))) is dict and "role" in _t4
-                        else getitem(_t4, "role")
+                    _x3.lower()
+                    if type((_x3 := (_v8 if _dict5 else getattr_(l_1_item, "type")))) is str
+                    else do_lower(_x3)
+                )
+                == "document"
+                and (l_1_item.get("document") if _dict5 else getattr_(l_1_item, "document"))
+                and (
+                    "data"
+                    in (
+                        l_1_item["document"]
+                        if _dict5 and "document" in l_1_item
+                        else getattr_(l_1_item, "document")
                     )
                 )
-            )
-            is str
-            else do_lower(_x6)
-        )
-        == "system"
-        and (not l_0_has_developer_instruction)
-        and l_0_convert_first_system_msg
-    ):
-        l_0_developer_instruction = getitem(l_0_messages, 0)
-        l_0_render_developer_instruction = True
-        l_0_initial_instruction_message = True
-    l_0_json_object = (
-        True
-        if l_0_response_format
-        and (
-            l_0_response_format["type"]
-            if type(l_0_response_format) is dict and "type" in l_0_response_format
-            else None if type(l_0_response_format) is str else getattr_(l_0_response_format, "type")
-        )
-        == "json_object"
-        else False
-    )
-    l_0_json_schema = (
-        (
-            l_0_response_format["json_schema"]
-            if (_dict8 := (type(l_0_response_format) is dict))
-            and "json_schema" in l_0_response_format
-            else getattr_(l_0_response_format, "json_schema")
-        )
-        or (
-            l_0_response_format["schema"]
-            if _dict8 and "schema" in l_0_response_format
-            else getattr_(l_0_response_format, "schema")
-        )
-        if l_0_response_format
-        else _once1
-    )
-    l_0_json_mode = l_0_json_object or l_0_json_schema
-    _ns4 = l_0_namespace is Namespace
-    if _ns4:
-        _ns4_value = 0
-        l_0_tool_idx = None
-    else:
-        l_0_tool_idx = (
-            l_0_namespace(value=0) if l_0_namespace is Namespace else call(l_0_namespace, value=0)
-        )
-    _ns5 = l_0_namespace is Namespace
-    if _ns5:
-        _ns5_value = []
-        l_0_tool_ids_seen = None
-    else:
-        l_0_tool_ids_seen = (
-            l_0_namespace(value=[]) if l_0_namespace is Namespace else call(l_0_namespace, value=[])
-        )
-    l_0_regen_tool_call_ids = do_d(l_0_regen_tool_call_ids, True)
-    _ns6 = l_0_namespace is Namespace
-    if _ns6:
-        _ns6_value = False
-        l_0_sent_documents = None
-    else:
-        l_0_sent_documents = (
-            l_0_namespace(value=False)
-            if l_0_namespace is Namespace
-            else call(l_0_namespace, value=False)
-        )
-    # line 145: if
-    if (
-        l_0_render_tools_section
-        or l_0_render_platform_instruction_override
-        or l_0_render_grounding
-        or l_0_json_mode
-    ):
-        _w("<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|><|START_TEXT|>")
-    elif not l_0_render_developer_instruction:
-        _w("<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|>")
-    l_0_rendered_platform_turn_chunk = False
-    # line 153: if
-    if l_0_render_platform_instruction_override:
-        _w(str(l_0_platform_instruction_override))
-        _w("\n")
-        l_0_rendered_platform_turn_chunk = True
-    # line 159: if
-    if l_0_render_grounding:
-        # line 160: if
-        if l_0_rendered_platform_turn_chunk:
-            _w("\n")
-        _w(
-            'Note that both your responses and reflections can be grounded. Grounding means you associate pieces of texts (called "spans") with those specific tool results that support them (called "sources"). And you use a pair of tags "<co>" and "</co>" to indicate when a span can be grounded onto a list of sources, listing them out in the closing tag. Sources from the same tool call are grouped together and listed as "{tool_call_id}:[{list of result indices}]", before they are joined together by ",". E.g., "<co>span</co: 0:[1,2],1:[0]>" means that "span" is supported by result 1 and 2 from "tool_call_id=0" as well as result 0 from "tool_call_id=1".\n'
-        )
-        l_0_rendered_platform_turn_chunk = True
-    # line 167: if
-    if l_0_render_tools_section:
-        # line 168: if
-        if l_0_rendered_platform_turn_chunk:
-            _w("\n")
-        _w("# Available Tools\n```json\n[\n")
-        # line 174: if
-        if l_0_tools_or_docs_exist:
-            # line 175: if
-            if l_0_documents:
+            ):
                 _w(
-                    '    {"name": "direct-injected-document", "description": "This is a special tool to directly inject user-uploaded documents into the chat as additional context. DO NOT use this tool by yourself!", "parameters": {"type": "object", "properties": {}, "required": []}, "responses": {"200": {"description": "Successfully returned a list of chunked text snippets from the directly uploaded documents.", "content": {"application/json": {"schema": {"type": "array", "items": {"type": "object", "required": ["url", "snippet"], "properties": {"url": {"type": "string", "description": "The url of the uploaded document."}, "snippet": {"type": "string", "description": "The text snippet for the returned document chunk."}}}}}}}}}'
-                )
-                # line 177: if
-                if l_0_tools:
-                    _w(",\n")
-                else:
-                    _w("\n")
-            # line 182: for
-            _items7 = l_0_tools
-            _fuel -= length_hint(_items7) * 5
-            if _fuel < 0:
-                _m, _fuel, _items7 = refuel_loop(_m, _out, _fuel, _items7, 5)
-            _n1, l_1_loop = loop_last(_items7)
-            for _i1, l_1_tool in enumerate(l_1_loop):
-                _w('    {"name": "')
-                _w(
-                    str(
-                        _t5["name"]
+                    do_tojson(
+                        _t1["data"]
                         if type(
                             (
-                                _t5 := (
-                                    (_v29 := l_1_tool["function"])
-                                    if (_dict9 := (type(l_1_tool) is dict))
-                                    and "function" in l_1_tool
-                                    else (_v29 := getitem(l_1_tool, "function"))
+                                _t1 := (
+                                    l_1_item["document"]
+                                    if _dict5 and "document" in l_1_item
+                                    else getattr_(l_1_item, "document")
                                 )
                             )
                         )
                         is dict
-                        and "name" in _t5
-                        else getitem(_t5, "name")
+                        and "data" in _t1
+                        else getattr_(_t1, "data")
                     )
                 )
-                _w('", "description": "')
-                _w(
-                    str(
-                        _t6["description"]
-                        if type((_t6 := (_v29 if _dict9 else getitem(l_1_tool, "function"))))
-                        is dict
-                        and "description" in _t6
-                        else getitem(_t6, "description")
-                    )
-                )
-                _w('", "parameters": ')
-                _w(
-                    do_tojson(
-                        _t7["parameters"]
-                        if type((_t7 := (_v29 if _dict9 else getitem(l_1_tool, "function"))))
-                        is dict
-                        and "parameters" in _t7
-                        else getitem(_t7, "parameters")
-                    )
-                )
-                _w(', "responses": null}')
-                # line 184: if
-                if not (_i1 == _n1 if _n1 is not None else l_1_loop.last):
-                    _w(",")
-                _w("\n")
-        else:
-            _w("\n")
-        _w("]\n```")
-        l_0_rendered_platform_turn_chunk = True
-    # line 195: if
-    if l_0_json_mode:
-        # line 196: if
-        if l_0_rendered_platform_turn_chunk:
-            _w("\n\n")
-        _w(
-            "When generating JSON objects, do not generate block markers. Generate an object directly without prefixing with ```json. Return only the JSON and nothing else."
-        )
-        # line 201: if
-        if l_0_json_schema:
-            _w("\nYour output should adhere to the following json schema:\n")
-            _w(str(l_0_json_schema))
-        l_0_rendered_platform_turn_chunk = True
-    # line 208: if
-    if l_0_rendered_platform_turn_chunk:
-        _w("<|END_TEXT|><|END_OF_TURN_TOKEN|>")
-    elif not l_0_render_developer_instruction:
-        _w("<|END_OF_TURN_TOKEN|>")
-    # line 213: if
-    if l_0_render_developer_instruction:
-        _w("<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|>")
-        _f_l_0_print_msg(_w, l_0_developer_instruction)
-        _w("<|END_OF_TURN_TOKEN|>")
-    # line 216: for
-    _items8 = l_0_messages
-    _fuel -= length_hint(_items8) * 19
-    if _fuel < 0:
-        _m, _fuel, _items8 = refuel_loop(_m, _out, _fuel, _items8, 19)
-    for _i1, l_1_message in enumerate(_items8):
-        l_1_msg_role_downcased = (
-            _x7.lower()
-            if type(
+            else:
+                _w(do_tojson(l_1_item))
+
+        # line 94: macro print_msg
+        def _f_l_0_print_msg(_w, l_1_msg=MISSING) -> None:
+            nonlocal _fuel, _m
+            _fuel -= 16
+            if _fuel < 0:
+                _m, _fuel = refuel(_m, None, _fuel)
+            if l_1_msg is MISSING:
+                l_1_msg = missing_param("msg")
+            # line 95: if
+            if isinstance(l_1_msg, str):
+                _w("<|START_TEXT|>")
+                _w(str(l_1_msg))
+                _w("<|END_TEXT|>")
+            elif isinstance(
                 (
-                    _x7 := (
-                        l_1_message["role"]
-                        if type(l_1_message) is dict and "role" in l_1_message
-                        else getattr_(l_1_message, "role")
+                    (_v13 := l_1_msg["content"])
+                    if (_dict6 := (type(l_1_msg) is dict)) and "content" in l_1_msg
+                    else (_v13 := getattr_(l_1_msg, "content"))
+                ),
+                str,
+            ):
+                _w("<|START_TEXT|>")
+                _w(str(_v13 if _dict6 else getattr_(l_1_msg, "content")))
+                _w("<|END_TEXT|>")
+            else:
+                _ns3 = l_0_namespace is Namespace
+                if _ns3:
+                    _ns3_value = False
+                    l_1_last_was_text = None
+                else:
+                    l_1_last_was_text = (
+                        l_0_namespace(value=False)
+                        if l_0_namespace is Namespace
+                        else call(l_0_namespace, value=False)
                     )
+                # line 101: for
+                _items6 = (
+                    l_1_msg["content"]
+                    if type(l_1_msg) is dict and "content" in l_1_msg
+                    else getattr_(l_1_msg, "content")
                 )
-            )
-            is str
-            else do_lower(_x7)
-        )
-        # line 218: if
-        if l_1_msg_role_downcased == "system" and (
-            not (_i1 == 0 and l_0_initial_instruction_message)
-        ):
-            _w("<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|>")
-            _f_l_0_print_msg(_w, l_1_message)
-            _w("<|END_OF_TURN_TOKEN|>")
-        elif l_1_msg_role_downcased == "user":
-            _w("<|START_OF_TURN_TOKEN|><|USER_TOKEN|>")
-            _f_l_0_print_msg(_w, l_1_message)
-            _w("<|END_OF_TURN_TOKEN|>")
-            # line 222: if
-            if l_0_documents and (
-                not (_ns6_value if _ns6 else getattr_(l_0_sent_documents, "value"))
-            ):
-                if _ns6:
-                    _ns6_value = True
-                else:
-                    ns_set(l_0_sent_documents, "value", True)
-                if _ns4:
-                    _ns4_value = _ns4_value + 1
-                else:
-                    ns_check(l_0_tool_idx)
-                    ns_set(l_0_tool_idx, "value", getattr_(l_0_tool_idx, "value") + 1)
-                _f_l_0_document_turn(_w, l_0_documents)
-        elif l_1_msg_role_downcased == "assistant" or l_1_msg_role_downcased == "chatbot":
-            _w("<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>")
-            # line 225: if
-            if (
-                l_1_message.get("tool_calls")
-                if (_dict10 := (type(l_1_message) is dict))
-                else getattr_(l_1_message, "tool_calls")
-            ):
-                # line 226: if
-                if not l_0_skip_thinking:
-                    # line 227: if
+                _fuel -= length_hint(_items6) * 9
+                if _fuel < 0:
+                    _m, _fuel, _items6 = refuel_loop(_m, None, _fuel, _items6, 9, _w)
+                _n2, l_2_loop = loop_last(_items6)
+                for _i2, l_2_content in enumerate(l_2_loop):
+                    # line 102: if
                     if (
-                        l_1_message.get("tool_plan")
-                        if _dict10
-                        else getattr_(l_1_message, "tool_plan")
-                    ):
-                        _w("<|START_THINKING|>")
-                        _w(
-                            str(
-                                l_1_message["tool_plan"]
-                                if _dict10 and "tool_plan" in l_1_message
-                                else getattr_(l_1_message, "tool_plan")
+                        _x4.lower()
+                        if type(
+                            (
+                                _x4 := (
+                                    (_v15 := l_2_content["type"])
+                                    if (_dict7 := (type(l_2_content) is dict))
+                                    and "type" in l_2_content
+                                    else (_v15 := getattr_(l_2_content, "type"))
+                                )
                             )
                         )
-                        _w("<|END_THINKING|>")
-                    elif (
+                        is str
+                        else do_lower(_x4)
+                    ) == "text":
+                        # line 103: if
+                        if not (_ns3_value if _ns3 else getattr_(l_1_last_was_text, "value")):
+                            _w("<|START_TEXT|>")
+                        _w(
+                            str(
+                                l_2_content["text"]
+                                if _dict7 and "text" in l_2_content
+                                else getattr_(l_2_content, "text")
+                            )
+                        )
+                        # line 107: if
+                        if _i2 == _n2 if _n2 is not None else l_2_loop.last:
+                            _w("<|END_TEXT|>")
+                        if _ns3:
+                            _ns3_value = True
+                        else:
+                            ns_set(l_1_last_was_text, "value", True)
+                    else:
+                        # line 112: if
+                        if _ns3_value if _ns3 else getattr_(l_1_last_was_text, "value"):
+                            _w("<|END_TEXT|>")
+                        if _ns3:
+                            _ns3_value = False
+                        else:
+                            ns_set(l_1_last_was_text, "value", False)
+                    # line 117: if
+                    if (
+                        _x5.lower()
+                        if type((_x5 := (_v15 if _dict7 else getattr_(l_2_content, "type")))) is str
+                        else do_lower(_x5)
+                    ) == "image":
+                        # line 118: if
+                        if l_2_content.get("data") if _dict7 else getattr_(l_2_content, "data"):
+                            _w(
+                                str(
+                                    l_2_content["data"]
+                                    if _dict7 and "data" in l_2_content
+                                    else getattr_(l_2_content, "data")
+                                )
+                            )
+                        else:
+                            _w("<|IMG_PATCH|>")
+
+        # line 127: macro print_thinking
+        def _f_l_0_print_thinking(_w, l_1_msg=MISSING) -> None:
+            if l_1_msg is MISSING:
+                l_1_msg = missing_param("msg")
+            # line 128: if
+            if (
+                l_1_msg.get("thinking")
+                if (_dict6 := (type(l_1_msg) is dict))
+                else getattr_(l_1_msg, "thinking")
+            ):
+                _w(
+                    str(
+                        l_1_msg["thinking"]
+                        if _dict6 and "thinking" in l_1_msg
+                        else getattr_(l_1_msg, "thinking")
+                    )
+                )
+            elif (
+                l_1_msg.get("reasoning_content")
+                if _dict6
+                else getattr_(l_1_msg, "reasoning_content")
+            ):
+                _w(
+                    str(
+                        l_1_msg["reasoning_content"]
+                        if _dict6 and "reasoning_content" in l_1_msg
+                        else getattr_(l_1_msg, "reasoning_content")
+                    )
+                )
+            elif (l_1_msg.get("content") if _dict6 else getattr_(l_1_msg, "content")) and (
+                _t2.get("thinking")
+                if type(
+                    (
+                        _t2 := getitem(
+                            (
+                                l_1_msg["content"]
+                                if _dict6 and "content" in l_1_msg
+                                else getattr_(l_1_msg, "content")
+                            ),
+                            0,
+                        )
+                    )
+                )
+                is dict
+                else getattr_(_t2, "thinking")
+            ):
+                _w(
+                    str(
+                        _t3["thinking"]
+                        if type(
+                            (
+                                _t3 := getitem(
+                                    (
+                                        l_1_msg["content"]
+                                        if _dict6 and "content" in l_1_msg
+                                        else getattr_(l_1_msg, "content")
+                                    ),
+                                    0,
+                                )
+                            )
+                        )
+                        is dict
+                        and "thinking" in _t3
+                        else getattr_(_t3, "thinking")
+                    )
+                )
+
+        # line 136: if
+        if (
+            l_0_messages
+            and (
+                _x6.lower()
+                if type(
+                    (
+                        _x6 := (
+                            _t4["role"]
+                            if type((_t4 := getitem(l_0_messages, 0))) is dict and "role" in _t4
+                            else getitem(_t4, "role")
+                        )
+                    )
+                )
+                is str
+                else do_lower(_x6)
+            )
+            == "system"
+            and (not l_0_has_developer_instruction)
+            and l_0_convert_first_system_msg
+        ):
+            l_0_developer_instruction = getitem(l_0_messages, 0)
+            l_0_render_developer_instruction = True
+            l_0_initial_instruction_message = True
+        l_0_json_object = (
+            True
+            if l_0_response_format
+            and (
+                l_0_response_format["type"]
+                if type(l_0_response_format) is dict and "type" in l_0_response_format
+                else (
+                    None
+                    if type(l_0_response_format) is str
+                    else getattr_(l_0_response_format, "type")
+                )
+            )
+            == "json_object"
+            else False
+        )
+        l_0_json_schema = (
+            (
+                l_0_response_format["json_schema"]
+                if (_dict8 := (type(l_0_response_format) is dict))
+                and "json_schema" in l_0_response_format
+                else getattr_(l_0_response_format, "json_schema")
+            )
+            or (
+                l_0_response_format["schema"]
+                if _dict8 and "schema" in l_0_response_format
+                else getattr_(l_0_response_format, "schema")
+            )
+            if l_0_response_format
+            else _once1
+        )
+        l_0_json_mode = l_0_json_object or l_0_json_schema
+        _ns4 = l_0_namespace is Namespace
+        if _ns4:
+            _ns4_value = 0
+            l_0_tool_idx = None
+        else:
+            l_0_tool_idx = (
+                l_0_namespace(value=0)
+                if l_0_namespace is Namespace
+                else call(l_0_namespace, value=0)
+            )
+        _ns5 = l_0_namespace is Namespace
+        if _ns5:
+            _ns5_value = []
+            l_0_tool_ids_seen = None
+        else:
+            l_0_tool_ids_seen = (
+                l_0_namespace(value=[])
+                if l_0_namespace is Namespace
+                else call(l_0_namespace, value=[])
+            )
+        l_0_regen_tool_call_ids = do_d(l_0_regen_tool_call_ids, True)
+        _ns6 = l_0_namespace is Namespace
+        if _ns6:
+            _ns6_value = False
+            l_0_sent_documents = None
+        else:
+            l_0_sent_documents = (
+                l_0_namespace(value=False)
+                if l_0_namespace is Namespace
+                else call(l_0_namespace, value=False)
+            )
+        # line 145: if
+        if (
+            l_0_render_tools_section
+            or l_0_render_platform_instruction_override
+            or l_0_render_grounding
+            or l_0_json_mode
+        ):
+            _w("<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|><|START_TEXT|>")
+        elif not l_0_render_developer_instruction:
+            _w("<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|>")
+        l_0_rendered_platform_turn_chunk = False
+        # line 153: if
+        if l_0_render_platform_instruction_override:
+            _w(str(l_0_platform_instruction_override))
+            _w("\n")
+            l_0_rendered_platform_turn_chunk = True
+        # line 159: if
+        if l_0_render_grounding:
+            # line 160: if
+            if l_0_rendered_platform_turn_chunk:
+                _w("\n")
+            _w(
+                'Note that both your responses and reflections can be grounded. Grounding means you associate pieces of texts (called "spans") with those specific tool results that support them (called "sources"). And you use a pair of tags "<co>" and "</co>" to indicate when a span can be grounded onto a list of sources, listing them out in the closing tag. Sources from the same tool call are grouped together and listed as "{tool_call_id}:[{list of result indices}]", before they are joined together by ",". E.g., "<co>span</co: 0:[1,2],1:[0]>" means that "span" is supported by result 1 and 2 from "tool_call_id=0" as well as result 0 from "tool_call_id=1".\n'
+            )
+            l_0_rendered_platform_turn_chunk = True
+        # line 167: if
+        if l_0_render_tools_section:
+            # line 168: if
+            if l_0_rendered_platform_turn_chunk:
+                _w("\n")
+            _w("# Available Tools\n```json\n[\n")
+            # line 174: if
+            if l_0_tools_or_docs_exist:
+                # line 175: if
+                if l_0_documents:
+                    _w(
+                        '    {"name": "direct-injected-document", "description": "This is a special tool to directly inject user-uploaded documents into the chat as additional context. DO NOT use this tool by yourself!", "parameters": {"type": "object", "properties": {}, "required": []}, "responses": {"200": {"description": "Successfully returned a list of chunked text snippets from the directly uploaded documents.", "content": {"application/json": {"schema": {"type": "array", "items": {"type": "object", "required": ["url", "snippet"], "properties": {"url": {"type": "string", "description": "The url of the uploaded document."}, "snippet": {"type": "string", "description": "The text snippet for the returned document chunk."}}}}}}}}}'
+                    )
+                    # line 177: if
+                    if l_0_tools:
+                        _w(",\n")
+                    else:
+                        _w("\n")
+                # line 182: for
+                _items7 = l_0_tools
+                _fuel -= length_hint(_items7) * 5
+                if _fuel < 0:
+                    _m, _fuel, _items7 = refuel_loop(_m, _out, _fuel, _items7, 5)
+                _n1, l_1_loop = loop_last(_items7)
+                for _i1, l_1_tool in enumerate(l_1_loop):
+                    _w('    {"name": "')
+                    _w(
+                        str(
+                            _t5["name"]
+                            if type(
+                                (
+                                    _t5 := (
+                                        (_v29 := l_1_tool["function"])
+                                        if (_dict9 := (type(l_1_tool) is dict))
+                                        and "function" in l_1_tool
+                                        else (_v29 := getitem(l_1_tool, "function"))
+                                    )
+                                )
+                            )
+                            is dict
+                            and "name" in _t5
+                            else getitem(_t5, "name")
+                        )
+                    )
+                    _w('", "description": "')
+                    _w(
+                        str(
+                            _t6["description"]
+                            if type((_t6 := (_v29 if _dict9 else getitem(l_1_tool, "function"))))
+                            is dict
+                            and "description" in _t6
+                            else getitem(_t6, "description")
+                        )
+                    )
+                    _w('", "parameters": ')
+                    _w(
+                        do_tojson(
+                            _t7["parameters"]
+                            if type((_t7 := (_v29 if _dict9 else getitem(l_1_tool, "function"))))
+                            is dict
+                            and "parameters" in _t7
+                            else getitem(_t7, "parameters")
+                        )
+                    )
+                    _w(', "responses": null}')
+                    # line 184: if
+                    if not (_i1 == _n1 if _n1 is not None else l_1_loop.last):
+                        _w(",")
+                    _w("\n")
+            else:
+                _w("\n")
+            _w("]\n```")
+            l_0_rendered_platform_turn_chunk = True
+        # line 195: if
+        if l_0_json_mode:
+            # line 196: if
+            if l_0_rendered_platform_turn_chunk:
+                _w("\n\n")
+            _w(
+                "When generating JSON objects, do not generate block markers. Generate an object directly without prefixing with ```json. Return only the JSON and nothing else."
+            )
+            # line 201: if
+            if l_0_json_schema:
+                _w("\nYour output should adhere to the following json schema:\n")
+                _w(str(l_0_json_schema))
+            l_0_rendered_platform_turn_chunk = True
+        # line 208: if
+        if l_0_rendered_platform_turn_chunk:
+            _w("<|END_TEXT|><|END_OF_TURN_TOKEN|>")
+        elif not l_0_render_developer_instruction:
+            _w("<|END_OF_TURN_TOKEN|>")
+        # line 213: if
+        if l_0_render_developer_instruction:
+            _w("<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|>")
+            _f_l_0_print_msg(_w, l_0_developer_instruction)
+            _w("<|END_OF_TURN_TOKEN|>")
+        # line 216: for
+        _items8 = l_0_messages
+        _fuel -= length_hint(_items8) * 19
+        if _fuel < 0:
+            _m, _fuel, _items8 = refuel_loop(_m, _out, _fuel, _items8, 19)
+        for _i1, l_1_message in enumerate(_items8):
+            l_1_msg_role_downcased = (
+                _x7.lower()
+                if type(
+                    (
+                        _x7 := (
+                            l_1_message["role"]
+                            if type(l_1_message) is dict and "role" in l_1_message
+                            else getattr_(l_1_message, "role")
+                        )
+                    )
+                )
+                is str
+                else do_lower(_x7)
+            )
+            # line 218: if
+            if l_1_msg_role_downcased == "system" and (
+                not (_i1 == 0 and l_0_initial_instruction_message)
+            ):
+                _w("<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|>")
+                _f_l_0_print_msg(_w, l_1_message)
+                _w("<|END_OF_TURN_TOKEN|>")
+            elif l_1_msg_role_downcased == "user":
+                _w("<|START_OF_TURN_TOKEN|><|USER_TOKEN|>")
+                _f_l_0_print_msg(_w, l_1_message)
+                _w("<|END_OF_TURN_TOKEN|>")
+                # line 222: if
+                if l_0_documents and (
+                    not (_ns6_value if _ns6 else getattr_(l_0_sent_documents, "value"))
+                ):
+                    if _ns6:
+                        _ns6_value = True
+                    else:
+                        ns_set(l_0_sent_documents, "value", True)
+                    if _ns4:
+                        _ns4_value = _ns4_value + 1
+                    else:
+                        ns_check(l_0_tool_idx)
+                        ns_set(l_0_tool_idx, "value", getattr_(l_0_tool_idx, "value") + 1)
+                    _f_l_0_document_turn(_w, l_0_documents)
+            elif l_1_msg_role_downcased == "assistant" or l_1_msg_role_downcased == "chatbot":
+                _w("<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>")
+                # line 225: if
+                if (
+                    l_1_message.get("tool_calls")
+                    if (_dict10 := (type(l_1_message) is dict))
+                    else getattr_(l_1_message, "tool_calls")
+                ):
+                    # line 226: if
+                    if not l_0_skip_thinking:
+                        # line 227: if
+                        if (
+                            l_1_message.get("tool_plan")
+                            if _dict10
+                            else getattr_(l_1_message, "tool_plan")
+                        ):
+                            _w("<|START_THINKING|>")
+                            _w(
+                                str(
+                                    l_1_message["tool_plan"]
+                                    if _dict10 and "tool_plan" in l_1_message
+                                    else getattr_(l_1_message, "tool_plan")
+                                )
+                            )
+                            _w("<|END_THINKING|>")
+                        elif (
+                            (
+                                l_1_message.get("thinking")
+                                if _dict10
+                                else getattr_(l_1_message, "thinking")
+                            )
+                            or (
+                                l_1_message.get("reasoning_content")
+                                if _dict10
+                                else getattr_(l_1_message, "reasoning_content")
+                            )
+                            or (
+                                (
+                                    l_1_message.get("content")
+                                    if _dict10
+                                    else getattr_(l_1_message, "content")
+                                )
+                                and (
+                                    _t8["type"]
+                                    if type(
+                                        (
+                                            _t8 := getitem(
+                                                (
+                                                    l_1_message["content"]
+                                                    if _dict10 and "content" in l_1_message
+                                                    else getattr_(l_1_message, "content")
+                                                ),
+                                                0,
+                                            )
+                                        )
+                                    )
+                                    is dict
+                                    and "type" in _t8
+                                    else getattr_(_t8, "type")
+                                )
+                                == "thinking"
+                            )
+                        ):
+                            _w("<|START_THINKING|>")
+                            _f_l_0_print_thinking(_w, l_1_message)
+                            _w("<|END_THINKING|>")
+                    _w("<|START_ACTION|>[")
+                    # line 233: for
+                    _items9 = (
+                        l_1_message["tool_calls"]
+                        if type(l_1_message) is dict and "tool_calls" in l_1_message
+                        else getattr_(l_1_message, "tool_calls")
+                    )
+                    _fuel -= length_hint(_items9) * 7
+                    if _fuel < 0:
+                        _m, _fuel, _items9 = refuel_loop(_m, _out, _fuel, _items9, 7)
+                    _n2, l_2_loop = loop_last(_items9)
+                    for _i2, l_2_tc in enumerate(l_2_loop):
+                        _w('\n    {"tool_call_id": "')
+                        # line 235: if
+                        if l_0_regen_tool_call_ids:
+                            _w(str(_ns4_value if _ns4 else getattr_(l_0_tool_idx, "value")))
+                        else:
+                            _w(
+                                str(
+                                    l_2_tc["id"]
+                                    if type(l_2_tc) is dict and "id" in l_2_tc
+                                    else getattr_(l_2_tc, "id")
+                                )
+                            )
+                        _w('", "tool_name": "')
+                        _w(
+                            str(
+                                _t9["name"]
+                                if type(
+                                    (
+                                        _t9 := (
+                                            (_v40 := l_2_tc["function"])
+                                            if (_dict11 := (type(l_2_tc) is dict))
+                                            and "function" in l_2_tc
+                                            else (_v40 := getitem(l_2_tc, "function"))
+                                        )
+                                    )
+                                )
+                                is dict
+                                and "name" in _t9
+                                else getitem(_t9, "name")
+                            )
+                        )
+                        _w('", "parameters": ')
+                        _w(
+                            do_tojson(
+                                _t10["arguments"]
+                                if type(
+                                    (_t10 := (_v40 if _dict11 else getitem(l_2_tc, "function")))
+                                )
+                                is dict
+                                and "arguments" in _t10
+                                else getitem(_t10, "arguments")
+                            )
+                        )
+                        _w("}")
+                        # line 235: if
+                        if not (_i2 == _n2 if _n2 is not None else l_2_loop.last):
+                            _w(",")
+                        if _ns4:
+                            _ns4_value = _ns4_value + 1
+                        else:
+                            ns_check(l_0_tool_idx)
+                            ns_set(l_0_tool_idx, "value", getattr_(l_0_tool_idx, "value") + 1)
+                    _w("\n]<|END_ACTION|><|END_OF_TURN_TOKEN|>")
+                else:
+                    # line 241: if
+                    if (
                         (
                             l_1_message.get("thinking")
-                            if _dict10
+                            if (_dict10 := (type(l_1_message) is dict))
                             else getattr_(l_1_message, "thinking")
                         )
                         or (
@@ -832,10 +947,10 @@ def render(context: dict) -> str:
                                 else getattr_(l_1_message, "content")
                             )
                             and (
-                                _t8["type"]
+                                _t11["type"]
                                 if type(
                                     (
-                                        _t8 := getitem(
+                                        _t11 := getitem(
                                             (
                                                 l_1_message["content"]
                                                 if _dict10 and "content" in l_1_message
@@ -846,187 +961,87 @@ def render(context: dict) -> str:
                                     )
                                 )
                                 is dict
-                                and "type" in _t8
-                                else getattr_(_t8, "type")
+                                and "type" in _t11
+                                else getattr_(_t11, "type")
                             )
                             == "thinking"
                         )
-                    ):
+                    ) and (not l_0_skip_thinking):
                         _w("<|START_THINKING|>")
                         _f_l_0_print_thinking(_w, l_1_message)
                         _w("<|END_THINKING|>")
-                _w("<|START_ACTION|>[")
-                # line 233: for
-                _items9 = (
-                    l_1_message["tool_calls"]
-                    if type(l_1_message) is dict and "tool_calls" in l_1_message
-                    else getattr_(l_1_message, "tool_calls")
-                )
-                _fuel -= length_hint(_items9) * 7
+                    _f_l_0_print_msg(_w, l_1_message)
+                    _w("<|END_OF_TURN_TOKEN|>")
+            elif l_1_msg_role_downcased == "tool" and (
+                l_1_message["tool_call_id"]
+                if type(l_1_message) is dict and "tool_call_id" in l_1_message
+                else getattr_(l_1_message, "tool_call_id")
+            ) not in (_ns5_value if _ns5 else getattr_(l_0_tool_ids_seen, "value")):
+                _w("<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|><|START_TOOL_RESULT|>[\n    ")
+                _f_l_0_format_tool_message(_w, l_0_messages, l_1_message)
+                # line 249: for
+                _items10 = subscript(l_0_messages, slice(_i1 + 1, None, None))
+                _fuel -= length_hint(_items10) * 7
                 if _fuel < 0:
-                    _m, _fuel, _items9 = refuel_loop(_m, _out, _fuel, _items9, 7)
-                _n2, l_2_loop = loop_last(_items9)
-                for _i2, l_2_tc in enumerate(l_2_loop):
-                    _w('\n    {"tool_call_id": "')
-                    # line 235: if
-                    if l_0_regen_tool_call_ids:
-                        _w(str(_ns4_value if _ns4 else getattr_(l_0_tool_idx, "value")))
-                    else:
-                        _w(
-                            str(
-                                l_2_tc["id"]
-                                if type(l_2_tc) is dict and "id" in l_2_tc
-                                else getattr_(l_2_tc, "id")
-                            )
-                        )
-                    _w('", "tool_name": "')
-                    _w(
-                        str(
-                            _t9["name"]
-                            if type(
-                                (
-                                    _t9 := (
-                                        (_v40 := l_2_tc["function"])
-                                        if (_dict11 := (type(l_2_tc) is dict))
-                                        and "function" in l_2_tc
-                                        else (_v40 := getitem(l_2_tc, "function"))
-                                    )
-                                )
-                            )
-                            is dict
-                            and "name" in _t9
-                            else getitem(_t9, "name")
-                        )
-                    )
-                    _w('", "parameters": ')
-                    _w(
-                        do_tojson(
-                            _t10["arguments"]
-                            if type((_t10 := (_v40 if _dict11 else getitem(l_2_tc, "function"))))
-                            is dict
-                            and "arguments" in _t10
-                            else getitem(_t10, "arguments")
-                        )
-                    )
-                    _w("}")
-                    # line 235: if
-                    if not (_i2 == _n2 if _n2 is not None else l_2_loop.last):
-                        _w(",")
-                    if _ns4:
-                        _ns4_value = _ns4_value + 1
-                    else:
-                        ns_check(l_0_tool_idx)
-                        ns_set(l_0_tool_idx, "value", getattr_(l_0_tool_idx, "value") + 1)
-                _w("\n]<|END_ACTION|><|END_OF_TURN_TOKEN|>")
-            else:
-                # line 241: if
-                if (
-                    (
-                        l_1_message.get("thinking")
-                        if (_dict10 := (type(l_1_message) is dict))
-                        else getattr_(l_1_message, "thinking")
-                    )
-                    or (
-                        l_1_message.get("reasoning_content")
-                        if _dict10
-                        else getattr_(l_1_message, "reasoning_content")
-                    )
-                    or (
-                        (
-                            l_1_message.get("content")
-                            if _dict10
-                            else getattr_(l_1_message, "content")
-                        )
-                        and (
-                            _t11["type"]
-                            if type(
-                                (
-                                    _t11 := getitem(
-                                        (
-                                            l_1_message["content"]
-                                            if _dict10 and "content" in l_1_message
-                                            else getattr_(l_1_message, "content")
-                                        ),
-                                        0,
-                                    )
-                                )
-                            )
-                            is dict
-                            and "type" in _t11
-                            else getattr_(_t11, "type")
-                        )
-                        == "thinking"
-                    )
-                ) and (not l_0_skip_thinking):
-                    _w("<|START_THINKING|>")
-                    _f_l_0_print_thinking(_w, l_1_message)
-                    _w("<|END_THINKING|>")
-                _f_l_0_print_msg(_w, l_1_message)
-                _w("<|END_OF_TURN_TOKEN|>")
-        elif l_1_msg_role_downcased == "tool" and (
-            l_1_message["tool_call_id"]
-            if type(l_1_message) is dict and "tool_call_id" in l_1_message
-            else getattr_(l_1_message, "tool_call_id")
-        ) not in (_ns5_value if _ns5 else getattr_(l_0_tool_ids_seen, "value")):
-            _w("<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|><|START_TOOL_RESULT|>[\n    ")
-            _f_l_0_format_tool_message(_w, l_0_messages, l_1_message)
-            # line 249: for
-            _items10 = subscript(l_0_messages, slice(_i1 + 1, None, None))
-            _fuel -= length_hint(_items10) * 7
-            if _fuel < 0:
-                _m, _fuel, _items10 = refuel_loop(_m, _out, _fuel, _items10, 7)
-            for _i2, l_2_msg in enumerate(_items10):
-                # line 251: if
-                if (
-                    _x8.lower()
-                    if type(
-                        (
-                            _x8 := (
-                                l_2_msg["role"]
-                                if type(l_2_msg) is dict and "role" in l_2_msg
-                                else getattr_(l_2_msg, "role")
-                            )
-                        )
-                    )
-                    is str
-                    else do_lower(_x8)
-                ) == "tool":
-                    _w(",\n    ")
-                    _f_l_0_format_tool_message(_w, l_0_messages, l_2_msg)
-                    if _ns5:
-                        _ns5_value = add_item(
-                            _built,
-                            _ns5_value,
+                    _m, _fuel, _items10 = refuel_loop(_m, _out, _fuel, _items10, 7)
+                for _i2, l_2_msg in enumerate(_items10):
+                    # line 251: if
+                    if (
+                        _x8.lower()
+                        if type(
                             (
-                                l_2_msg["tool_call_id"]
-                                if type(l_2_msg) is dict and "tool_call_id" in l_2_msg
-                                else getattr_(l_2_msg, "tool_call_id")
-                            ),
+                                _x8 := (
+                                    l_2_msg["role"]
+                                    if type(l_2_msg) is dict and "role" in l_2_msg
+                                    else getattr_(l_2_msg, "role")
+                                )
+                            )
                         )
-                    else:
-                        ns_check(l_0_tool_ids_seen)
-                        ns_set(
-                            l_0_tool_ids_seen,
-                            "value",
-                            add_item(
+                        is str
+                        else do_lower(_x8)
+                    ) == "tool":
+                        _w(",\n    ")
+                        _f_l_0_format_tool_message(_w, l_0_messages, l_2_msg)
+                        if _ns5:
+                            _ns5_value = add_item(
                                 _built,
-                                getattr_(l_0_tool_ids_seen, "value"),
+                                _ns5_value,
                                 (
                                     l_2_msg["tool_call_id"]
                                     if type(l_2_msg) is dict and "tool_call_id" in l_2_msg
                                     else getattr_(l_2_msg, "tool_call_id")
                                 ),
-                            ),
-                        )
-                else:
-                    break
-            _w("\n]<|END_TOOL_RESULT|><|END_OF_TURN_TOKEN|>")
-    # line 261: if
-    if l_0_add_generation_prompt:
-        _w("<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>")
+                            )
+                        else:
+                            ns_check(l_0_tool_ids_seen)
+                            ns_set(
+                                l_0_tool_ids_seen,
+                                "value",
+                                add_item(
+                                    _built,
+                                    getattr_(l_0_tool_ids_seen, "value"),
+                                    (
+                                        l_2_msg["tool_call_id"]
+                                        if type(l_2_msg) is dict and "tool_call_id" in l_2_msg
+                                        else getattr_(l_2_msg, "tool_call_id")
+                                    ),
+                                ),
+                            )
+                    else:
+                        break
+                _w("\n]<|END_TOOL_RESULT|><|END_OF_TURN_TOKEN|>")
         # line 261: if
-        if l_0_reasoning:
-            _w("<|START_THINKING|>")
-        else:
-            _w("<|START_THINKING|><|END_THINKING|>")
+        if l_0_add_generation_prompt:
+            _w("<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>")
+            # line 261: if
+            if l_0_reasoning:
+                _w("<|START_THINKING|>")
+            else:
+                _w("<|START_THINKING|><|END_THINKING|>")
+    except:  # any exit by an error (a bare except names nothing: re-raised)
+        if live() is not None:
+            begin(None)
+        raise
+    if _m is not None or len(_out) > 256 or live() is not None:
+        settle(_m, _out)
     return "".join(_out)

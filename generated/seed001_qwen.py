@@ -7,7 +7,7 @@
 
 from tmpl2py.runtime.jinja import Undefined, getattr_, getitem, start_values
 from tmpl2py.runtime.jinja.filters import do_tojson
-from tmpl2py.runtime.limits import begin, length_hint, live, refuel_loop
+from tmpl2py.runtime.limits import begin, length_hint, live, refuel_loop, settle
 
 TEMPLATE_NAME = "examples/seed001_qwen.jinja"
 SOURCE_SHA256 = "85fd0223b6eeca23c4fe88554bcfb50979697ef3eb6a30b88c73eee4d9737491"
@@ -22,218 +22,232 @@ def render(context: dict) -> str:
     _out = []
     _w = _out.append
     _get = context.get
-    if live() is not None:
-        begin(None)
-    _fuel = 256
+    _fuel = 1024
     _m = None
-    l_0_tools = _get("tools", _start1)
-    l_0_messages = _get("messages", _start2)
-    l_0_add_generation_prompt = _get("add_generation_prompt", _start3)
-    # line 1: if
-    if l_0_tools:
-        _w("<|im_start|>system\n")
-        # line 3: if
-        if (
-            _t1["role"]
-            if type((_t1 := getitem(l_0_messages, 0))) is dict and "role" in _t1
-            else getattr_(_t1, "role")
-        ) == "system":
-            _w(
-                (
-                    _t2["content"]
-                    if type((_t2 := getitem(l_0_messages, 0))) is dict and "content" in _t2
-                    else getattr_(_t2, "content")
-                )
-                + "\n\n"
-            )
-        _w(
-            "# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>"
-        )
-        # line 7: for
-        _items1 = l_0_tools
-        _fuel -= length_hint(_items1)
-        if _fuel < 0:
-            _m, _fuel, _items1 = refuel_loop(_m, _out, _fuel, _items1, 1)
-        for l_1_tool in _items1:
-            _w("\n")
-            _w(do_tojson(l_1_tool))
-        _w(
-            '\n</tools>\n\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call><|im_end|>\n'
-        )
-    elif (
-        _t3["role"]
-        if type((_t3 := getitem(l_0_messages, 0))) is dict and "role" in _t3
-        else getattr_(_t3, "role")
-    ) == "system":
-        _w(
-            "<|im_start|>system\n"
-            + (
-                _t4["content"]
-                if type((_t4 := getitem(l_0_messages, 0))) is dict and "content" in _t4
-                else getattr_(_t4, "content")
-            )
-            + "<|im_end|>\n"
-        )
-    # line 17: for
-    _items2 = l_0_messages
-    _fuel -= length_hint(_items2) * 13
-    if _fuel < 0:
-        _m, _fuel, _items2 = refuel_loop(_m, _out, _fuel, _items2, 13)
-    for _i1, l_1_message in enumerate(_items2):
-        # line 18: if
-        if (
-            (
-                (_v1 := l_1_message["role"])
-                if (_dict1 := (type(l_1_message) is dict)) and "role" in l_1_message
-                else (_v1 := (None if type(l_1_message) is str else getattr_(l_1_message, "role")))
-            )
-            == "user"
-            or (
-                (
-                    _v1
-                    if _dict1
-                    else None if type(l_1_message) is str else getattr_(l_1_message, "role")
-                )
-                == "assistant"
-                and (
-                    not (
-                        "tool_calls" in l_1_message
-                        and type(l_1_message["tool_calls"]) is not Undefined
-                        if _dict1
-                        else type(getattr_(l_1_message, "tool_calls")) is not Undefined
-                    )
-                )
-            )
-            or (
-                (
-                    _v1
-                    if _dict1
-                    else None if type(l_1_message) is str else getattr_(l_1_message, "role")
-                )
-                == "tool"
-                and _i1 + 1 > 1
-            )
-        ):
-            # line 19: if
+    try:
+        l_0_tools = _get("tools", _start1)
+        l_0_messages = _get("messages", _start2)
+        l_0_add_generation_prompt = _get("add_generation_prompt", _start3)
+        # line 1: if
+        if l_0_tools:
+            _w("<|im_start|>system\n")
+            # line 3: if
             if (
-                _v1
-                if _dict1
-                else None if type(l_1_message) is str else getattr_(l_1_message, "role")
-            ) == "user":
-                # line 20: if
-                if l_0_tools and (not _i1 == 0):
-                    _w(
-                        "<|im_start|>user\n"
-                        + (
-                            l_1_message["content"]
-                            if _dict1 and "content" in l_1_message
-                            else getattr_(l_1_message, "content")
-                        )
-                        + "<|im_end|>\n"
-                    )
-                elif not l_0_tools or (l_0_tools and _i1 == 0):
-                    _w(
-                        "<|im_start|>user\n"
-                        + (
-                            l_1_message["content"]
-                            if _dict1 and "content" in l_1_message
-                            else getattr_(l_1_message, "content")
-                        )
-                        + "<|im_end|>\n"
-                    )
-            elif (
-                _v1
-                if _dict1
-                else None if type(l_1_message) is str else getattr_(l_1_message, "role")
-            ) == "assistant":
-                _w(
-                    "<|im_start|>assistant\n"
-                    + (
-                        l_1_message["content"]
-                        if _dict1 and "content" in l_1_message
-                        else getattr_(l_1_message, "content")
-                    )
-                    + "<|im_end|>\n"
-                )
-            elif (
-                _v1
-                if _dict1
-                else None if type(l_1_message) is str else getattr_(l_1_message, "role")
-            ) == "tool":
-                _w(
-                    "<|im_start|>user\n<tool_response>\n"
-                    + (
-                        l_1_message["content"]
-                        if _dict1 and "content" in l_1_message
-                        else getattr_(l_1_message, "content")
-                    )
-                    + "\n</tool_response><|im_end|>\n"
-                )
-        elif (
-            _v1 if _dict1 else None if type(l_1_message) is str else getattr_(l_1_message, "role")
-        ) == "assistant" and (
-            "tool_calls" in l_1_message and type(l_1_message["tool_calls"]) is not Undefined
-            if _dict1
-            else type(getattr_(l_1_message, "tool_calls")) is not Undefined
-        ):
-            _w("<|im_start|>assistant\n")
-            # line 32: if
-            if l_1_message.get("content") if _dict1 else getattr_(l_1_message, "content"):
+                _t1["role"]
+                if type((_t1 := getitem(l_0_messages, 0))) is dict and "role" in _t1
+                else getattr_(_t1, "role")
+            ) == "system":
                 _w(
                     (
-                        l_1_message["content"]
-                        if _dict1 and "content" in l_1_message
-                        else getattr_(l_1_message, "content")
+                        _t2["content"]
+                        if type((_t2 := getitem(l_0_messages, 0))) is dict and "content" in _t2
+                        else getattr_(_t2, "content")
                     )
                     + "\n\n"
                 )
-            # line 35: for
-            _items3 = (
-                l_1_message["tool_calls"]
-                if _dict1 and "tool_calls" in l_1_message
-                else getattr_(l_1_message, "tool_calls")
+            _w(
+                "# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>"
             )
-            _fuel -= length_hint(_items3) * 4
+            # line 7: for
+            _items1 = l_0_tools
+            _fuel -= length_hint(_items1)
             if _fuel < 0:
-                _m, _fuel, _items3 = refuel_loop(_m, _out, _fuel, _items3, 4)
-            for l_2_tool_call in _items3:
-                # line 36: if
+                _m, _fuel, _items1 = refuel_loop(_m, _out, _fuel, _items1, 1)
+            for l_1_tool in _items1:
+                _w("\n")
+                _w(do_tojson(l_1_tool))
+            _w(
+                '\n</tools>\n\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call><|im_end|>\n'
+            )
+        elif (
+            _t3["role"]
+            if type((_t3 := getitem(l_0_messages, 0))) is dict and "role" in _t3
+            else getattr_(_t3, "role")
+        ) == "system":
+            _w(
+                "<|im_start|>system\n"
+                + (
+                    _t4["content"]
+                    if type((_t4 := getitem(l_0_messages, 0))) is dict and "content" in _t4
+                    else getattr_(_t4, "content")
+                )
+                + "<|im_end|>\n"
+            )
+        # line 17: for
+        _items2 = l_0_messages
+        _fuel -= length_hint(_items2) * 13
+        if _fuel < 0:
+            _m, _fuel, _items2 = refuel_loop(_m, _out, _fuel, _items2, 13)
+        for _i1, l_1_message in enumerate(_items2):
+            # line 18: if
+            if (
+                (
+                    (_v1 := l_1_message["role"])
+                    if (_dict1 := (type(l_1_message) is dict)) and "role" in l_1_message
+                    else (
+                        _v1 := (None if type(l_1_message) is str else getattr_(l_1_message, "role"))
+                    )
+                )
+                == "user"
+                or (
+                    (
+                        _v1
+                        if _dict1
+                        else None if type(l_1_message) is str else getattr_(l_1_message, "role")
+                    )
+                    == "assistant"
+                    and (
+                        not (
+                            "tool_calls" in l_1_message
+                            and type(l_1_message["tool_calls"]) is not Undefined
+                            if _dict1
+                            else type(getattr_(l_1_message, "tool_calls")) is not Undefined
+                        )
+                    )
+                )
+                or (
+                    (
+                        _v1
+                        if _dict1
+                        else None if type(l_1_message) is str else getattr_(l_1_message, "role")
+                    )
+                    == "tool"
+                    and _i1 + 1 > 1
+                )
+            ):
+                # line 19: if
                 if (
-                    "function" in l_2_tool_call and type(l_2_tool_call["function"]) is not Undefined
-                    if (_dict2 := (type(l_2_tool_call) is dict))
-                    else type(getattr_(l_2_tool_call, "function")) is not Undefined
-                ):
+                    _v1
+                    if _dict1
+                    else None if type(l_1_message) is str else getattr_(l_1_message, "role")
+                ) == "user":
+                    # line 20: if
+                    if l_0_tools and (not _i1 == 0):
+                        _w(
+                            "<|im_start|>user\n"
+                            + (
+                                l_1_message["content"]
+                                if _dict1 and "content" in l_1_message
+                                else getattr_(l_1_message, "content")
+                            )
+                            + "<|im_end|>\n"
+                        )
+                    elif not l_0_tools or (l_0_tools and _i1 == 0):
+                        _w(
+                            "<|im_start|>user\n"
+                            + (
+                                l_1_message["content"]
+                                if _dict1 and "content" in l_1_message
+                                else getattr_(l_1_message, "content")
+                            )
+                            + "<|im_end|>\n"
+                        )
+                elif (
+                    _v1
+                    if _dict1
+                    else None if type(l_1_message) is str else getattr_(l_1_message, "role")
+                ) == "assistant":
                     _w(
-                        '<tool_call>\n{"name": "'
+                        "<|im_start|>assistant\n"
                         + (
-                            _t5["name"]
-                            if type(
-                                (
-                                    _t5 := (
-                                        (_v12 := l_2_tool_call["function"])
-                                        if _dict2 and "function" in l_2_tool_call
-                                        else (_v12 := getattr_(l_2_tool_call, "function"))
+                            l_1_message["content"]
+                            if _dict1 and "content" in l_1_message
+                            else getattr_(l_1_message, "content")
+                        )
+                        + "<|im_end|>\n"
+                    )
+                elif (
+                    _v1
+                    if _dict1
+                    else None if type(l_1_message) is str else getattr_(l_1_message, "role")
+                ) == "tool":
+                    _w(
+                        "<|im_start|>user\n<tool_response>\n"
+                        + (
+                            l_1_message["content"]
+                            if _dict1 and "content" in l_1_message
+                            else getattr_(l_1_message, "content")
+                        )
+                        + "\n</tool_response><|im_end|>\n"
+                    )
+            elif (
+                _v1
+                if _dict1
+                else None if type(l_1_message) is str else getattr_(l_1_message, "role")
+            ) == "assistant" and (
+                "tool_calls" in l_1_message and type(l_1_message["tool_calls"]) is not Undefined
+                if _dict1
+                else type(getattr_(l_1_message, "tool_calls")) is not Undefined
+            ):
+                _w("<|im_start|>assistant\n")
+                # line 32: if
+                if l_1_message.get("content") if _dict1 else getattr_(l_1_message, "content"):
+                    _w(
+                        (
+                            l_1_message["content"]
+                            if _dict1 and "content" in l_1_message
+                            else getattr_(l_1_message, "content")
+                        )
+                        + "\n\n"
+                    )
+                # line 35: for
+                _items3 = (
+                    l_1_message["tool_calls"]
+                    if _dict1 and "tool_calls" in l_1_message
+                    else getattr_(l_1_message, "tool_calls")
+                )
+                _fuel -= length_hint(_items3) * 4
+                if _fuel < 0:
+                    _m, _fuel, _items3 = refuel_loop(_m, _out, _fuel, _items3, 4)
+                for l_2_tool_call in _items3:
+                    # line 36: if
+                    if (
+                        "function" in l_2_tool_call
+                        and type(l_2_tool_call["function"]) is not Undefined
+                        if (_dict2 := (type(l_2_tool_call) is dict))
+                        else type(getattr_(l_2_tool_call, "function")) is not Undefined
+                    ):
+                        _w(
+                            '<tool_call>\n{"name": "'
+                            + (
+                                _t5["name"]
+                                if type(
+                                    (
+                                        _t5 := (
+                                            (_v12 := l_2_tool_call["function"])
+                                            if _dict2 and "function" in l_2_tool_call
+                                            else (_v12 := getattr_(l_2_tool_call, "function"))
+                                        )
                                     )
                                 )
+                                is dict
+                                and "name" in _t5
+                                else getattr_(_t5, "name")
                             )
-                            is dict
-                            and "name" in _t5
-                            else getattr_(_t5, "name")
-                        )
-                        + '", "arguments": '
-                        + (
-                            _t6["arguments"]
-                            if type(
-                                (_t6 := (_v12 if _dict2 else getattr_(l_2_tool_call, "function")))
+                            + '", "arguments": '
+                            + (
+                                _t6["arguments"]
+                                if type(
+                                    (
+                                        _t6 := (
+                                            _v12 if _dict2 else getattr_(l_2_tool_call, "function")
+                                        )
+                                    )
+                                )
+                                is dict
+                                and "arguments" in _t6
+                                else getattr_(_t6, "arguments")
                             )
-                            is dict
-                            and "arguments" in _t6
-                            else getattr_(_t6, "arguments")
+                            + "}\n</tool_call>"
                         )
-                        + "}\n</tool_call>"
-                    )
-            _w("<|im_end|>\n")
-    # line 43: if
-    if l_0_add_generation_prompt:
-        _w("<|im_start|>assistant\n")
+                _w("<|im_end|>\n")
+        # line 43: if
+        if l_0_add_generation_prompt:
+            _w("<|im_start|>assistant\n")
+    except:  # any exit by an error (a bare except names nothing: re-raised)
+        if live() is not None:
+            begin(None)
+        raise
+    if _m is not None or len(_out) > 256 or live() is not None:
+        settle(_m, _out)
     return "".join(_out)

@@ -19,7 +19,7 @@ from tmpl2py.runtime.go.execute import (
     to_str,
 )
 from tmpl2py.runtime.go.ollama import TemplateMessage, TemplateTool, TemplateToolCall
-from tmpl2py.runtime.limits import begin, length_hint, live, refuel_loop
+from tmpl2py.runtime.limits import begin, length_hint, live, refuel_loop, settle
 
 TEMPLATE_NAME = "examples/seed002_gemma3_tools.gotmpl"
 SOURCE_SHA256 = "5e4271c679cca23c0c3c4d983acfc708966b0187a8044a4280ec35c933973fb8"
@@ -74,120 +74,125 @@ GO_ERROR_SITES = (
 def render(context: dict) -> str:
     _out = []
     _w = _out.append
-    if live() is not None:
-        begin(None)
-    _fuel = 256
+    _fuel = 1024
     _m = None
-    dot = context
-    # line 1: if
-    if field(dot, "System") or field(dot, "Tools"):
-        _w("<start_of_turn>user\n")
-        _w(print_field(dot, "System"))
-        # line 3: if
-        if field(dot, "Tools"):
-            _w(
-                '\n\nYou are a helpful assistant to me, the user.\n\nYou have access to programmatic functions that you can invoke to better assist me. These functions are described via function specifications - essentially, your manual to using them. Each specification contains the name of the function, a detailed description on what it does, the parameters it accepts, the possible responses and errors it produces, and examples of when to use the given function. A function specification is a JSON object, provided by me in a special code block labelled `tool_spec`, like so:\n\n```tool_spec\n{\n    "name": the name of the function,\n    "description": a detailed description of what the function does,\n    "parameters": a dictionary of arguments to pass to the function,\n    "responses": a list of possible outputs the function can produce,\n    "errors": a list of possible errors the function can raise,\n    "examples": a list of examples of when calling the function is required\n}\n```\n\nYou can call these functions by including special code blocks labelled `tool_call` in your responses, like so:\n\n```tool_call\n{\n\t"name": the name of the function to call,\n\t"parameters": a dictionary of parameter names and values to pass to the function\n}\n```\n\nI will execute the function and the result of the function call will be returned in a special code block labelled `tool_output` in their response, like so:\n\n```tool_output\n{\n\t"result": the output of the function - present only when the function execution succeeds,\n\t"error": the error thrown by the function - present only when the function raises an exception or throws an error\n}\n```\n\nYou must never generate a `tool_output` code block. Always wait for the user to execute the function call and provide the output of a function. If you do not receive the output of a function call in four turns, re-try the function call if appropriate.\n\nIf you need information that I haven\'t provided in the conversation uptil now, *ask me for it*. You must never, ever, guess or make assumptions. This is a critical safeguard that prevents hallucinations.\n\nBefore responding, briefly consider:\n\n- what information do you need to fulfill the request?\n- what functions, if any, can help?\n- what are the potential dependencies between functions?\n\nYou are encouraged to combine subtasks and call functions in parallel by including multiple `tool_calltool_spec blocks in a single response IF AND ONLY IF:\n\n- the functions do not affect each other\'s execution,\n- the result of one or more function call(s) is not needed for the others to run, and\n- a function does not need to read the data that another function has just created, updated, or deleted.\n\nPlease note that the order in which functions execute is NOT guaranteed. If all the above conditions are not satisfied, do not call the dependent functions in parallel. It is generally safe to call the same function with different parameters in parallel when you need to fetch, update, create or delete multiple of the same kind of resources.\n\nEnsure your final response fully addresses my request, and is helpful to me.'
-            )
-            v_tool_0 = field(dot, "Tools")
-            # line 58: for
-            _items1 = range_values(v_tool_0)
-            _fuel -= length_hint(_items1)
-            if _fuel < 0:
-                _m, _fuel, _items1 = refuel_loop(_m, _out, _fuel, _items1, 1)
-            for dot_1 in _items1:
-                v_tool_0 = dot_1
-                _w("\n```tool_spec\n")
-                _w(to_json(v_tool_0))
-                _w("\n```")
-        _w("<end_of_turn>\n<start_of_turn>model\nI understand.\n<end_of_turn>")
-    v_i_2 = field(dot, "Messages")
-    v___3 = v_i_2
-    # line 68: for
-    _items2 = range_pairs(v_i_2)
-    _fuel -= length_hint(_items2) * 12
-    if _fuel < 0:
-        _m, _fuel, _items2 = refuel_loop(_m, _out, _fuel, _items2, 12)
-    for v_i_2, dot_4 in _items2:
-        v___3 = dot_4
-        v_last_5 = slice_length(field(dot, "Messages"), v_i_2) == 1
-        # line 70: if
-        if (
-            dot_4.Role == "user"
-            if type(dot_4) is TemplateMessage
-            else eq(field_of_elem(dot_4, "Role"), "user")
-        ):
+    try:
+        dot = context
+        # line 1: if
+        if field(dot, "System") or field(dot, "Tools"):
             _w("<start_of_turn>user\n")
-            _w(
-                dot_4.Content
-                if type(dot_4) is TemplateMessage
-                else print_field_of_elem(dot_4, "Content")
-            )
-            _w("<end_of_turn>\n")
-            # line 72: if
-            if v_last_5:
-                _w("<start_of_turn>model\n")
-        elif (
-            dot_4.Role == "assistant"
-            if type(dot_4) is TemplateMessage
-            else eq(field_of_elem(dot_4, "Role"), "assistant")
-        ):
-            _w("<start_of_turn>model")
-            # line 75: if
-            if (
-                dot_4.ToolCalls
-                if type(dot_4) is TemplateMessage
-                else field_of_elem(dot_4, "ToolCalls")
-            ):
-                # line 76: for
-                _items3 = range_values(
-                    dot_4.ToolCalls
-                    if type(dot_4) is TemplateMessage
-                    else field_of_elem(dot_4, "ToolCalls")
+            _w(print_field(dot, "System"))
+            # line 3: if
+            if field(dot, "Tools"):
+                _w(
+                    '\n\nYou are a helpful assistant to me, the user.\n\nYou have access to programmatic functions that you can invoke to better assist me. These functions are described via function specifications - essentially, your manual to using them. Each specification contains the name of the function, a detailed description on what it does, the parameters it accepts, the possible responses and errors it produces, and examples of when to use the given function. A function specification is a JSON object, provided by me in a special code block labelled `tool_spec`, like so:\n\n```tool_spec\n{\n    "name": the name of the function,\n    "description": a detailed description of what the function does,\n    "parameters": a dictionary of arguments to pass to the function,\n    "responses": a list of possible outputs the function can produce,\n    "errors": a list of possible errors the function can raise,\n    "examples": a list of examples of when calling the function is required\n}\n```\n\nYou can call these functions by including special code blocks labelled `tool_call` in your responses, like so:\n\n```tool_call\n{\n\t"name": the name of the function to call,\n\t"parameters": a dictionary of parameter names and values to pass to the function\n}\n```\n\nI will execute the function and the result of the function call will be returned in a special code block labelled `tool_output` in their response, like so:\n\n```tool_output\n{\n\t"result": the output of the function - present only when the function execution succeeds,\n\t"error": the error thrown by the function - present only when the function raises an exception or throws an error\n}\n```\n\nYou must never generate a `tool_output` code block. Always wait for the user to execute the function call and provide the output of a function. If you do not receive the output of a function call in four turns, re-try the function call if appropriate.\n\nIf you need information that I haven\'t provided in the conversation uptil now, *ask me for it*. You must never, ever, guess or make assumptions. This is a critical safeguard that prevents hallucinations.\n\nBefore responding, briefly consider:\n\n- what information do you need to fulfill the request?\n- what functions, if any, can help?\n- what are the potential dependencies between functions?\n\nYou are encouraged to combine subtasks and call functions in parallel by including multiple `tool_calltool_spec blocks in a single response IF AND ONLY IF:\n\n- the functions do not affect each other\'s execution,\n- the result of one or more function call(s) is not needed for the others to run, and\n- a function does not need to read the data that another function has just created, updated, or deleted.\n\nPlease note that the order in which functions execute is NOT guaranteed. If all the above conditions are not satisfied, do not call the dependent functions in parallel. It is generally safe to call the same function with different parameters in parallel when you need to fetch, update, create or delete multiple of the same kind of resources.\n\nEnsure your final response fully addresses my request, and is helpful to me.'
                 )
-                _fuel -= length_hint(_items3) * 3
+                v_tool_0 = field(dot, "Tools")
+                # line 58: for
+                _items1 = range_values(v_tool_0)
+                _fuel -= length_hint(_items1)
                 if _fuel < 0:
-                    _m, _fuel, _items3 = refuel_loop(_m, _out, _fuel, _items3, 3)
-                for dot_6 in _items3:
-                    _w('\n```tool_call\n{"name": "')
-                    _w(
-                        dot_6.Function.Name
-                        if type(dot_6) in (TemplateToolCall, TemplateTool)
-                        else print_field_path(dot_6, ("Function", "Name"), elem=True, zero=True)
-                    )
-                    _w('", "parameters": ')
-                    _w(
-                        to_str(dot_6.Function.Arguments)
-                        if type(dot_6) is TemplateToolCall
-                        else print_field_path(
-                            dot_6, ("Function", "Arguments"), elem=True, zero=True
-                        )
-                    )
-                    _w("}\n```")
-            else:
-                _w("\n")
+                    _m, _fuel, _items1 = refuel_loop(_m, _out, _fuel, _items1, 1)
+                for dot_1 in _items1:
+                    v_tool_0 = dot_1
+                    _w("\n```tool_spec\n")
+                    _w(to_json(v_tool_0))
+                    _w("\n```")
+            _w("<end_of_turn>\n<start_of_turn>model\nI understand.\n<end_of_turn>")
+        v_i_2 = field(dot, "Messages")
+        v___3 = v_i_2
+        # line 68: for
+        _items2 = range_pairs(v_i_2)
+        _fuel -= length_hint(_items2) * 12
+        if _fuel < 0:
+            _m, _fuel, _items2 = refuel_loop(_m, _out, _fuel, _items2, 12)
+        for v_i_2, dot_4 in _items2:
+            v___3 = dot_4
+            v_last_5 = slice_length(field(dot, "Messages"), v_i_2) == 1
+            # line 70: if
+            if (
+                dot_4.Role == "user"
+                if type(dot_4) is TemplateMessage
+                else eq(field_of_elem(dot_4, "Role"), "user")
+            ):
+                _w("<start_of_turn>user\n")
                 _w(
                     dot_4.Content
                     if type(dot_4) is TemplateMessage
                     else print_field_of_elem(dot_4, "Content")
                 )
-            _w("\n")
-            # line 84: if
-            if not v_last_5:
                 _w("<end_of_turn>\n")
-        elif (
-            dot_4.Role == "tool"
-            if type(dot_4) is TemplateMessage
-            else eq(field_of_elem(dot_4, "Role"), "tool")
-        ):
-            _w("<start_of_turn>user\n```tool_output\n")
-            _w(
-                dot_4.Content
+                # line 72: if
+                if v_last_5:
+                    _w("<start_of_turn>model\n")
+            elif (
+                dot_4.Role == "assistant"
                 if type(dot_4) is TemplateMessage
-                else print_field_of_elem(dot_4, "Content")
-            )
-            _w("\n```\n<end_of_turn>\n")
-            # line 91: if
-            if v_last_5:
-                _w("<start_of_turn>model\n")
-    _w("\n")
+                else eq(field_of_elem(dot_4, "Role"), "assistant")
+            ):
+                _w("<start_of_turn>model")
+                # line 75: if
+                if (
+                    dot_4.ToolCalls
+                    if type(dot_4) is TemplateMessage
+                    else field_of_elem(dot_4, "ToolCalls")
+                ):
+                    # line 76: for
+                    _items3 = range_values(
+                        dot_4.ToolCalls
+                        if type(dot_4) is TemplateMessage
+                        else field_of_elem(dot_4, "ToolCalls")
+                    )
+                    _fuel -= length_hint(_items3) * 3
+                    if _fuel < 0:
+                        _m, _fuel, _items3 = refuel_loop(_m, _out, _fuel, _items3, 3)
+                    for dot_6 in _items3:
+                        _w('\n```tool_call\n{"name": "')
+                        _w(
+                            dot_6.Function.Name
+                            if type(dot_6) in (TemplateToolCall, TemplateTool)
+                            else print_field_path(dot_6, ("Function", "Name"), elem=True, zero=True)
+                        )
+                        _w('", "parameters": ')
+                        _w(
+                            to_str(dot_6.Function.Arguments)
+                            if type(dot_6) is TemplateToolCall
+                            else print_field_path(
+                                dot_6, ("Function", "Arguments"), elem=True, zero=True
+                            )
+                        )
+                        _w("}\n```")
+                else:
+                    _w("\n")
+                    _w(
+                        dot_4.Content
+                        if type(dot_4) is TemplateMessage
+                        else print_field_of_elem(dot_4, "Content")
+                    )
+                _w("\n")
+                # line 84: if
+                if not v_last_5:
+                    _w("<end_of_turn>\n")
+            elif (
+                dot_4.Role == "tool"
+                if type(dot_4) is TemplateMessage
+                else eq(field_of_elem(dot_4, "Role"), "tool")
+            ):
+                _w("<start_of_turn>user\n```tool_output\n")
+                _w(
+                    dot_4.Content
+                    if type(dot_4) is TemplateMessage
+                    else print_field_of_elem(dot_4, "Content")
+                )
+                _w("\n```\n<end_of_turn>\n")
+                # line 91: if
+                if v_last_5:
+                    _w("<start_of_turn>model\n")
+        _w("\n")
+    except:  # any exit by an error (a bare except names nothing: re-raised)
+        if live() is not None:
+            begin(None)
+        raise
+    if _m is not None or len(_out) > 256 or live() is not None:
+        settle(_m, _out)
     return "".join(_out)

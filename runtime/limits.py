@@ -21,7 +21,10 @@ render thread's CPU time since the meter was made where it is more than the fuel
 an iteration whose work is hidden in one C-level step (a method scanning a long string, a
 list searched, compared or printed, a sort) is paid for by the time it takes, whatever the
 step; a render that never leaves its first chunk never reads the clock.
-Values a template
+A render's end measures what no refuel looked at (:func:`settle`) before the final join,
+when it refueled, charged, built a long value (:func:`mark`) or wrote many pieces, and
+leaves its context's meter clear (the ``try`` around the render's body), so the next render
+finds it clear without looking. Values a template
 *builds* by amplification (``'x' * n``, padding and width arguments, ``batch``/``slice``
 counts, ``tojson`` indent, Go ``range N`` and ``printf`` widths) are checked before they
 are built, against ``Limits.value``. Depth: Python's recursion limit (1,000 frames) stops
@@ -72,6 +75,11 @@ from typing import Any, Iterator, Optional
 
 #: Fuel lent to a function's local counter at a time (the deadline is read once per chunk).
 CHUNK = 256
+#: The fuel a render starts with in hand (``_fuel = FIRST_CHUNK`` in its prologue): a render
+#: that stays within it makes no meter at all (a chat template's render of a few messages
+#: with a dozen macro calls, 16 units each, used to pass 256 and pay for a meter). The limit
+#: is exact past it; the output it writes is measured at the render's end (:func:`settle`).
+FIRST_CHUNK = 4 * CHUNK
 #: The largest chunk: each refuel lends twice the last (a long render refuels O(log) times,
 #: not once per 256 iterations), up to this; fast-growing output shrinks it again.
 CHUNK_MAX = 16 * CHUNK
@@ -210,7 +218,21 @@ def using(limits: Limits) -> Iterator[None]:
 
 
 def current() -> Limits:
+    """The limits in force. Inside a render its callers are the size guards of operations
+    about to build a long value (``runtime/jinja/bounded.py``, past 4,096 characters), so
+    the render is marked as holding one (:func:`mark`): its end measures its output."""
+    mark()
     return _current.get()
+
+
+def mark() -> None:
+    """This render holds a long value (a guard let one be built): its end measures the
+    output it wrote (:func:`settle`), which a long value printed many times could make huge
+    within the first chunk of fuel. Owing nothing, as an early charge's int would."""
+    if _long.get() is None:
+        _long.set(True)
+    if _live.get() is None:  # the render's end looks (at ``live()``) and measures
+        _live.set(0)
 
 
 class Meter:
@@ -229,8 +251,8 @@ class Meter:
         self.seen = 0
         self.size = 0
         self.deadline = limits.deadline
-        # the render started with one chunk in hand (``_fuel = CHUNK`` in its prologue)
-        self.fuel = _UNLIMITED if limits.fuel is None else limits.fuel - CHUNK
+        # the render started with its first chunk in hand (``_fuel = FIRST_CHUNK``)
+        self.fuel = _UNLIMITED if limits.fuel is None else limits.fuel - FIRST_CHUNK
         # CPU time is work too (:meth:`_timed`): the thread's clock and the pool, at the start
         self.clock = _thread_time() if limits.fuel is not None else None
         self.wall = _perf_counter()  # the wall clock (cheap) at the last reading of the CPU's
@@ -401,14 +423,53 @@ def _checked(meter: Meter, items: Any, every: int, buffer: Optional[list]) -> It
 #: reference (the render's frame owns its meter, so a finished render's meter is gone), or
 #: what charges before the render's first refuel owe (an int, which that refuel takes), or
 #: the meter itself, made by such a charge past the pool (which refuses it).
-#: Every render starts by clearing it (:data:`begin`), so work is never charged to another
-#: render's account.
+#: Every render ends by clearing it (:data:`begin`, in the ``except`` around its body, or
+#: :func:`settle`), so work is never charged to another render's account.
 _live: ContextVar[Any] = ContextVar("tmpl2py_meter", default=None)
-#: generated code's first lines, ``if live() is not None: begin(None)``: this render has no
-#: meter yet (a get costs a third of a set: most renders find it clear, as a render that
-#: never refuels nor charges leaves it)
+#: generated code's last lines: ``if live() is not None: begin(None)`` as an error leaves
+#: the render, ``settle`` as it returns (a get costs a third of a set: most renders never
+#: refuel nor charge, and leave it clear untouched)
 begin = _live.set
 live = _live.get
+
+
+#: the longest string a render makes without marking itself (:func:`mark`: a value the
+#: guards let past 65,536 characters or weight marks it; escaping can make its printed text
+#: up to 6 times longer: ``tojson`` of control characters, HTML escapes)
+UNMARKED = 1 << 19
+#: set (True) while the render holds a long value a guard let be built (:func:`mark`)
+_long: ContextVar[Any] = ContextVar("tmpl2py_long", default=None)
+
+
+def settle(meter: Optional[Meter], out: list) -> None:
+    """The end of a render that refueled, charged, built a long value or wrote many pieces
+    (generated code's last lines): the context's meter cleared, and the output the meter
+    has not looked at yet checked against the cap, before the render joins it. Without
+    this a loop within one chunk, or straight prints, each printing a long string, would
+    make the join allocate it all (256 prints of a 100M-character string: 25 GB), as
+    nothing looks at the output before.
+
+    Measuring is skipped when a bound shows it under the cap: a render that built no long
+    value (no :func:`mark`) printed strings of at most :data:`UNMARKED` characters, or
+    ``OUTPUT_PER_UNIT`` characters per unit it was charged (a concatenation is charged by its size,
+    a filter by its input), so ``len(out)`` pieces of that are enough."""
+    early = _live.get()
+    _live.set(None)
+    marked = _long.get()
+    if marked is not None:
+        _long.set(None)
+    cap = (meter.limits if meter is not None else _current.get()).output
+    if cap is None:
+        return
+    if meter is not None and meter.out is out:
+        meter._grown()  # what was written since its last look: refused past the cap
+        return
+    if marked is None and meter is None:
+        longest = UNMARKED + (OUTPUT_PER_UNIT * early // FUEL_PER_UNIT if type(early) is int else 0)
+        if len(out) * longest <= cap:
+            return
+    if sum(map(len, out)) > cap:
+        raise RenderLimitExceeded("output", f"the render's output passed {cap:,} characters")
 
 
 def charge(units: int) -> None:
@@ -438,7 +499,7 @@ def charge(units: int) -> None:
     if live is None or type(live) is int:
         owed = units if live is None else live + units
         limits = _current.get()
-        if limits.fuel is None or (owed <= limits.fuel - CHUNK and units < CHUNK * FUEL_PER_UNIT):
+        if limits.fuel is None or (owed <= limits.fuel - FIRST_CHUNK and units < CHUNK * FUEL_PER_UNIT):
             _live.set(owed)  # the meter made now would still hold fuel - CHUNK - owed >= 0
             return
         live = Meter(limits)  # past the pool, or heavy work: its clock starts now
@@ -475,6 +536,8 @@ def value_cap() -> Optional[int]:
 
 def check_size(size: int, what: str) -> None:
     """Refuse to build a value of ``size`` characters/items past ``Limits.value``."""
+    if size > 65536:
+        mark()
     cap = _current.get().value
     if cap is not None and size > cap:
         raise RenderLimitExceeded(
@@ -497,6 +560,8 @@ def check_built(size: int, what: str) -> None:
     start from at most the cap. Building it was work, as a long ``+`` is (``_check_concat``):
     a unit per :data:`OUTPUT_PER_UNIT` characters or items (callers check only past 4,096)."""
     charge(size // OUTPUT_PER_UNIT)
+    if size > 65536:  # a long string exists: the render's end measures its output
+        mark()
     limits = _current.get()
     text = what != "sum"  # sum(start=[]) builds a list: ten times ``value`` items
     cap = limits.output if text else _times(limits.value, 10)
@@ -630,6 +695,41 @@ def _concatenated(built: dict, made: Any, weight: int) -> Any:
     if weight > _LIGHT:
         _check_weight(weight, "a concatenation")
     _remember(built, made, weight)
+    return made
+
+
+def added(built: dict, left: Any, right: Any, made: Any) -> Any:
+    """:func:`add`'s check after the fact: ``made`` is ``left + right``, which the inline fast
+    path built already (``_r if type(_r := a + b) is str and len(_r) < 4096 else
+    added(_built, a, b, _r)``, ``compiler/emit.py``) and found not to be a short ``str``.
+    Checking after building is enough: both operands were checked when they were built (or
+    came in with the context), so ``made`` is at most twice the cap, and it is refused
+    before anything keeps it; a list or tuple is weighed and remembered as :func:`add` does."""
+    if type(made) is str:
+        if len(made) > 4096:
+            _check_concat(made, len(made))
+        return made
+    if isinstance(left, (str, list, tuple)) and isinstance(right, (str, list, tuple)):
+        size = len(left) + len(right)
+        if size > 4096:
+            _check_concat(left, size)
+        if type(left) is not str and type(right) is not str:
+            known = built.get(id(left))
+            weight = known[1] if known is not None and known[0] is left else weigh(left, built)
+            known = built.get(id(right))
+            weight += known[1] if known is not None and known[0] is right else weigh(right, built)
+            return _concatenated(built, made, weight - NODE)
+    return made
+
+
+def concatenated(made: Any) -> Any:
+    """:func:`concat`'s check after the fact: ``made``, the ``+`` the inline fast path built
+    (``_r if length_hint(_r := a + b) < 4096 else concatenated(_r)``), charged and refused
+    past the cap as :func:`concat` would have before building it (each operand was bounded
+    when it was built, so ``made`` is at most twice the cap)."""
+    size = length_hint(made)
+    if size > 4096 and isinstance(made, (str, list, tuple)):
+        _check_concat(made, size)
     return made
 
 
@@ -911,6 +1011,8 @@ def _walk(root: Any, built: dict) -> int:
 
 
 def _check_weight(weight: int, what: str) -> None:
+    if weight > 65536:  # printing it makes a long string: the render's end measures its output
+        mark()
     cap = _current.get().output
     if cap is not None and weight > cap:
         raise RenderLimitExceeded(

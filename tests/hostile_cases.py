@@ -121,6 +121,13 @@ JINJA_DOS = {
     "share-one-item-grows": NS + "{% for i in range(64) %}{% set ns.l = ns.l + [ns.l] %}{% endfor %}{{ ns.l }}",
     "share-one-item-laundered": NS + "{% for i in range(64) %}{% set y = [ns.l]|list %}{% set ns.l = y + y %}"
     "{% endfor %}{{ ns.l }}",
+    # a long string printed many times within the first chunk of fuel (no refuel looks at
+    # the output): the render's end measures it before the join (25 GB of references else)
+    "print-long-string-loop": "{% set s = ('x' * 100000)|replace('x', 'y' * 999) %}"
+    "{% for i in range(250) %}{{ s }}{% endfor %}",
+    "print-long-string-straight": "{% set s = ('x' * 100000)|replace('x', 'y' * 999) %}" + "{{ s }}" * 250,
+    # a string no guard marks (60,000 characters), printed 2,000 times in straight code
+    "print-unmarked-string-straight": "{% set s = (['x' * 4000] * 15)|join %}" + "{{ s }}" * 2000,
     # a function's text as a value feeds the next call: a macro or a block set printing its
     # input twice doubles it (the meter measures the render's buffer, not these)
     "double-through-macro": "{% macro d(x) %}{{ x }}{{ x }}{% endmacro %}{% set ns = namespace(s='ab') %}"
@@ -138,6 +145,11 @@ GO_DOS = {
     "printf-width": ('{{ range $.a }}{{ printf "%999999d" 1 }}{{ end }}', {"a": list(range(1000))}),
     "printf-star": ('{{ printf "%*d" 999999 1 }}', {}),
     "template-recursion": ('{{ define "r" }}{{ template "r" . }}{{ end }}{{ template "r" . }}', {}),
+    # a long string printed many times within the first chunk of fuel: measured at the end
+    "print-long-string-loop": ('{{ $s := printf "%099999d" 1 }}{{ range 9 }}{{ $s = printf "%s%s" $s $s }}{{ end }}'
+                               "{{ range 240 }}{{ $s }}{{ end }}", {}),
+    "print-long-string-straight": ('{{ $s := printf "%099999d" 1 }}{{ range 9 }}{{ $s = printf "%s%s" $s $s }}{{ end }}'
+                                   + "{{ $s }}" * 240, {}),
     "template-fanout": ('{{ define "f" }}{{ range $.a }}{{ template "f" $ }}{{ end }}{{ end }}{{ template "f" . }}', {"a": [1, 2]}),
 }
 

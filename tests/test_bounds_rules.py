@@ -1,5 +1,6 @@
 """The rules that make the work bounds cheaper (issue #18's cost target), each with the attack
-it could have opened, still refused: ``begin`` only when a meter was left, namespaces and
+it could have opened, still refused: the meter cleared as each render ends (no look at its
+start), the output checked before the final join, namespaces and
 other plain objects as leaves of the quick weighing, ``+`` of a known string with the size
 check only, and variables that only their own ``+`` reads (self-fed) without weights."""
 
@@ -14,6 +15,8 @@ from tmpl2py.runtime.limits import Limits, Meter, RenderLimitExceeded
 
 from reference import ref_render
 
+NS = "{% set ns = namespace(s='ab', l=[1, 2], t=()) %}"
+
 
 def _same_as_jinja2(source: str, context: dict) -> None:
     expected = ref_render(source, context)
@@ -21,29 +24,45 @@ def _same_as_jinja2(source: str, context: dict) -> None:
     assert compile_template(source).render(context) == expected[1]
 
 
-# ------------------------------------------------------------------ begin only where needed
+# ------------------------------------------------------------------ the meter cleared as a render ends
 
 
 @pytest.mark.parametrize(
     "source",
     [
+        # an early charge (an int owed), a refuel (the meter), both, and an error after them
         "{% set inner = namespace(s='x' * 10) %}{{ ([inner] * 300)|string|length }}",
-        "{% for i in range(3) %}{% endfor %}{% set inner = namespace(s='x') %}"
+        "{% for i in range(300) %}{% endfor %}{{ 'ok' }}",
+        "{% for i in range(300) %}{% endfor %}{% set inner = namespace(s='x') %}"
         "{{ ([inner] * 300)|string|length }}",
+        "{% set inner = namespace(s='x' * 10) %}{{ ([inner] * 300)|string|length }}"
+        "{{ raise_exception('no') }}",
+        "{% for i in range(300) %}{% endfor %}{{ 1 / 0 }}",
     ],
 )
-def test_a_meter_another_render_left_is_never_charged(source: str) -> None:
-    """A render that finds a meter left in its context (a previous render's early charge,
-    here one already exhausted) clears it first: its own charges open its own account."""
-    spent = Meter(Limits(fuel=1))
-    spent.fuel = -1
-    token = limits._live.set(spent)
-    try:
-        assert compile_template(source).render({}) == ref_render(source, {})[1]
-        assert limits.live() is not spent
-    finally:
-        limits._live.reset(token)
-    assert "if live() is not None:" in compile_template(source).python_source
+def test_every_render_leaves_its_context_clear(source: str) -> None:
+    """A render clears its context's meter as it ends, returning or raising (the ``try``
+    around its body), so the next render finds nothing there without looking (no
+    ``begin`` in its prologue): its charges open its own account."""
+    template = compile_template(source)
+    expected = ref_render(source, {})
+    for _ in range(2):
+        if expected[0] == "ok":
+            assert template.render({}) == expected[1]
+        else:
+            with pytest.raises(Exception):
+                template.render({})
+        assert limits.live() is None
+    text = template.python_source
+    assert "except:" in text and "begin(None)" in text
+    assert text.index("_fuel = 1024") < text.index("try:") if "_fuel" in text else True
+
+
+def test_a_render_that_never_charged_reads_nothing_at_its_start() -> None:
+    """The context's meter is looked at once, at the end, and only set when it was used."""
+    text = compile_template("{% for m in messages %}{{ m }}{% endfor %}").python_source
+    body = text[text.index("def render"):]
+    assert body.index("live()") > body.index("for ")
 
 
 def test_a_charge_after_a_clear_context_still_counts() -> None:
@@ -68,7 +87,7 @@ def test_early_charges_are_owed_as_an_int_and_refused_as_the_meter_would() -> No
     unit = limits.FUEL_PER_UNIT
     token = limits._live.set(None)
     try:
-        with limits.using(Limits(fuel=1000 * unit)):
+        with limits.using(Limits(fuel=1000 * unit + limits.FIRST_CHUNK)):
             limits.charge(10)  # a few units: the first chunk's slack
             assert limits.live() is None
             limits.charge(100)
@@ -76,7 +95,7 @@ def test_early_charges_are_owed_as_an_int_and_refused_as_the_meter_would() -> No
             assert limits.live() == 300 * unit
             limits.charge(200)
             limits.charge(200)
-            limits.charge(200)  # 900 units: the pool (1000 units - a chunk of fuel) still pays
+            limits.charge(200)  # 900 units: the pool (1000 units past the first chunk) still pays
             assert limits.live() == 900 * unit
             with pytest.raises(RenderLimitExceeded) as info:
                 limits.charge(200)  # 1,100 units: refused at once
@@ -84,14 +103,14 @@ def test_early_charges_are_owed_as_an_int_and_refused_as_the_meter_would() -> No
             limits.charge(100)
             meter, fuel = limits.refuel(None, None, -5)
             assert fuel == limits.CHUNK
-            assert meter.fuel == 1000 * unit - limits.CHUNK - 100 * unit - 5 - limits.CHUNK
+            assert meter.fuel == 1000 * unit - 100 * unit - 5 - limits.CHUNK
             with pytest.raises(RenderLimitExceeded):
                 limits.charge(900)  # now charged to the meter itself
         limits._live.set(None)
-        with limits.using(Limits(fuel=1000 * unit)):
+        with limits.using(Limits(fuel=1000 * unit + limits.FIRST_CHUNK)):
             limits.charge(limits.CHUNK)  # heavy work: the meter is made at once
             assert type(limits.live()) is limits.Meter
-            assert limits.live().fuel == 1000 * unit - limits.CHUNK - limits.CHUNK * unit
+            assert limits.live().fuel == 1000 * unit - limits.CHUNK * unit
     finally:
         limits._live.reset(token)
 
@@ -141,7 +160,7 @@ def test_namespace_items_still_double_into_a_refusal() -> None:
 def test_a_known_string_plus_checks_only_the_size() -> None:
     source = "{% set t = ('a' ~ x) + y %}{{ t }}"
     code = compile_template(source).python_source
-    assert "concat(" in code and "add(" not in code and "type(_a" not in code
+    assert "concatenated(" in code and "added(" not in code and "type(_a" not in code
     _same_as_jinja2(source, {"x": "b", "y": "c"})
 
 
@@ -166,7 +185,7 @@ def test_a_plus_written_through_to_str_checks_only_the_size() -> None:
     kept: the size check only (no weight, no list tests)."""
     source = "{{ bos_token + system }}{{ bos_token + system + context }}"
     code = compile_template(source).python_source
-    assert "concat(" in code and "add(" not in code and "_built" not in code
+    assert "concatenated(" in code and "added(" not in code and "_built" not in code
     _same_as_jinja2(source, {"bos_token": "<s>", "system": "hi", "context": "c"})
     _same_as_jinja2("{{ items + items }}", {"items": [1, "a"]})
 
@@ -240,7 +259,7 @@ _DOUBLE = "{% set big = 'x' * 100000 %}{% set l = [big] %}" + "{% set l = l + l 
 def test_a_variable_only_its_own_plus_reads_is_not_weighed() -> None:
     """``l`` holds 4,096 paths to one long string but nothing ever reads it: not refused."""
     template = compile_template(_DOUBLE + "done")
-    assert "concat(" in template.python_source and "add(" not in template.python_source
+    assert "concatenated(" in template.python_source and "added(" not in template.python_source
     assert template.render({}) == "done"
 
 
@@ -258,7 +277,7 @@ def test_a_variable_only_its_own_plus_reads_is_not_weighed() -> None:
 )
 def test_a_self_fed_variable_read_through_another_path_is_still_weighed(read: str) -> None:
     template = compile_template(_DOUBLE + read)
-    assert "add(" in template.python_source
+    assert "added(" in template.python_source
     with pytest.raises(RenderLimitExceeded) as info:
         template.render({})
     assert info.value.limit == "output"
@@ -276,7 +295,7 @@ def test_self_fed_doubling_is_still_stopped_by_its_length() -> None:
     self-fed list cannot grow the process."""
     source = "{% set l = [1] %}" + "{% set l = l + l %}" * 40 + "done"
     template = compile_template(source)
-    assert "add(" not in template.python_source
+    assert "added(" not in template.python_source
     with pytest.raises(RenderLimitExceeded) as info:
         template.render({})
     assert info.value.limit == "value"
@@ -292,5 +311,150 @@ def test_a_loops_copy_of_a_list_only_its_set_reads() -> None:
         "{% for m in kept %}{{ m.role }}{% endfor %}{{ kept|length }}"
     )
     template = compile_template(source)
-    assert "concat(" in template.python_source
+    assert "concatenated(" in template.python_source
     _same_as_jinja2(source, {"messages": [{"role": "user"}, {"role": "tool"}]})
+
+
+# ------------------------------------------------------------------ the output measured at the end
+
+_LONG_JINJA = "{% set s = ('x' * 100000)|replace('x', 'y' * 999) %}"
+_LONG_GO = '{{ $s := printf "%099999d" 1 }}{{ range 9 }}{{ $s = printf "%s%s" $s $s }}{{ end }}'
+
+
+@pytest.mark.parametrize(
+    "source, dialect",
+    [
+        (_LONG_JINJA + "{% for i in range(250) %}{{ s }}{% endfor %}", "jinja"),
+        (_LONG_JINJA + "{{ s }}" * 250, "jinja"),
+        (_LONG_JINJA + "{% macro p() %}{{ s }}{% endmacro %}" + "{{ p() }}" * 250, "jinja"),
+        (_LONG_GO + "{{ range 240 }}{{ $s }}{{ end }}", "go"),
+        (_LONG_GO + "{{ $s }}" * 240, "go"),
+    ],
+)
+def test_a_long_string_printed_within_the_first_chunk_is_refused_before_the_join(
+    source: str, dialect: str
+) -> None:
+    """No refuel looks at this output (the loop fits in the first chunk, or the prints are
+    straight code): the render's end measures it (``limits.settle``), as the long string's
+    guard marked the render, before ``"".join`` would allocate 25 GB."""
+    template = compile_template(source, dialect=dialect, profile="plain" if dialect == "go" else "hf")
+    with pytest.raises(RenderLimitExceeded) as info:
+        template.render({})
+    assert info.value.limit == "output"
+    assert limits.live() is None
+
+
+@pytest.mark.parametrize("dialect", ["jinja", "go"])
+def test_many_unmarked_pieces_are_measured_too(dialect: str) -> None:
+    """Strings no guard marks are at most ``limits.UNMARKED`` characters; past SETTLE_PIECES pieces the
+    end measures the output anyway (here under the cap: it renders as it would)."""
+    from tmpl2py.compiler.fuel import SETTLE_PIECES
+
+    calls = []
+    settle = limits.settle
+    limits.settle = lambda meter, out: calls.append(len(out)) or settle(meter, out)
+    try:
+        if dialect == "jinja":
+            source = "{{ 'x' }}" + "{{ a }}{{ b }}" * SETTLE_PIECES
+            template = compile_template(source)
+        else:
+            source = "{{ .a }}{{ .b }}" * SETTLE_PIECES
+            template = compile_template(source, dialect="go", profile="plain")
+        out = template.render({"a": "1", "b": "2"})
+    finally:
+        limits.settle = settle
+    assert out == "x" * (dialect == "jinja") + "12" * SETTLE_PIECES
+    assert calls and calls[0] > SETTLE_PIECES
+
+
+def test_a_short_render_is_not_measured() -> None:
+    calls = []
+    settle = limits.settle
+    limits.settle = lambda meter, out: calls.append(len(out)) or settle(meter, out)
+    try:
+        template = compile_template("{% for m in messages %}{{ m }}{% endfor %}")
+        assert template.render({"messages": ["a", "b"]}) == "ab"
+    finally:
+        limits.settle = settle
+    assert calls == []
+
+
+def test_many_prints_of_an_unmarked_string_are_refused_at_the_end() -> None:
+    """A 60,000-character string (no guard marks it) printed 2,000 times in straight code:
+    120M characters, refused by the end's measure (more than SETTLE_PIECES pieces)."""
+    source = "{% set s = (['x' * 4000] * 15)|join %}" + "{{ s }}" * 2000
+    with pytest.raises(RenderLimitExceeded) as info:
+        compile_template(source).render({})
+    assert info.value.limit == "output"
+
+
+def test_a_charged_render_with_few_pieces_is_not_summed() -> None:
+    """A render charged for a long concatenation (not marked) writes at most
+    ``len(out) * (UNMARKED + OUTPUT_PER_UNIT * owed / FUEL_PER_UNIT)`` characters: under the cap, no sum."""
+    source = "{% set t = x + x %}{{ t|length }}"
+    sums = []
+    real_sum = limits.__builtins__["sum"] if isinstance(limits.__builtins__, dict) else sum
+    template = compile_template(source)
+    limits.sum = lambda items: sums.append(1) or real_sum(items)  # type: ignore[attr-defined]
+    try:
+        assert template.render({"x": "y" * 5000}) == "10000"
+    finally:
+        del limits.sum  # type: ignore[attr-defined]
+    assert sums == [] and limits.live() is None
+
+
+# ------------------------------------------------------------------ plain + where it cannot grow
+
+
+def test_a_plus_of_a_known_number_stays_plain() -> None:
+    """``loop.index0 + n`` (a loop counter, a numeric loop attribute): a number plus anything
+    builds no sequence, or raises as Python does."""
+    source = "{% for m in messages %}{{ loop.index0 + offset }}{% set k = loop.index + offset %}{{ k }}{% endfor %}"
+    code = compile_template(source).python_source
+    assert "added(" not in code and "concatenated(" not in code
+    _same_as_jinja2(source, {"messages": [1, 2], "offset": 3})
+    with pytest.raises(TypeError):
+        compile_template("{% for m in messages %}{{ loop.index + s }}{% endfor %}").render({"messages": [1], "s": "x"})
+
+
+def test_a_long_literal_added_in_straight_code_stays_plain() -> None:
+    """Outside loops and functions a ``+`` runs once per render: a long literal grows the
+    value by the template's own text once (in a loop it is still checked)."""
+    long = "x" * 5000
+    straight = "{% set s = date + '" + long + "' %}{{ s|length }}{{ bos + '" + long + "' }}"
+    code = compile_template(straight).python_source
+    assert "added(" not in code and "concatenated(" not in code
+    _same_as_jinja2(straight, {"date": "today", "bos": "<s>"})
+    looped = "{% for m in messages %}{% set s = m + '" + long + "' %}{{ s|length }}{% endfor %}"
+    assert "concatenated(" in compile_template(looped).python_source
+    in_macro = "{% macro f(m) %}{% set s = m + '" + long + "' %}{{ s|length }}{% endmacro %}{{ f(date) }}"
+    assert "concatenated(" in compile_template(in_macro).python_source
+
+
+def test_a_long_literal_in_a_loop_still_accumulates_into_a_refusal() -> None:
+    source = (
+        "{% set ns = namespace(s='') %}{% for i in range(20000) %}"
+        "{% set ns.s = ns.s + '" + "x" * 100_000 + "' %}{% endfor %}{{ ns.s|length }}"
+    )
+    with pytest.raises(RenderLimitExceeded):
+        compile_template(source).render({})
+
+
+def test_a_capture_of_constant_text_is_not_checked() -> None:
+    long = "y" * 5000
+    source = "{% set t %}" + long + "{% endset %}{{ t|length }}{% set u %}{{ x }}" + long + "{% endset %}{{ u|length }}"
+    code = compile_template(source).python_source
+    assert code.count("check_built(") == 1  # u's only
+    _same_as_jinja2(source, {"x": "z"})
+
+
+def test_a_tuple_of_constants_and_one_string_is_built_inline() -> None:
+    """``('type', t)``: depth 1, each value once: no helper when ``t`` is a ``str``; anything
+    else (a tuple to nest, a list to weigh) still takes ``make_tuple``."""
+    source = "{% for m in messages %}{% set p = ('role', m.role) %}{{ p }}{{ p[1] }}{% endfor %}"
+    code = compile_template(source).python_source
+    assert "is str\n" in code and "else make_tuple(" in code
+    _same_as_jinja2(source, {"messages": [{"role": "user"}, {"role": ("x",)}, {"role": ["l"]}]})
+    nesting = NS + "{% for i in range(100000) %}{% set ns.t = ('x', ns.t) %}{% endfor %}{{ ns.t in {} }}"
+    with pytest.raises(RenderLimitExceeded):
+        compile_template(nesting).render({})

@@ -5,7 +5,9 @@ value from a small template go through a checking helper of ``runtime/limits``.
 Invariant left: no ``BinOp`` ``*``, ``**`` or ``%`` whose operands are not both constants
 (repetition ``'x' * n``, ``2 ** n``, ``'%*d' % (n, 1)``), no ``+`` of two computed values
 (doubling through a loop or a macro: ``s + s``; ``s + 'literal'`` grows by a constant when the literal is short,
-and a ``+`` chain an ``Output`` writes is never kept: both stay plain ``+``), and no tuple literal holding a computed item (nesting tuples deeper
+a ``+`` with an operand known to be a number builds no sequence, one with a string literal outside
+loops and functions runs once per render, and a ``+`` chain an ``Output`` writes is never kept: these
+stay plain ``+``), and no tuple literal holding a computed item (nesting tuples deeper
 than hashing can recurse: ``ns.t = (ns.t,)``) remain plain Python; each is a
 ``Helper("limits.mul" | "limits.power" | "limits.mod" | "limits.add" | "limits.make_tuple")``
 computing the same value. List and dict literals holding two computed items or more become
@@ -33,12 +35,16 @@ _GUARDED = {"*": "limits.mul", "**": "limits.power", "%": "limits.mod", "+": "li
 BUILT = ir.Local("_built")
 
 
-def _guard(node: Any, counters: frozenset) -> Any:
+def _guard(node: Any, counters: frozenset, looped: bool = True) -> Any:
     if isinstance(node, ir.BinOp) and node.op in _GUARDED:
         left_const = isinstance(node.left, ir.Const)
         right_const = isinstance(node.right, ir.Const)
         if node.op == "+" and (_short(node.left) or _short(node.right)):
             return node  # grows by a short literal's size (a loop of the fuel's length: 32 MB)
+        if node.op == "+" and not looped and (_text(node.left) or _text(node.right)):
+            return node  # runs once per render: grows a value by its literal once
+        if node.op == "+" and (_number(node.left, counters) or _number(node.right, counters)):
+            return node  # a number plus anything builds no sequence (or raises, as it would)
         if node.op == "+" and (is_str(node.left) or is_str(node.right)):
             return ir.Helper("limits.concat", (node.left, node.right))  # a str holds nothing
         if left_const and right_const and _small(node.op, node.left.value, node.right.value):
@@ -147,23 +153,31 @@ def _short(node: Any) -> bool:
         return not isinstance(value, (str, bytes, list, tuple)) or len(value) <= SHORT
     return False
 
+def _text(node: Any) -> bool:
+    """A string literal of any length (``+`` of one outside loops and functions runs once
+    per render: the value grows by the template's own text, once)."""
+    return isinstance(node, ir.Const) and type(node.value) is str
+
+
 #: tuple items that cannot be a tuple the template built
 _PLAIN = (ir.Const, ir.Ref)
 
 
-def _map_guarded(node: Any, fn: Any) -> Any:
-    """``node`` rebuilt bottom-up with ``fn`` applied to every IR node, except the ``+`` chains
-    an ``Output`` writes (:func:`_written`)."""
+def _map_guarded(node: Any, fn: Any, looped: bool = False) -> Any:
+    """``node`` rebuilt bottom-up with ``fn(node, looped)`` applied to every IR node, except
+    the ``+`` chains an ``Output`` writes (:func:`_written`); ``looped``: the node is inside a
+    loop or a function the template defines (it may run many times per render; else once)."""
     if isinstance(node, tuple):
-        return ir.map_children(node, lambda n: _map_guarded(n, fn))
+        return ir.map_children(node, lambda n: _map_guarded(n, fn, looped))
     if not isinstance(node, ir.Node):
         return node
     if isinstance(node, ir.Output):
-        return dataclasses.replace(node, expr=_written(node.expr, fn, False))
-    return fn(ir.map_children(node, lambda n: _map_guarded(n, fn)))
+        return dataclasses.replace(node, expr=_written(node.expr, fn, False, looped))
+    inner = looped or isinstance(node, (ir.For, ir.FuncDef))
+    return fn(ir.map_children(node, lambda n: _map_guarded(n, fn, inner)), looped)
 
 
-def _written(expr: Any, fn: Any, converted: bool) -> Any:
+def _written(expr: Any, fn: Any, converted: bool, looped: bool = True) -> Any:
     """The ``+`` chain an ``Output`` writes out directly: its value is never kept, and the
     output it adds to is bounded by the meter, so it stays plain ``+`` (unless the pass
     rewrote one of its operands, then it is guarded: the rule it always had). One it writes
@@ -173,18 +187,24 @@ def _written(expr: Any, fn: Any, converted: bool) -> Any:
     is built, also in a macro's buffer, which the meter does not read). The operands are
     guarded as anywhere else."""
     if isinstance(expr, ir.BinOp) and expr.op == "+":
-        left, right = _written(expr.left, fn, converted), _written(expr.right, fn, converted)
-        if converted:
+        left = _written(expr.left, fn, converted, looped)
+        right = _written(expr.right, fn, converted, looped)
+        counters = getattr(fn, "counters", frozenset())
+        once = not looped and (_text(expr.left) or _text(expr.right))
+        number = _number(expr.left, counters) or _number(expr.right, counters)
+        if converted and not (once or number):
             return ir.Helper("limits.concat", (left, right), span=expr.span)
+        if converted:  # a literal added once per render (straight code), or a number
+            return dataclasses.replace(expr, left=left, right=right)
         if left is expr.left and right is expr.right:
             return expr
         # an operand this pass rewrote (``x * 3 + y``): guarded, as it always was
-        return fn(dataclasses.replace(expr, left=left, right=right))
+        return fn(dataclasses.replace(expr, left=left, right=right), looped)
     if isinstance(expr, ir.Helper) and expr.name in TO_STR_HELPERS and len(expr.args) == 1:
         inner = expr.args[0]
         if isinstance(inner, ir.BinOp) and inner.op == "+" and not expr.kwargs:
-            return dataclasses.replace(expr, args=(_written(inner, fn, True),))
-    return _map_guarded(expr, fn)
+            return dataclasses.replace(expr, args=(_written(inner, fn, True, looped),))
+    return _map_guarded(expr, fn, looped)
 
 
 def _chain(node: Any) -> list:
@@ -249,10 +269,12 @@ def run(module: ir.Module) -> ir.Module:
     )
     self_fed = _self_fed(module.body)
 
-    def guard(node: Any) -> Any:
+    def guard(node: Any, looped: bool) -> Any:
         target = node.target if isinstance(node, ir.Assign) else None
         if isinstance(target, ir.Name) and target.ident in self_fed:
             return dataclasses.replace(node, value=_unweighed(node.value))
-        return _guard(node, counters)
+        return _guard(node, counters, looped)
+
+    guard.counters = counters  # type: ignore[attr-defined]  # read by _written
 
     return dataclasses.replace(module, body=_map_guarded(module.body, guard))
