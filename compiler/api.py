@@ -17,7 +17,7 @@ from typing import Any, Callable, Optional
 from .compiled import CompiledTemplate
 from .errors import CompileError
 from .names import DIALECTS, MAX_DEPTH, MAX_SIZE, PROFILES, default_profile
-from .version import __version__
+from .version import build_id
 from tmpl2py.runtime import limits as _limits
 
 #: the pipeline's names this module offers, imported from ``build`` on first use
@@ -120,7 +120,7 @@ def _compile_cached(
         optimize=optimize,
         bounded=bounded,
         caps=caps,
-        compiler=__version__,
+        compiler=build_id(),
     )
     built: list = []
 

@@ -108,6 +108,30 @@ def test_the_key_covers_what_changes_the_code(store: ModuleCache) -> None:
     assert len(entry_files(store)) == 8
 
 
+def test_the_key_covers_the_compilers_own_files(store: ModuleCache, tmp_path: Path) -> None:
+    """An entry made by other compiler code under the same version (a checkout edited since,
+    another worktree's editable install) is not taken: the key holds ``build_id``, the
+    version and the sizes and times of the compiler's and the runtime's files."""
+    from tmpl2py.compiler import version
+
+    first = version.build_id()
+    assert first.startswith(version.__version__ + "+")
+    tmpl2py.compile_template(QWEN, cache=store, name="q")
+    files = entry_files(store)
+    source = Path(version.__file__)
+    stamp = source.stat()
+    try:
+        os.utime(source, ns=(stamp.st_atime_ns, stamp.st_mtime_ns + 1_000_000_000))
+        version._BUILD_ID = None
+        assert version.build_id() != first
+        tmpl2py.compile_template(QWEN, cache=store, name="q")
+        assert len(entry_files(store)) == len(files) + 2  # a new entry, not the old one
+    finally:
+        os.utime(source, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+        version._BUILD_ID = None
+    assert version.build_id() == first
+
+
 @pytest.mark.parametrize(
     "damage",
     [
