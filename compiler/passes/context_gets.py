@@ -44,6 +44,8 @@ def run_nested(module: ir.Module) -> ir.Module:
         return node
 
     module = dataclasses.replace(module, body=map_nodes(module.body, one))
+    if not _hoistable(module):  # no loop body starts with a context read: nothing to move
+        return module
     memo: dict = {}
 
     def hoist(node: Any) -> Any:
@@ -74,6 +76,17 @@ def run_nested(module: ir.Module) -> ir.Module:
         return node
 
     return dataclasses.replace(module, body=hoist(module.body))
+
+
+def _hoistable(module: ir.Module) -> bool:
+    """Whether some loop body assigns a context read among its own statements (what the
+    hoisting can move), so the rebuild runs only where it can change something."""
+    for node in ir.walk(module.body):
+        if isinstance(node, ir.For) and not node.recursive:
+            for inner in node.body:
+                if isinstance(inner, ir.Assign) and isinstance(inner.value, ir.ContextGet):
+                    return True
+    return False
 
 
 def _context_get(call: ir.Helper) -> Optional[ir.Expr]:
