@@ -22,6 +22,7 @@ from tmpl2py.runtime.jinja import DICT_ATTRS as _DICT_ATTRS
 from tmpl2py.runtime.jinja import LOOP_ATTRS as _LOOP_ATTRS
 
 from .. import ir
+from .util import bindings
 
 
 def _dict_key(node: Any) -> Optional[tuple]:
@@ -63,26 +64,11 @@ def _loop_objects(module: ir.Module) -> set:
     loop's own object, a macro, a parameter), as ``util.assignments`` tells, in one walk."""
     loops: set = set()
     others: set = set()
-
-    def bind(target: Any, own: str = "") -> None:
-        if isinstance(target, ir.Name):
-            if target.ident != own:
-                others.add(target.ident)
-        elif isinstance(target, ir.Target):
-            for t in target.names:
-                bind(t, own)
-
-    for node in ir.walk(module.body):
-        if isinstance(node, ir.Assign):
-            bind(node.target)
-        elif isinstance(node, ir.For):
-            bind(node.target, node.loop)
-            if node.loop:
-                loops.add(node.loop)
-        elif isinstance(node, ir.FuncDef):
-            others.add(node.ident)
-            for param in node.params:
-                bind(param.name)
+    for ident, binder in bindings(module.body):
+        if isinstance(binder, ir.For) and ident == binder.loop:
+            loops.add(ident)
+        else:
+            others.add(ident)
     return loops - others
 
 

@@ -34,7 +34,7 @@ import dataclasses
 from typing import Any
 
 from .. import ir
-from .util import is_str
+from .util import bindings, is_str
 
 _EMPTY: frozenset = frozenset()
 
@@ -50,27 +50,7 @@ def run(module: ir.Module) -> ir.Module:
 
 def _bound(node: Any) -> set:
     """Every local any statement at or under ``node`` binds (functions' own included)."""
-    out: set = set()
-
-    def target(t: Any) -> None:
-        if isinstance(t, ir.Name):
-            out.add(t.ident)
-        elif isinstance(t, ir.Target):
-            for n in t.names:
-                target(n)
-
-    for n in ir.walk(node):
-        if isinstance(n, ir.Assign):
-            target(n.target)
-        elif isinstance(n, ir.For):
-            target(n.target)
-            if n.loop:
-                out.add(n.loop)
-        elif isinstance(n, ir.FuncDef):
-            out.add(n.ident)
-            for p in n.params:
-                target(p.name)
-    return out
+    return {ident for ident, _ in bindings(node)}
 
 
 class _Flow:

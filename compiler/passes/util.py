@@ -9,7 +9,7 @@ tuple is a block of statements (``is_block``), and what calls code the template 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from .. import ir
 
@@ -125,30 +125,48 @@ def _binds_under(stmt: ir.Stmt, memo: dict) -> dict[str, list]:
     if hit is not None:
         return hit[1]
     out: dict[str, list] = {}
-
-    def bind(target: Any, why: Any) -> None:
-        if isinstance(target, ir.Name):
-            out.setdefault(target.ident, []).append(why)
-        elif isinstance(target, ir.Target):
-            for t in target.names:
-                bind(t, why)
-
     for node in ir.walk_own(stmt):
         if node is not stmt and isinstance(node, ir.Stmt):
             for ident, whys in _binds_under(node, memo).items():
                 out.setdefault(ident, []).extend(whys)
-        elif isinstance(node, ir.Assign):
-            bind(node.target, node)
-        elif isinstance(node, ir.For):
-            bind(node.target, node)
-            if node.loop:
-                out.setdefault(node.loop, []).append(node)
-        elif isinstance(node, ir.FuncDef):
-            out.setdefault(node.ident, []).append(node)
-            for p in node.params:
-                bind(p.name, p)
+        else:
+            for ident, why in own_bindings(node):
+                out.setdefault(ident, []).append(why)
     memo[("binds", id(stmt))] = (stmt, out)
     return out
+
+
+def own_bindings(node: Any) -> list:
+    """``(ident, binder)`` of each name ``node`` itself binds, in order: an ``Assign``'s
+    target names, a ``For``'s target names and loop object, a ``FuncDef``'s own name (the
+    binder: the node) and parameters (the binder: each ``Param``)."""
+    out: list = []
+
+    def bind(target: Any, why: Any) -> None:
+        if isinstance(target, ir.Name):
+            out.append((target.ident, why))
+        elif isinstance(target, ir.Target):
+            for t in target.names:
+                bind(t, why)
+
+    if isinstance(node, ir.Assign):
+        bind(node.target, node)
+    elif isinstance(node, ir.For):
+        bind(node.target, node)
+        if node.loop:
+            out.append((node.loop, node))
+    elif isinstance(node, ir.FuncDef):
+        out.append((node.ident, node))
+        for p in node.params:
+            bind(p.name, p)
+    return out
+
+
+def bindings(node: Any) -> Iterator[tuple]:
+    """``own_bindings`` of every node at or under ``node`` (nested functions included)."""
+    for n in ir.walk(node):
+        if isinstance(n, (ir.Assign, ir.For, ir.FuncDef)):
+            yield from own_bindings(n)
 
 
 def is_block(value: Any) -> bool:
