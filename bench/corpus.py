@@ -43,6 +43,7 @@ class Case:
         self.source, self.context = source, context
         self.us: dict[str, float] = {}  # medians
         self.min_us: dict[str, float] = {}  # fastest samples
+        self.bounds: Optional[float] = None  # paired: bounded / unbounded (``--bounds-cost``)
         self.note = ""
 
     @property
@@ -218,16 +219,34 @@ def summary(cases: list[Case]) -> dict[str, Any]:
     }
 
 
+#: samples of each module in the paired timing of the bounds' cost (alternating)
+BOUNDS_PAIRS = 15
+
+
+def time_bounds(case: Case, fns: dict[str, Callable[[], str]], batch_ns: int, clock: Any) -> None:
+    """``case.bounds``: the bounded module's time over the unbounded one's, timed alone as
+    a pair (alternating batches, the fastest sample of each). The two differ by a few
+    percent, less than the spread of the contenders' round-robin medians (whose rounds each
+    run transformers' render in between), so they are compared back to back."""
+    pair = {"tmpl2py": fns["tmpl2py"], "unbounded": fns["unbounded"]}
+    stats: dict = {}
+    time_interleaved(pair, BOUNDS_PAIRS, max(batch_ns // 4, 250_000), stats, clock)
+    case.bounds = stats["tmpl2py"]["min_us"] / stats["unbounded"]["min_us"]
+
+
 def bounds_cost_line(cases: list[Case]) -> str:
-    """What the default work bounds cost: tmpl2py's time over the unbounded module's."""
-    costs = [(c.us["tmpl2py"] / c.us["unbounded"], c) for c in cases if c.us.get("unbounded")]
+    """What the default work bounds cost: tmpl2py's time over the unbounded module's, from
+    the paired timing (:func:`time_bounds`), and from the round-robin medians for comparison."""
+    costs = [(c.bounds, c) for c in cases if c.bounds]
     if not costs:
         return "bounds cost: not measured"
     worst = max(costs, key=lambda t: t[0])
     mean = geomean([r for r, _ in costs]) or 1.0
+    medians = geomean([c.us["tmpl2py"] / c.us["unbounded"] for c in cases if c.us.get("unbounded")])
     return (
-        f"default work bounds cost (tmpl2py / unbounded, {len(costs)} cases): geomean"
-        f" {(mean - 1) * 100:+.1f}%, worst {(worst[0] - 1) * 100:+.1f}% ({worst[1].label})"
+        f"default work bounds cost (tmpl2py / unbounded, timed in pairs, {len(costs)} cases): geomean"
+        f" {(mean - 1) * 100:+.1f}%, worst {(worst[0] - 1) * 100:+.1f}% ({worst[1].label});"
+        f" from the round-robin medians {((medians or 1.0) - 1) * 100:+.1f}%"
     )
 
 
@@ -373,6 +392,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         fns = contenders(case, args.bounds_cost)
         case.us = time_interleaved(fns, rounds, batch_ns, stats, clock)
         case.min_us = {name: st["min_us"] for name, st in stats.items()}
+        if args.bounds_cost:
+            time_bounds(case, fns, batch_ns, clock)
         if args.progress:
             print(f"[{i + 1}/{len(cases)}] {case.label}", file=sys.stderr)
     header = ["template", "cases", "tmpl2py us (median)", "transformers/tmpl2py geomean",
@@ -390,7 +411,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     s = summary(cases)
     result: dict[str, Any] = {"summary": s, "cases": [
         {"template": c.template, "fixture": c.fixture, "us": c.us, "min_us": c.min_us,
-         "note": c.note} for c in cases]}
+         "bounds": c.bounds, "note": c.note} for c in cases]}
     if not args.skip_compile:
         paths = sorted({Path(args.corpus) / f"{c.template}.jinja" for c in cases})
         repeats = args.compile_repeats or (1 if args.quick else 3)

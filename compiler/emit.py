@@ -14,6 +14,8 @@ import ast
 import keyword
 from typing import Any, Optional
 
+from tmpl2py.runtime.limits import SHORT
+
 from . import ir, registry
 from .fuel import FuelEmitter, is_leaf
 from .unparse import quote, unparse
@@ -147,11 +149,12 @@ class Emitter(FuelEmitter):
 
     def _guarded_add(self, node: ir.Helper) -> ast.expr:
         """``limits.add(_built, a, b)`` with its common case inline, checked after the ``+``:
-        ``_r if type(_r := (_a := a) + (_b := b)) is str and len(_r) < 4096 else
-        added(_built, _a, _b, _r)`` (operands in order, each once; anything but a short
-        ``str``, lists and tuples to be weighed, a long string to be charged and capped, calls
-        the check). ``limits.concat(a, b)`` (one operand a ``str``, or a self-fed list: no
-        weight) has only the size test: ``_r if length_hint(_r := a + b) < 4096 else
+        ``_r if type(_r := (_a := a) + (_b := b)) is str and len(_r) < SHORT or type(_r) is
+        int else added(_built, _a, _b, _r)`` (operands in order, each once; anything but a
+        short ``str`` or an ``int``, which ``added`` lets through unchecked (a loop doubling
+        a number pays by its time), lists and tuples to be weighed, a long string to be
+        charged and capped, calls the check). ``limits.concat(a, b)`` (one operand a ``str``, or a self-fed list: no
+        weight) has only the size test: ``_r if length_hint(_r := a + b) < SHORT else
         concatenated(_r)``. Checking the result is enough: each operand was bounded when it
         was built, so the ``+`` builds at most twice the cap before it is refused (the rule
         ``check_built`` follows), and no container keeps it first."""
@@ -161,7 +164,7 @@ class Emitter(FuelEmitter):
             left, right = (self.expr(arg) for arg in node.args)
             made = ast.NamedExpr(store, ast.BinOp(left, ast.Add(), right))
             size = ast.Call(ast.Name(self.helper_name("limits.length_hint"), ast.Load()), [made], [])
-            small = ast.Compare(size, [ast.Lt()], [ast.Constant(4096)])
+            small = ast.Compare(size, [ast.Lt()], [ast.Constant(SHORT)])
             check = ast.Call(ast.Name(self.helper_name("limits.concatenated"), ast.Load()), [load], [])
             return ast.IfExp(small, load, check)
         registry, *operands = node.args
@@ -174,14 +177,18 @@ class Emitter(FuelEmitter):
             ast.Call(ast.Name("type", ast.Load()), [made], []), [ast.Is()], [ast.Name("str", ast.Load())]
         )
         short = ast.Compare(
-            ast.Call(ast.Name("len", ast.Load()), [load], []), [ast.Lt()], [ast.Constant(4096)]
+            ast.Call(ast.Name("len", ast.Load()), [load], []), [ast.Lt()], [ast.Constant(SHORT)]
         )
         check = ast.Call(
             ast.Name(self.helper_name("limits.added"), ast.Load()),
             [self.expr(registry), *(ast.Name(n, ast.Load()) for n in names), load],
             [],
         )
-        return ast.IfExp(ast.BoolOp(ast.And(), [is_str, short]), load, check)
+        is_int = ast.Compare(
+            ast.Call(ast.Name("type", ast.Load()), [load], []), [ast.Is()], [ast.Name("int", ast.Load())]
+        )
+        small = ast.BoolOp(ast.Or(), [ast.BoolOp(ast.And(), [is_str, short]), is_int])
+        return ast.IfExp(small, load, check)
 
     def x_ContextGet(self, node: ir.ContextGet) -> ast.expr:
         if node.name not in self.start_values:
@@ -332,7 +339,7 @@ class Emitter(FuelEmitter):
             return join
         check = self.helper_name("limits.check_built")
         self.line(f"{buf} = {unparse(join)}")
-        self.line(f"if len({buf}) > 4096:")
+        self.line(f"if len({buf}) >= {SHORT}:")
         self.line(f"    {check}(len({buf}), {quote(what)})")
         return ast.Name(buf, ast.Load())
 
@@ -409,7 +416,7 @@ class Emitter(FuelEmitter):
         self, node: ir.For, iterable: ast.expr, recurse: Optional[tuple[str, str]]
     ) -> None:
         target = unparse(target_node(node.target))
-        if self.fuel_enabled:  # the loop pays for all its iterations as it starts
+        if self.fuel_enabled and not self.fuel_unmetered(node):  # it pays as it starts
             if not isinstance(iterable, ast.Name) or not _own_items(iterable.id):
                 # (a long loop rebinds its items: a name of its own, never a variable's)
                 items = self.fresh("items")
@@ -437,7 +444,9 @@ class Emitter(FuelEmitter):
         self.indent += 1
         if flag and not node.else_counts_completed:
             self.line(f"{flag} = True")
+        self.fuel_loops += 1
         self.block(node.body)
+        self.fuel_loops -= 1
         if flag and node.else_counts_completed:
             self.line(f"{flag} = True")
         self.indent -= 1
@@ -534,7 +543,7 @@ class Emitter(FuelEmitter):
         self.line("_out = []")
         self.line("_w = _out.append")
         prologue_end = len(self.lines)
-        bounded = self.fuel_try()
+        bounded = self.fuel_try(module)
         body_start = len(self.lines)
         self.block(module.body, allow_empty=True)
         if bounded:

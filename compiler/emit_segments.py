@@ -638,7 +638,7 @@ class SegmentEmitter(Emitter):
         for line in ("_out = []", "_w = _out.append", "_org = []", "_ow = _org.append"):
             self.line(line)
         prologue_end = len(self.lines)
-        bounded = self.fuel_try()  # the work bounds end here as in render
+        bounded = self.fuel_try(module)  # the work bounds end here as in render
         body_start = len(self.lines)
         self.block(module.body, allow_empty=True)
         if bounded:

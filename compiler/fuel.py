@@ -30,7 +30,7 @@ a hundred filter calls runs far fewer iterations on the same fuel as an empty on
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from tmpl2py.runtime.limits import CALL_COST, FIRST_CHUNK
 
@@ -96,6 +96,325 @@ def _own_nodes(body: Any, inner_loops: bool = True) -> Any:
             stack.append(value)
 
 
+# ----------------------------------------------------------------------------- input loops
+#
+# A loop that runs at most once per render (in no loop body, in no function the template
+# defines) over a part of the input (``messages``, ``message.tool_calls``, a slice or a
+# selection of one) makes as many iterations as the input has items: the caller's data, not
+# the template, decides its length, as it does for every renderer. When its body is also
+# *light*, each iteration's work is bounded by the input too (every value the body prints,
+# compares or converts is a part of the input or a constant; it calls no function the
+# template defines; a nested loop or a guarded operation pays for itself), so the loop needs
+# no charge: the render's end still measures the output it wrote (``limits.settle``).
+# That saves the charge (~60 ns a loop) on the commonest loop of a chat template.
+
+#: helpers whose value is a part of their first argument or of the same order of size as
+#: their arguments together (an item, an attribute, a slice, a string conversion, a
+#: selection or reordering of items, a JSON text), at a cost linear in those sizes
+_PARTS = frozenset({
+    "jinja.getattr_", "jinja.getitem", "jinja.subscript", "builtins.slice", "jinja.to_str",
+    "jinja.concat", "limits.concat", "builtins.type", "builtins.isinstance", "jinja.undefined",
+    "jinja.cond_undefined",
+    *(f"jinja_filters.do_{f}" for f in (
+        "trim", "upper", "lower", "capitalize", "string", "d", "default", "selectattr",
+        "rejectattr", "select", "reject", "reverse", "list", "sort", "unique", "dictsort",
+        "items", "first", "last", "safe", "count", "length", "tojson", "join", "int", "float",
+    )),
+    # Go: a field or an element's field (or its text), an item, the items a range visits
+    # (``range_values`` of a number charges its count itself), the context's data view
+    "gotmpl.field", "gotmpl.field_of_elem", "gotmpl.field_path", "gotmpl.print_field",
+    "gotmpl.print_field_of_elem", "gotmpl.print_field_path", "gotmpl.range_values",
+    "gotmpl.range_pairs", "gotmpl.index", "gotmpl.to_str", "gotmpl.to_json", "gotmpl.eq",
+    "gotmpl.ne", "gotmpl.slice_length", "ollama.cut_data", "ollama.is_cut_run",
+    *(f"jinja_filters.test_{t}" for t in (
+        "mapping", "iterable", "sequence", "boolean", "number", "integer", "float", "string",
+        "none", "defined", "undefined",
+    )),
+})
+#: helpers that store a reference (namespace attributes): their value is None
+_STORES = frozenset({"jinja.ns_set", "jinja.ns_check"})
+#: methods of a built-in ``str`` / ``dict`` (called directly: ``LoopAttr``) whose value is
+#: no larger than the receiver and its arguments, at a linear cost
+_LINEAR_METHODS = frozenset({
+    "strip", "lstrip", "rstrip", "lower", "upper", "title", "capitalize", "split", "splitlines",
+    "startswith", "endswith", "items", "keys", "values", "get",
+})
+#: a literal loops over at most this many items without a charge (longer: the template's
+#: size, not the input's, would decide the count)
+_SHORT_LITERAL = 1024
+
+
+class InputLoops:
+    """Which top-level loops of ``module`` run over a part of the input with a light body
+    (:meth:`unmetered`). ``derived`` names are those every binding of which gives a part of
+    the input or a constant (a greatest fixpoint, by a worklist: linear in the module)."""
+
+    def __init__(self, module: ir.Module) -> None:
+        self.derived: set = set()
+        self.calling = False  # judging a leaf function's body for a call (one level)
+        #: functions whose every call pays as it starts (``CALL_COST``): the ones that call
+        #: others (a leaf's calls are paid by its callers' loops, which this loop is not)
+        funcs = [node for node in ir.walk(module) if isinstance(node, ir.FuncDef)]
+        self.paying = {f.ident for f in funcs if not is_leaf((f.prologue, f.body))}
+        #: leaf functions (their calls pay nothing): light when called with parts
+        self.leaves = {f.ident: f for f in funcs if f.ident not in self.paying}
+        self.loop_objects = {n.loop for n in ir.walk(module) if isinstance(n, ir.For) and n.loop}
+        self.derived = self._fixpoint(_bindings(module), {"context"})  # Go's data: Local("context")
+
+    def _fixpoint(self, binds: list, known: set) -> set:
+        """The names of ``binds`` (``(ident, value)``; value None: not a part) every binding
+        of which gives a part, with ``known`` names parts too: the greatest fixpoint, by a
+        worklist (a name found not to be one sends back the bindings that read it)."""
+        outer = self.derived
+        self.derived = known | {ident for ident, _ in binds}
+        readers: dict = {}
+        for i, (_, value) in enumerate(binds):
+            for node in ir.walk(value) if value is not None else ():
+                if isinstance(node, (ir.Name, ir.Local)):
+                    readers.setdefault(node.ident, []).append(i)
+        work = list(range(len(binds)))
+        while work:
+            ident, value = binds[work.pop()]
+            if ident in self.derived and (value is None or not self.part(value)):
+                self.derived.discard(ident)
+                work.extend(readers.get(ident, ()))
+        found, self.derived = self.derived, outer
+        return found
+
+    def unmetered(self, node: ir.For) -> bool:
+        """Whether top-level loop ``node`` needs no charge (see the section's comment). Its
+        body's names are judged by the bindings in the body (a loop's target and the
+        names it sets reach no read outside it: the scope pass names them apart), so a
+        loop target that is also a macro's parameter elsewhere is still a part here."""
+        items = node.iter
+        if isinstance(items, ir.Const) and isinstance(items.value, (str, list, tuple, dict)):
+            if len(items.value) > _SHORT_LITERAL:
+                return False
+        elif isinstance(items, (ir.ListLit, ir.TupleLit)) and len(items.items) > _SHORT_LITERAL:
+            return False
+        if not self.part(items):
+            return False
+        inner = [(ident, ir.Const(0)) for ident in _target_idents(node.target)]
+        inner += [(i, v) for i, v in _bindings(node.body) if i not in self.derived]
+        outer = self.derived
+        self.derived = self._fixpoint(inner, outer)
+        try:
+            return (node.filter is None or self.cheap(node.filter)) and self.light(node.body)
+        finally:
+            self.derived = outer
+
+    def part(self, e: Any) -> bool:
+        """``e``'s value is a part of the input or of the template (or a number or truth
+        made from such parts), computed at a cost linear in their sizes."""
+        if isinstance(e, (ir.Const, ir.ContextGet, ir.Ref)):
+            return True
+        if isinstance(e, (ir.Name, ir.Local)):
+            return e.ident in self.derived
+        if isinstance(e, ir.Bind):
+            return self.part(e.value)
+        if isinstance(e, ir.Hoisted):
+            return self.part(e.value)
+        if isinstance(e, ir.DictLookup):
+            obj = e.bind if e.bind is not None else e.obj
+            return self.part(obj) and self.part(e.key) and self.part(e.fallback)
+        if isinstance(e, ir.Helper):
+            if e.name == "jinja.call" and e.args and _is_method(e.args[0]):
+                return self.part(e.args[0].args[0]) and all(self.part(a) for a in e.args[1:])
+            return e.name in _PARTS and not e.kwargs and all(self.part(a) for a in e.args)
+        if isinstance(e, ir.BinOp):  # one the limits pass left unguarded (``passes/limits.py``)
+            return self.part(e.left) and self.part(e.right)
+        if isinstance(e, ir.UnaryOp):
+            return self.part(e.operand)
+        if isinstance(e, (ir.BoolOp, ir.ListLit, ir.TupleLit)):
+            return all(self.part(v) for v in _operands(e))
+        if isinstance(e, ir.DictLit):
+            return all(self.part(k) and self.part(v) for k, v in e.items)
+        if isinstance(e, ir.CondExpr):
+            return self.cheap(e.test) and self.part(e.body) and self.part(e.orelse)
+        if isinstance(e, (ir.Compare, ir.Not)):
+            return self.cheap(e)  # a truth
+        if isinstance(e, ir.LoopAttr):  # a loop object's field, a built-in's method
+            loop = e.loop
+            return self.part(loop) or isinstance(loop, (ir.Name, ir.Local)) and loop.ident in self.loop_objects
+        if isinstance(e, ir.CallValue):
+            func = e.func
+            return (
+                isinstance(func, ir.LoopAttr)
+                and func.attr in _LINEAR_METHODS
+                and not e.kwargs
+                and self.part(func.loop)
+                and all(self.part(a) for a in e.args)
+            )
+        if isinstance(e, ir.Capture):
+            return self.light(e.body)
+        return False
+
+    def cheap(self, e: Any) -> bool:
+        """``e`` costs O(the sizes of the input and the template) whatever the values it
+        reads hold (a truth, an identity test, a comparison with a constant, a read)."""
+        if isinstance(e, (ir.Name, ir.Local)):
+            return True  # a read; its value is used only where that costs O(1)
+        if isinstance(e, ir.BinOp) and e.op in ("+", "-"):  # a count moved by a constant
+            number = [isinstance(v, ir.Const) and type(v.value) in (int, float) for v in (e.left, e.right)]
+            if any(number):
+                return self.cheap(e.left) and self.cheap(e.right)
+        if isinstance(e, ir.CallFunc):
+            if e.ident in self.paying:  # its work is counted: each call pays as it starts
+                return all(self.cheap(a) for a in e.args)
+            return self._light_call(e)
+        if isinstance(e, ir.Not):
+            return self.cheap(e.operand)
+        if isinstance(e, ir.BoolOp):
+            return all(self.cheap(v) for v in e.values)
+        if isinstance(e, ir.CondExpr):
+            return self.cheap(e.test) and self.cheap(e.body) and self.cheap(e.orelse)
+        if isinstance(e, ir.DictLookup):
+            obj = e.bind if e.bind is not None else e.obj
+            return self.cheap(obj) and self.part(e.key) and self.cheap(e.fallback)
+        if isinstance(e, ir.Bind):
+            return self.cheap(e.value)
+        if isinstance(e, ir.Helper) and e.name in ("jinja.getattr_", "jinja.getitem"):
+            return not e.kwargs and self.cheap(e.args[0]) and all(self.part(a) for a in e.args[1:])
+        if isinstance(e, ir.Helper) and (e.name in ("builtins.type", "builtins.isinstance") or e.name.startswith("jinja_filters.test_")):
+            return not e.kwargs and all(self.cheap(a) for a in e.args)  # a type test
+        if isinstance(e, ir.Compare):
+            operands = [e.left, *(v for _, v in e.ops)]
+            for (op, right), left in zip(e.ops, operands):
+                if op in ("is", "is not") and self.cheap(left) and self.cheap(right):
+                    continue
+                if op in ("==", "!=") and (_scalar(left) and self.cheap(right) or _scalar(right) and self.cheap(left)):
+                    continue  # a comparison with a number or a short string stops early
+                if not (self.part(left) and self.part(right)):
+                    return False
+            return True
+        return self.part(e)
+
+    def _light_call(self, e: ir.CallFunc) -> bool:
+        """A call of a leaf function (it pays nothing as it starts) with parts for arguments,
+        whose body is light with its parameters taken as those parts: it does this loop's
+        kind of work, once a call."""
+        func = self.leaves.get(e.ident)
+        if func is None or len(e.args) > len(func.params) or not all(self.part(a) for a in e.args):
+            return False
+        if self.calling:
+            return False  # a leaf calls no function: only through a value (refused here)
+        params = [(i, ir.Const(0)) for p in func.params for i in _target_idents(p.name)]
+        inner = params + [(i, v) for i, v in _bindings((func.prologue, func.body)) if i not in self.derived]
+        outer = self.derived
+        self.derived, self.calling = self._fixpoint(inner, outer), True
+        try:
+            return self.light(func.prologue) and self.light(func.body)
+        finally:
+            self.derived, self.calling = outer, False
+
+    def printed_call(self, e: Any) -> bool:
+        """``e`` prints what a call of a value the context holds gives (an environment
+        global, ``raise_exception``, or the caller's function; never a function of the
+        template, whose names are not parts), with arguments that are parts: the callee's
+        work is the caller's (a global bounds its own), and what it returns is printed.
+        (Its value is no part: ``range(n)`` is not iterated without a charge.)"""
+        if isinstance(e, ir.Helper) and e.name == "jinja.to_str" and len(e.args) == 1:
+            e = e.args[0]
+        if isinstance(e, ir.CallFunc):  # a macro's text: its joined output is checked
+            return self.cheap(e)
+        return (
+            isinstance(e, ir.Helper)
+            and e.name == "jinja.call"
+            and not e.kwargs
+            and bool(e.args)
+            and isinstance(e.args[0], (ir.Name, ir.ContextGet))
+            and all(self.part(a) for a in e.args)
+        )
+
+    def light(self, body: Any) -> bool:
+        """Every statement of ``body`` is light (see the section's comment); a nested loop
+        counts for itself (only its items are computed here)."""
+        for stmt in body:
+            if isinstance(stmt, ir.Text) or isinstance(stmt, (ir.Break, ir.Continue)):
+                continue
+            if isinstance(stmt, ir.Output):
+                ok = self.part(stmt.expr) or self.printed_call(stmt.expr)
+            elif isinstance(stmt, ir.If):
+                ok = self.cheap(stmt.test) and self.light(stmt.body) and self.light(stmt.orelse)
+            elif isinstance(stmt, ir.Assign):
+                ok = self.cheap(stmt.value)
+            elif isinstance(stmt, ir.ExprStmt):
+                e = stmt.expr
+                ok = (
+                    isinstance(e, ir.Helper) and e.name in _STORES and not e.kwargs
+                    and all(self.cheap(a) for a in e.args)
+                ) or self.part(e) or isinstance(e, ir.CallFunc) and self.cheap(e)
+            elif isinstance(stmt, ir.For):
+                ok = not stmt.recursive and self.cheap(stmt.iter)
+            elif isinstance(stmt, ir.Scoped):
+                ok = all(self.cheap(b.value) for b in stmt.bindings) and self.light(stmt.body)
+            else:
+                ok = False
+            if not ok:
+                return False
+        return True
+
+
+def _bindings(root: Any) -> list:
+    """``(ident, value)`` of every binding at or under ``root``: an ``Assign``'s value, a
+    ``Bind``'s, a loop target's items (``Const(0)`` for a loop's counter and length, None for
+    a loop object, a function and its parameters: never parts)."""
+    binds: list = []
+    for node in ir.walk(root):
+        if isinstance(node, ir.Assign):
+            binds += [(ident, node.value) for ident in _target_idents(node.target)]
+        elif isinstance(node, ir.For):
+            binds += [(ident, node.iter) for ident in _target_idents(node.target)]  # its items
+            binds += [(ident, ir.Const(0)) for ident in (node.counter, node.last) if ident]
+            if node.loop:
+                binds.append((node.loop, None))
+        elif isinstance(node, ir.FuncDef):
+            binds.append((node.ident, None))
+            binds += [(ident, None) for p in node.params for ident in _target_idents(p.name)]
+        elif isinstance(node, ir.Bind):
+            binds.append((node.temp, node.value))
+        elif isinstance(node, ir.DictLookup):  # its locals: the object, its truth, the item
+            if node.bind is not None and isinstance(node.obj, ir.Local):
+                binds.append((node.obj.ident, node.bind))
+            obj = node.bind if node.bind is not None else node.obj
+            if node.cache:
+                binds.append((node.cache, obj))  # an item of the object
+            if node.flag:
+                binds.append((node.flag, ir.Const(True)))
+    return binds
+
+
+def _target_idents(target: Any) -> list:
+    if isinstance(target, ir.Name):
+        return [target.ident]
+    if isinstance(target, ir.Target):
+        return [i for t in target.names for i in _target_idents(t)]
+    return []
+
+
+def _is_method(e: Any) -> bool:
+    """A read of a linear method (:data:`_LINEAR_METHODS`) of a value through the sandbox."""
+    return (
+        isinstance(e, ir.Helper)
+        and e.name == "jinja.getattr_"
+        and len(e.args) == 2
+        and isinstance(e.args[1], ir.Const)
+        and e.args[1].value in _LINEAR_METHODS
+    )
+
+
+def _operands(e: Any) -> Any:
+    return e.values if isinstance(e, ir.BoolOp) else e.items
+
+
+def _scalar(e: Any) -> bool:
+    """A constant that compares in O(1): a number, a truth, None, a short string."""
+    if not isinstance(e, ir.Const):
+        return False
+    v = e.value
+    return v is None or type(v) in (int, float, bool) or (type(v) is str and len(v) <= 256)
+
+
 #: pieces of output past which a render's end measures it even unmarked: this many pieces
 #: of the longest string a render makes unmarked (``limits.UNMARKED``) stay near the cap
 SETTLE_PIECES = 256
@@ -107,6 +426,8 @@ class FuelEmitter:
     fuel_enabled = True  # False: a module without the counter (``build.emitted(bounded=False)``)
     fuel_used = False
     fuel_functions = 0  # how many template functions enclose the code being emitted
+    fuel_loops = 0  # how many loop bodies enclose it
+    fuel_inputs: Optional["InputLoops"] = None  # the module's top-level input loops
 
     def fuel_tick(self, cost: Any = 1, items: str = "", unit: int = 1) -> None:
         """Pay ``cost`` (a constant, or the source of a count): a call; with ``items`` (a
@@ -124,6 +445,16 @@ class FuelEmitter:
         else:
             refuel = self.helper_name("limits.refuel")  # type: ignore[attr-defined]
             self.line(f"    _m, _fuel = {refuel}(_m, {out}, _fuel)")  # type: ignore[attr-defined]
+
+    def fuel_unmetered(self, node: ir.For) -> bool:
+        """A loop that needs no charge: at the render's top level (in no loop body, in no
+        function), over a part of the input, with a light body (:class:`InputLoops`)."""
+        return (
+            self.fuel_functions == 0
+            and self.fuel_loops == 0
+            and self.fuel_inputs is not None
+            and self.fuel_inputs.unmetered(node)
+        )
 
     def fuel_loop_start(self, items: str, body: Any) -> None:
         """Before a loop over ``items`` (the source of a plain name, which a loop longer than
@@ -159,11 +490,12 @@ class FuelEmitter:
             return tuples
         return [f"    _fuel = {FIRST_CHUNK}", "    _m = None"] + tuples
 
-    def fuel_try(self) -> bool:
+    def fuel_try(self, module: ir.Module) -> bool:
         """Open the ``try`` the render's body runs in (bounded modules): see
         :meth:`fuel_epilogue`. Returns whether it did (the body is then one level deeper)."""
         if not self.fuel_enabled:
             return False
+        self.fuel_inputs = InputLoops(module)
         self.line("try:")  # type: ignore[attr-defined]
         self.indent += 1  # type: ignore[attr-defined]
         return True

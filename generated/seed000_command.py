@@ -674,11 +674,7 @@ def render(context: dict) -> str:
                     else:
                         _w("\n")
                 # line 182: for
-                _items7 = l_0_tools
-                _fuel -= length_hint(_items7) * 5
-                if _fuel < 0:
-                    _m, _fuel, _items7 = refuel_loop(_m, _out, _fuel, _items7, 5)
-                _n1, l_1_loop = loop_last(_items7)
+                _n1, l_1_loop = loop_last(l_0_tools)
                 for _i1, l_1_tool in enumerate(l_1_loop):
                     _w('    {"name": "')
                     _w(
@@ -752,11 +748,11 @@ def render(context: dict) -> str:
             _f_l_0_print_msg(_w, l_0_developer_instruction)
             _w("<|END_OF_TURN_TOKEN|>")
         # line 216: for
-        _items8 = l_0_messages
-        _fuel -= length_hint(_items8) * 19
+        _items7 = l_0_messages
+        _fuel -= length_hint(_items7) * 19
         if _fuel < 0:
-            _m, _fuel, _items8 = refuel_loop(_m, _out, _fuel, _items8, 19)
-        for _i1, l_1_message in enumerate(_items8):
+            _m, _fuel, _items7 = refuel_loop(_m, _out, _fuel, _items7, 19)
+        for _i1, l_1_message in enumerate(_items7):
             l_1_msg_role_downcased = (
                 _x7.lower()
                 if type(
@@ -864,15 +860,15 @@ def render(context: dict) -> str:
                             _w("<|END_THINKING|>")
                     _w("<|START_ACTION|>[")
                     # line 233: for
-                    _items9 = (
+                    _items8 = (
                         l_1_message["tool_calls"]
                         if type(l_1_message) is dict and "tool_calls" in l_1_message
                         else getattr_(l_1_message, "tool_calls")
                     )
-                    _fuel -= length_hint(_items9) * 7
+                    _fuel -= length_hint(_items8) * 7
                     if _fuel < 0:
-                        _m, _fuel, _items9 = refuel_loop(_m, _out, _fuel, _items9, 7)
-                    _n2, l_2_loop = loop_last(_items9)
+                        _m, _fuel, _items8 = refuel_loop(_m, _out, _fuel, _items8, 7)
+                    _n2, l_2_loop = loop_last(_items8)
                     for _i2, l_2_tc in enumerate(l_2_loop):
                         _w('\n    {"tool_call_id": "')
                         # line 235: if
@@ -980,11 +976,11 @@ def render(context: dict) -> str:
                 _w("<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|><|START_TOOL_RESULT|>[\n    ")
                 _f_l_0_format_tool_message(_w, l_0_messages, l_1_message)
                 # line 249: for
-                _items10 = subscript(l_0_messages, slice(_i1 + 1, None, None))
-                _fuel -= length_hint(_items10) * 7
+                _items9 = subscript(l_0_messages, slice(_i1 + 1, None, None))
+                _fuel -= length_hint(_items9) * 7
                 if _fuel < 0:
-                    _m, _fuel, _items10 = refuel_loop(_m, _out, _fuel, _items10, 7)
-                for _i2, l_2_msg in enumerate(_items10):
+                    _m, _fuel, _items9 = refuel_loop(_m, _out, _fuel, _items9, 7)
+                for _i2, l_2_msg in enumerate(_items9):
                     # line 251: if
                     if (
                         _x8.lower()

@@ -49,11 +49,7 @@ def render(context: dict) -> str:
                 "# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>"
             )
             # line 7: for
-            _items1 = l_0_tools
-            _fuel -= length_hint(_items1)
-            if _fuel < 0:
-                _m, _fuel, _items1 = refuel_loop(_m, _out, _fuel, _items1, 1)
-            for l_1_tool in _items1:
+            for l_1_tool in l_0_tools:
                 _w("\n")
                 _w(do_tojson(l_1_tool))
             _w(
@@ -74,11 +70,7 @@ def render(context: dict) -> str:
                 + "<|im_end|>\n"
             )
         # line 17: for
-        _items2 = l_0_messages
-        _fuel -= length_hint(_items2) * 13
-        if _fuel < 0:
-            _m, _fuel, _items2 = refuel_loop(_m, _out, _fuel, _items2, 13)
-        for _i1, l_1_message in enumerate(_items2):
+        for _i1, l_1_message in enumerate(l_0_messages):
             # line 18: if
             if (
                 (
@@ -191,15 +183,15 @@ def render(context: dict) -> str:
                         + "\n\n"
                     )
                 # line 35: for
-                _items3 = (
+                _items1 = (
                     l_1_message["tool_calls"]
                     if _dict1 and "tool_calls" in l_1_message
                     else getattr_(l_1_message, "tool_calls")
                 )
-                _fuel -= length_hint(_items3) * 4
+                _fuel -= length_hint(_items1) * 4
                 if _fuel < 0:
-                    _m, _fuel, _items3 = refuel_loop(_m, _out, _fuel, _items3, 4)
-                for l_2_tool_call in _items3:
+                    _m, _fuel, _items1 = refuel_loop(_m, _out, _fuel, _items1, 4)
+                for l_2_tool_call in _items1:
                     # line 36: if
                     if (
                         "function" in l_2_tool_call

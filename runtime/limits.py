@@ -70,6 +70,7 @@ from time import perf_counter as _perf_counter, thread_time as _thread_time
 from collections import Counter
 from contextlib import contextmanager
 from contextvars import ContextVar
+from itertools import chain, islice
 from operator import length_hint  # noqa: F401 - generated code's loop charge (a C function)
 from typing import Any, Iterator, Optional
 
@@ -83,6 +84,12 @@ FIRST_CHUNK = 4 * CHUNK
 #: The largest chunk: each refuel lends twice the last (a long render refuels O(log) times,
 #: not once per 256 iterations), up to this; fast-growing output shrinks it again.
 CHUNK_MAX = 16 * CHUNK
+#: A string or list that a ``+``, a ``~``, a ``join`` or a macro's joined output builds
+#: shorter than this is built without a check (the inline fast path of generated code);
+#: a longer one is charged (a unit per :data:`OUTPUT_PER_UNIT` characters) and capped. Many
+#: short ones built in a loop are paid for by the loop's count and the CPU time it takes
+#: (``Meter._timed``); doubling stops at the first step past this.
+SHORT = 1 << 16
 #: Fuel a macro (or Go template) call costs: a call does more work than an iteration.
 CALL_COST = 16
 #: Fuel a unit of work costs: about a microsecond (an item a heavy helper walks in Python,
@@ -387,7 +394,11 @@ def refuel_loop(
     at the output cap, not after building 10 GB). ``write``: a function's writer (its
     buffer's ``append``), whose buffer is measured the same way (render's is ``out``)."""
     meter, fuel = refuel(meter, out, fuel)
-    every = max(1, CHUNK // cost)
+    # render's own output is measured before it is joined (``settle``), a function's is not
+    # (its join comes first): a function's loop is looked at every chunk of its fuel, the
+    # render's every largest chunk (the output a look finds is references, and a string an
+    # iteration builds is a short one, at most ``SHORT`` characters, or paid for)
+    every = max(1, (CHUNK if out is None else CHUNK_MAX) // cost)
     if length_hint(items) > every:
         buffer = getattr(write, "__self__", None) if out is None else None
         items = _checked(meter, items, every, buffer if type(buffer) is list else None)
@@ -398,25 +409,70 @@ def _checked(meter: Meter, items: Any, every: int, buffer: Optional[list]) -> It
     """``items``, with a look at the meter every ``every`` iterations; the first looks come
     sooner (after 1, 4, 16... iterations: the cost of an iteration is not known yet), and
     while the CPU time is more than the count (slow iterations) each look comes after a
-    quarter of the last one's iterations, so slow work is looked at about as often in time."""
-    n = 0
+    quarter of the last one's iterations, so slow work is looked at about as often in time.
+
+    The items come in pieces (slices of a sequence, ``islice`` runs of any other iterable)
+    chained in C: the loop resumes Python code once per look, not once per iteration (a
+    generator step per item cost long loops ~40%). Iterating slices of a list is iterating
+    the list: a template cannot change a value while it loops over it (the sandbox refuses
+    mutating methods), and a lazy iterable is still pulled one item at a time."""
+    return _chain_pieces(_pieces(meter, items, every, buffer))
+
+
+_chain_pieces = chain.from_iterable
+#: sequences whose slices iterate as they do (cheaper than ``islice`` runs)
+_SLICED = (list, tuple, str, range)
+
+
+def _pieces(meter: Meter, items: Any, every: int, buffer: Optional[list]) -> Iterator[Any]:
     step = 1
     seen = len(buffer) if buffer is not None else 0
     size = sum(map(len, buffer)) if buffer is not None else 0
     cap = meter.limits.output
-    for item in items:
-        n += 1
-        if n == step:
-            n = 0
-            if buffer is not None:  # a function's own output, charged and capped as render's
-                end = len(buffer)
-                grown = sum(map(len, buffer[seen:end]))
-                seen, size = end, size + grown
-                meter.fuel -= grown * FUEL_PER_UNIT // OUTPUT_PER_UNIT
-                if cap is not None and size > cap:
-                    raise RenderLimitExceeded("output", f"a macro's output passed {cap:,} characters")
-            step = max(1, step // 4) if meter.check() else min(every, step * 4)
-        yield item
+    sliced = type(items) in _SLICED
+    if sliced:
+        start, stop = 0, len(items)
+    else:
+        items = iter(items)
+    while True:
+        if sliced:
+            if start >= stop:
+                return
+            yield items[start : start + step]
+            start += step
+        else:
+            for first in items:  # the next item, pulled as the loop asks for it
+                yield (first,)
+                break
+            else:
+                return
+            if step > 1:
+                yield islice(items, step - 1)
+        # ``step`` iterations ran: look
+        if buffer is not None:  # a function's own output, charged and capped as render's
+            end = len(buffer)
+            grown = sum(map(len, buffer[seen:end]))
+            seen, size = end, size + grown
+            meter.fuel -= grown * FUEL_PER_UNIT // OUTPUT_PER_UNIT
+            if cap is not None and size > cap:
+                raise RenderLimitExceeded("output", f"a macro's output passed {cap:,} characters")
+        step = max(1, step // 4) if meter.check() else min(every, step * 4)
+
+
+def counted_range(count: int) -> Iterator[int]:
+    """``range(count)`` that pays for its iterations as they run, a block at a time (one
+    fuel an iteration; each block is a heavy charge, so it looks at the CPU time too): Go's
+    ``{{range N}}`` over a number, whose count the template's data may decide, in a loop
+    that was not charged as it started (a loop that was pays twice: at most two an
+    iteration). Iterated in C within a block."""
+    return _chain_pieces(_counted_blocks(count))
+
+
+def _counted_blocks(count: int) -> Iterator[range]:
+    block = CHUNK * FUEL_PER_UNIT  # a charge of CHUNK units: a heavy one (it reads the clock)
+    for start in range(0, count, block):
+        charge(CHUNK)
+        yield range(start, min(count, start + block))
 
 
 #: The meter of the render running in this thread / task, for :func:`charge`: a weak
@@ -558,7 +614,7 @@ def check_built(size: int, what: str) -> None:
     """A value just built from others (``~``, ``join``, ``sum``) is at most ``Limits.output``
     long: checked after the fact, which is enough to stop doubling, as the next step would
     start from at most the cap. Building it was work, as a long ``+`` is (``_check_concat``):
-    a unit per :data:`OUTPUT_PER_UNIT` characters or items (callers check only past 4,096)."""
+    a unit per :data:`OUTPUT_PER_UNIT` characters or items (callers check only from :data:`SHORT`)."""
     charge(size // OUTPUT_PER_UNIT)
     if size > 65536:  # a long string exists: the render's end measures its output
         mark()
@@ -661,7 +717,7 @@ def add(built: dict, left: Any, right: Any) -> Any:
     doubles what printing it costs: :func:`weigh`)."""
     if isinstance(left, (str, list, tuple)) and isinstance(right, (str, list, tuple)):
         size = len(left) + len(right)
-        if size > 4096:
+        if size >= SHORT:
             _check_concat(left, size)
         if type(left) is not str and type(right) is not str:
             made = left + right
@@ -680,7 +736,7 @@ def add_item(built: dict, left: Any, item: Any) -> Any:
     goes to :func:`add`."""
     if type(left) is not list:
         return add(built, left, [item])
-    if len(left) >= 4096:
+    if len(left) >= SHORT - 1:
         _check_concat(left, len(left) + 1)
     made = left + [item]
     known = built.get(id(left))
@@ -700,18 +756,18 @@ def _concatenated(built: dict, made: Any, weight: int) -> Any:
 
 def added(built: dict, left: Any, right: Any, made: Any) -> Any:
     """:func:`add`'s check after the fact: ``made`` is ``left + right``, which the inline fast
-    path built already (``_r if type(_r := a + b) is str and len(_r) < 4096 else
+    path built already (``_r if type(_r := a + b) is str and len(_r) < SHORT else
     added(_built, a, b, _r)``, ``compiler/emit.py``) and found not to be a short ``str``.
     Checking after building is enough: both operands were checked when they were built (or
     came in with the context), so ``made`` is at most twice the cap, and it is refused
     before anything keeps it; a list or tuple is weighed and remembered as :func:`add` does."""
     if type(made) is str:
-        if len(made) > 4096:
+        if len(made) >= SHORT:
             _check_concat(made, len(made))
         return made
     if isinstance(left, (str, list, tuple)) and isinstance(right, (str, list, tuple)):
         size = len(left) + len(right)
-        if size > 4096:
+        if size >= SHORT:
             _check_concat(left, size)
         if type(left) is not str and type(right) is not str:
             known = built.get(id(left))
@@ -724,11 +780,11 @@ def added(built: dict, left: Any, right: Any, made: Any) -> Any:
 
 def concatenated(made: Any) -> Any:
     """:func:`concat`'s check after the fact: ``made``, the ``+`` the inline fast path built
-    (``_r if length_hint(_r := a + b) < 4096 else concatenated(_r)``), charged and refused
+    (``_r if length_hint(_r := a + b) < SHORT else concatenated(_r)``), charged and refused
     past the cap as :func:`concat` would have before building it (each operand was bounded
     when it was built, so ``made`` is at most twice the cap)."""
     size = length_hint(made)
-    if size > 4096 and isinstance(made, (str, list, tuple)):
+    if size >= SHORT and isinstance(made, (str, list, tuple)):
         _check_concat(made, size)
     return made
 
@@ -740,13 +796,13 @@ def concat(left: Any, right: Any) -> Any:
     no container ever holds it, so nothing can print its paths."""
     if isinstance(left, (str, list, tuple)) and isinstance(right, (str, list, tuple)):
         size = len(left) + len(right)
-        if size > 4096:
+        if size >= SHORT:
             _check_concat(left, size)
     return left + right
 
 
 def _check_concat(left: Any, size: int) -> None:
-    """A concatenation of ``size`` characters or items past 4,096: building it is work (a
+    """A concatenation of ``size`` characters or items from :data:`SHORT` on: building it is work (a
     loop adding 100 KB each time), and it is refused past the cap (``output`` for strings,
     ten times ``value`` for lists), before it is built."""
     charge(size // OUTPUT_PER_UNIT)

@@ -45,7 +45,7 @@ import operator
 from collections.abc import Iterable
 from typing import Any
 
-from ..limits import RenderDepthExceeded, charge, check_iterations
+from ..limits import RenderDepthExceeded, charge, check_iterations, counted_range
 
 from .fmt import (
     GoBytes,
@@ -381,6 +381,9 @@ def range_values(value: Any) -> Iterable[Any]:
     if isinstance(value, int) and not isinstance(value, bool):
         if value > 4096:  # more iterations than the fuel allows: refused before the first
             check_iterations(value)
+            # a loop at the render's top level over the data's parts is not charged as it
+            # starts (``compiler/fuel.py``, ``InputLoops``): a count is paid for as it runs
+            return counted_range(value)
         return range(value) if value > 0 else ()
     raise ExecError(f"range can't iterate over {_format_indirect(value)}")
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import types
 from collections import abc, deque
 
-from ..limits import check_built
+from ..limits import SHORT, check_built
 
 TYPE_CHECKING = False  # typing is for annotations only: not imported when a server imports us
 if TYPE_CHECKING:
@@ -337,7 +337,7 @@ def star_kwargs(value: Any, func: str, names: tuple) -> Any:
 def concat(*values: Any) -> str:
     """The ``~`` operator: every operand converted with ``str`` and joined."""
     text = "".join([str(v) for v in values])
-    if len(text) > 65536:  # doubling through a loop stops at the output limit
+    if len(text) >= SHORT:  # doubling through a loop stops at the output limit
         check_built(len(text), "a ~ concatenation")
     return text
 

@@ -61,7 +61,7 @@ from . import bounded
 from .access import DICT_ATTRS, REFERENCE_PRIVATE, getattr_, getitem, private_attribute
 from .core import TemplateRuntimeError, Undefined
 from .markup import Markup, escape, soft_str
-from ..limits import NODE, charge, check_built, check_weight, mod as limits_mod, weigh, weighed
+from ..limits import NODE, SHORT, charge, check_built, check_weight, mod as limits_mod, weigh, weighed
 
 # Imported where used, not here: json, re, string and numbers serve a few filters, and a
 # server importing a generated module should not pay for them (nor typing: annotations only).
@@ -851,7 +851,7 @@ def do_join(value: Any, d: Any = "", attribute: Any = None) -> str:
         bounded.guard_join(items, separator)
         return separator.join(items)
     text = separator.join(map(str, value))
-    if len(text) > 65536:  # doubling through a loop stops at the output limit
+    if len(text) >= SHORT:  # doubling through a loop stops at the output limit
         check_built(len(text), "join")
     return text
 

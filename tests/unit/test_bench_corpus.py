@@ -68,3 +68,20 @@ def test_summary_and_geomean() -> None:
     assert s["min_vs_transformers"] == 5.0 and s["min_vs_transformers_case"] == "b / y"
     assert s["geomean_vs_minijinja"] == pytest.approx(4.0)
     assert s["under_2x_transformers"] == 0 and s["slower_than_minijinja"] == 0
+
+
+def test_bounds_cost_is_timed_in_pairs(tiny) -> None:
+    """``--bounds-cost`` times each case's bounded module against its unbounded build, back
+    to back, and reports both that and the round-robin medians' ratio."""
+    out = subprocess.run(
+        [sys.executable, "-m", "tmpl2py", "bench", "--corpus", str(tiny / "t"), "--fixtures",
+         str(tiny / "f"), "--quick", "--clock", "cpu", "--skip-compile", "--bounds-cost",
+         "--json", str(tiny / "r.json")],
+        capture_output=True, text=True, timeout=600, check=True,
+    ).stdout
+    line = next(l for l in out.splitlines() if l.startswith("default work bounds cost"))
+    assert "timed in pairs, 2 cases" in line and "from the round-robin medians" in line
+    result = json.loads((tiny / "r.json").read_text())
+    for case in result["cases"]:
+        assert 0.2 < case["bounds"] < 5  # a ratio of two timings of near-identical code
+        assert "unbounded" in case["us"]

@@ -1,0 +1,138 @@
+"""Top-level loops over the input need no charge (``compiler/fuel.py``, ``InputLoops``).
+
+A loop in no loop body and no function, over a part of the input, whose body is light (it
+prints, compares and converts only parts of the input or constants, and calls no function
+of the template), runs as many iterations as the caller's data has items: the generated
+code has no fuel counter for it. Every other loop keeps its charge. Each case is checked
+three ways: which loops the analysis exempts, that the code has (or lacks) the charge, and
+that the render matches transformers' environment. A hostile body still ends in a limit.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from reference import ours_render, ref_render, same_outcome
+from tmpl2py.compiler import build, compile_template, ir
+from tmpl2py.compiler.fuel import InputLoops
+from tmpl2py.compiler.passes import pipeline
+from tmpl2py.runtime.limits import RenderLimitExceeded
+
+MESSAGES = [
+    {"role": "system", "content": "be brief", "tool_calls": []},
+    {"role": "user", "content": "hi", "tool_calls": []},
+    {"role": "assistant", "content": "yo", "tool_calls": [{"function": {"name": "f"}}]},
+]
+CONTEXT = {"messages": MESSAGES, "tools": [{"name": "t"}], "add_generation_prompt": True}
+
+UNMETERED = [
+    "{% for m in messages %}<|{{ m.role }}|>{{ m['content'] | trim }}\n{% endfor %}",
+    "{% for m in messages %}{% if (m.role == 'user') != (loop.index0 % 2 == 1) %}"
+    "{{ raise_exception('alternate') }}{% endif %}{{ m.content }}{% endfor %}",
+    "{% set ms = messages[1:] %}{% for m in ms %}{% set c = m.content %}{{ c|upper }}{% endfor %}",
+    "{% for m in messages|selectattr('role', 'equalto', 'user') %}{{ m.content }}{% endfor %}",
+    "{% for t in tools %}{{ t | tojson }}{% endfor %}",
+    "{% set ns = namespace(seen=false) %}{% for m in messages %}{% if not ns.seen %}"
+    "{% set ns.seen = true %}{{ m.role }}{% endif %}{% endfor %}",
+    # a nested loop pays for itself; the outer loop over the input does not
+    "{% for m in messages %}{% for c in m.tool_calls %}{{ c.function.name }}{% endfor %}{% endfor %}",
+    # the loop's target is also a macro's parameter elsewhere: its scope is the loop's own
+    "{% macro show(m) %}{{ m }}{% endmacro %}{{ show(1) }}{% for m in messages %}{{ m.role }}{% endfor %}",
+    # a leaf macro called with parts, whose body is light with them
+    "{% macro turn(m) %}<{{ m.role }}>{{ m.content }}{% endmacro %}"
+    "{% for m in messages %}{{ turn(m) }}{% endfor %}",
+    # a macro that pays for each call (it calls another) may do anything: it is counted
+    "{% macro inner(x) %}{{ x }}{% endmacro %}{% macro outer(m) %}{{ inner(m.role * 3) }}{% endmacro %}"
+    "{% for m in messages %}{{ outer(m) }}{% endfor %}",
+    "{% set ns = namespace(n=0) %}{% for m in messages %}{% set ns.n = ns.n + 1 %}{% endfor %}{{ ns.n }}",
+]
+
+METERED = [
+    "{% for i in range(3) %}{{ i }}{% endfor %}",  # the template's count, not the input's
+    "{% macro f(ms) %}{% for m in ms %}{{ m.role }}{% endfor %}{% endmacro %}{{ f(messages) }}",
+    # a value the template built, printed or searched in each iteration
+    "{% set big = messages|map(attribute='content')|join('-') %}{% for m in messages %}"
+    "{% if m.content in big %}{{ big }}{% endif %}{% endfor %}",
+    "{% set l = [] %}{% for m in messages %}{{ l * 2 }}{% endfor %}",
+    "{% set ms = messages + messages %}{% for m in ms %}{{ m.role }}{% endfor %}",
+    "{% for c in '" + "x" * 2000 + "' %}{{ c }}{% endfor %}",  # a long literal
+    # a leaf macro searching a value the template built, once a message
+    "{% set big = messages|map(attribute='content')|join('-') %}"
+    "{% macro seen(m) %}{% if m.content in big %}!{% endif %}{% endmacro %}"
+    "{% for m in messages %}{{ seen(m) }}{% endfor %}",
+    "{% set ns = namespace(n=0) %}{% for m in messages %}{% set ns.n = ns.n + ns.n %}{% endfor %}{{ ns.n }}",
+]
+
+
+def _top_loops(body: tuple) -> list:
+    out = []
+    for stmt in body:
+        if isinstance(stmt, ir.For):
+            out.append(stmt)
+        elif isinstance(stmt, ir.If):
+            out += _top_loops(stmt.body) + _top_loops(stmt.orelse)
+    return out
+
+
+def _first_loop_exempt(source: str) -> bool:
+    module = build.parse(source, "jinja", "t", "hf")
+    module = pipeline.before_emit(pipeline.run(module, profile="hf", optimize=True))
+    loops = _top_loops(module.body)
+    assert loops, "the case has a top-level loop"
+    return InputLoops(module).unmetered(loops[-1])
+
+
+@pytest.mark.parametrize("source", UNMETERED)
+def test_a_light_top_level_loop_over_the_input_is_not_charged(source: str) -> None:
+    assert _first_loop_exempt(source)
+    assert same_outcome(ours_render(source, CONTEXT), ref_render(source, CONTEXT))
+
+
+@pytest.mark.parametrize("source", METERED)
+def test_every_other_loop_keeps_its_charge(source: str) -> None:
+    module = build.parse(source, "jinja", "t", "hf")
+    module = pipeline.before_emit(pipeline.run(module, profile="hf", optimize=True))
+    inputs = InputLoops(module)
+    assert not any(inputs.unmetered(loop) for loop in _top_loops(module.body))
+    text = build.emitted(source, "jinja", None, "t", True, True)[0]
+    assert "length_hint(" in text  # some loop is charged as it starts
+    assert same_outcome(ours_render(source, CONTEXT), ref_render(source, CONTEXT))
+
+
+def test_the_code_of_an_exempt_loop_has_no_counter() -> None:
+    text = build.emitted(UNMETERED[0], "jinja", None, "t", True, True)[0]
+    assert "_fuel" not in text and "refuel" not in text
+    assert "for l_1_m in l_0_messages:" in text
+
+
+def test_a_long_input_renders_and_a_hostile_body_still_ends_in_a_limit() -> None:
+    """A top-level loop over 100,000 messages renders (its work is the input's); a body
+    searching a value the template built keeps the charge and is stopped."""
+    many = {"messages": [{"role": "user", "content": "m%d" % i} for i in range(100_000)]}
+    light = compile_template(UNMETERED[0])
+    assert light.render(many).count("<|user|>") == 100_000
+    hostile = compile_template(
+        "{% set ns = namespace(s='x') %}{% for i in range(22) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}"
+        "{% for m in messages %}{% if m.content in ns.s %}!{% endif %}{% endfor %}"
+    )
+    start = time.monotonic()
+    with pytest.raises(RenderLimitExceeded):
+        hostile.render(many)
+    assert time.monotonic() - start < 5
+
+
+def test_go_ranges_over_the_data_are_not_charged_and_a_count_pays_as_it_runs() -> None:
+    """Go: a top-level ``range`` over the data's messages has no counter; ``range N`` over
+    a number the data or the template gives pays for its iterations as they run, a block at
+    a time (``limits.counted_range``): it renders within the fuel, and past it is stopped."""
+    light = build.emitted("{{ range .Messages }}<{{ .Role }}>{{ .Content }}{{ end }}", "go", None, "t", True, True)[0]
+    assert "_fuel" not in light
+    count = compile_template("{{ range 2000000 }}x{{ end }}", dialect="go")
+    assert count.render({}).count("x") == 2_000_000
+    slow = compile_template('{{ range 4000000 }}{{ printf "%v%v%v" $ $ $ }}{{ end }}', dialect="go")
+    start = time.monotonic()
+    with pytest.raises(RenderLimitExceeded):
+        slow.render({"Messages": [{"Role": "user", "Content": "x" * 100}] * 50})
+    assert time.monotonic() - start < 5
