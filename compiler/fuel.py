@@ -147,7 +147,7 @@ _SHORT_LITERAL = 1024
 class InputLoops:
     """Which top-level loops of ``module`` run over a part of the input with a light body
     (:meth:`unmetered`). ``derived`` names are those every binding of which gives a part of
-    the input or a constant (a greatest fixpoint, by a worklist: linear in the module)."""
+    the input or a constant (:meth:`_fixpoint`)."""
 
     def __init__(self, module: ir.Module) -> None:
         self.derived: set = set()
@@ -163,23 +163,45 @@ class InputLoops:
 
     def _fixpoint(self, binds: list, known: set) -> set:
         """The names of ``binds`` (``(ident, value)``; value None: not a part) every binding
-        of which gives a part, with ``known`` names parts too: the greatest fixpoint, by a
-        worklist (a name found not to be one sends back the bindings that read it)."""
+        of which gives a part, with ``known`` names parts too. The least fixpoint (by a
+        worklist: a name found to be one sends back the names whose bindings read it), so a
+        name is a part only through a chain of bindings that starts at the input or a
+        constant: a value fed by itself (``x = x + x`` in a loop) never is, whatever its
+        operation."""
         outer = self.derived
-        self.derived = known | {ident for ident, _ in binds}
+        self.derived = set(known)
+        values: dict = {}
+        for ident, value in binds:
+            values.setdefault(ident, []).append(value)
         readers: dict = {}
-        for i, (_, value) in enumerate(binds):
-            for node in ir.walk(value) if value is not None else ():
-                if isinstance(node, (ir.Name, ir.Local)):
-                    readers.setdefault(node.ident, []).append(i)
-        work = list(range(len(binds)))
+        for ident, group in values.items():
+            for value in group:
+                for node in ir.walk(value) if value is not None else ():
+                    if isinstance(node, (ir.Name, ir.Local)):
+                        readers.setdefault(node.ident, set()).add(ident)
+        work = list(values)
         while work:
-            ident, value = binds[work.pop()]
-            if ident in self.derived and (value is None or not self.part(value)):
-                self.derived.discard(ident)
+            ident = work.pop()
+            if ident not in self.derived and all(self._binds_part(ident, v) for v in values[ident]):
+                self.derived.add(ident)
                 work.extend(readers.get(ident, ()))
         found, self.derived = self.derived, outer
         return found
+
+    def _binds_part(self, ident: str, value: Any) -> bool:
+        """``ident = value`` gives a part. A value that reads ``ident`` itself only through
+        operations that take a part of their operand (``messages = messages[1:]``, a
+        selection, a choice between values) is judged with ``ident`` a part: each value it
+        takes is a part of one its other bindings gave."""
+        if value is None:
+            return False
+        if not _shrinks(value, ident):
+            return self.part(value)
+        self.derived.add(ident)
+        try:
+            return self.part(value)
+        finally:
+            self.derived.discard(ident)
 
     def unmetered(self, node: ir.For) -> bool:
         """Whether top-level loop ``node`` needs no charge (see the section's comment). Its
@@ -247,6 +269,8 @@ class InputLoops:
             )
         if isinstance(e, ir.Capture):
             return self.light(e.body)
+        if isinstance(e, ir.CallFunc):  # a leaf macro's text, made of parts
+            return e.ident in self.leaves and self._light_call(e)
         return False
 
     def cheap(self, e: Any) -> bool:
@@ -382,6 +406,52 @@ def _bindings(root: Any) -> list:
             if node.flag:
                 binds.append((node.flag, ir.Const(True)))
     return binds
+
+
+#: helpers whose value is a part of their first argument (an item, an attribute, a slice, a
+#: selection, a reordering): what a name fed back through them holds never grows
+_SUBS = frozenset({
+    "jinja.getattr_", "jinja.getitem", "jinja.subscript", "gotmpl.field", "gotmpl.field_of_elem",
+    "gotmpl.field_path", "gotmpl.index",
+    *(f"jinja_filters.do_{f}" for f in (
+        "selectattr", "rejectattr", "select", "reject", "reverse", "list", "sort", "unique",
+        "dictsort", "items", "first", "last", "d", "default",
+    )),
+})
+
+
+def _shrinks(value: Any, ident: str) -> bool:
+    """``value`` reads ``ident`` (a Name or Local), and only as (a part of) what it gives:
+    through items, attributes, slices, selections, choices (``x if t else y``, ``a or b``)."""
+    found = False
+    stack = [(value, True)]
+    while stack:
+        node, sub = stack.pop()
+        if isinstance(node, tuple):
+            stack.extend((item, sub) for item in node)
+            continue
+        if not isinstance(node, ir.Node):
+            continue
+        if isinstance(node, (ir.Name, ir.Local)) and node.ident == ident:
+            if not sub:
+                return False
+            found = True
+            continue
+        for field, child in ir.children(node):
+            if isinstance(node, ir.Helper) and node.name in _SUBS:
+                keep = field == "args"  # the first argument (the others are keys, tests)
+                if keep and isinstance(child, tuple):
+                    stack.append((child[0], sub)) if child else None
+                    stack.extend((c, False) for c in child[1:])
+                    continue
+            else:
+                keep = (
+                    isinstance(node, ir.DictLookup) and field in ("obj", "bind", "fallback")
+                    or isinstance(node, ir.CondExpr) and field in ("body", "orelse")
+                    or isinstance(node, (ir.BoolOp, ir.Bind))
+                )
+            stack.append((child, sub and keep))
+    return found
 
 
 def _target_idents(target: Any) -> list:

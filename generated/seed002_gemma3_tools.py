@@ -89,7 +89,11 @@ def render(context: dict) -> str:
                 )
                 v_tool_0 = field(dot, "Tools")
                 # line 58: for
-                for dot_1 in range_values(v_tool_0):
+                _items1 = range_values(v_tool_0)
+                _fuel -= length_hint(_items1)
+                if _fuel < 0:
+                    _m, _fuel, _items1 = refuel_loop(_m, _out, _fuel, _items1, 1)
+                for dot_1 in _items1:
                     v_tool_0 = dot_1
                     _w("\n```tool_spec\n")
                     _w(to_json(v_tool_0))
@@ -98,7 +102,11 @@ def render(context: dict) -> str:
         v_i_2 = field(dot, "Messages")
         v___3 = v_i_2
         # line 68: for
-        for v_i_2, dot_4 in range_pairs(v_i_2):
+        _items2 = range_pairs(v_i_2)
+        _fuel -= length_hint(_items2) * 12
+        if _fuel < 0:
+            _m, _fuel, _items2 = refuel_loop(_m, _out, _fuel, _items2, 12)
+        for v_i_2, dot_4 in _items2:
             v___3 = dot_4
             v_last_5 = slice_length(field(dot, "Messages"), v_i_2) == 1
             # line 70: if
@@ -130,15 +138,15 @@ def render(context: dict) -> str:
                     else field_of_elem(dot_4, "ToolCalls")
                 ):
                     # line 76: for
-                    _items1 = range_values(
+                    _items3 = range_values(
                         dot_4.ToolCalls
                         if type(dot_4) is TemplateMessage
                         else field_of_elem(dot_4, "ToolCalls")
                     )
-                    _fuel -= length_hint(_items1) * 3
+                    _fuel -= length_hint(_items3) * 3
                     if _fuel < 0:
-                        _m, _fuel, _items1 = refuel_loop(_m, _out, _fuel, _items1, 3)
-                    for dot_6 in _items1:
+                        _m, _fuel, _items3 = refuel_loop(_m, _out, _fuel, _items3, 3)
+                    for dot_6 in _items3:
                         _w('\n```tool_call\n{"name": "')
                         _w(
                             dot_6.Function.Name

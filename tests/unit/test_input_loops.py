@@ -47,6 +47,9 @@ UNMETERED = [
     "{% macro inner(x) %}{{ x }}{% endmacro %}{% macro outer(m) %}{{ inner(m.role * 3) }}{% endmacro %}"
     "{% for m in messages %}{{ outer(m) }}{% endfor %}",
     "{% set ns = namespace(n=0) %}{% for m in messages %}{% set ns.n = ns.n + 1 %}{% endfor %}{{ ns.n }}",
+    # a name fed back through a slice only shrinks
+    "{% if messages[0].role == 'system' %}{% set messages = messages[1:] %}{% endif %}"
+    "{% for m in messages %}{{ m.content }}{% endfor %}",
 ]
 
 METERED = [
@@ -63,6 +66,9 @@ METERED = [
     "{% macro seen(m) %}{% if m.content in big %}!{% endif %}{% endmacro %}"
     "{% for m in messages %}{{ seen(m) }}{% endfor %}",
     "{% set ns = namespace(n=0) %}{% for m in messages %}{% set ns.n = ns.n + ns.n %}{% endfor %}{{ ns.n }}",
+    # a name fed back through a concatenation grows: no part of the input
+    "{% set c = messages[0].content %}{% if c %}{% set c = c ~ c %}{% endif %}"
+    "{% for m in messages %}{% if m.content in c %}{{ c }}{% endif %}{% endfor %}",
 ]
 
 
