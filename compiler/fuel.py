@@ -152,14 +152,14 @@ class InputLoops:
     def __init__(self, module: ir.Module) -> None:
         self.derived: set = set()
         self.calling = False  # judging a leaf function's body for a call (one level)
+        binds, funcs, self.loop_objects, self.bound = _scan(module)
         #: functions whose every call pays as it starts (``CALL_COST``): the ones that call
         #: others (a leaf's calls are paid by its callers' loops, which this loop is not)
-        funcs = [node for node in ir.walk(module) if isinstance(node, ir.FuncDef)]
         self.paying = {f.ident for f in funcs if not is_leaf((f.prologue, f.body))}
         #: leaf functions (their calls pay nothing): light when called with parts
         self.leaves = {f.ident: f for f in funcs if f.ident not in self.paying}
-        self.loop_objects = {n.loop for n in ir.walk(module) if isinstance(n, ir.For) and n.loop}
-        self.derived = self._fixpoint(_bindings(module), {"context"})  # Go's data: Local("context")
+        self.judging: set = set()  # Bind temps whose value is being judged (no cycle)
+        self.derived = self._fixpoint(binds, {"context"})  # Go's data: Local("context")
 
     def _fixpoint(self, binds: list, known: set) -> set:
         """The names of ``binds`` (``(ident, value)``; value None: not a part) every binding
@@ -174,28 +174,33 @@ class InputLoops:
         for ident, value in binds:
             values.setdefault(ident, []).append(value)
         readers: dict = {}
+        fed: set = set()  # ids of the values that read their own name
         for ident, group in values.items():
             for value in group:
                 for node in ir.walk(value) if value is not None else ():
                     if isinstance(node, (ir.Name, ir.Local)):
                         readers.setdefault(node.ident, set()).add(ident)
+                        if node.ident == ident:
+                            fed.add(id(value))
         work = list(values)
         while work:
             ident = work.pop()
-            if ident not in self.derived and all(self._binds_part(ident, v) for v in values[ident]):
+            if ident not in self.derived and all(
+                self._binds_part(ident, v, id(v) in fed) for v in values[ident]
+            ):
                 self.derived.add(ident)
                 work.extend(readers.get(ident, ()))
         found, self.derived = self.derived, outer
         return found
 
-    def _binds_part(self, ident: str, value: Any) -> bool:
-        """``ident = value`` gives a part. A value that reads ``ident`` itself only through
-        operations that take a part of their operand (``messages = messages[1:]``, a
-        selection, a choice between values) is judged with ``ident`` a part: each value it
+    def _binds_part(self, ident: str, value: Any, fed: bool) -> bool:
+        """``ident = value`` gives a part. A value that reads ``ident`` itself (``fed``) only
+        through operations that take a part of their operand (``messages = messages[1:]``,
+        a selection, a choice between values) is judged with ``ident`` a part: each value it
         takes is a part of one its other bindings gave."""
         if value is None:
             return False
-        if not _shrinks(value, ident):
+        if not fed or not _shrinks(value, ident):
             return self.part(value)
         self.derived.add(ident)
         try:
@@ -230,6 +235,14 @@ class InputLoops:
         made from such parts), computed at a cost linear in their sizes."""
         if isinstance(e, (ir.Const, ir.ContextGet, ir.Ref)):
             return True
+        if isinstance(e, ir.Local) and e.ident in self.bound:
+            if e.ident in self.judging:
+                return False
+            self.judging.add(e.ident)
+            try:
+                return self.part(self.bound[e.ident])
+            finally:
+                self.judging.discard(e.ident)
         if isinstance(e, (ir.Name, ir.Local)):
             return e.ident in self.derived
         if isinstance(e, ir.Bind):
@@ -239,10 +252,16 @@ class InputLoops:
         if isinstance(e, ir.DictLookup):
             obj = e.bind if e.bind is not None else e.obj
             return self.part(obj) and self.part(e.key) and self.part(e.fallback)
+        call = _method_call(e)
+        if call is not None:  # a built-in method of a part (``s.strip()``, ``d.items()``)
+            receiver, name, args = call
+            return _linear(name, args) and self.part(receiver) and all(self.part(a) for a in args)
         if isinstance(e, ir.Helper):
-            if e.name == "jinja.call" and e.args and _is_method(e.args[0]):
-                return self.part(e.args[0].args[0]) and all(self.part(a) for a in e.args[1:])
-            return e.name in _PARTS and not e.kwargs and all(self.part(a) for a in e.args)
+            return (
+                e.name in _PARTS
+                and all(self.part(a) for a in e.args)
+                and all(isinstance(v, ir.Const) for _, v in e.kwargs)  # ``indent=4``
+            )
         if isinstance(e, ir.BinOp):  # one the limits pass left unguarded (``passes/limits.py``)
             return self.part(e.left) and self.part(e.right)
         if isinstance(e, ir.UnaryOp):
@@ -258,15 +277,6 @@ class InputLoops:
         if isinstance(e, ir.LoopAttr):  # a loop object's field, a built-in's method
             loop = e.loop
             return self.part(loop) or isinstance(loop, (ir.Name, ir.Local)) and loop.ident in self.loop_objects
-        if isinstance(e, ir.CallValue):
-            func = e.func
-            return (
-                isinstance(func, ir.LoopAttr)
-                and func.attr in _LINEAR_METHODS
-                and not e.kwargs
-                and self.part(func.loop)
-                and all(self.part(a) for a in e.args)
-            )
         if isinstance(e, ir.Capture):
             return self.light(e.body)
         if isinstance(e, ir.CallFunc):  # a leaf macro's text, made of parts
@@ -380,23 +390,34 @@ class InputLoops:
 
 
 def _bindings(root: Any) -> list:
-    """``(ident, value)`` of every binding at or under ``root``: an ``Assign``'s value, a
-    ``Bind``'s, a loop target's items (``Const(0)`` for a loop's counter and length, None for
-    a loop object, a function and its parameters: never parts)."""
+    return _scan(root)[0]
+
+
+def _scan(root: Any) -> tuple:
+    """One walk of ``root``: ``(ident, value)`` of every binding at or under it (an
+    ``Assign``'s value, a loop target's items; ``Const(0)`` for a loop's counter and length,
+    None for a loop object, a function and its parameters: never parts), the functions, the
+    loop objects' names, and each ``Bind``'s value by its temp (one Bind a temp: a read of
+    the temp is a part when the value is, judged where it is read)."""
     binds: list = []
+    funcs: list = []
+    loops: set = set()
+    bound: dict = {}
     for node in ir.walk(root):
-        if isinstance(node, ir.Assign):
+        if isinstance(node, ir.Bind):
+            bound[node.temp] = node.value
+        elif isinstance(node, ir.Assign):
             binds += [(ident, node.value) for ident in _target_idents(node.target)]
         elif isinstance(node, ir.For):
             binds += [(ident, node.iter) for ident in _target_idents(node.target)]  # its items
             binds += [(ident, ir.Const(0)) for ident in (node.counter, node.last) if ident]
             if node.loop:
                 binds.append((node.loop, None))
+                loops.add(node.loop)
         elif isinstance(node, ir.FuncDef):
+            funcs.append(node)
             binds.append((node.ident, None))
             binds += [(ident, None) for p in node.params for ident in _target_idents(p.name)]
-        elif isinstance(node, ir.Bind):
-            binds.append((node.temp, node.value))
         elif isinstance(node, ir.DictLookup):  # its locals: the object, its truth, the item
             if node.bind is not None and isinstance(node.obj, ir.Local):
                 binds.append((node.obj.ident, node.bind))
@@ -405,7 +426,7 @@ def _bindings(root: Any) -> list:
                 binds.append((node.cache, obj))  # an item of the object
             if node.flag:
                 binds.append((node.flag, ir.Const(True)))
-    return binds
+    return binds, funcs, loops, bound
 
 
 #: helpers whose value is a part of their first argument (an item, an attribute, a slice, a
@@ -420,38 +441,84 @@ _SUBS = frozenset({
 })
 
 
+#: methods whose value is a piece of the receiver or a copy as long (``x = x.strip()``)
+_KEEPING = frozenset({"strip", "lstrip", "rstrip", "lower", "upper", "title", "capitalize", "split", "splitlines"})
+
+
+def _number(e: Any) -> bool:
+    return isinstance(e, ir.Const) and type(e.value) in (int, float)
+
+
 def _shrinks(value: Any, ident: str) -> bool:
-    """``value`` reads ``ident`` (a Name or Local), and only as (a part of) what it gives:
-    through items, attributes, slices, selections, choices (``x if t else y``, ``a or b``)."""
-    found = False
-    stack = [(value, True)]
+    """No read of ``ident`` in ``value`` reaches what ``value`` gives through an operation
+    that can make it longer: each reaches it only through items, attributes, slices,
+    selections, choices (``x if t else y``, ``a or b``), pieces (``split``, ``strip``) or a
+    count moved by a constant, or not at all (a test, a key, a comparison's operand)."""
+    temps: dict = {}  # a Bind's temp: the worst way one of its reads reaches the value
+    while True:  # a Bind's value reaches the value where its temp's reads do
+        seen = dict(temps)
+        grows = _flows(value, ident, temps)
+        if temps == seen:
+            return not grows
+
+
+#: how a read reaches a value's result: not at all, as a part of it, or through growth
+_NONE, _SUB, _GROW = 0, 1, 2
+
+
+def _flows(value: Any, ident: str, temps: dict) -> bool:
+    """One pass of :func:`_shrinks`: True when a read of ``ident`` reaches ``value``'s
+    result through a growing operation (``temps`` gathers how each Bind temp's reads do)."""
+    grows = False
+    stack = [(value, _SUB)]
     while stack:
-        node, sub = stack.pop()
+        node, mode = stack.pop()
         if isinstance(node, tuple):
-            stack.extend((item, sub) for item in node)
+            stack.extend((item, mode) for item in node)
             continue
         if not isinstance(node, ir.Node):
             continue
-        if isinstance(node, (ir.Name, ir.Local)) and node.ident == ident:
-            if not sub:
-                return False
-            found = True
+        if isinstance(node, (ir.Name, ir.Local)):
+            if node.ident == ident and mode == _GROW:
+                grows = True
+            if isinstance(node, ir.Local):
+                temps[node.ident] = max(temps.get(node.ident, _NONE), mode)
             continue
-        for field, child in ir.children(node):
-            if isinstance(node, ir.Helper) and node.name in _SUBS:
-                keep = field == "args"  # the first argument (the others are keys, tests)
-                if keep and isinstance(child, tuple):
-                    stack.append((child[0], sub)) if child else None
-                    stack.extend((c, False) for c in child[1:])
-                    continue
-            else:
-                keep = (
-                    isinstance(node, ir.DictLookup) and field in ("obj", "bind", "fallback")
-                    or isinstance(node, ir.CondExpr) and field in ("body", "orelse")
-                    or isinstance(node, (ir.BoolOp, ir.Bind))
-                )
-            stack.append((child, sub and keep))
-    return found
+        if isinstance(node, ir.Bind):  # its value reaches the result here and where its temp is read
+            stack.append((node.value, max(mode, temps.get(node.temp, _NONE))))
+            continue
+        call = _method_call(node)
+        if call is not None and call[1] in _KEEPING:  # a piece or a recased copy of the receiver
+            stack.append((call[0], mode))
+            stack.extend((a, _NONE) for a in call[2])
+            continue
+        if isinstance(node, ir.BinOp) and node.op in ("+", "-") and _number(node.right):
+            stack.append((node.left, mode))  # a count moved by a constant: as long as it was
+            continue
+        if isinstance(node, ir.Helper) and node.name in _SUBS:
+            first, rest = (node.args[0], node.args[1:]) if node.args else ((), ())
+            keep = node.name in ("jinja_filters.do_d", "jinja_filters.do_default")  # a choice
+            stack.append((first, mode))
+            stack.extend((a, mode if keep else _NONE) for a in rest)
+            stack.extend((v, _NONE) for _, v in node.kwargs)
+            continue
+        if isinstance(node, ir.DictLookup):
+            stack += [(node.obj, mode), (node.bind, mode), (node.fallback, mode), (node.key, _NONE)]
+            continue
+        if isinstance(node, ir.CondExpr):
+            stack += [(node.test, _NONE), (node.body, mode), (node.orelse, mode)]
+            continue
+        if isinstance(node, ir.BoolOp):
+            stack.append((node.values, mode))
+            continue
+        if isinstance(node, (ir.Compare, ir.Not)) or isinstance(node, ir.Helper) and (
+            node.name in ("builtins.type", "builtins.isinstance") or node.name.startswith("jinja_filters.test_")
+        ):
+            stack.extend((child, _NONE) for _, child in ir.children(node))  # a truth
+            continue
+        inner = _NONE if mode == _NONE else _GROW  # anything else may make it longer
+        stack.extend((child, inner) for _, child in ir.children(node))
+    return grows
 
 
 def _target_idents(target: Any) -> list:
@@ -462,15 +529,35 @@ def _target_idents(target: Any) -> list:
     return []
 
 
-def _is_method(e: Any) -> bool:
-    """A read of a linear method (:data:`_LINEAR_METHODS`) of a value through the sandbox."""
-    return (
-        isinstance(e, ir.Helper)
-        and e.name == "jinja.getattr_"
-        and len(e.args) == 2
-        and isinstance(e.args[1], ir.Const)
-        and e.args[1].value in _LINEAR_METHODS
-    )
+def _method_call(e: Any) -> Optional[tuple]:
+    """``(receiver, method name, arguments)`` of a call of a method read from a value, with
+    positional arguments only: a built-in's called directly (``LoopAttr``, after a type
+    test) or any value's through the sandbox (``jinja.call`` of ``getattr_``, or of the
+    dict-or-attribute read of it)."""
+    if isinstance(e, ir.CallValue) and isinstance(e.func, ir.LoopAttr) and not e.kwargs:
+        return e.func.loop, e.func.attr, e.args
+    if isinstance(e, ir.Helper) and e.name == "jinja.call" and e.args and not e.kwargs:
+        read = e.args[0]
+        if isinstance(read, ir.DictLookup) and read.mode == "item":
+            receiver, key = (read.bind if read.bind is not None else read.obj), read.key
+        elif isinstance(read, ir.Helper) and read.name == "jinja.getattr_" and len(read.args) == 2:
+            receiver, key = read.args
+        else:
+            return None
+        if isinstance(key, ir.Const) and type(key.value) is str:
+            return receiver, key.value, e.args[1:]
+    return None
+
+
+def _linear(name: str, args: tuple) -> bool:
+    """A method whose value is no larger than its receiver and arguments: the linear ones,
+    and a ``replace`` of a constant by one no longer."""
+    if name in _LINEAR_METHODS:
+        return True
+    if name == "replace" and len(args) == 2 and all(isinstance(a, ir.Const) for a in args):
+        old, new = (a.value for a in args)
+        return type(old) is str and type(new) is str and 0 < len(new) <= len(old) or new == ""
+    return False
 
 
 def _operands(e: Any) -> Any:
@@ -497,7 +584,8 @@ class FuelEmitter:
     fuel_used = False
     fuel_functions = 0  # how many template functions enclose the code being emitted
     fuel_loops = 0  # how many loop bodies enclose it
-    fuel_inputs: Optional["InputLoops"] = None  # the module's top-level input loops
+    fuel_module: Optional[ir.Module] = None  # the module being emitted (bounded)
+    fuel_inputs: Optional["InputLoops"] = None  # its top-level input loops, once asked
 
     def fuel_tick(self, cost: Any = 1, items: str = "", unit: int = 1) -> None:
         """Pay ``cost`` (a constant, or the source of a count): a call; with ``items`` (a
@@ -519,12 +607,11 @@ class FuelEmitter:
     def fuel_unmetered(self, node: ir.For) -> bool:
         """A loop that needs no charge: at the render's top level (in no loop body, in no
         function), over a part of the input, with a light body (:class:`InputLoops`)."""
-        return (
-            self.fuel_functions == 0
-            and self.fuel_loops == 0
-            and self.fuel_inputs is not None
-            and self.fuel_inputs.unmetered(node)
-        )
+        if self.fuel_functions or self.fuel_loops or self.fuel_module is None:
+            return False
+        if self.fuel_inputs is None:
+            self.fuel_inputs = InputLoops(self.fuel_module)
+        return self.fuel_inputs.unmetered(node)
 
     def fuel_loop_start(self, items: str, body: Any) -> None:
         """Before a loop over ``items`` (the source of a plain name, which a loop longer than
@@ -565,7 +652,7 @@ class FuelEmitter:
         :meth:`fuel_epilogue`. Returns whether it did (the body is then one level deeper)."""
         if not self.fuel_enabled:
             return False
-        self.fuel_inputs = InputLoops(module)
+        self.fuel_module = module  # its InputLoops are made at its first top-level loop
         self.line("try:")  # type: ignore[attr-defined]
         self.indent += 1  # type: ignore[attr-defined]
         return True

@@ -47,6 +47,10 @@ UNMETERED = [
     "{% macro inner(x) %}{{ x }}{% endmacro %}{% macro outer(m) %}{{ inner(m.role * 3) }}{% endmacro %}"
     "{% for m in messages %}{{ outer(m) }}{% endfor %}",
     "{% set ns = namespace(n=0) %}{% for m in messages %}{% set ns.n = ns.n + 1 %}{% endfor %}{{ ns.n }}",
+    # methods that give pieces of their receiver, a replace that cannot grow it
+    "{% for m in messages %}{% set c = m.content.replace('\\n\\n', '\\n') %}"
+    "{% set c = c.split('</think>')[-1].strip() %}{{ c }}{{ m['content'].lstrip('h') }}{% endfor %}",
+    "{% for t in tools %}{{ t | tojson(indent=2) }}{% endfor %}",
     # a name fed back through a slice only shrinks
     "{% if messages[0].role == 'system' %}{% set messages = messages[1:] %}{% endif %}"
     "{% for m in messages %}{{ m.content }}{% endfor %}",
@@ -66,6 +70,8 @@ METERED = [
     "{% macro seen(m) %}{% if m.content in big %}!{% endif %}{% endmacro %}"
     "{% for m in messages %}{{ seen(m) }}{% endfor %}",
     "{% set ns = namespace(n=0) %}{% for m in messages %}{% set ns.n = ns.n + ns.n %}{% endfor %}{{ ns.n }}",
+    "{% for m in messages %}{{ m.content.replace('i', 'iii') }}{% endfor %}",  # a growing replace
+    "{% for m in messages %}{{ m.content.center(9) }}{% endfor %}",  # a padding method
     # a name fed back through a concatenation grows: no part of the input
     "{% set c = messages[0].content %}{% if c %}{% set c = c ~ c %}{% endif %}"
     "{% for m in messages %}{% if m.content in c %}{{ c }}{% endif %}{% endfor %}",
