@@ -118,6 +118,8 @@ class Emitter(FuelEmitter):
 
     def x_Helper(self, node: ir.Helper) -> ast.expr:
         if node.name == "limits.add" and len(node.args) == 3 and not node.kwargs:
+            if self.fuel_part_added(*node.args[1:]):  # a part of the input: no weight to keep
+                return self._guarded_add(ir.Helper("limits.concat", node.args[1:], span=node.span))
             return self._guarded_add(node)
         if node.name == "limits.concat" and len(node.args) == 2 and not node.kwargs:
             return self._guarded_add(node)

@@ -153,6 +153,8 @@ class InputLoops:
         self.derived: set = set()
         self.calling = False  # judging a leaf function's body for a call (one level)
         binds, funcs, self.loop_objects, self.bound = _scan(module)
+        #: values the render assigns at most once (in no loop body, in no function)
+        self.once = {id(stmt.value) for stmt in _straight(module.body) if isinstance(stmt, ir.Assign)}
         #: functions whose every call pays as it starts (``CALL_COST``): the ones that call
         #: others (a leaf's calls are paid by its callers' loops, which this loop is not)
         self.paying = {f.ident for f in funcs if not is_leaf((f.prologue, f.body))}
@@ -197,10 +199,11 @@ class InputLoops:
         """``ident = value`` gives a part. A value that reads ``ident`` itself (``fed``) only
         through operations that take a part of their operand (``messages = messages[1:]``,
         a selection, a choice between values) is judged with ``ident`` a part: each value it
-        takes is a part of one its other bindings gave."""
+        takes is a part of one its other bindings gave. So is one the render makes once
+        that reads ``ident`` once (``messages = [system] + messages``): it adds a part once."""
         if value is None:
             return False
-        if not fed or not _shrinks(value, ident):
+        if not fed or not (_shrinks(value, ident) or id(value) in self.once and _once_grown(value, ident)):
             return self.part(value)
         self.derived.add(ident)
         try:
@@ -256,6 +259,8 @@ class InputLoops:
         if call is not None:  # a built-in method of a part (``s.strip()``, ``d.items()``)
             receiver, name, args = call
             return _linear(name, args) and self.part(receiver) and all(self.part(a) for a in args)
+        if isinstance(e, ir.Helper) and e.name in ("limits.add", "limits.add_item") and not e.kwargs:
+            return all(self.part(a) for a in e.args[1:])  # a ``+`` of parts (after the registry)
         if isinstance(e, ir.Helper):
             return (
                 e.name in _PARTS
@@ -387,6 +392,24 @@ class InputLoops:
             if not ok:
                 return False
         return True
+
+
+def _straight(body: Any) -> Any:
+    """The statements of ``body`` that run at most once a render: not in a loop body, not
+    in a function (through ``if`` branches and ``with`` blocks)."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, ir.If):
+            yield from _straight(stmt.body)
+            yield from _straight(stmt.orelse)
+        elif isinstance(stmt, ir.Scoped):
+            yield from _straight(stmt.bindings)
+            yield from _straight(stmt.body)
+
+
+def _once_grown(value: Any, ident: str) -> bool:
+    """``value`` reads ``ident`` once (what it adds to it is no copy of it)."""
+    return sum(1 for n in ir.walk(value) if isinstance(n, (ir.Name, ir.Local)) and n.ident == ident) == 1
 
 
 def _bindings(root: Any) -> list:
@@ -612,6 +635,19 @@ class FuelEmitter:
         if self.fuel_inputs is None:
             self.fuel_inputs = InputLoops(self.fuel_module)
         return self.fuel_inputs.unmetered(node)
+
+    def fuel_part_added(self, left: Any, right: Any) -> bool:
+        """Whether a ``+`` of ``left`` and ``right`` needs no weight (``limits.add``), only
+        the size check of ``limits.concat``: one of them is a part of the input or a constant
+        (:class:`InputLoops`; no name fed by itself is one). What the sum prints is what the
+        other operand prints, which was checked when it was made, plus a part of the input;
+        left unregistered, it is weighed in full by whatever multiplies it later (``[s, s]``,
+        ``s + s``: ``runtime/limits.py``, a container nobody registered is walked)."""
+        if self.fuel_module is None:
+            return False
+        if self.fuel_inputs is None:
+            self.fuel_inputs = InputLoops(self.fuel_module)
+        return self.fuel_inputs.part(left) or self.fuel_inputs.part(right)
 
     def fuel_loop_start(self, items: str, body: Any) -> None:
         """Before a loop over ``items`` (the source of a plain name, which a loop longer than

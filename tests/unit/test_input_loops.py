@@ -51,6 +51,10 @@ UNMETERED = [
     "{% for m in messages %}{% set c = m.content.replace('\\n\\n', '\\n') %}"
     "{% set c = c.split('</think>')[-1].strip() %}{{ c }}{{ m['content'].lstrip('h') }}{% endfor %}",
     "{% for t in tools %}{{ t | tojson(indent=2) }}{% endfor %}",
+    # a sum of parts made once: twice the input at most
+    "{% set ms = messages + messages %}{% for m in ms %}{{ m.role }}{% endfor %}",
+    "{% set messages = [{'role': 'system', 'content': 'x'}] + messages %}{% for m in messages %}"
+    "{{ m.role }}{% endfor %}",
     # a name fed back through a slice only shrinks
     "{% if messages[0].role == 'system' %}{% set messages = messages[1:] %}{% endif %}"
     "{% for m in messages %}{{ m.content }}{% endfor %}",
@@ -63,7 +67,9 @@ METERED = [
     "{% set big = messages|map(attribute='content')|join('-') %}{% for m in messages %}"
     "{% if m.content in big %}{{ big }}{% endif %}{% endfor %}",
     "{% set l = [] %}{% for m in messages %}{{ l * 2 }}{% endfor %}",
-    "{% set ms = messages + messages %}{% for m in ms %}{{ m.role }}{% endfor %}",
+    # a value doubled through a namespace: no part of the input
+    "{% set ns = namespace(ms=messages) %}{% for i in range(3) %}{% set ns.ms = ns.ms + ns.ms %}"
+    "{% endfor %}{% for m in ns.ms %}{{ m.role }}{% endfor %}",
     "{% for c in '" + "x" * 2000 + "' %}{{ c }}{% endfor %}",  # a long literal
     # a leaf macro searching a value the template built, once a message
     "{% set big = messages|map(attribute='content')|join('-') %}"
@@ -148,3 +154,19 @@ def test_go_ranges_over_the_data_are_not_charged_and_a_count_pays_as_it_runs() -
     with pytest.raises(RenderLimitExceeded):
         slow.render({"Messages": [{"Role": "user", "Content": "x" * 100}] * 50})
     assert time.monotonic() - start < 5
+
+
+def test_a_sum_with_a_part_of_the_input_keeps_no_weight_and_doubling_is_still_stopped() -> None:
+    """``a + messages``: what the sum prints is what ``a`` prints (checked when it was made)
+    plus the input's part, so it is built with the size check only (no ``added``); a list
+    doubled through a namespace is no part and is weighed, and stopped."""
+    source = "{% set ns = namespace(l=[1]) %}{% set t = ns.l + messages %}{{ t|length }}"
+    text = build.emitted(source, "jinja", None, "t", True, True)[0]
+    assert "added(" not in text and "concatenated(" in text
+    assert same_outcome(ours_render(source, CONTEXT), ref_render(source, CONTEXT))
+    doubling = compile_template(
+        "{% set ns = namespace(l=messages) %}{% for i in range(40) %}{% set ns.l = ns.l + ns.l %}"
+        "{% endfor %}{{ ns.l|length }}"
+    )
+    with pytest.raises(RenderLimitExceeded):
+        doubling.render(CONTEXT)
