@@ -22,7 +22,7 @@ import dataclasses
 from typing import Any
 
 from .. import ir
-from .util import TO_STR_HELPERS, map_nodes
+from .util import TO_STR_HELPERS, map_nodes, reads_top_output
 
 _CHECKED_SIZE = 65536  # ``runtime/jinja/core.concat`` checks longer results against the limits
 
@@ -83,7 +83,7 @@ def _split_block(body: tuple) -> tuple:
 def run(module: ir.Module) -> ir.Module:
     if module.dialect != "jinja":
         return module
-    if any(n == ir.TOP_OUTPUT for n in ir.walk(module.body)):  # generation spans: fold only
+    if reads_top_output(module.body):  # generation spans: fold only
         return dataclasses.replace(module, body=map_nodes(module.body, _fold))
 
     def visit(node: Any) -> Any:

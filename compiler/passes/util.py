@@ -169,6 +169,11 @@ def bindings(node: Any) -> Iterator[tuple]:
             yield from own_bindings(n)
 
 
+def reads_top_output(node: Any) -> bool:
+    """Whether ``ir.TOP_OUTPUT`` (the render's own output list) is read under ``node``."""
+    return any(isinstance(n, ir.Local) and n == ir.TOP_OUTPUT for n in ir.walk(node))
+
+
 def is_block(value: Any) -> bool:
     """A tuple of statements (a body), as opposed to a tuple of expressions."""
     return isinstance(value, tuple) and bool(value) and isinstance(value[0], ir.Stmt)
