@@ -16,6 +16,7 @@ import functools
 from typing import Any, Optional
 
 from lark import Lark, Token, Tree
+from lark.tree import Meta
 from lark.exceptions import LexError, UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 from lark.lexer import BasicLexer, ContextualLexer
 from lark.parse_tree_builder import ChildFilterLALR_NoPlaceholders, ExpandSingleChild
@@ -113,25 +114,29 @@ class TreeBuilder:
                         filtered = children[i].children
                 else:
                     filtered.append(children[i])
+        res = None
         if self.expand1 and len(filtered) == 1:  # ExpandSingleChild
             res = filtered[0]
             if len(children) == 1 and children[0] is res:
                 return res  # passed up whole (as ``SpanStart``)
             if not isinstance(res, Tree):
                 return res
-        else:
-            res = Tree(self.name, filtered)
-        for c in children:  # ``SpanStart``
+        for c in children:  # ``SpanStart``; a tree's ``_meta``: None until ``meta`` is read
             if isinstance(c, Tree):
-                meta = c.meta
-                if not meta.empty:
+                meta = c._meta
+                if meta is not None and not meta.empty:
                     line, column = meta.container_line, meta.container_column
                     break
             elif isinstance(c, Token):
                 line, column = c.line, c.column
                 break
         else:
-            return res
+            return Tree(self.name, filtered) if res is None else res
+        if res is None:  # a new tree, made with its meta
+            meta = Meta()
+            meta.line, meta.column, meta.empty = line, column, False
+            meta.container_line, meta.container_column = line, column
+            return Tree(self.name, filtered, meta)
         meta = res.meta
         if meta.empty:
             meta.line, meta.column, meta.empty = line, column, False
