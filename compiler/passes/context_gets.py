@@ -21,7 +21,7 @@ import dataclasses
 from typing import Any, Optional
 
 from .. import ir
-from .util import assignments, is_block, map_start_values
+from .util import assignments, has_node, is_block, map_start_values
 
 
 def run(module: ir.Module) -> ir.Module:
@@ -33,7 +33,7 @@ def run(module: ir.Module) -> ir.Module:
 def run_nested(module: ir.Module) -> ir.Module:
     """Every ``resolve(context, "name")`` as ``ContextGet("name")`` (a ``dict.get`` with a
     default made once, instead of a helper call building a new undefined value per read)."""
-    if module.dialect != "jinja":
+    if module.dialect != "jinja" or not has_node(module.body, _nested_candidate):
         return module
 
     def one(node: Any) -> Any:
@@ -88,6 +88,14 @@ def run_nested(module: ir.Module) -> ir.Module:
 
     body = go(module.body)
     return module if body is module.body else dataclasses.replace(module, body=body)
+
+
+def _nested_candidate(node: Any) -> bool:
+    """What ``run_nested`` may change: a ``resolve`` call, a loop that starts with a context
+    read."""
+    if isinstance(node, ir.Helper):
+        return node.name == "jinja.resolve"
+    return isinstance(node, ir.For) and not node.recursive and _reads_context(node)
 
 
 def _reads_context(loop: ir.For) -> bool:

@@ -77,6 +77,13 @@ def map_nodes(node: Any, fn: Any) -> Any:
     return go(node)
 
 
+def has_node(node: Any, wanted: Any) -> bool:
+    """Whether some node at or under ``node`` is ``wanted``: a pass whose rewrite changes only
+    such nodes (and leaves every other node whose children it left alone as it is) returns
+    the module as it is when none is, without rebuilding the tree."""
+    return any(wanted(n) for n in ir.walk(node))
+
+
 #: Start values a scope gives its names (see passes/scope.py): side-effect free lookups.
 INIT_HELPERS = frozenset(
     {
