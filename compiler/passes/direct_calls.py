@@ -65,8 +65,12 @@ def run(module: ir.Module) -> ir.Module:
     if module.dialect != "jinja":
         return module
     binds: dict = {}  # every binder of each ident (``util.assignments``, in another order)
+    wraps = False  # some macro is wrapped (else there is nothing to do)
     for ident, why in bindings(module.body):
         binds.setdefault(ident, []).append(why)
+        wraps = wraps or (isinstance(why, ir.FuncDef) and why.wrap == "jinja.make_macro")
+    if not wraps:
+        return module
 
     def block(body: tuple, known: dict) -> tuple:
         known = dict(known)
@@ -108,7 +112,7 @@ def run(module: ir.Module) -> ir.Module:
         if isinstance(why, ir.FuncDef) and _callable_directly(why, whys) is not None
     }
     body = module.body
-    if any(  # a call the rewrite may make direct (else it would change nothing)
+    if macros and any(  # a call the rewrite may make direct (else it would change nothing)
         isinstance(n, ir.Helper)
         and n.name == "jinja.call"
         and n.args
