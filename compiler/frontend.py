@@ -56,11 +56,15 @@ class CachedTransformer(Transformer):
     callbacks are called with what Lark passes them, ``__default__`` and ``Discard`` as in
     Lark, and an error they raise is wrapped in ``VisitError`` as Lark wraps it."""
 
+    def __init__(self, visit_tokens: bool = True) -> None:
+        super().__init__(visit_tokens)
+        self._callbacks: dict = {}  # rule or token type -> ``_callback``'s answer
+
     def _callback(self, name: str) -> Any:
         """(how to call, callable) for a rule or token type: ``inline`` / ``meta``: the
         method itself, with the children (and ``meta`` first); ``wrapped``: through its
         ``visit_wrapper``; ``plain``: with the list of children; None: no callback."""
-        cache = self.__dict__.setdefault("_callbacks", {})
+        cache = self._callbacks
         hit = cache.get(name)
         if hit is None:
             f = getattr(self, name, _NO_CALLBACK)
@@ -92,7 +96,7 @@ class CachedTransformer(Transformer):
 
     def _call_userfunc(self, tree: Any, new_children: Any = None) -> Any:
         children = new_children if new_children is not None else tree.children
-        how, f = self._callback(tree.data)
+        how, f = self._callbacks.get(tree.data) or self._callback(tree.data)
         if how is None:
             return self.__default__(tree.data, children, tree.meta)
         try:
@@ -109,7 +113,7 @@ class CachedTransformer(Transformer):
             raise VisitError(tree.data, tree, e)
 
     def _call_userfunc_token(self, token: Any) -> Any:
-        how, f = self._callback(token.type)
+        how, f = self._callbacks.get(token.type) or self._callback(token.type)
         if how is None:
             return self.__default_token__(token)
         try:

@@ -35,7 +35,6 @@ from typing import Any, Optional
 from . import lark_import  # noqa: E402,F401 - first: Lark imports regex and interegular
 import lark  # noqa: E402
 from lark import Lark  # noqa: E402
-from lark.parsers import lalr_analysis  # noqa: E402
 from lark.parsers.lalr_analysis import Action  # noqa: E402
 
 from .lark_loops import with_fast_driver, with_span_starts  # noqa: E402
@@ -111,7 +110,10 @@ def _unpickled_parser(tables: Any, postlex: Any) -> Optional[Lark]:
 
 class _ParserPickler(pickle.Pickler):
     """Pickles a loaded parser with what must stay one object by reference: the post-lexer
-    (the caller's), modules (``re``) and Lark's ``Shift`` / ``Reduce`` (compared by ``is``)."""
+    (the caller's) and modules (``re``) as persistent ids, Lark's ``Shift`` / ``Reduce``
+    (compared by ``is``) as the globals of ``lalr_analysis`` they are: pickle's memo then
+    refers to each again without a call (as persistent ids, the ~10,000 actions of the
+    tables cost a ``persistent_load`` call each, ~7 ms of a cold process)."""
 
     def __init__(self, file: Any, postlex: Any) -> None:
         super().__init__(file, protocol=4)
@@ -122,9 +124,12 @@ class _ParserPickler(pickle.Pickler):
             return ("postlex",)
         if isinstance(obj, types.ModuleType):
             return ("module", obj.__name__)
-        if isinstance(obj, Action):
-            return ("action", obj.name)
         return None
+
+    def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, Action):  # pickled by name, checked to be that module's object
+            return obj.name
+        return NotImplemented
 
 
 class _ParserUnpickler(pickle.Unpickler):
@@ -137,8 +142,6 @@ class _ParserUnpickler(pickle.Unpickler):
             return self._postlex
         if pid[0] == "module":
             return importlib.import_module(pid[1])
-        if pid[0] == "action" and pid[1] in ("Shift", "Reduce"):
-            return getattr(lalr_analysis, pid[1])
         raise pickle.UnpicklingError(f"unknown persistent id {pid!r}")
 
 

@@ -162,7 +162,8 @@ class _WhitespaceControl:
                     tok.line or 0,
                     tok.column or 0,
                 )
-            test_state = _next_test_state(test_state, kind)
+            if test_state or kind == "IS":  # (else it stays 0)
+                test_state = _next_test_state(test_state, kind)
             line_starting = tok.value.endswith("\n")
             yield tok
         if pending is not None:

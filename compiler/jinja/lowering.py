@@ -578,11 +578,16 @@ class Lowering(BlockLowering):
         return (key, value)
 
 
+_UNKNOWN = ("jinja.no_filter", "jinja.no_test")  # what an unknown filter / test lowers to
+
+
 def check_unknown_names(body: tuple) -> None:
     """jinja2 rejects an unknown filter or test at compile time, except inside an ``if``
     (statement or expression) of the same frame, where it fails only when evaluated. A loop's
     iterable is in the enclosing frame; its body, ``else`` and filter, macros and blocks that
     capture (and a set block's filters) are frames of their own."""
+    if not any(isinstance(n, ir.Helper) and n.name in _UNKNOWN for n in ir.walk(body)):
+        return  # (the usual template: nothing to look for, in a walk cheaper than ``visit``)
 
     def visit(node: Any, soft: bool) -> None:
         if isinstance(node, tuple):
@@ -591,7 +596,7 @@ def check_unknown_names(body: tuple) -> None:
             return
         if not isinstance(node, ir.Node):
             return
-        if isinstance(node, ir.Helper) and node.name in ("jinja.no_filter", "jinja.no_test"):
+        if isinstance(node, ir.Helper) and node.name in _UNKNOWN:
             if not soft:
                 kind = "filter" if node.name == "jinja.no_filter" else "test"
                 name = node.args[0].value  # type: ignore[attr-defined]

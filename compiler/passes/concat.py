@@ -22,13 +22,17 @@ import dataclasses
 from typing import Any
 
 from .. import ir
-from .util import TO_STR_HELPERS, map_nodes
+from .util import TO_STR_HELPERS, has_node, map_nodes, reads_top_output
 
 _CHECKED_SIZE = 65536  # ``runtime/jinja/core.concat`` checks longer results against the limits
 
 
 def _is_text(node: Any) -> bool:
     return isinstance(node, ir.Const) and type(node.value) is str
+
+
+def _is_concat(node: Any) -> bool:
+    return isinstance(node, ir.Helper) and node.name == "jinja.concat"
 
 
 def _fold(node: Any) -> Any:
@@ -81,9 +85,9 @@ def _split_block(body: tuple) -> tuple:
 
 
 def run(module: ir.Module) -> ir.Module:
-    if module.dialect != "jinja":
-        return module
-    if any(n == ir.TOP_OUTPUT for n in ir.walk(module.body)):  # generation spans: fold only
+    if module.dialect != "jinja" or not has_node(module.body, _is_concat):
+        return module  # (``_fold`` and ``_written`` change only concatenations)
+    if reads_top_output(module.body):  # generation spans: fold only
         return dataclasses.replace(module, body=map_nodes(module.body, _fold))
 
     def visit(node: Any) -> Any:

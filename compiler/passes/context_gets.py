@@ -21,7 +21,7 @@ import dataclasses
 from typing import Any, Optional
 
 from .. import ir
-from .util import assignments, is_block, map_nodes, map_start_values
+from .util import assignments, has_node, is_block, map_start_values
 
 
 def run(module: ir.Module) -> ir.Module:
@@ -33,7 +33,7 @@ def run(module: ir.Module) -> ir.Module:
 def run_nested(module: ir.Module) -> ir.Module:
     """Every ``resolve(context, "name")`` as ``ContextGet("name")`` (a ``dict.get`` with a
     default made once, instead of a helper call building a new undefined value per read)."""
-    if module.dialect != "jinja":
+    if module.dialect != "jinja" or not has_node(module.body, _nested_candidate):
         return module
 
     def one(node: Any) -> Any:
@@ -43,50 +43,68 @@ def run_nested(module: ir.Module) -> ir.Module:
                 return dataclasses.replace(new, span=node.span)
         return node
 
-    module = dataclasses.replace(module, body=map_nodes(module.body, one))
-    if not _hoistable(module):  # no loop body starts with a context read: nothing to move
-        return module
     memo: dict = {}
 
-    def hoist(node: Any) -> Any:
-        if is_block(node):
-            out: list = []
-            for stmt in node:
-                stmt = ir.map_children(stmt, hoist)
-                if isinstance(stmt, ir.For) and not stmt.recursive:
-                    binds = assignments(dataclasses.replace(module, body=(stmt,)), memo)
-                    kept, moved = [], []
-                    for inner in stmt.body:
-                        if (
-                            isinstance(inner, ir.Assign)
-                            and isinstance(inner.value, ir.ContextGet)
-                            and isinstance(inner.target, ir.Name)
-                            and binds.get(inner.target.ident) == [inner]
-                        ):
-                            moved.append(inner)
-                        else:
-                            kept.append(inner)
-                    if moved:
-                        out.extend(moved)
-                        stmt = dataclasses.replace(stmt, body=tuple(kept))
-                out.append(stmt)
-            return tuple(out)
-        if isinstance(node, (ir.Node, tuple)):
-            return ir.map_children(node, hoist)
-        return node
+    def hoist(body: tuple) -> tuple:
+        """``body`` (its statements rewritten already) with each loop's own context reads
+        moved before the loop."""
+        out: list = []
+        changed = False
+        for stmt in body:
+            if isinstance(stmt, ir.For) and not stmt.recursive and _reads_context(stmt):
+                binds = assignments(dataclasses.replace(module, body=(stmt,)), memo)
+                kept, moved = [], []
+                for inner in stmt.body:
+                    if (
+                        isinstance(inner, ir.Assign)
+                        and isinstance(inner.value, ir.ContextGet)
+                        and isinstance(inner.target, ir.Name)
+                        and binds.get(inner.target.ident) == [inner]
+                    ):
+                        moved.append(inner)
+                    else:
+                        kept.append(inner)
+                if moved:
+                    out.extend(moved)
+                    stmt = dataclasses.replace(stmt, body=tuple(kept))
+                    changed = True
+            out.append(stmt)
+        return tuple(out) if changed else body
 
-    return dataclasses.replace(module, body=hoist(module.body))
+    # one rebuild, bottom-up (``util.map_nodes``'s), that also hoists in every block once its
+    # statements are rewritten (inner loops first, as the reads they move are then in place)
+    mappers, node_class = ir._MAPPERS, ir.Node
+
+    def go(n: Any) -> Any:
+        if isinstance(n, tuple):
+            new = ir._map_tuple(n, go)
+            return hoist(new) if is_block(new) else new
+        if not isinstance(n, node_class):
+            return n
+        mapper = mappers.get(n.__class__)
+        if mapper is None:
+            mapper = ir._mapper(n.__class__)
+        return one(mapper(n, go))
+
+    body = go(module.body)
+    return module if body is module.body else dataclasses.replace(module, body=body)
 
 
-def _hoistable(module: ir.Module) -> bool:
-    """Whether some loop body assigns a context read among its own statements (what the
-    hoisting can move), so the rebuild runs only where it can change something."""
-    for node in ir.walk(module.body):
-        if isinstance(node, ir.For) and not node.recursive:
-            for inner in node.body:
-                if isinstance(inner, ir.Assign) and isinstance(inner.value, ir.ContextGet):
-                    return True
-    return False
+def _nested_candidate(node: Any) -> bool:
+    """What ``run_nested`` may change: a ``resolve`` call, a loop that starts with a context
+    read."""
+    if isinstance(node, ir.Helper):
+        return node.name == "jinja.resolve"
+    return isinstance(node, ir.For) and not node.recursive and _reads_context(node)
+
+
+def _reads_context(loop: ir.For) -> bool:
+    """Whether the loop body assigns a context read among its own statements (what the
+    hoisting can move), so its bindings are looked at only then."""
+    return any(
+        isinstance(inner, ir.Assign) and isinstance(inner.value, ir.ContextGet)
+        for inner in loop.body
+    )
 
 
 def _context_get(call: ir.Helper) -> Optional[ir.Expr]:

@@ -191,9 +191,9 @@ class _Pass:
         nested = node.recursive or node.filter is not None
         # a filtered loop's iterable sits in a generator expression, where ``:=`` may not
         it = self.expr(node.iter, known, first_ok=not nested)
-        changes = _changes(node)
         inner = _Known(known)  # a nested function or generator: nothing kept is known
-        if not nested and changes is not None:
+        changes = None if nested else _changes(node)
+        if changes is not None:
             inner.values = {k: v for k, v in known.values.items() if k[0] not in changes}
             inner.flags = {k: v for k, v in known.flags.items() if k not in changes}
         if node.filter is not None and any(calls_foreign_code(n) for n in ir.walk(node.filter)):
@@ -240,15 +240,21 @@ def _unkept(node: Any, p: _Pass) -> Any:
 def _finished(node: Any, p: _Pass) -> Any:
     """``_shared(_unkept(node, p))`` in one walk (``_unkept`` changes only ``DictLookup``
     nodes and what is under them, ``_shared`` only helpers of constants, which hold none)."""
-    if isinstance(node, tuple):
-        return _map_tuple(node, lambda n: _finished(n, p))
-    if not isinstance(node, ir.Node):
-        return node
-    if isinstance(node, ir.DictLookup):
-        return _shared(_unkept(node, p))
-    if _shareable(node):
-        return ir.Hoisted(node, span=node.span)
-    return ir.map_children(node, lambda child: _finished(child, p))
+    mappers = ir._MAPPERS
+
+    def go(n: Any) -> Any:
+        if isinstance(n, tuple):
+            return _map_tuple(n, go)
+        if not isinstance(n, ir.Node):
+            return n
+        if isinstance(n, ir.DictLookup):
+            return _shared(_unkept(n, p))
+        if _shareable(n):
+            return ir.Hoisted(n, span=n.span)
+        mapper = mappers.get(n.__class__) or ir._mapper(n.__class__)
+        return mapper(n, go)
+
+    return go(node)
 
 
 def _map_tuple(items: tuple, fn: Any) -> tuple:

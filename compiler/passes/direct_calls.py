@@ -17,7 +17,7 @@ import dataclasses
 from typing import Any, Optional
 
 from .. import ir
-from .util import assignments, is_block, is_init, map_nodes
+from .util import bindings, is_block, is_init, map_nodes
 
 
 def _callable_directly(node: ir.FuncDef, binds: list) -> Optional[int]:
@@ -64,7 +64,13 @@ def _later_macros(body: tuple, binds: dict) -> dict:
 def run(module: ir.Module) -> ir.Module:
     if module.dialect != "jinja":
         return module
-    binds = assignments(module)
+    binds: dict = {}  # every binder of each ident (``util.assignments``, in another order)
+    wraps = False  # some macro is wrapped (else there is nothing to do)
+    for ident, why in bindings(module.body):
+        binds.setdefault(ident, []).append(why)
+        wraps = wraps or (isinstance(why, ir.FuncDef) and why.wrap == "jinja.make_macro")
+    if not wraps:
+        return module
 
     def block(body: tuple, known: dict) -> tuple:
         known = dict(known)
@@ -99,16 +105,36 @@ def run(module: ir.Module) -> ir.Module:
             return ir.CallFunc(node.args[0].ident, node.args[1:], span=node.span)
         return node
 
-    body = block(module.body, {})
-    # Macros nobody reads as a value any more need no Macro object.
-    targets = {
-        id(n) for node in ir.walk(body) if isinstance(node, ir.Assign) for n in ir.walk(node.target)
+    macros = {
+        ident
+        for ident, whys in binds.items()
+        for why in whys
+        if isinstance(why, ir.FuncDef) and _callable_directly(why, whys) is not None
     }
-    read = {
-        n.ident
+    body = module.body
+    if macros and any(  # a call the rewrite may make direct (else it would change nothing)
+        isinstance(n, ir.Helper)
+        and n.name == "jinja.call"
+        and n.args
+        and isinstance(n.args[0], ir.Name)
+        and n.args[0].ident in macros
         for n in ir.walk(body)
-        if isinstance(n, (ir.Name, ir.Local)) and id(n) not in targets
-    }
+    ):
+        body = block(body, {})
+    # Macros nobody reads as a value any more need no Macro object.
+    targets: set = set()
+    read: set = set()
+    wrapped = []
+    for node in ir.walk(body):  # parents first: an assignment's target before its names
+        if isinstance(node, (ir.Name, ir.Local)):
+            if id(node) not in targets:
+                read.add(node.ident)
+        elif isinstance(node, ir.Assign):
+            targets.update(id(n) for n in ir.walk(node.target))
+        elif isinstance(node, ir.FuncDef) and node.wrap == "jinja.make_macro":
+            wrapped.append(node)
+    if all(m.ident in read for m in wrapped):
+        return module if body is module.body else dataclasses.replace(module, body=body)
 
     def unbind(node: Any) -> Any:
         if (

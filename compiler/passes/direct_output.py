@@ -13,7 +13,7 @@ import dataclasses
 from typing import Any
 
 from .. import ir
-from .util import is_str, map_nodes
+from .util import is_str, map_nodes, reads_top_output
 
 
 def _outputs_str(body: tuple) -> bool:
@@ -35,12 +35,15 @@ def _outputs_str(body: tuple) -> bool:
 
 
 def run(module: ir.Module) -> ir.Module:
-    if module.dialect != "jinja" or any(n == ir.TOP_OUTPUT for n in ir.walk(module.body)):
+    if module.dialect != "jinja" or reads_top_output(module.body):
         return module
     calls: dict = {}
     outputs: dict = {}
+    macros = []
     for node in ir.walk(module.body):
-        if isinstance(node, ir.CallFunc):
+        if isinstance(node, ir.FuncDef):
+            macros.append(node)
+        elif isinstance(node, ir.CallFunc):
             calls[node.ident] = calls.get(node.ident, 0) + 1
         elif isinstance(node, ir.Output):
             expr = node.expr
@@ -49,14 +52,19 @@ def run(module: ir.Module) -> ir.Module:
             if isinstance(expr, ir.CallFunc):
                 outputs[expr.ident] = outputs.get(expr.ident, 0) + 1
 
-    def into(node: Any) -> Any:
-        if (
-            isinstance(node, ir.FuncDef)
-            and node.wrap == "jinja.make_macro"
+    def writes(node: ir.FuncDef) -> bool:
+        return (
+            node.wrap == "jinja.make_macro"
             and not node.bind
             and calls.get(node.ident, 0) == outputs.get(node.ident, 0)
             and _outputs_str(node.body)
-        ):
+        )
+
+    if not any(writes(n) for n in macros):
+        return module
+
+    def into(node: Any) -> Any:
+        if isinstance(node, ir.FuncDef) and writes(node):
             return dataclasses.replace(node, into=True)
         return node
 

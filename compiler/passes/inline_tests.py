@@ -12,7 +12,7 @@ import dataclasses
 from typing import Any
 
 from .. import ir
-from .util import map_nodes, type_is
+from .util import has_node, map_nodes, type_is
 
 
 def _isinstance(value: Any, cls: str) -> ir.Expr:
@@ -81,4 +81,14 @@ def run(module: ir.Module) -> ir.Module:
             return dataclasses.replace(node.operand, ops=((_NEGATED[op], right),), span=node.span)
         return node
 
+    if not has_node(module.body, _foldable):
+        return module
     return dataclasses.replace(module, body=map_nodes(module.body, fold))
+
+
+def _foldable(node: Any) -> bool:
+    """What ``fold`` may change, before any change: a test helper, or a ``not`` of a ``not``
+    or of a comparison (a comparison made of a test is under a test helper)."""
+    return (isinstance(node, ir.Helper) and node.name in INLINE_TESTS) or (
+        isinstance(node, ir.Not) and isinstance(node.operand, (ir.Not, ir.Compare))
+    )

@@ -12,7 +12,7 @@ import dataclasses
 from typing import Any
 
 from .. import ir
-from .util import calls_foreign_code, map_nodes
+from .util import calls_foreign_code, has_node, map_nodes
 
 _COUNTER_ATTRS = frozenset({"index", "index0", "first"})
 
@@ -24,7 +24,7 @@ def run(module: ir.Module) -> ir.Module:
     and over a list or tuple compares the counter with the last index (``jinja.loop_last``);
     any other iterable still gets its loop object for ``last``. Not when the body may call
     foreign code (which could change the list while it is iterated)."""
-    if module.dialect != "jinja":
+    if module.dialect != "jinja" or not has_node(module.body, _counted):
         return module
 
     def uses(node: Any, ident: str, ok: list) -> None:
@@ -49,7 +49,7 @@ def run(module: ir.Module) -> ir.Module:
                 uses(getattr(node, f), ident, ok)
 
     def fold(node: Any) -> Any:
-        if not (isinstance(node, ir.For) and node.loop and not node.recursive):
+        if not _counted(node):
             return node
         ok = [True, False]  # only counters and ``last``; ``last`` read
         uses((node.body, node.filter), node.loop, ok)
@@ -88,3 +88,8 @@ def run(module: ir.Module) -> ir.Module:
         )
 
     return dataclasses.replace(module, body=map_nodes(module.body, fold))
+
+
+def _counted(node: Any) -> bool:
+    """A loop that may count instead of building its loop object (what ``run`` changes)."""
+    return isinstance(node, ir.For) and bool(node.loop) and not node.recursive

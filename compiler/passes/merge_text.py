@@ -9,6 +9,7 @@ Keeps output byte-identical (pure IR -> IR).
 from __future__ import annotations
 
 import dataclasses
+from operator import is_
 from typing import Any
 
 from .. import ir
@@ -34,6 +35,8 @@ def run(module: ir.Module) -> ir.Module:
                     out[-1] = ir.Text(out[-1].text + stmt.text, span=out[-1].span)
                     continue
             out.append(stmt)
+        if len(out) == len(body) and all(map(is_, out, body)):
+            return body  # (the same object: the node holding it need not be made again)
         return tuple(out)
 
     def fold(node: Any) -> Any:
@@ -44,7 +47,9 @@ def run(module: ir.Module) -> ir.Module:
                 and isinstance(getattr(node, f), tuple)
                 and not isinstance(node, ir.Module)
             ):
-                changes[f] = merge_block(getattr(node, f))
+                new = merge_block(getattr(node, f))
+                if new is not getattr(node, f):
+                    changes[f] = new
         return dataclasses.replace(node, **changes) if changes else node
 
     body = merge_block(map_nodes(module.body, fold))

@@ -27,7 +27,7 @@ from tmpl2py.runtime.jinja import safe_methods
 from tmpl2py.runtime.jinja.bounded import GROWING_STR_METHODS
 
 from .. import ir
-from .util import map_nodes
+from .util import has_node, map_nodes
 
 #: the receiver types whose methods are called directly (disjoint method names)
 _TYPES = ("str", "dict")
@@ -85,5 +85,17 @@ def _lower(node: Any, methods: dict) -> Any:
 def run(module: ir.Module) -> ir.Module:
     if module.dialect != "jinja":
         return module
+    if not has_node(module.body, _is_method_call):
+        return module  # (``_lower`` changes only those)
     methods = method_types()
     return dataclasses.replace(module, body=map_nodes(module.body, lambda n: _lower(n, methods)))
+
+
+def _is_method_call(node: Any) -> bool:
+    return (
+        isinstance(node, ir.Helper)
+        and node.name == "jinja.call"
+        and bool(node.args)
+        and isinstance(node.args[0], ir.Helper)
+        and node.args[0].name == "jinja.getattr_"
+    )

@@ -17,7 +17,7 @@ import dataclasses
 from typing import Any, Optional
 
 from .. import ir
-from .util import bindings_of, is_block, is_init
+from .util import is_block, is_init, own_bindings
 
 _NS_READS = ("jinja.getattr_", "jinja.getitem")
 
@@ -75,30 +75,60 @@ def _ns_store(stmt: Any, ident: str, helper: str) -> Optional[ir.Helper]:
 
 def _names_of(node: Any, ident: str, memo: Optional[dict] = None) -> int:
     """How many ``Name`` nodes for ``ident`` there are under ``node``. With ``memo``, each
-    statement's counts of every ident are kept (by identity: IR nodes are immutable, and the
-    memo holds the node so its id stays its own): asking again for every suffix of a block, in
-    every round of ``ns_scalars``, stays cheap."""
+    statement's counts of every ident are kept (``_tables``): asking again for every suffix of
+    a block, in every round of ``ns_scalars``, stays cheap."""
     if memo is None:
         return sum(1 for n in ir.walk(node) if isinstance(n, ir.Name) and n.ident == ident)
     if isinstance(node, tuple):
         return sum(_names_of(n, ident, memo) for n in node)
     if not isinstance(node, ir.Stmt):
         return _names_of(node, ident)
-    return _name_counts(node, memo).get(ident, 0)
+    return _tables(node, memo)[0].get(ident, 0)
 
 
-def _name_counts(stmt: ir.Stmt, memo: dict) -> dict:
-    hit = memo.get(("names", id(stmt)))
+def _tables(stmt: ir.Stmt, memo: dict) -> tuple:
+    """What the rounds ask of each statement, at or under it, from one walk: (the ``Name``
+    count of each watched ident, the namespace bindings (``_ns_candidate``), the binders of
+    each watched ident (``util.own_bindings``)); the watched idents (``memo["watched",]``) are
+    those of the namespace bindings, the only ones the rounds ask about. Memoised by identity
+    (IR nodes are immutable, and the memo holds the statement so its id stays its own) and kept
+    across rounds: untouched statements keep theirs, and a rewritten one is made from its
+    sub-statements' tables."""
+    hit = memo.get(("tables", id(stmt)))
     if hit is None:
+        watched = memo["watched",]
         counts: dict = {}
+        found: list = []
+        binds: dict = {}
         for item in ir.walk_own(stmt):
             if item is not stmt and isinstance(item, ir.Stmt):
-                for k, n in _name_counts(item, memo).items():
+                sub_counts, sub_found, sub_binds = _tables(item, memo)
+                for k, n in sub_counts.items():
                     counts[k] = counts.get(k, 0) + n
-            elif isinstance(item, ir.Name):
-                counts[item.ident] = counts.get(item.ident, 0) + 1
-        hit = memo[("names", id(stmt))] = (stmt, counts)
-    return hit[1]
+                found.extend(sub_found)
+                for k, whys in sub_binds.items():
+                    binds.setdefault(k, []).extend(whys)
+                continue
+            if isinstance(item, ir.Name):
+                if item.ident in watched:
+                    counts[item.ident] = counts.get(item.ident, 0) + 1
+                continue
+            if isinstance(item, ir.Assign) and _ns_candidate(item) is not None:
+                found.append(item)
+            if isinstance(item, (ir.Assign, ir.For, ir.FuncDef)):
+                for k, why in own_bindings(item):
+                    if k in watched:
+                        binds.setdefault(k, []).append(why)
+        hit = memo[("tables", id(stmt))] = (stmt, counts, tuple(found), binds)
+    return hit[1:]
+
+
+def _watch(ident: str, memo: dict) -> None:
+    """Make ``ident`` one of the idents the tables count (made again from the next ask)."""
+    if ident not in memo["watched",]:
+        memo["watched",] = memo["watched",] | {ident}
+        for key in [k for k in memo if k[0] == "tables"]:
+            del memo[key]
 
 
 def _has_capture(node: Any, memo: dict) -> bool:
@@ -159,8 +189,10 @@ def _ns_region_ok(region: tuple, ident: str, keys: tuple, memo: dict) -> bool:
             for n in node:
                 visit(n)
             return
-        if not isinstance(node, ir.Node):
-            return
+        if not isinstance(node, ir.Node) or (
+            isinstance(node, ir.Stmt) and not _names_of(node, ident, memo)
+        ):
+            return  # (a statement without the name has no use of it)
         key = _ns_read_key(node, ident)
         if key is not None:
             if key not in keys:
@@ -188,24 +220,9 @@ def _ns_region_ok(region: tuple, ident: str, keys: tuple, memo: dict) -> bool:
     return ok[0] and seen[0] == _names_of(region, ident, memo)
 
 
-def _candidates(stmt: ir.Stmt, memo: dict) -> tuple:
-    """The namespace bindings (``_ns_candidate``) at or under ``stmt``, memoised per statement
-    as ``_names_of`` is (a superset of those a round's descent reaches: it skips nothing)."""
-    hit = memo.get(("cands", id(stmt)))
-    if hit is None:
-        found: list = []
-        for n in ir.walk_own(stmt):
-            if n is not stmt and isinstance(n, ir.Stmt):
-                found.extend(_candidates(n, memo))
-            elif isinstance(n, ir.Assign) and _ns_candidate(n) is not None:
-                found.append(n)
-        hit = memo[("cands", id(stmt))] = (stmt, tuple(found))
-    return hit[1]
-
-
 def _live(stmt: ir.Stmt, memo: dict) -> bool:
     """Some namespace binding at or under ``stmt`` has not failed its proof yet."""
-    return any(("failed", id(c)) not in memo for c in _candidates(stmt, memo))
+    return any(("failed", id(c)) not in memo for c in _tables(stmt, memo)[1])
 
 
 def run(module: ir.Module) -> ir.Module:
@@ -220,8 +237,16 @@ def run(module: ir.Module) -> ir.Module:
     whole module would, at the cost of the paths to the live bindings."""
     if module.dialect != "jinja":
         return module
+    watched = frozenset(
+        n.target.ident
+        for n in ir.walk(module.body)
+        if isinstance(n, ir.Assign) and _ns_candidate(n) is not None
+    )
+    if not watched:
+        return module
     count = 0
-    memo: dict = {}  # name counts per statement, kept across rounds (untouched nodes stay)
+    # tables per statement, kept across rounds (untouched nodes stay)
+    memo: dict = {("watched",): watched}
     while True:  # one namespace at a time: each proof looks at the module as it is now
         changed = _ns_scalar_once(module, f"_ns{count + 1}", memo)
         if changed is None:
@@ -243,7 +268,8 @@ def _ns_scalar_once(module: ir.Module, mode: str, memo: dict) -> Optional[ir.Mod
         if found is None:
             return None
         ident, keys = found
-        binds = bindings_of(module, ident, memo)
+        _watch(ident, memo)  # (a binding a rewrite made: none so far)
+        binds = [w for top in module.body for w in _tables(top, memo)[2].get(ident, ())]
         if [w for w in binds if w is not stmt and not is_init(w)]:
             return None
         if not all(_plain(v, ident, keys) for _, v in stmt.value.kwargs):  # type: ignore[attr-defined]

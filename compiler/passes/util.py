@@ -77,6 +77,13 @@ def map_nodes(node: Any, fn: Any) -> Any:
     return go(node)
 
 
+def has_node(node: Any, wanted: Any) -> bool:
+    """Whether some node at or under ``node`` is ``wanted``: a pass whose rewrite changes only
+    such nodes (and leaves every other node whose children it left alone as it is) returns
+    the module as it is when none is, without rebuilding the tree."""
+    return any(wanted(n) for n in ir.walk(node))
+
+
 #: Start values a scope gives its names (see passes/scope.py): side-effect free lookups.
 INIT_HELPERS = frozenset(
     {
@@ -167,6 +174,11 @@ def bindings(node: Any) -> Iterator[tuple]:
     for n in ir.walk(node):
         if isinstance(n, (ir.Assign, ir.For, ir.FuncDef)):
             yield from own_bindings(n)
+
+
+def reads_top_output(node: Any) -> bool:
+    """Whether ``ir.TOP_OUTPUT`` (the render's own output list) is read under ``node``."""
+    return any(isinstance(n, ir.Local) and n == ir.TOP_OUTPUT for n in ir.walk(node))
 
 
 def is_block(value: Any) -> bool:
