@@ -16,7 +16,8 @@ import pytest
 
 from reference import ours_render, ref_render, same_outcome
 from tmpl2py.compiler import build, compile_template, ir
-from tmpl2py.compiler.fuel import InputLoops
+from tmpl2py.compiler.fuel import is_leaf
+from tmpl2py.compiler.input_loops import InputLoops
 from tmpl2py.compiler.passes import pipeline
 from tmpl2py.runtime.limits import RenderLimitExceeded
 
@@ -99,7 +100,7 @@ def _first_loop_exempt(source: str) -> bool:
     module = pipeline.before_emit(pipeline.run(module, profile="hf", optimize=True))
     loops = _top_loops(module.body)
     assert loops, "the case has a top-level loop"
-    return InputLoops(module).unmetered(loops[-1])
+    return InputLoops(module, is_leaf).unmetered(loops[-1])
 
 
 @pytest.mark.parametrize("source", UNMETERED)
@@ -112,7 +113,7 @@ def test_a_light_top_level_loop_over_the_input_is_not_charged(source: str) -> No
 def test_every_other_loop_keeps_its_charge(source: str) -> None:
     module = build.parse(source, "jinja", "t", "hf")
     module = pipeline.before_emit(pipeline.run(module, profile="hf", optimize=True))
-    inputs = InputLoops(module)
+    inputs = InputLoops(module, is_leaf)
     assert not any(inputs.unmetered(loop) for loop in _top_loops(module.body))
     text = build.emitted(source, "jinja", None, "t", True, True)[0]
     assert "length_hint(" in text  # some loop is charged as it starts

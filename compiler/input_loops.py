@@ -1,0 +1,516 @@
+"""Loops over the input, which need no charge: :class:`InputLoops` (used by ``fuel.FuelEmitter``).
+
+A loop that runs at most once per render (in no loop body, in no function the template
+defines) over a part of the input (``messages``, ``message.tool_calls``, a slice or a
+selection of one) makes as many iterations as the input has items: the caller's data, not
+the template, decides its length, as it does for every renderer. When its body is also
+*light*, each iteration's work is bounded by the input too (every value the body prints,
+compares or converts is a part of the input or a constant; the functions of the template it
+calls pay for each call, or are leaves whose body is light with the parts passed to them; a
+nested loop or a guarded operation pays for itself), so the loop needs no charge: the
+render's end still measures the output it wrote (``limits.settle``). That saves the charge
+(~60 ns a loop) on the commonest loop of a chat template.
+
+A *part* (:meth:`InputLoops.part`) is a value whose size is bounded by the input's and the
+template's: the context, a constant, an item, attribute, slice or selection of a part, a
+``+`` of parts, a linear method of one. A name is a part when every binding of it gives one,
+computed as a least fixpoint, so a value fed by itself through anything that can grow it
+(``x = x ~ x`` in a loop) is never a part, while one fed back through a slice or a
+selection (``messages = messages[1:]``), which only shrinks, stays one (:func:`_shrinks`).
+
+The same notion spares a ``+`` its weighing: ``FuelEmitter.fuel_part_added``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from . import ir
+
+#: helpers whose value is a part of their first argument or of the same order of size as
+#: their arguments together (an item, an attribute, a slice, a string conversion, a
+#: selection or reordering of items, a JSON text), at a cost linear in those sizes
+_PARTS = frozenset({
+    "jinja.getattr_", "jinja.getitem", "jinja.subscript", "builtins.slice", "jinja.to_str",
+    "jinja.concat", "limits.concat", "builtins.type", "builtins.isinstance", "jinja.undefined",
+    "jinja.cond_undefined",
+    *(f"jinja_filters.do_{f}" for f in (
+        "trim", "upper", "lower", "capitalize", "string", "d", "default", "selectattr",
+        "rejectattr", "select", "reject", "reverse", "list", "sort", "unique", "dictsort",
+        "items", "first", "last", "safe", "count", "length", "tojson", "join", "int", "float",
+    )),
+    # Go: a field or an element's field (or its text), an item, the items a range visits
+    # (``range_values`` of a number charges its count itself), the context's data view
+    "gotmpl.field", "gotmpl.field_of_elem", "gotmpl.field_path", "gotmpl.print_field",
+    "gotmpl.print_field_of_elem", "gotmpl.print_field_path", "gotmpl.range_values",
+    "gotmpl.range_pairs", "gotmpl.index", "gotmpl.to_str", "gotmpl.to_json", "gotmpl.eq",
+    "gotmpl.ne", "gotmpl.slice_length", "ollama.cut_data", "ollama.is_cut_run",
+    *(f"jinja_filters.test_{t}" for t in (
+        "mapping", "iterable", "sequence", "boolean", "number", "integer", "float", "string",
+        "none", "defined", "undefined",
+    )),
+})
+#: helpers that store a reference (namespace attributes): their value is None
+_STORES = frozenset({"jinja.ns_set", "jinja.ns_check"})
+#: methods of a built-in ``str`` / ``dict`` (called directly: ``LoopAttr``) whose value is
+#: no larger than the receiver and its arguments, at a linear cost
+_LINEAR_METHODS = frozenset({
+    "strip", "lstrip", "rstrip", "lower", "upper", "title", "capitalize", "split", "splitlines",
+    "startswith", "endswith", "items", "keys", "values", "get",
+})
+#: a literal loops over at most this many items without a charge (longer: the template's
+#: size, not the input's, would decide the count)
+_SHORT_LITERAL = 1024
+
+
+class InputLoops:
+    """Which top-level loops of ``module`` run over a part of the input with a light body
+    (:meth:`unmetered`). ``derived`` names are those every binding of which gives a part of
+    the input or a constant (:meth:`_fixpoint`)."""
+
+    def __init__(self, module: ir.Module, is_leaf: Callable[[Any], bool]) -> None:
+        """``is_leaf``: whether a function body calls no other (``fuel.is_leaf``): a
+        function that does pays for each call as it starts."""
+        self.derived: set = set()
+        self.calling = False  # judging a leaf function's body for a call (one level)
+        binds, funcs, self.loop_objects, self.bound = _scan(module)
+        #: values the render assigns at most once (in no loop body, in no function)
+        self.once = {id(stmt.value) for stmt in _straight(module.body) if isinstance(stmt, ir.Assign)}
+        #: functions whose every call pays as it starts (``CALL_COST``): the ones that call
+        #: others (a leaf's calls are paid by its callers' loops, which this loop is not)
+        self.paying = {f.ident for f in funcs if not is_leaf((f.prologue, f.body))}
+        #: leaf functions (their calls pay nothing): light when called with parts
+        self.leaves = {f.ident: f for f in funcs if f.ident not in self.paying}
+        self.judging: set = set()  # Bind temps whose value is being judged (no cycle)
+        self.derived = self._fixpoint(binds, {"context"})  # Go's data: Local("context")
+
+    def _fixpoint(self, binds: list, known: set) -> set:
+        """The names of ``binds`` (``(ident, value)``; value None: not a part) every binding
+        of which gives a part, with ``known`` names parts too. The least fixpoint (by a
+        worklist: a name found to be one sends back the names whose bindings read it), so a
+        name is a part only through a chain of bindings that starts at the input or a
+        constant: a value fed by itself (``x = x + x`` in a loop) never is, whatever its
+        operation."""
+        outer = self.derived
+        self.derived = set(known)
+        values: dict = {}
+        for ident, value in binds:
+            values.setdefault(ident, []).append(value)
+        readers: dict = {}
+        fed: set = set()  # ids of the values that read their own name
+        for ident, group in values.items():
+            for value in group:
+                for node in ir.walk(value) if value is not None else ():
+                    if isinstance(node, (ir.Name, ir.Local)):
+                        readers.setdefault(node.ident, set()).add(ident)
+                        if node.ident == ident:
+                            fed.add(id(value))
+        work = list(values)
+        while work:
+            ident = work.pop()
+            if ident not in self.derived and all(
+                self._binds_part(ident, v, id(v) in fed) for v in values[ident]
+            ):
+                self.derived.add(ident)
+                work.extend(readers.get(ident, ()))
+        found, self.derived = self.derived, outer
+        return found
+
+    def _binds_part(self, ident: str, value: Any, fed: bool) -> bool:
+        """``ident = value`` gives a part. A value that reads ``ident`` itself (``fed``) only
+        through operations that take a part of their operand (``messages = messages[1:]``,
+        a selection, a choice between values) is judged with ``ident`` a part: each value it
+        takes is a part of one its other bindings gave. So is one the render makes once
+        that reads ``ident`` once (``messages = [system] + messages``): it adds a part once."""
+        if value is None:
+            return False
+        if not fed or not (_shrinks(value, ident) or id(value) in self.once and _once_grown(value, ident)):
+            return self.part(value)
+        self.derived.add(ident)
+        try:
+            return self.part(value)
+        finally:
+            self.derived.discard(ident)
+
+    def unmetered(self, node: ir.For) -> bool:
+        """Whether top-level loop ``node`` needs no charge (see the section's comment). Its
+        body's names are judged by the bindings in the body (a loop's target and the
+        names it sets reach no read outside it: the scope pass names them apart), so a
+        loop target that is also a macro's parameter elsewhere is still a part here."""
+        items = node.iter
+        if isinstance(items, ir.Const) and isinstance(items.value, (str, list, tuple, dict)):
+            if len(items.value) > _SHORT_LITERAL:
+                return False
+        elif isinstance(items, (ir.ListLit, ir.TupleLit)) and len(items.items) > _SHORT_LITERAL:
+            return False
+        if not self.part(items):
+            return False
+        inner = [(ident, ir.Const(0)) for ident in _target_idents(node.target)]
+        inner += [(i, v) for i, v in _bindings(node.body) if i not in self.derived]
+        outer = self.derived
+        self.derived = self._fixpoint(inner, outer)
+        try:
+            return (node.filter is None or self.cheap(node.filter)) and self.light(node.body)
+        finally:
+            self.derived = outer
+
+    def part(self, e: Any) -> bool:
+        """``e``'s value is a part of the input or of the template (or a number or truth
+        made from such parts), computed at a cost linear in their sizes."""
+        if isinstance(e, (ir.Const, ir.ContextGet, ir.Ref)):
+            return True
+        if isinstance(e, ir.Local) and e.ident in self.bound:
+            if e.ident in self.judging:
+                return False
+            self.judging.add(e.ident)
+            try:
+                return self.part(self.bound[e.ident])
+            finally:
+                self.judging.discard(e.ident)
+        if isinstance(e, (ir.Name, ir.Local)):
+            return e.ident in self.derived
+        if isinstance(e, ir.Bind):
+            return self.part(e.value)
+        if isinstance(e, ir.Hoisted):
+            return self.part(e.value)
+        if isinstance(e, ir.DictLookup):
+            obj = e.bind if e.bind is not None else e.obj
+            return self.part(obj) and self.part(e.key) and self.part(e.fallback)
+        call = _method_call(e)
+        if call is not None:  # a built-in method of a part (``s.strip()``, ``d.items()``)
+            receiver, name, args = call
+            return _linear(name, args) and self.part(receiver) and all(self.part(a) for a in args)
+        if isinstance(e, ir.Helper) and e.name in ("limits.add", "limits.add_item") and not e.kwargs:
+            return all(self.part(a) for a in e.args[1:])  # a ``+`` of parts (after the registry)
+        if isinstance(e, ir.Helper):
+            return (
+                e.name in _PARTS
+                and all(self.part(a) for a in e.args)
+                and all(isinstance(v, ir.Const) for _, v in e.kwargs)  # ``indent=4``
+            )
+        if isinstance(e, ir.BinOp):  # one the limits pass left unguarded (``passes/limits.py``)
+            return self.part(e.left) and self.part(e.right)
+        if isinstance(e, ir.UnaryOp):
+            return self.part(e.operand)
+        if isinstance(e, (ir.BoolOp, ir.ListLit, ir.TupleLit)):
+            return all(self.part(v) for v in _operands(e))
+        if isinstance(e, ir.DictLit):
+            return all(self.part(k) and self.part(v) for k, v in e.items)
+        if isinstance(e, ir.CondExpr):
+            return self.cheap(e.test) and self.part(e.body) and self.part(e.orelse)
+        if isinstance(e, (ir.Compare, ir.Not)):
+            return self.cheap(e)  # a truth
+        if isinstance(e, ir.LoopAttr):  # a loop object's field, a built-in's method
+            loop = e.loop
+            return self.part(loop) or isinstance(loop, (ir.Name, ir.Local)) and loop.ident in self.loop_objects
+        if isinstance(e, ir.Capture):
+            return self.light(e.body)
+        if isinstance(e, ir.CallFunc):  # a leaf macro's text, made of parts
+            return e.ident in self.leaves and self._light_call(e)
+        return False
+
+    def cheap(self, e: Any) -> bool:
+        """``e`` costs O(the sizes of the input and the template) whatever the values it
+        reads hold (a truth, an identity test, a comparison with a constant, a read)."""
+        if isinstance(e, (ir.Name, ir.Local)):
+            return True  # a read; its value is used only where that costs O(1)
+        if isinstance(e, ir.BinOp) and e.op in ("+", "-"):  # a count moved by a constant
+            number = [isinstance(v, ir.Const) and type(v.value) in (int, float) for v in (e.left, e.right)]
+            if any(number):
+                return self.cheap(e.left) and self.cheap(e.right)
+        if isinstance(e, ir.CallFunc):
+            if e.ident in self.paying:  # its work is counted: each call pays as it starts
+                return all(self.cheap(a) for a in e.args)
+            return self._light_call(e)
+        if isinstance(e, ir.Not):
+            return self.cheap(e.operand)
+        if isinstance(e, ir.BoolOp):
+            return all(self.cheap(v) for v in e.values)
+        if isinstance(e, ir.CondExpr):
+            return self.cheap(e.test) and self.cheap(e.body) and self.cheap(e.orelse)
+        if isinstance(e, ir.DictLookup):
+            obj = e.bind if e.bind is not None else e.obj
+            return self.cheap(obj) and self.part(e.key) and self.cheap(e.fallback)
+        if isinstance(e, ir.Bind):
+            return self.cheap(e.value)
+        if isinstance(e, ir.Helper) and e.name in ("jinja.getattr_", "jinja.getitem"):
+            return not e.kwargs and self.cheap(e.args[0]) and all(self.part(a) for a in e.args[1:])
+        if isinstance(e, ir.Helper) and (e.name in ("builtins.type", "builtins.isinstance") or e.name.startswith("jinja_filters.test_")):
+            return not e.kwargs and all(self.cheap(a) for a in e.args)  # a type test
+        if isinstance(e, ir.Compare):
+            operands = [e.left, *(v for _, v in e.ops)]
+            for (op, right), left in zip(e.ops, operands):
+                if op in ("is", "is not") and self.cheap(left) and self.cheap(right):
+                    continue
+                if op in ("==", "!=") and (_scalar(left) and self.cheap(right) or _scalar(right) and self.cheap(left)):
+                    continue  # a comparison with a number or a short string stops early
+                if not (self.part(left) and self.part(right)):
+                    return False
+            return True
+        return self.part(e)
+
+    def _light_call(self, e: ir.CallFunc) -> bool:
+        """A call of a leaf function (it pays nothing as it starts) with parts for arguments,
+        whose body is light with its parameters taken as those parts: it does this loop's
+        kind of work, once a call."""
+        func = self.leaves.get(e.ident)
+        if func is None or len(e.args) > len(func.params) or not all(self.part(a) for a in e.args):
+            return False
+        if self.calling:
+            return False  # a leaf calls no function: only through a value (refused here)
+        params = [(i, ir.Const(0)) for p in func.params for i in _target_idents(p.name)]
+        inner = params + [(i, v) for i, v in _bindings((func.prologue, func.body)) if i not in self.derived]
+        outer = self.derived
+        self.derived, self.calling = self._fixpoint(inner, outer), True
+        try:
+            return self.light(func.prologue) and self.light(func.body)
+        finally:
+            self.derived, self.calling = outer, False
+
+    def printed_call(self, e: Any) -> bool:
+        """``e`` prints what a call of a value the context holds gives (an environment
+        global, ``raise_exception``, or the caller's function; never a function of the
+        template, whose names are not parts), with arguments that are parts: the callee's
+        work is the caller's (a global bounds its own), and what it returns is printed.
+        (Its value is no part: ``range(n)`` is not iterated without a charge.)"""
+        if isinstance(e, ir.Helper) and e.name == "jinja.to_str" and len(e.args) == 1:
+            e = e.args[0]
+        if isinstance(e, ir.CallFunc):  # a macro's text: its joined output is checked
+            return self.cheap(e)
+        return (
+            isinstance(e, ir.Helper)
+            and e.name == "jinja.call"
+            and not e.kwargs
+            and bool(e.args)
+            and isinstance(e.args[0], (ir.Name, ir.ContextGet))
+            and all(self.part(a) for a in e.args)
+        )
+
+    def light(self, body: Any) -> bool:
+        """Every statement of ``body`` is light (see the section's comment); a nested loop
+        counts for itself (only its items are computed here)."""
+        for stmt in body:
+            if isinstance(stmt, ir.Text) or isinstance(stmt, (ir.Break, ir.Continue)):
+                continue
+            if isinstance(stmt, ir.Output):
+                ok = self.part(stmt.expr) or self.printed_call(stmt.expr)
+            elif isinstance(stmt, ir.If):
+                ok = self.cheap(stmt.test) and self.light(stmt.body) and self.light(stmt.orelse)
+            elif isinstance(stmt, ir.Assign):
+                ok = self.cheap(stmt.value)
+            elif isinstance(stmt, ir.ExprStmt):
+                e = stmt.expr
+                ok = (
+                    isinstance(e, ir.Helper) and e.name in _STORES and not e.kwargs
+                    and all(self.cheap(a) for a in e.args)
+                ) or self.part(e) or isinstance(e, ir.CallFunc) and self.cheap(e)
+            elif isinstance(stmt, ir.For):
+                ok = not stmt.recursive and self.cheap(stmt.iter)
+            elif isinstance(stmt, ir.Scoped):
+                ok = all(self.cheap(b.value) for b in stmt.bindings) and self.light(stmt.body)
+            else:
+                ok = False
+            if not ok:
+                return False
+        return True
+
+
+def _straight(body: Any) -> Any:
+    """The statements of ``body`` that run at most once a render: not in a loop body, not
+    in a function (through ``if`` branches and ``with`` blocks)."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, ir.If):
+            yield from _straight(stmt.body)
+            yield from _straight(stmt.orelse)
+        elif isinstance(stmt, ir.Scoped):
+            yield from _straight(stmt.bindings)
+            yield from _straight(stmt.body)
+
+
+def _once_grown(value: Any, ident: str) -> bool:
+    """``value`` reads ``ident`` once (what it adds to it is no copy of it)."""
+    return sum(1 for n in ir.walk(value) if isinstance(n, (ir.Name, ir.Local)) and n.ident == ident) == 1
+
+
+def _bindings(root: Any) -> list:
+    return _scan(root)[0]
+
+
+def _scan(root: Any) -> tuple:
+    """One walk of ``root``: ``(ident, value)`` of every binding at or under it (an
+    ``Assign``'s value, a loop target's items; ``Const(0)`` for a loop's counter and length,
+    None for a loop object, a function and its parameters: never parts), the functions, the
+    loop objects' names, and each ``Bind``'s value by its temp (one Bind a temp: a read of
+    the temp is a part when the value is, judged where it is read)."""
+    binds: list = []
+    funcs: list = []
+    loops: set = set()
+    bound: dict = {}
+    for node in ir.walk(root):
+        if isinstance(node, ir.Bind):
+            bound[node.temp] = node.value
+        elif isinstance(node, ir.Assign):
+            binds += [(ident, node.value) for ident in _target_idents(node.target)]
+        elif isinstance(node, ir.For):
+            binds += [(ident, node.iter) for ident in _target_idents(node.target)]  # its items
+            binds += [(ident, ir.Const(0)) for ident in (node.counter, node.last) if ident]
+            if node.loop:
+                binds.append((node.loop, None))
+                loops.add(node.loop)
+        elif isinstance(node, ir.FuncDef):
+            funcs.append(node)
+            binds.append((node.ident, None))
+            binds += [(ident, None) for p in node.params for ident in _target_idents(p.name)]
+        elif isinstance(node, ir.DictLookup):  # its locals: the object, its truth, the item
+            if node.bind is not None and isinstance(node.obj, ir.Local):
+                binds.append((node.obj.ident, node.bind))
+            obj = node.bind if node.bind is not None else node.obj
+            if node.cache:
+                binds.append((node.cache, obj))  # an item of the object
+            if node.flag:
+                binds.append((node.flag, ir.Const(True)))
+    return binds, funcs, loops, bound
+
+
+#: helpers whose value is a part of their first argument (an item, an attribute, a slice, a
+#: selection, a reordering): what a name fed back through them holds never grows
+_SUBS = frozenset({
+    "jinja.getattr_", "jinja.getitem", "jinja.subscript", "gotmpl.field", "gotmpl.field_of_elem",
+    "gotmpl.field_path", "gotmpl.index",
+    *(f"jinja_filters.do_{f}" for f in (
+        "selectattr", "rejectattr", "select", "reject", "reverse", "list", "sort", "unique",
+        "dictsort", "items", "first", "last", "d", "default",
+    )),
+})
+
+
+#: methods whose value is a piece of the receiver or a copy as long (``x = x.strip()``)
+_KEEPING = frozenset({"strip", "lstrip", "rstrip", "lower", "upper", "title", "capitalize", "split", "splitlines"})
+
+
+def _number(e: Any) -> bool:
+    return isinstance(e, ir.Const) and type(e.value) in (int, float)
+
+
+def _shrinks(value: Any, ident: str) -> bool:
+    """No read of ``ident`` in ``value`` reaches what ``value`` gives through an operation
+    that can make it longer: each reaches it only through items, attributes, slices,
+    selections, choices (``x if t else y``, ``a or b``), pieces (``split``, ``strip``) or a
+    count moved by a constant, or not at all (a test, a key, a comparison's operand)."""
+    temps: dict = {}  # a Bind's temp: the worst way one of its reads reaches the value
+    while True:  # a Bind's value reaches the value where its temp's reads do
+        seen = dict(temps)
+        grows = _flows(value, ident, temps)
+        if temps == seen:
+            return not grows
+
+
+#: how a read reaches a value's result: not at all, as a part of it, or through growth
+_NONE, _SUB, _GROW = 0, 1, 2
+
+
+def _flows(value: Any, ident: str, temps: dict) -> bool:
+    """One pass of :func:`_shrinks`: True when a read of ``ident`` reaches ``value``'s
+    result through a growing operation (``temps`` gathers how each Bind temp's reads do)."""
+    grows = False
+    stack = [(value, _SUB)]
+    while stack:
+        node, mode = stack.pop()
+        if isinstance(node, tuple):
+            stack.extend((item, mode) for item in node)
+            continue
+        if not isinstance(node, ir.Node):
+            continue
+        if isinstance(node, (ir.Name, ir.Local)):
+            if node.ident == ident and mode == _GROW:
+                grows = True
+            if isinstance(node, ir.Local):
+                temps[node.ident] = max(temps.get(node.ident, _NONE), mode)
+            continue
+        if isinstance(node, ir.Bind):  # its value reaches the result here and where its temp is read
+            stack.append((node.value, max(mode, temps.get(node.temp, _NONE))))
+            continue
+        call = _method_call(node)
+        if call is not None and call[1] in _KEEPING:  # a piece or a recased copy of the receiver
+            stack.append((call[0], mode))
+            stack.extend((a, _NONE) for a in call[2])
+            continue
+        if isinstance(node, ir.BinOp) and node.op in ("+", "-") and _number(node.right):
+            stack.append((node.left, mode))  # a count moved by a constant: as long as it was
+            continue
+        if isinstance(node, ir.Helper) and node.name in _SUBS:
+            first, rest = (node.args[0], node.args[1:]) if node.args else ((), ())
+            keep = node.name in ("jinja_filters.do_d", "jinja_filters.do_default")  # a choice
+            stack.append((first, mode))
+            stack.extend((a, mode if keep else _NONE) for a in rest)
+            stack.extend((v, _NONE) for _, v in node.kwargs)
+            continue
+        if isinstance(node, ir.DictLookup):
+            stack += [(node.obj, mode), (node.bind, mode), (node.fallback, mode), (node.key, _NONE)]
+            continue
+        if isinstance(node, ir.CondExpr):
+            stack += [(node.test, _NONE), (node.body, mode), (node.orelse, mode)]
+            continue
+        if isinstance(node, ir.BoolOp):
+            stack.append((node.values, mode))
+            continue
+        if isinstance(node, (ir.Compare, ir.Not)) or isinstance(node, ir.Helper) and (
+            node.name in ("builtins.type", "builtins.isinstance") or node.name.startswith("jinja_filters.test_")
+        ):
+            stack.extend((child, _NONE) for _, child in ir.children(node))  # a truth
+            continue
+        inner = _NONE if mode == _NONE else _GROW  # anything else may make it longer
+        stack.extend((child, inner) for _, child in ir.children(node))
+    return grows
+
+
+def _target_idents(target: Any) -> list:
+    if isinstance(target, ir.Name):
+        return [target.ident]
+    if isinstance(target, ir.Target):
+        return [i for t in target.names for i in _target_idents(t)]
+    return []
+
+
+def _method_call(e: Any) -> Optional[tuple]:
+    """``(receiver, method name, arguments)`` of a call of a method read from a value, with
+    positional arguments only: a built-in's called directly (``LoopAttr``, after a type
+    test) or any value's through the sandbox (``jinja.call`` of ``getattr_``, or of the
+    dict-or-attribute read of it)."""
+    if isinstance(e, ir.CallValue) and isinstance(e.func, ir.LoopAttr) and not e.kwargs:
+        return e.func.loop, e.func.attr, e.args
+    if isinstance(e, ir.Helper) and e.name == "jinja.call" and e.args and not e.kwargs:
+        read = e.args[0]
+        if isinstance(read, ir.DictLookup) and read.mode == "item":
+            receiver, key = (read.bind if read.bind is not None else read.obj), read.key
+        elif isinstance(read, ir.Helper) and read.name == "jinja.getattr_" and len(read.args) == 2:
+            receiver, key = read.args
+        else:
+            return None
+        if isinstance(key, ir.Const) and type(key.value) is str:
+            return receiver, key.value, e.args[1:]
+    return None
+
+
+def _linear(name: str, args: tuple) -> bool:
+    """A method whose value is no larger than its receiver and arguments: the linear ones,
+    and a ``replace`` of a constant by one no longer."""
+    if name in _LINEAR_METHODS:
+        return True
+    if name == "replace" and len(args) == 2 and all(isinstance(a, ir.Const) for a in args):
+        old, new = (a.value for a in args)
+        return type(old) is str and type(new) is str and 0 < len(new) <= len(old) or new == ""
+    return False
+
+
+def _operands(e: Any) -> Any:
+    return e.values if isinstance(e, ir.BoolOp) else e.items
+
+
+def _scalar(e: Any) -> bool:
+    """A constant that compares in O(1): a number, a truth, None, a short string."""
+    if not isinstance(e, ir.Const):
+        return False
+    v = e.value
+    return v is None or type(v) in (int, float, bool) or (type(v) is str and len(v) <= 256)
