@@ -446,9 +446,9 @@ class Emitter(FuelEmitter):
         self.indent += 1
         if flag and not node.else_counts_completed:
             self.line(f"{flag} = True")
-        self.fuel_loops += 1
+        entered = self.fuel_enter(node)
         self.block(node.body)
-        self.fuel_loops -= 1
+        self.fuel_exit(entered)
         if flag and node.else_counts_completed:
             self.line(f"{flag} = True")
         self.indent -= 1

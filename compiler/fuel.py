@@ -35,7 +35,7 @@ from typing import Any, Optional
 from tmpl2py.runtime.limits import CALL_COST, FIRST_CHUNK
 
 from . import ir
-from .input_loops import InputLoops
+from .input_loops import InputLoops, target_idents
 
 #: Runtime calls in a loop body that cost one more unit of fuel per iteration.
 CALLS_PER_FUEL = 2
@@ -109,6 +109,8 @@ class FuelEmitter:
     fuel_used = False
     fuel_functions = 0  # how many template functions enclose the code being emitted
     fuel_loops = 0  # how many loop bodies enclose it
+    #: the targets of the loops around it that walk the input once (None: one does not)
+    fuel_items: Optional[frozenset] = frozenset()
     fuel_module: Optional[ir.Module] = None  # the module being emitted (bounded)
     fuel_inputs: Optional["InputLoops"] = None  # its top-level input loops, once asked
 
@@ -130,13 +132,34 @@ class FuelEmitter:
             self.line(f"    _m, _fuel = {refuel}(_m, {out}, _fuel)")  # type: ignore[attr-defined]
 
     def fuel_unmetered(self, node: ir.For) -> bool:
-        """A loop that needs no charge: at the render's top level (in no loop body, in no
-        function), over a part of the input, with a light body (:class:`InputLoops`)."""
-        if self.fuel_functions or self.fuel_loops or self.fuel_module is None:
+        """A loop that needs no charge: in no function, walking the input once a render (at
+        the top level over a part of it, or over a part of an item of such loops it is in),
+        with a light body (:class:`InputLoops`)."""
+        if self.fuel_functions or self.fuel_items is None or self.fuel_module is None:
             return False
+        return self._inputs().unmetered(node, self.fuel_items)
+
+    def fuel_enter(self, node: ir.For) -> Optional[frozenset]:
+        """Before loop ``node``'s body: the loops it is in, for :meth:`fuel_unmetered` (the
+        targets of the loops that walk the input once, or None once one does not); returns
+        what :meth:`fuel_exit` restores."""
+        saved = self.fuel_items
+        self.fuel_loops += 1
+        if saved is not None and not self.fuel_functions and self.fuel_module is not None:
+            if self._inputs().feeds(node, saved):
+                self.fuel_items = saved | frozenset(target_idents(node.target))
+                return saved
+        self.fuel_items = None
+        return saved
+
+    def fuel_exit(self, saved: Optional[frozenset]) -> None:
+        self.fuel_loops -= 1
+        self.fuel_items = saved
+
+    def _inputs(self) -> InputLoops:
         if self.fuel_inputs is None:
-            self.fuel_inputs = InputLoops(self.fuel_module, is_leaf)
-        return self.fuel_inputs.unmetered(node)
+            self.fuel_inputs = InputLoops(self.fuel_module, is_leaf)  # type: ignore[arg-type]
+        return self.fuel_inputs
 
     def fuel_part_added(self, left: Any, right: Any) -> bool:
         """Whether a ``+`` of ``left`` and ``right`` needs no weight (``limits.add``), only
@@ -147,9 +170,7 @@ class FuelEmitter:
         ``s + s``: ``runtime/limits.py``, a container nobody registered is walked)."""
         if self.fuel_module is None:
             return False
-        if self.fuel_inputs is None:
-            self.fuel_inputs = InputLoops(self.fuel_module, is_leaf)
-        return self.fuel_inputs.part(left) or self.fuel_inputs.part(right)
+        return self._inputs().part(left) or self._inputs().part(right)
 
     def fuel_loop_start(self, items: str, body: Any) -> None:
         """Before a loop over ``items`` (the source of a plain name, which a loop longer than

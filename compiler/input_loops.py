@@ -132,27 +132,68 @@ class InputLoops:
         finally:
             self.derived.discard(ident)
 
-    def unmetered(self, node: ir.For) -> bool:
-        """Whether top-level loop ``node`` needs no charge (see the section's comment). Its
-        body's names are judged by the bindings in the body (a loop's target and the
-        names it sets reach no read outside it: the scope pass names them apart), so a
-        loop target that is also a macro's parameter elsewhere is still a part here."""
-        items = node.iter
-        if isinstance(items, ir.Const) and isinstance(items.value, (str, list, tuple, dict)):
-            if len(items.value) > _SHORT_LITERAL:
+    def feeds(self, node: ir.For, items: frozenset) -> bool:
+        """Whether loop ``node`` walks the input once a render: at the top level over a part
+        (``items`` empty), or, in such loops, over a part of one of their items (``items``:
+        their targets; ``for c in m.tool_calls`` in ``for m in messages``): all its
+        iterations together are then as many as the input has items, not the product of the
+        loops' lengths."""
+        iterable = node.iter
+        if isinstance(iterable, ir.Const) and isinstance(iterable.value, (str, list, tuple, dict)):
+            if len(iterable.value) > _SHORT_LITERAL:
                 return False
-        elif isinstance(items, (ir.ListLit, ir.TupleLit)) and len(items.items) > _SHORT_LITERAL:
+        elif isinstance(iterable, (ir.ListLit, ir.TupleLit)) and len(iterable.items) > _SHORT_LITERAL:
             return False
-        if not self.part(items):
+        if items and not self._rooted(iterable, items):
             return False
-        inner = [(ident, ir.Const(0)) for ident in _target_idents(node.target)]
+        outer = self.derived
+        self.derived = outer | items
+        try:
+            return self.part(iterable)
+        finally:
+            self.derived = outer
+
+    def unmetered(self, node: ir.For, items: frozenset = frozenset()) -> bool:
+        """Whether loop ``node`` needs no charge: it walks the input once a render
+        (:meth:`feeds`, ``items`` the targets of the loops it is in) and its body is light.
+        Its body's names are judged by the bindings in the body (a loop's target and the
+        names it sets reach no read outside it: the scope pass names them apart), so a loop
+        target that is also a macro's parameter elsewhere is still a part here."""
+        if not self.feeds(node, items):
+            return False
+        inner = [(ident, ir.Const(0)) for ident in target_idents(node.target)]
         inner += [(i, v) for i, v in _bindings(node.body) if i not in self.derived]
         outer = self.derived
-        self.derived = self._fixpoint(inner, outer)
+        self.derived = self._fixpoint(inner, outer | items)
         try:
             return (node.filter is None or self.cheap(node.filter)) and self.light(node.body)
         finally:
             self.derived = outer
+
+    def _rooted(self, e: Any, items: frozenset) -> bool:
+        """``e`` is a piece of one of ``items`` (an item, attribute, slice, selection, a
+        piece of a string method, a choice between such pieces)."""
+        while True:
+            if isinstance(e, (ir.Name, ir.Local)):
+                if e.ident in items:
+                    return True
+                if isinstance(e, ir.Local) and e.ident in self.bound and e.ident not in self.judging:
+                    e = self.bound[e.ident]
+                    continue
+                return False
+            if isinstance(e, ir.Bind):
+                e = e.value
+            elif isinstance(e, ir.DictLookup):
+                e = e.bind if e.bind is not None else e.obj
+            elif isinstance(e, ir.Helper) and e.name in _SUBS and e.args:
+                e = e.args[0]
+            elif isinstance(e, ir.CondExpr):
+                return self._rooted(e.body, items) and self._rooted(e.orelse, items)
+            else:
+                call = _method_call(e)
+                if call is None or call[1] not in _KEEPING:
+                    return False
+                e = call[0]
 
     def part(self, e: Any) -> bool:
         """``e``'s value is a part of the input or of the template (or a number or truth
@@ -258,7 +299,7 @@ class InputLoops:
             return False
         if self.calling:
             return False  # a leaf calls no function: only through a value (refused here)
-        params = [(i, ir.Const(0)) for p in func.params for i in _target_idents(p.name)]
+        params = [(i, ir.Const(0)) for p in func.params for i in target_idents(p.name)]
         inner = params + [(i, v) for i, v in _bindings((func.prologue, func.body)) if i not in self.derived]
         outer = self.derived
         self.derived, self.calling = self._fixpoint(inner, outer), True
@@ -351,9 +392,9 @@ def _scan(root: Any) -> tuple:
         if isinstance(node, ir.Bind):
             bound[node.temp] = node.value
         elif isinstance(node, ir.Assign):
-            binds += [(ident, node.value) for ident in _target_idents(node.target)]
+            binds += [(ident, node.value) for ident in target_idents(node.target)]
         elif isinstance(node, ir.For):
-            binds += [(ident, node.iter) for ident in _target_idents(node.target)]  # its items
+            binds += [(ident, node.iter) for ident in target_idents(node.target)]  # its items
             binds += [(ident, ir.Const(0)) for ident in (node.counter, node.last) if ident]
             if node.loop:
                 binds.append((node.loop, None))
@@ -361,7 +402,7 @@ def _scan(root: Any) -> tuple:
         elif isinstance(node, ir.FuncDef):
             funcs.append(node)
             binds.append((node.ident, None))
-            binds += [(ident, None) for p in node.params for ident in _target_idents(p.name)]
+            binds += [(ident, None) for p in node.params for ident in target_idents(p.name)]
         elif isinstance(node, ir.DictLookup):  # its locals: the object, its truth, the item
             if node.bind is not None and isinstance(node.obj, ir.Local):
                 binds.append((node.obj.ident, node.bind))
@@ -465,11 +506,11 @@ def _flows(value: Any, ident: str, temps: dict) -> bool:
     return grows
 
 
-def _target_idents(target: Any) -> list:
+def target_idents(target: Any) -> list:
     if isinstance(target, ir.Name):
         return [target.ident]
     if isinstance(target, ir.Target):
-        return [i for t in target.names for i in _target_idents(t)]
+        return [i for t in target.names for i in target_idents(t)]
     return []
 
 

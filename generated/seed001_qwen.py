@@ -7,7 +7,7 @@
 
 from tmpl2py.runtime.jinja import Undefined, getattr_, getitem, start_values
 from tmpl2py.runtime.jinja.filters import do_tojson
-from tmpl2py.runtime.limits import begin, length_hint, live, refuel_loop, settle
+from tmpl2py.runtime.limits import begin, live, settle
 
 TEMPLATE_NAME = "examples/seed001_qwen.jinja"
 SOURCE_SHA256 = "85fd0223b6eeca23c4fe88554bcfb50979697ef3eb6a30b88c73eee4d9737491"
@@ -22,8 +22,6 @@ def render(context: dict) -> str:
     _out = []
     _w = _out.append
     _get = context.get
-    _fuel = 1024
-    _m = None
     try:
         l_0_tools = _get("tools", _start1)
         l_0_messages = _get("messages", _start2)
@@ -183,15 +181,11 @@ def render(context: dict) -> str:
                         + "\n\n"
                     )
                 # line 35: for
-                _items1 = (
+                for l_2_tool_call in (
                     l_1_message["tool_calls"]
                     if _dict1 and "tool_calls" in l_1_message
                     else getattr_(l_1_message, "tool_calls")
-                )
-                _fuel -= length_hint(_items1) * 4
-                if _fuel < 0:
-                    _m, _fuel, _items1 = refuel_loop(_m, _out, _fuel, _items1, 4)
-                for l_2_tool_call in _items1:
+                ):
                     # line 36: if
                     if (
                         "function" in l_2_tool_call
@@ -240,6 +234,6 @@ def render(context: dict) -> str:
         if live() is not None:
             begin(None)
         raise
-    if _m is not None or len(_out) > 256 or live() is not None:
-        settle(_m, _out)
+    if len(_out) > 256 or live() is not None:
+        settle(None, _out)
     return "".join(_out)

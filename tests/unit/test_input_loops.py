@@ -37,7 +37,7 @@ UNMETERED = [
     "{% for t in tools %}{{ t | tojson }}{% endfor %}",
     "{% set ns = namespace(seen=false) %}{% for m in messages %}{% if not ns.seen %}"
     "{% set ns.seen = true %}{{ m.role }}{% endif %}{% endfor %}",
-    # a nested loop pays for itself; the outer loop over the input does not
+    # a nested loop over the input's items (checked in test_nested_loops...)
     "{% for m in messages %}{% for c in m.tool_calls %}{{ c.function.name }}{% endfor %}{% endfor %}",
     # the loop's target is also a macro's parameter elsewhere: its scope is the loop's own
     "{% macro show(m) %}{{ m }}{% endmacro %}{{ show(1) }}{% for m in messages %}{{ m.role }}{% endfor %}",
@@ -171,3 +171,23 @@ def test_a_sum_with_a_part_of_the_input_keeps_no_weight_and_doubling_is_still_st
     )
     with pytest.raises(RenderLimitExceeded):
         doubling.render(CONTEXT)
+
+
+def test_nested_loops_over_an_items_parts_are_not_charged_and_over_the_input_again_are() -> None:
+    """A loop over a part of an item of a loop that walks the input once (``m.tool_calls``
+    in ``for m in messages``) walks the input once too: all its iterations together are the
+    input's items. One over the whole input again, in such a loop, is a product: charged."""
+    once = (
+        "{% for m in messages %}{% for c in m.tool_calls %}{% for k in c.function|list %}"
+        "{{ k }}{% endfor %}{% endfor %}{% endfor %}"
+    )
+    text = build.emitted(once, "jinja", None, "t", True, True)[0]
+    assert "_fuel" not in text
+    assert same_outcome(ours_render(once, CONTEXT), ref_render(once, CONTEXT))
+    product = "{% for m in messages %}{% for n in messages %}{{ n.role }}{% endfor %}{% endfor %}"
+    text = build.emitted(product, "jinja", None, "t", True, True)[0]
+    assert text.count("_fuel -= length_hint(") == 1  # the inner loop
+    assert same_outcome(ours_render(product, CONTEXT), ref_render(product, CONTEXT))
+    many = {"messages": [{"role": "u"}] * 3000}  # 9,000,000 iterations: past the fuel
+    with pytest.raises(RenderLimitExceeded):
+        compile_template(product).render(many)
