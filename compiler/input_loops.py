@@ -163,12 +163,13 @@ class InputLoops:
             return False
         inner = [(ident, ir.Const(0)) for ident in target_idents(node.target)]
         inner += [(i, v) for i, v in _bindings(node.body) if i not in self.derived]
-        outer = self.derived
+        outer, once = self.derived, self.once
+        self.once = once | _once_an_iteration(node.body)
         self.derived = self._fixpoint(inner, outer | items)
         try:
             return (node.filter is None or self.cheap(node.filter)) and self.light(node.body)
         finally:
-            self.derived = outer
+            self.derived, self.once = outer, once
 
     def _rooted(self, e: Any, items: frozenset) -> bool:
         """``e`` is a piece of one of ``items`` (an item, attribute, slice, selection, a
@@ -367,6 +368,25 @@ def _straight(body: Any) -> Any:
         elif isinstance(stmt, ir.Scoped):
             yield from _straight(stmt.bindings)
             yield from _straight(stmt.body)
+
+
+def _once_an_iteration(body: tuple) -> set:
+    """Values ``body`` assigns at most once an iteration to a name it assigned before in the
+    same iteration, unconditionally, from something else (``{% set c = m.content %}`` then,
+    under an ``if``, ``{% set c = bos + c %}``): the later binding reads that iteration's
+    value, not the last iteration's, so it grows it once, not once an iteration."""
+    killed: set = set()
+    found: set = set()
+    for stmt in body:
+        for inner in _straight((stmt,)):
+            if isinstance(inner, ir.Assign):
+                names = target_idents(inner.target)
+                if any(name in killed for name in names):
+                    found.add(id(inner.value))
+        if isinstance(stmt, ir.Assign):
+            reads = {n.ident for n in ir.walk(stmt.value) if isinstance(n, (ir.Name, ir.Local))}
+            killed.update(name for name in target_idents(stmt.target) if name not in reads)
+    return found
 
 
 def _once_grown(value: Any, ident: str) -> bool:

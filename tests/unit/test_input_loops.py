@@ -52,6 +52,12 @@ UNMETERED = [
     "{% for m in messages %}{% set c = m.content.replace('\\n\\n', '\\n') %}"
     "{% set c = c.split('</think>')[-1].strip() %}{{ c }}{{ m['content'].lstrip('h') }}{% endfor %}",
     "{% for t in tools %}{{ t | tojson(indent=2) }}{% endfor %}",
+    # a name grown once an iteration after the iteration set it from a part
+    "{% for m in messages %}{% set c = '<' + m.role + '>' + m.content %}{% if loop.first %}"
+    "{% set c = 'BOS' + c %}{% endif %}{{ c }}{% endfor %}",
+    # a loop's name starts each iteration from the value outside (the scope pass copies it)
+    "{% set c = '' %}{% for m in messages %}{% if m.content %}{% set c = c ~ m.content %}{% endif %}"
+    "{% if m.role in c %}{{ c }}{% endif %}{% endfor %}",
     # a sum of parts made once: twice the input at most
     "{% set ms = messages + messages %}{% for m in ms %}{{ m.role }}{% endfor %}",
     "{% set messages = [{'role': 'system', 'content': 'x'}] + messages %}{% for m in messages %}"
