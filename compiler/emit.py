@@ -117,11 +117,13 @@ class Emitter(FuelEmitter):
         return ast.Starred(self.expr(node.value), ast.Load())
 
     def x_Helper(self, node: ir.Helper) -> ast.expr:
-        if node.name == "limits.add" and len(node.args) == 3 and not node.kwargs:
-            if self.fuel_part_added(*node.args[1:]):  # a part of the input: no weight to keep
-                return self._guarded_add(ir.Helper("limits.concat", node.args[1:], span=node.span))
-            return self._guarded_add(node)
-        if node.name == "limits.concat" and len(node.args) == 2 and not node.kwargs:
+        if node.name in ("limits.add", "limits.concat") and not node.kwargs:
+            operands = node.args[1:] if node.name == "limits.add" else node.args
+            parts = self.fuel_parts(*operands) if len(operands) == 2 else 0
+            if parts == 2:  # a sum of parts of the input: as long as they are, no check
+                return ast.BinOp(self.expr(operands[0]), ast.Add(), self.expr(operands[1]))
+            if parts == 1 or node.name == "limits.concat":  # no weight to keep
+                return self._guarded_add(ir.Helper("limits.concat", operands, span=node.span))
             return self._guarded_add(node)
         if node.name == "limits.make_tuple" and not node.kwargs:
             computed = [i for i, item in enumerate(node.args[1:]) if not isinstance(item, ir.Const)]

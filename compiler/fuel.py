@@ -161,16 +161,18 @@ class FuelEmitter:
             self.fuel_inputs = InputLoops(self.fuel_module, is_leaf)  # type: ignore[arg-type]
         return self.fuel_inputs
 
-    def fuel_part_added(self, left: Any, right: Any) -> bool:
-        """Whether a ``+`` of ``left`` and ``right`` needs no weight (``limits.add``), only
-        the size check of ``limits.concat``: one of them is a part of the input or a constant
-        (:class:`InputLoops`; no name fed by itself is one). What the sum prints is what the
-        other operand prints, which was checked when it was made, plus a part of the input;
-        left unregistered, it is weighed in full by whatever multiplies it later (``[s, s]``,
-        ``s + s``: ``runtime/limits.py``, a container nobody registered is walked)."""
+    def fuel_parts(self, left: Any, right: Any) -> int:
+        """How many of a ``+``'s operands are parts of the input or constants
+        (:class:`InputLoops`; no name fed by itself is one). With one, the sum needs no
+        weight (``limits.add``), only the size check of ``limits.concat``: what it prints is
+        what the other operand prints, checked when it was made, plus the input's part; left
+        unregistered, it is weighed in full by whatever multiplies it later (``[s, s]``,
+        ``s + s``: ``runtime/limits.py``, a container nobody registered is walked). With two,
+        the sum is a part itself, no longer than twice the input and the template: no check."""
         if self.fuel_module is None:
-            return False
-        return self._inputs().part(left) or self._inputs().part(right)
+            return 0
+        inputs = self._inputs()
+        return inputs.part(left) + inputs.part(right)
 
     def fuel_loop_start(self, items: str, body: Any) -> None:
         """Before a loop over ``items`` (the source of a plain name, which a loop longer than

@@ -167,6 +167,10 @@ def test_a_sum_with_a_part_of_the_input_keeps_no_weight_and_doubling_is_still_st
     """``a + messages``: what the sum prints is what ``a`` prints (checked when it was made)
     plus the input's part, so it is built with the size check only (no ``added``); a list
     doubled through a namespace is no part and is weighed, and stopped."""
+    both = "{% set t = messages[0].content + messages[1].content %}{{ t }}{{ messages + tools }}"
+    text = build.emitted(both, "jinja", None, "t", True, True)[0]
+    assert "added(" not in text and "concatenated(" not in text  # parts: as long as the input
+    assert same_outcome(ours_render(both, CONTEXT), ref_render(both, CONTEXT))
     source = "{% set ns = namespace(l=[1]) %}{% set t = ns.l + messages %}{{ t|length }}"
     text = build.emitted(source, "jinja", None, "t", True, True)[0]
     assert "added(" not in text and "concatenated(" in text
