@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from .seeds import time_interleaved
+from .seeds import time_bounds, time_interleaved
 
 FROZEN = datetime.datetime(2024, 7, 26, 12, 0, 0)
 
@@ -219,24 +219,11 @@ def summary(cases: list[Case]) -> dict[str, Any]:
     }
 
 
-#: samples of each module in the paired timing of the bounds' cost (alternating)
-BOUNDS_PAIRS = 15
-
-
-def time_bounds(case: Case, fns: dict[str, Callable[[], str]], batch_ns: int, clock: Any) -> None:
-    """``case.bounds``: the bounded module's time over the unbounded one's, timed alone as
-    a pair (alternating batches, the fastest sample of each). The two differ by a few
-    percent, less than the spread of the contenders' round-robin medians (whose rounds each
-    run transformers' render in between), so they are compared back to back."""
-    pair = {"tmpl2py": fns["tmpl2py"], "unbounded": fns["unbounded"]}
-    stats: dict = {}
-    time_interleaved(pair, BOUNDS_PAIRS, max(batch_ns // 4, 250_000), stats, clock)
-    case.bounds = stats["tmpl2py"]["min_us"] / stats["unbounded"]["min_us"]
 
 
 def bounds_cost_line(cases: list[Case]) -> str:
     """What the default work bounds cost: tmpl2py's time over the unbounded module's, from
-    the paired timing (:func:`time_bounds`), and from the round-robin medians for comparison."""
+    the paired timing (``seeds.time_bounds``), and from the round-robin medians for comparison."""
     costs = [(c.bounds, c) for c in cases if c.bounds]
     if not costs:
         return "bounds cost: not measured"
@@ -393,7 +380,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         case.us = time_interleaved(fns, rounds, batch_ns, stats, clock)
         case.min_us = {name: st["min_us"] for name, st in stats.items()}
         if args.bounds_cost:
-            time_bounds(case, fns, batch_ns, clock)
+            case.bounds = time_bounds(fns["tmpl2py"], fns["unbounded"], batch_ns, clock)
         if args.progress:
             print(f"[{i + 1}/{len(cases)}] {case.label}", file=sys.stderr)
     header = ["template", "cases", "tmpl2py us (median)", "transformers/tmpl2py geomean",
