@@ -54,3 +54,17 @@ def test_bench_profile_mode_go():
     run = _bench("--profile", "go:chatml:plain-10", "--profile-renders", "20")
     assert run.returncode == 0, run.stdout + run.stderr
     assert "render_conversation" in run.stdout and "tottime" in run.stdout
+
+
+def test_the_bounds_cost_is_the_paired_timing_with_the_medians_beside_it() -> None:
+    from tmpl2py.bench.seeds import bounds_cost_summary
+
+    results = [
+        {"scenario": "a", "bounds": 1.21, "us": {"tmpl2py": 2.0, "unbounded": 1.0}},
+        {"scenario": "b", "bounds": 1.0, "us": {"tmpl2py": 1.0, "unbounded": 1.0}},
+        {"scenario": "go", "bounds": None, "us": {"tmpl2py": 1.0}},  # not measured: left out
+    ]
+    summary = bounds_cost_summary(results)
+    assert abs(summary["geomean"] - 1.1) < 1e-9 and summary["worst"] == "a"
+    assert "timed in pairs, 2 scenarios" in summary["line"] and "+10.0%" in summary["line"]
+    assert "from the round-robin medians +41.4%" in summary["line"]
