@@ -82,7 +82,14 @@ class InputLoops:
         #: leaf functions (their calls pay nothing): light when called with parts
         self.leaves = {f.ident: f for f in funcs if f.ident not in self.paying}
         self.judging: set = set()  # Bind temps whose value is being judged (no cycle)
+        self.itemwise = False  # judging a loop's body: parts are pieces of its items
         self.derived = self._fixpoint(binds, {"context"})  # Go's data: Local("context")
+        #: names every binding of which is a short constant (``{% set c = '' %}``): parts
+        #: of any size, item-sized too
+        values: dict = {}
+        for ident, value in binds:
+            values.setdefault(ident, []).append(value)
+        self.constants = {i for i, vs in values.items() if all(_short_constant(v) for v in vs)}
 
     def _fixpoint(self, binds: list, known: set) -> set:
         """The names of ``binds`` (``(ident, value)``; value None: not a part) every binding
@@ -162,14 +169,21 @@ class InputLoops:
         if not self.feeds(node, items):
             return False
         inner = [(ident, ir.Const(0)) for ident in target_idents(node.target)]
-        inner += [(i, v) for i, v in _bindings(node.body) if i not in self.derived]
-        outer, once = self.derived, self.once
+        inner += _scan(node.body)[0]
+        outer, once, itemwise = self.derived, self.once, self.itemwise
         self.once = once | _once_an_iteration(node.body)
-        self.derived = self._fixpoint(inner, outer | items)
+        # in the body, a part is a piece of the loops' items (or a constant): what an
+        # iteration prints, compares, converts or builds is then as long as its item, so all
+        # iterations together do work and make text in proportion to the input; a value of
+        # the whole input (``tools``, a join of every message) used once an iteration would
+        # be the input's size times the number of items, so it is not one here
+        self.itemwise = True
+        self.derived = set()
+        self.derived = self._fixpoint(inner, set(items) | self.constants)
         try:
             return (node.filter is None or self.cheap(node.filter)) and self.light(node.body)
         finally:
-            self.derived, self.once = outer, once
+            self.derived, self.once, self.itemwise = outer, once, itemwise
 
     def _rooted(self, e: Any, items: frozenset) -> bool:
         """``e`` is a piece of one of ``items`` (an item, attribute, slice, selection, a
@@ -199,8 +213,10 @@ class InputLoops:
     def part(self, e: Any) -> bool:
         """``e``'s value is a part of the input or of the template (or a number or truth
         made from such parts), computed at a cost linear in their sizes."""
-        if isinstance(e, (ir.Const, ir.ContextGet, ir.Ref)):
+        if isinstance(e, (ir.Const, ir.Ref)):
             return True
+        if isinstance(e, ir.ContextGet):
+            return not self.itemwise  # the input's value: no item's piece
         if isinstance(e, ir.Local) and e.ident in self.bound:
             if e.ident in self.judging:
                 return False
@@ -301,7 +317,7 @@ class InputLoops:
         if self.calling:
             return False  # a leaf calls no function: only through a value (refused here)
         params = [(i, ir.Const(0)) for p in func.params for i in target_idents(p.name)]
-        inner = params + [(i, v) for i, v in _bindings((func.prologue, func.body)) if i not in self.derived]
+        inner = params + [(i, v) for i, v in _scan((func.prologue, func.body))[0] if i not in self.derived]
         outer = self.derived
         self.derived, self.calling = self._fixpoint(inner, outer), True
         try:
@@ -325,7 +341,7 @@ class InputLoops:
             and not e.kwargs
             and bool(e.args)
             and isinstance(e.args[0], (ir.Name, ir.ContextGet))
-            and all(self.part(a) for a in e.args)
+            and all(self.part(a) for a in e.args[1:])
         )
 
     def light(self, body: Any) -> bool:
@@ -392,10 +408,6 @@ def _once_an_iteration(body: tuple) -> set:
 def _once_grown(value: Any, ident: str) -> bool:
     """``value`` reads ``ident`` once (what it adds to it is no copy of it)."""
     return sum(1 for n in ir.walk(value) if isinstance(n, (ir.Name, ir.Local)) and n.ident == ident) == 1
-
-
-def _bindings(root: Any) -> list:
-    return _scan(root)[0]
 
 
 def _scan(root: Any) -> tuple:
@@ -567,6 +579,14 @@ def _linear(name: str, args: tuple) -> bool:
 
 def _operands(e: Any) -> Any:
     return e.values if isinstance(e, ir.BoolOp) else e.items
+
+
+def _short_constant(e: Any) -> bool:
+    """A constant no longer than a short string (a number, a truth, None)."""
+    if not isinstance(e, ir.Const):
+        return False
+    v = e.value
+    return v is None or type(v) in (int, float, bool) or type(v) is str and len(v) <= 256
 
 
 def _scalar(e: Any) -> bool:

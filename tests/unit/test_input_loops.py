@@ -83,6 +83,11 @@ METERED = [
     "{% macro seen(m) %}{% if m.content in big %}!{% endif %}{% endmacro %}"
     "{% for m in messages %}{{ seen(m) }}{% endfor %}",
     "{% set ns = namespace(n=0) %}{% for m in messages %}{% set ns.n = ns.n + ns.n %}{% endfor %}{{ ns.n }}",
+    # the whole input used once an item: its size times the number of items
+    "{% set all = messages|map(attribute='content')|join %}{% for m in messages %}"
+    "{% if m.content in all %}!{% endif %}{% endfor %}",
+    "{% for m in messages %}{{ tools }}{% endfor %}",
+    "{% set all = messages|map(attribute='content')|join %}{% for m in messages %}{{ all + m.role }}{% endfor %}",
     "{% for m in messages %}{{ m.content.replace('i', 'iii') }}{% endfor %}",  # a growing replace
     "{% for m in messages %}{{ m.content.center(9) }}{% endfor %}",  # a padding method
     # a name fed back through a concatenation grows: no part of the input
@@ -201,3 +206,17 @@ def test_nested_loops_over_an_items_parts_are_not_charged_and_over_the_input_aga
     many = {"messages": [{"role": "u"}] * 3000}  # 9,000,000 iterations: past the fuel
     with pytest.raises(RenderLimitExceeded):
         compile_template(product).render(many)
+
+
+def test_the_whole_input_once_an_item_is_still_stopped() -> None:
+    """A long conversation searched whole once a message (quadratic in the input) is charged
+    and stopped, not left to run: the body's parts are its item's pieces."""
+    many = {"messages": [{"role": "user", "content": "x" * 2000 + str(i)} for i in range(5000)]}
+    source = (
+        "{% set all = messages|map(attribute='content')|join %}{% for m in messages %}"
+        "{% if m.content ~ '#' in all %}!{% endif %}{% endfor %}"
+    )
+    start = time.monotonic()
+    with pytest.raises(RenderLimitExceeded):
+        compile_template(source).render(many)
+    assert time.monotonic() - start < 5
