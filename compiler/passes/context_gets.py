@@ -21,7 +21,7 @@ import dataclasses
 from typing import Any, Optional
 
 from .. import ir
-from .util import assignments, has_node, is_block, map_start_values
+from .util import assignments, has_node, map_nodes, map_start_values
 
 
 def run(module: ir.Module) -> ir.Module:
@@ -71,22 +71,9 @@ def run_nested(module: ir.Module) -> ir.Module:
             out.append(stmt)
         return tuple(out) if changed else body
 
-    # one rebuild, bottom-up (``util.map_nodes``'s), that also hoists in every block once its
-    # statements are rewritten (inner loops first, as the reads they move are then in place)
-    mappers, node_class = ir._MAPPERS, ir.Node
-
-    def go(n: Any) -> Any:
-        if isinstance(n, tuple):
-            new = ir._map_tuple(n, go)
-            return hoist(new) if is_block(new) else new
-        if not isinstance(n, node_class):
-            return n
-        mapper = mappers.get(n.__class__)
-        if mapper is None:
-            mapper = ir._mapper(n.__class__)
-        return one(mapper(n, go))
-
-    body = go(module.body)
+    # one rebuild, bottom-up, that also hoists in every block once its statements are
+    # rewritten (inner loops first, as the reads they move are then in place)
+    body = map_nodes(module.body, one, blocks=hoist)
     return module if body is module.body else dataclasses.replace(module, body=body)
 
 

@@ -59,14 +59,18 @@ def type_is(value: Any, cls: str, op: str = "is") -> ir.Expr:
     return ir.Compare(ir.Helper("builtins.type", (value,)), ((op, ir.Ref(cls)),))
 
 
-def map_nodes(node: Any, fn: Any) -> Any:
+def map_nodes(node: Any, fn: Any, blocks: Any = None) -> Any:
     """Rebuild ``node`` bottom-up, applying ``fn`` to every IR node (``ir.map_children`` at
-    each level: a node whose children ``fn`` left alone is passed to ``fn`` itself)."""
+    each level: a node whose children ``fn`` left alone is passed to ``fn`` itself), and
+    ``blocks``, when given, to every block (a tuple of statements) once its statements are."""
     mappers, tuples, node_class = ir._MAPPERS, ir._map_tuple, ir.Node
 
     def go(n: Any) -> Any:
         if isinstance(n, tuple):
-            return tuples(n, go)
+            if blocks is None:
+                return tuples(n, go)
+            new = tuples(n, go)
+            return blocks(new) if is_block(new) else new
         if not isinstance(n, node_class):
             return n
         mapper = mappers.get(n.__class__)
