@@ -188,11 +188,13 @@ class InputLoops:
     def _rooted(self, e: Any, items: frozenset) -> bool:
         """``e`` is a piece of one of ``items`` (an item, attribute, slice, selection, a
         piece of a string method, a choice between such pieces)."""
+        followed: set = set()  # Bind temps read through (each once: no cycle)
         while True:
             if isinstance(e, (ir.Name, ir.Local)):
                 if e.ident in items:
                     return True
-                if isinstance(e, ir.Local) and e.ident in self.bound and e.ident not in self.judging:
+                if isinstance(e, ir.Local) and e.ident in self.bound and e.ident not in followed:
+                    followed.add(e.ident)
                     e = self.bound[e.ident]
                     continue
                 return False
