@@ -35,7 +35,7 @@ from typing import Any, Optional
 from tmpl2py.runtime.limits import CALL_COST, FIRST_CHUNK
 
 from . import ir
-from .input_loops import InputLoops, target_idents
+from .input_loops import DEGREE_MAX, InputLoops, target_idents
 
 #: Runtime calls in a loop body that cost one more unit of fuel per iteration.
 CALLS_PER_FUEL = 2
@@ -167,12 +167,16 @@ class FuelEmitter:
         weight (``limits.add``), only the size check of ``limits.concat``: what it prints is
         what the other operand prints, checked when it was made, plus the input's part; left
         unregistered, it is weighed in full by whatever multiplies it later (``[s, s]``,
-        ``s + s``: ``runtime/limits.py``, a container nobody registered is walked). With two,
-        the sum is a part itself, no longer than twice the input and the template: no check."""
+        ``s + s``: ``runtime/limits.py``, a container nobody registered is walked). With two
+        whose sum is a part too (``InputLoops.degree``: no more than ``DEGREE_MAX`` times the
+        input and the template, however many sums fed it), no check (2)."""
         if self.fuel_module is None:
             return 0
         inputs = self._inputs()
-        return inputs.part(left) + inputs.part(right)
+        degrees = inputs.degree(left), inputs.degree(right)
+        if None in degrees:
+            return 0 if degrees == (None, None) else 1
+        return 2 if sum(degrees) <= DEGREE_MAX else 1
 
     def fuel_loop_start(self, items: str, body: Any) -> None:
         """Before a loop over ``items`` (the source of a plain name, which a loop longer than

@@ -1,4 +1,5 @@
 """Loops over the input, which need no charge: :class:`InputLoops` (used by ``fuel.FuelEmitter``).
+The module is long because the analysis is one piece (see its last paragraph).
 
 A loop that runs at most once per render (in no loop body, in no function the template
 defines) over a part of the input (``messages``, ``message.tool_calls``, a slice or a
@@ -18,7 +19,18 @@ computed as a least fixpoint, so a value fed by itself through anything that can
 (``x = x ~ x`` in a loop) is never a part, while one fed back through a slice or a
 selection (``messages = messages[1:]``), which only shrinks, stays one (:func:`_shrinks`).
 
-The same notion spares a ``+`` its weighing: ``FuelEmitter.fuel_part_added``.
+Each part has a *degree* (:meth:`InputLoops.degree`): how many times the input's and the
+template's size it can be. A ``+`` adds its operands' degrees and nothing else does, and no
+part is past :data:`DEGREE_MAX`; so a chain of sums (``a1 = a0 + a0``, ``a2 = a1 + a1``)
+stops being parts at its third link, and doubling cannot hide in them.
+
+The same notion spares a ``+`` its weighing, or every check when its sum is a part itself:
+``FuelEmitter.fuel_parts``.
+
+It is one piece: the parts' fixpoint, the degrees, the
+loop bodies' lightness and the calls into leaf functions read one another, and splitting
+them would pass their state (the names' degrees, the loop items, the Bind temps) through
+every call.
 """
 
 from __future__ import annotations
@@ -32,7 +44,7 @@ from . import ir
 #: selection or reordering of items, a JSON text), at a cost linear in those sizes
 _PARTS = frozenset({
     "jinja.getattr_", "jinja.getitem", "jinja.subscript", "builtins.slice", "jinja.to_str",
-    "jinja.concat", "limits.concat", "builtins.type", "builtins.isinstance", "jinja.undefined",
+    "jinja.concat", "builtins.type", "builtins.isinstance", "jinja.undefined",
     "jinja.cond_undefined",
     *(f"jinja_filters.do_{f}" for f in (
         "trim", "upper", "lower", "capitalize", "string", "d", "default", "selectattr",
@@ -52,6 +64,12 @@ _PARTS = frozenset({
 })
 #: helpers that store a reference (namespace attributes): their value is None
 _STORES = frozenset({"jinja.ns_set", "jinja.ns_check"})
+#: the ``+`` of two values, with the render's registry first (``limits.concat``: without):
+#: their sizes add up (``InputLoops.degree``)
+_SUMS = frozenset({"limits.add", "limits.add_item", "limits.concat"})
+#: the largest part, in units of the input's and the template's size together: a ``+`` of
+#: parts the runtime does not check is at most this many times the input
+DEGREE_MAX = 4
 #: methods of a built-in ``str`` / ``dict`` (called directly: ``LoopAttr``) whose value is
 #: no larger than the receiver and its arguments, at a linear cost
 _LINEAR_METHODS = frozenset({
@@ -71,7 +89,7 @@ class InputLoops:
     def __init__(self, module: ir.Module, is_leaf: Callable[[Any], bool]) -> None:
         """``is_leaf``: whether a function body calls no other (``fuel.is_leaf``): a
         function that does pays for each call as it starts."""
-        self.derived: set = set()
+        self.derived: dict = {}  # name -> degree (:meth:`degree`)
         self.calling = False  # judging a leaf function's body for a call (one level)
         binds, funcs, self.loop_objects, self.bound = _scan(module)
         #: values the render assigns at most once (in no loop body, in no function)
@@ -83,7 +101,7 @@ class InputLoops:
         self.leaves = {f.ident: f for f in funcs if f.ident not in self.paying}
         self.judging: set = set()  # Bind temps whose value is being judged (no cycle)
         self.itemwise = False  # judging a loop's body: parts are pieces of its items
-        self.derived = self._fixpoint(binds, {"context"})  # Go's data: Local("context")
+        self.derived = self._fixpoint(binds, {"context": 1})  # Go's data: Local("context")
         #: names every binding of which is a short constant (``{% set c = '' %}``): parts
         #: of any size, item-sized too
         values: dict = {}
@@ -91,15 +109,15 @@ class InputLoops:
             values.setdefault(ident, []).append(value)
         self.constants = {i for i, vs in values.items() if all(_short_constant(v) for v in vs)}
 
-    def _fixpoint(self, binds: list, known: set) -> set:
+    def _fixpoint(self, binds: list, known: dict) -> dict:
         """The names of ``binds`` (``(ident, value)``; value None: not a part) every binding
-        of which gives a part, with ``known`` names parts too. The least fixpoint (by a
-        worklist: a name found to be one sends back the names whose bindings read it), so a
-        name is a part only through a chain of bindings that starts at the input or a
-        constant: a value fed by itself (``x = x + x`` in a loop) never is, whatever its
-        operation."""
+        of which gives a part, by their degrees (:meth:`degree`), with ``known`` names parts
+        too. The least fixpoint (by a worklist: a name found to be one sends back the names
+        whose bindings read it), so a name is a part only through a chain of bindings that
+        starts at the input or a constant: a value fed by itself (``x = x + x`` in a loop)
+        never is, whatever its operation."""
         outer = self.derived
-        self.derived = set(known)
+        self.derived = dict(known)
         values: dict = {}
         for ident, value in binds:
             values.setdefault(ident, []).append(value)
@@ -115,29 +133,51 @@ class InputLoops:
         work = list(values)
         while work:
             ident = work.pop()
-            if ident not in self.derived and all(
-                self._binds_part(ident, v, id(v) in fed) for v in values[ident]
-            ):
-                self.derived.add(ident)
+            if ident in self.derived:
+                continue
+            degree = self._binds_degree(ident, values[ident], fed)
+            if degree is not None:
+                self.derived[ident] = degree
                 work.extend(readers.get(ident, ()))
         found, self.derived = self.derived, outer
         return found
 
-    def _binds_part(self, ident: str, value: Any, fed: bool) -> bool:
-        """``ident = value`` gives a part. A value that reads ``ident`` itself (``fed``) only
-        through operations that take a part of their operand (``messages = messages[1:]``,
-        a selection, a choice between values) is judged with ``ident`` a part: each value it
-        takes is a part of one its other bindings gave. So is one the render makes once
-        that reads ``ident`` once (``messages = [system] + messages``): it adds a part once."""
-        if value is None:
-            return False
-        if not fed or not (_shrinks(value, ident) or id(value) in self.once and _once_grown(value, ident)):
-            return self.part(value)
-        self.derived.add(ident)
+    def _binds_degree(self, ident: str, group: list, fed: set) -> Optional[int]:
+        """The degree of a name bound to each value of ``group`` (None: one gives no part).
+        A value that reads ``ident`` itself (``fed``) only through operations that take a
+        part of their operand (``messages = messages[1:]``, a selection, a choice between
+        values) adds nothing of its own: it gives a part of what another binding gave, or of
+        its other operands. One the render makes once that reads ``ident`` once
+        (``messages = [system] + messages``) adds what it adds, once. So the name's degree
+        is the largest its other bindings give, plus each such growth."""
+        if any(value is None for value in group):
+            return None
+        base = [self.degree(v) for v in group if id(v) not in fed]
+        if None in base:
+            return None
+        start = max(max(base, default=1), 1)  # a name holds a unit at least (``a0 + a0``)
+        if len(base) == len(group):
+            return start
+        grown = 0
+        shrunk = start
+        self.derived[ident] = start
         try:
-            return self.part(value)
+            for value in group:
+                if id(value) not in fed:
+                    continue
+                shrinks = _shrinks(value, ident)
+                if not shrinks and not (id(value) in self.once and _once_grown(value, ident)):
+                    return None
+                degree = self.degree(value)
+                if degree is None:
+                    return None
+                if shrinks:
+                    shrunk = max(shrunk, degree)
+                else:
+                    grown += max(0, degree - start)
         finally:
-            self.derived.discard(ident)
+            del self.derived[ident]
+        return shrunk + grown if shrunk + grown <= DEGREE_MAX else None
 
     def feeds(self, node: ir.For, items: frozenset) -> bool:
         """Whether loop ``node`` walks the input once a render: at the top level over a part
@@ -154,7 +194,7 @@ class InputLoops:
         if items and not self._rooted(iterable, items):
             return False
         outer = self.derived
-        self.derived = outer | items
+        self.derived = outer | dict.fromkeys(items, 1)
         try:
             return self.part(iterable)
         finally:
@@ -178,8 +218,8 @@ class InputLoops:
         # the whole input (``tools``, a join of every message) used once an iteration would
         # be the input's size times the number of items, so it is not one here
         self.itemwise = True
-        self.derived = set()
-        self.derived = self._fixpoint(inner, set(items) | self.constants)
+        self.derived = {}
+        self.derived = self._fixpoint(inner, dict.fromkeys(set(items) | self.constants, 1))
         try:
             return (node.filter is None or self.cheap(node.filter)) and self.light(node.body)
         finally:
@@ -214,60 +254,96 @@ class InputLoops:
 
     def part(self, e: Any) -> bool:
         """``e``'s value is a part of the input or of the template (or a number or truth
-        made from such parts), computed at a cost linear in their sizes."""
+        made from such parts), computed at a cost linear in their sizes: it has a degree."""
+        return self.degree(e) is not None
+
+    def degree(self, e: Any) -> Optional[int]:
+        """How many times the input's and the template's size ``e``'s value can be, when it
+        is a part (None when it is not). A ``+`` adds its operands' degrees, which no other
+        operation does: an item, a slice, a selection, a linear method or a choice is as
+        large as the largest of its operands, and what the runtime checks as it builds it
+        (``~``, a filter, a macro's or a block's text) is refused past the output limit and
+        paid for. A constant is 0 (the template's own, once an evaluation), a name 1 at
+        least. No part is larger than :data:`DEGREE_MAX`, so a chain of sums the runtime
+        does not check (``a1 = a0 + a0``, ``a2 = a1 + a1``...: ``fuel_parts``) stops at the
+        first that would be: each sum is bounded by the input, never by 2 to the power of
+        the template's length."""
         if isinstance(e, (ir.Const, ir.Ref)):
-            return True
+            return 0
         if isinstance(e, ir.ContextGet):
-            return not self.itemwise  # the input's value: no item's piece
+            return None if self.itemwise else 1  # the input's value: no item's piece
         if isinstance(e, ir.Local) and e.ident in self.bound:
             if e.ident in self.judging:
-                return False
+                return None
             self.judging.add(e.ident)
             try:
-                return self.part(self.bound[e.ident])
+                return self.degree(self.bound[e.ident])
             finally:
                 self.judging.discard(e.ident)
         if isinstance(e, (ir.Name, ir.Local)):
-            return e.ident in self.derived
-        if isinstance(e, ir.Bind):
-            return self.part(e.value)
-        if isinstance(e, ir.Hoisted):
-            return self.part(e.value)
+            return self.derived.get(e.ident)
+        if isinstance(e, (ir.Bind, ir.Hoisted)):
+            return self.degree(e.value)
         if isinstance(e, ir.DictLookup):
             obj = e.bind if e.bind is not None else e.obj
-            return self.part(obj) and self.part(e.key) and self.part(e.fallback)
+            return None if self.degree(e.key) is None else self._largest((obj, e.fallback))
         call = _method_call(e)
         if call is not None:  # a built-in method of a part (``s.strip()``, ``d.items()``)
             receiver, name, args = call
-            return _linear(name, args) and self.part(receiver) and all(self.part(a) for a in args)
-        if isinstance(e, ir.Helper) and e.name in ("limits.add", "limits.add_item") and not e.kwargs:
-            return all(self.part(a) for a in e.args[1:])  # a ``+`` of parts (after the registry)
+            return self._largest((receiver, *args)) if _linear(name, args) else None
+        if isinstance(e, ir.Helper) and e.name in _SUMS and not e.kwargs:
+            return self._sum(e.args[1:] if e.name != "limits.concat" else e.args)
         if isinstance(e, ir.Helper):
-            return (
-                e.name in _PARTS
-                and all(self.part(a) for a in e.args)
-                and all(isinstance(v, ir.Const) for _, v in e.kwargs)  # ``indent=4``
-            )
+            if e.name not in _PARTS or not all(isinstance(v, ir.Const) for _, v in e.kwargs):
+                return None  # (a constant keyword: ``indent=4``)
+            return self._largest(e.args)
         if isinstance(e, ir.BinOp):  # one the limits pass left unguarded (``passes/limits.py``)
-            return self.part(e.left) and self.part(e.right)
+            return self._sum((e.left, e.right)) if e.op == "+" else self._largest((e.left, e.right))
         if isinstance(e, ir.UnaryOp):
-            return self.part(e.operand)
-        if isinstance(e, (ir.BoolOp, ir.ListLit, ir.TupleLit)):
-            return all(self.part(v) for v in _operands(e))
+            return self.degree(e.operand)
+        if isinstance(e, ir.BoolOp):
+            return self._largest(e.values)
+        if isinstance(e, (ir.ListLit, ir.TupleLit)):
+            return self._sum(e.items)  # printed, it prints each item
         if isinstance(e, ir.DictLit):
-            return all(self.part(k) and self.part(v) for k, v in e.items)
+            return self._sum([v for item in e.items for v in item])
         if isinstance(e, ir.CondExpr):
-            return self.cheap(e.test) and self.part(e.body) and self.part(e.orelse)
+            return self._largest((e.body, e.orelse)) if self.cheap(e.test) else None
         if isinstance(e, (ir.Compare, ir.Not)):
-            return self.cheap(e)  # a truth
+            return 0 if self.cheap(e) else None  # a truth
         if isinstance(e, ir.LoopAttr):  # a loop object's field, a built-in's method
             loop = e.loop
-            return self.part(loop) or isinstance(loop, (ir.Name, ir.Local)) and loop.ident in self.loop_objects
-        if isinstance(e, ir.Capture):
-            return self.light(e.body)
-        if isinstance(e, ir.CallFunc):  # a leaf macro's text, made of parts
-            return e.ident in self.leaves and self._light_call(e)
-        return False
+            if isinstance(loop, (ir.Name, ir.Local)) and loop.ident in self.loop_objects:
+                return 0
+            return self.degree(loop)
+        if isinstance(e, ir.Capture):  # its text is checked as it is joined
+            return 1 if self.light(e.body) else None
+        if isinstance(e, ir.CallFunc):  # a leaf macro's text, made of parts (checked too)
+            return 1 if e.ident in self.leaves and self._light_call(e) else None
+        return None
+
+    def _largest(self, operands: Any) -> Optional[int]:
+        """The largest degree of ``operands`` (None if one is no part)."""
+        largest = 0
+        for operand in operands:
+            degree = self.degree(operand)
+            if degree is None:
+                return None
+            largest = max(largest, degree)
+        return largest
+
+    def _sum(self, operands: Any) -> Optional[int]:
+        """The degree of what holds or joins ``operands``: their degrees added, None past
+        :data:`DEGREE_MAX`."""
+        total = 0
+        for operand in operands:
+            degree = self.degree(operand)
+            if degree is None:
+                return None
+            total += degree
+            if total > DEGREE_MAX:
+                return None
+        return total
 
     def cheap(self, e: Any) -> bool:
         """``e`` costs O(the sizes of the input and the template) whatever the values it

@@ -220,3 +220,36 @@ def test_the_whole_input_once_an_item_is_still_stopped() -> None:
     with pytest.raises(RenderLimitExceeded):
         compile_template(source).render(many)
     assert time.monotonic() - start < 5
+
+
+@pytest.mark.parametrize(
+    "op, start", [("+", "messages[0].content"), ("+", "messages"), ("+", "'ab'"), ("~", "messages[0].content")]
+)
+def test_a_chain_of_sums_of_parts_is_stopped_not_left_unchecked(op: str, start: str) -> None:
+    """``a1 = a0 + a0``, ``a2 = a1 + a1``...: each sum is of parts, but a sum is no larger than
+    ``DEGREE_MAX`` times the input, so the chain is checked from its first sum that would be
+    larger, and 40 doublings (2**40 times the input) end in a limit error, not in exhausted
+    memory. The first sums, small and unchecked, render as transformers does."""
+    chain = "".join(f"{{% set v{i + 1} = v{i} {op} v{i} %}}" for i in range(40))
+    source = f"{{% set v0 = {start} %}}{chain}{{{{ v40|length }}}}"
+    text = build.emitted(source, "jinja", None, "t", True, True)[0]
+    assert "l_0_v3 = l_0_v2 + l_0_v2" not in text  # degree 4 + 4: checked
+    start_time = time.monotonic()
+    with pytest.raises(RenderLimitExceeded):
+        compile_template(source).render(CONTEXT)
+    assert time.monotonic() - start_time < 5
+    short = f"{{% set v0 = {start} %}}{chain[: chain.index('{% set v3')]}{{{{ v2|length }}}}|{{{{ v2 }}}}"
+    assert same_outcome(ours_render(short, CONTEXT), ref_render(short, CONTEXT))
+
+
+def test_a_part_grown_once_by_each_of_many_statements_is_bounded() -> None:
+    """``x = x + messages`` made once (straight code) grows ``x`` once; 3,000 such statements
+    are 3,000 growths, not one: past ``DEGREE_MAX`` the sums are checked, and a long input
+    ends in a limit error."""
+    source = "{% set x = messages %}" + "{% set x = x + messages %}" * 3000 + "{{ x|length }}"
+    start_time = time.monotonic()
+    with pytest.raises(RenderLimitExceeded):
+        compile_template(source).render({"messages": [{"role": "u"}] * 2000})
+    assert time.monotonic() - start_time < 5
+    few = "{% set x = messages %}" + "{% set x = x + messages %}" * 3 + "{{ x|length }}"
+    assert same_outcome(ours_render(few, CONTEXT), ref_render(few, CONTEXT))
