@@ -16,6 +16,9 @@ from typing import Any, Optional
 
 from tmpl2py.runtime.limits import SHORT
 
+#: how long a list ``l + [item]`` grows inline, unregistered (``Emitter._grown_list``)
+GROWN_INLINE = 64
+
 from . import ir, registry
 from .fuel import FuelEmitter, is_leaf
 from .unparse import quote, unparse
@@ -125,12 +128,44 @@ class Emitter(FuelEmitter):
             if parts == 1 or node.name == "limits.concat":  # no weight to keep
                 return self._guarded_add(ir.Helper("limits.concat", operands, span=node.span))
             return self._guarded_add(node)
+        if node.name == "limits.add_item" and not node.kwargs and len(node.args) == 3:
+            return self._grown_list(node)
         if node.name == "limits.make_tuple" and not node.kwargs:
             computed = [i for i, item in enumerate(node.args[1:]) if not isinstance(item, ir.Const)]
             if len(computed) == 1:
                 return self._string_tuple(node, computed[0])
         func = ast.Name(self.helper_name(node.name), ast.Load())
         return ast.Call(func, [self.expr(a) for a in node.args], self.keywords(node.kwargs))
+
+    def _grown_list(self, node: ir.Helper) -> ast.expr:
+        """``limits.add_item(_built, l, item)`` (``l + [item]``) inline when ``l`` is a short
+        list and ``item`` a short ``str``: ``_l + [_i] if (type(_l := l) is list) & (type(_i
+        := item) is str) and len(_l) < GROWN_INLINE and len(_i) < SHORT else add_item(_built,
+        _l, _i)`` (both operands evaluated once, in order). Such a sum weighs what ``l`` weighs
+        plus a short string, and ``l``, built or checked before, is within the limit: it is
+        left unregistered, so whatever multiplies it later walks it (a few dozen strings, in
+        C), and the list's next growth past ``GROWN_INLINE`` items weighs and registers it."""
+        registry, left, item = node.args
+        names = [self.fresh("li"), self.fresh("it")]
+        load = [ast.Name(n, ast.Load()) for n in names]
+        is_type = [
+            ast.Compare(
+                ast.Call(ast.Name("type", ast.Load()), [ast.NamedExpr(ast.Name(n, ast.Store()), self.expr(arg))], []),
+                [ast.Is()],
+                [ast.Name(kind, ast.Load())],
+            )
+            for n, arg, kind in zip(names, (left, item), ("list", "str"))
+        ]
+        short = [
+            ast.Compare(ast.Call(ast.Name("len", ast.Load()), [value], []), [ast.Lt()], [ast.Constant(limit)])
+            for value, limit in zip(load, (GROWN_INLINE, SHORT))
+        ]
+        test = ast.BoolOp(ast.And(), [ast.BinOp(is_type[0], ast.BitAnd(), is_type[1]), *short])
+        grown = ast.BinOp(load[0], ast.Add(), ast.List([load[1]], ast.Load()))
+        check = ast.Call(
+            ast.Name(self.helper_name("limits.add_item"), ast.Load()), [self.expr(registry), *load], []
+        )
+        return ast.IfExp(test, grown, check)
 
     def _string_tuple(self, node: ir.Helper, at: int) -> ast.expr:
         """``limits.make_tuple(_built, ...)`` of constants and one computed item, inline when

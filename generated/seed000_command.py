@@ -999,28 +999,53 @@ def render(context: dict) -> str:
                         _w(",\n    ")
                         _f_l_0_format_tool_message(_w, l_0_messages, l_2_msg)
                         if _ns5:
-                            _ns5_value = add_item(
-                                _built,
-                                _ns5_value,
-                                (
-                                    l_2_msg["tool_call_id"]
-                                    if type(l_2_msg) is dict and "tool_call_id" in l_2_msg
-                                    else getattr_(l_2_msg, "tool_call_id")
-                                ),
+                            _ns5_value = (
+                                _li10 + [_it11]
+                                if (type((_li10 := _ns5_value)) is list)
+                                & (
+                                    type(
+                                        (
+                                            _it11 := (
+                                                l_2_msg["tool_call_id"]
+                                                if type(l_2_msg) is dict
+                                                and "tool_call_id" in l_2_msg
+                                                else getattr_(l_2_msg, "tool_call_id")
+                                            )
+                                        )
+                                    )
+                                    is str
+                                )
+                                and len(_li10) < 64
+                                and (len(_it11) < 65536)
+                                else add_item(_built, _li10, _it11)
                             )
                         else:
                             ns_check(l_0_tool_ids_seen)
                             ns_set(
                                 l_0_tool_ids_seen,
                                 "value",
-                                add_item(
-                                    _built,
-                                    getattr_(l_0_tool_ids_seen, "value"),
-                                    (
-                                        l_2_msg["tool_call_id"]
-                                        if type(l_2_msg) is dict and "tool_call_id" in l_2_msg
-                                        else getattr_(l_2_msg, "tool_call_id")
-                                    ),
+                                (
+                                    _li12 + [_it13]
+                                    if (
+                                        type((_li12 := getattr_(l_0_tool_ids_seen, "value")))
+                                        is list
+                                    )
+                                    & (
+                                        type(
+                                            (
+                                                _it13 := (
+                                                    l_2_msg["tool_call_id"]
+                                                    if type(l_2_msg) is dict
+                                                    and "tool_call_id" in l_2_msg
+                                                    else getattr_(l_2_msg, "tool_call_id")
+                                                )
+                                            )
+                                        )
+                                        is str
+                                    )
+                                    and len(_li12) < 64
+                                    and (len(_it13) < 65536)
+                                    else add_item(_built, _li12, _it13)
                                 ),
                             )
                     else:

@@ -13,7 +13,7 @@ from tmpl2py.runtime import limits
 from tmpl2py.runtime.jinja.objects import Namespace
 from tmpl2py.runtime.limits import Limits, Meter, RenderLimitExceeded
 
-from reference import ref_render
+from reference import ours_render, ref_render, same_outcome
 
 NS = "{% set ns = namespace(s='ab', l=[1, 2], t=()) %}"
 
@@ -254,6 +254,29 @@ def test_growing_a_list_by_one_item_is_still_weighed() -> None:
         with pytest.raises(RenderLimitExceeded) as info:
             template.render({})
         assert info.value.limit == "output"
+
+
+def test_a_short_list_grown_by_a_short_string_inline_is_still_weighed_later() -> None:
+    """``l + [s]`` with ``l`` a list under ``GROWN_INLINE`` items and ``s`` a short ``str``
+    is built inline, unregistered (``Emitter._grown_list``); the same template's longer
+    list, other items and other left operands take ``add_item``. Each renders as jinja2
+    does, and a list grown inline then doubled by nesting is walked, weighed and refused."""
+    grow = (
+        "{% set ns = namespace(l=[]) %}{% for i in range(100) %}{% set ns.l = ns.l + ['x' ~ i] %}"
+        "{% endfor %}{% set t = (1, 2) %}{% set u = [1] + [t] %}"
+        "{{ ns.l|length }} {{ ns.l[3] }} {{ ns.l[70] }} {{ u }} {{ ([] + [{'a': 1}])|tojson }}"
+    )
+    template = compile_template(grow)
+    assert " + [_it" in template.python_source and "add_item(" in template.python_source
+    assert same_outcome(ours_render(grow, {}), ref_render(grow, {}))
+    doubled = (
+        "{% set s = 'y' * 60000 %}{% set ns = namespace(l=[]) %}"
+        "{% for i in range(60) %}{% set ns.l = ns.l + [s] %}{% endfor %}"
+        "{% for i in range(40) %}{% set ns.l = [ns.l, ns.l] %}{% endfor %}{{ ns.l }}"
+    )
+    with pytest.raises(RenderLimitExceeded) as info:
+        compile_template(doubled).render({})
+    assert info.value.limit == "output"
 
 
 # ------------------------------------------------------------------ self-fed variables
