@@ -67,6 +67,10 @@ _STORES = frozenset({"jinja.ns_set", "jinja.ns_check"})
 #: the ``+`` of two values, with the render's registry first (``limits.concat``: without):
 #: their sizes add up (``InputLoops.degree``)
 _SUMS = frozenset({"limits.add", "limits.add_item", "limits.concat"})
+#: ``len`` (``|length``, ``|count``): a number, in O(1)
+_LENGTHS = frozenset({"jinja_filters.do_length", "jinja_filters.do_count"})
+#: comparisons (a number compared with anything takes O(1), or raises a TypeError)
+_ORDERS = frozenset({"<", "<=", ">", ">=", "==", "!="})
 #: the largest part, in units of the input's and the template's size together: a ``+`` of
 #: parts the runtime does not check is at most this many times the input
 DEGREE_MAX = 4
@@ -92,6 +96,11 @@ class InputLoops:
         self.derived: dict = {}  # name -> degree (:meth:`degree`)
         self.calling = False  # judging a leaf function's body for a call (one level)
         binds, funcs, self.loop_objects, self.bound = _scan(module)
+        #: loop counters and last indexes: numbers
+        self.numbers = {
+            ident for node in ir.walk(module) if isinstance(node, ir.For)
+            for ident in (node.counter, node.last) if ident
+        }
         #: values the render assigns at most once (in no loop body, in no function)
         self.once = {id(stmt.value) for stmt in _straight(module.body) if isinstance(stmt, ir.Assign)}
         #: functions whose every call pays as it starts (``CALL_COST``): the ones that call
@@ -101,6 +110,13 @@ class InputLoops:
         self.leaves = {f.ident: f for f in funcs if f.ident not in self.paying}
         self.judging: set = set()  # Bind temps whose value is being judged (no cycle)
         self.itemwise = False  # judging a loop's body: parts are pieces of its items
+        #: judging a top-level loop's body: its counter and last-index locals and its loop
+        #: object (a test of them can hold in one iteration only), and the names that are
+        #: parts outside it
+        self.single: Optional[tuple] = None
+        #: the values a top-level loop's body binds in a branch of one iteration, and the
+        #: names that are parts outside the loop (its fixpoint judges them as straight code)
+        self.single_values: tuple = (frozenset(), {})
         self.derived = self._fixpoint(binds, {"context": 1})  # Go's data: Local("context")
         #: names every binding of which is a short constant (``{% set c = '' %}``): parts
         #: of any size, item-sized too
@@ -152,7 +168,7 @@ class InputLoops:
         is the largest its other bindings give, plus each such growth."""
         if any(value is None for value in group):
             return None
-        base = [self.degree(v) for v in group if id(v) not in fed]
+        base = [self._bound_degree(v) for v in group if id(v) not in fed]
         if None in base:
             return None
         start = max(max(base, default=1), 1)  # a name holds a unit at least (``a0 + a0``)
@@ -168,7 +184,7 @@ class InputLoops:
                 shrinks = _shrinks(value, ident)
                 if not shrinks and not (id(value) in self.once and _once_grown(value, ident)):
                     return None
-                degree = self.degree(value)
+                degree = self._bound_degree(value)
                 if degree is None:
                     return None
                 if shrinks:
@@ -218,12 +234,47 @@ class InputLoops:
         # the whole input (``tools``, a join of every message) used once an iteration would
         # be the input's size times the number of items, so it is not one here
         self.itemwise = True
+        single, single_values = self.single, self.single_values
+        # a top-level loop's first or last iteration runs once a render: what it does under
+        # such a test is straight code (the whole input's values are parts there); a name it
+        # sets there holds that value in that iteration only (each iteration starts from the
+        # value outside the loop, as jinja2's do)
+        self.single = (node.counter, node.last, node.loop, {}) if not items else None
+        self.single_values = (self._single_values(node.body), outer) if not items else (frozenset(), {})
         self.derived = {}
         self.derived = self._fixpoint(inner, dict.fromkeys(set(items) | self.constants, 1))
+        if self.single is not None:
+            self.single = (*self.single[:3], outer | self.derived)
         try:
             return (node.filter is None or self.cheap(node.filter)) and self.light(node.body)
         finally:
             self.derived, self.once, self.itemwise = outer, once, itemwise
+            self.single, self.single_values = single, single_values
+
+    def _single_values(self, body: tuple) -> frozenset:
+        """The ids of the values ``body`` (a top-level loop's) assigns under a test that
+        holds in one iteration (:meth:`_one_iteration`), in the body's own statements."""
+        found: set = set()
+        for stmt in body:
+            if isinstance(stmt, ir.If):
+                if self._one_iteration(stmt.test):
+                    found.update(id(n.value) for n in ir.walk(stmt.body) if isinstance(n, ir.Assign))
+                else:
+                    found |= self._single_values(stmt.body) | self._single_values(stmt.orelse)
+        return frozenset(found)
+
+    def _bound_degree(self, value: Any) -> Optional[int]:
+        """A binding's degree, judged as straight code when a top-level loop's body makes
+        it in a branch of one iteration (:attr:`single_values`)."""
+        values, outer = self.single_values
+        if id(value) not in values or not self.itemwise:
+            return self.degree(value)
+        saved = self.derived, self.itemwise, self.single
+        self.derived, self.itemwise, self.single = outer | self.derived, False, None
+        try:
+            return self.degree(value)
+        finally:
+            self.derived, self.itemwise, self.single = saved
 
     def _rooted(self, e: Any, items: frozenset) -> bool:
         """``e`` is a piece of one of ``items`` (an item, attribute, slice, selection, a
@@ -291,6 +342,8 @@ class InputLoops:
         if call is not None:  # a built-in method of a part (``s.strip()``, ``d.items()``)
             receiver, name, args = call
             return self._largest((receiver, *args)) if _linear(name, args) else None
+        if isinstance(e, ir.Helper) and e.name in _LENGTHS and len(e.args) == 1 and not e.kwargs:
+            return 0 if self.cheap(e.args[0]) else None  # ``len``: a number, in O(1)
         if isinstance(e, ir.Helper) and e.name in _SUMS and not e.kwargs:
             return self._sum(e.args[1:] if e.name != "limits.concat" else e.args)
         if isinstance(e, ir.Helper):
@@ -308,7 +361,13 @@ class InputLoops:
         if isinstance(e, ir.DictLit):
             return self._sum([v for item in e.items for v in item])
         if isinstance(e, ir.CondExpr):
-            return self._largest((e.body, e.orelse)) if self.cheap(e.test) else None
+            if not self.cheap(e.test):
+                return None
+            if self._one_iteration(e.test):
+                body = self._single(lambda: self.degree(e.body))
+                orelse = self.degree(e.orelse)
+                return None if body is None or orelse is None else max(body, orelse)
+            return self._largest((e.body, e.orelse))
         if isinstance(e, (ir.Compare, ir.Not)):
             return 0 if self.cheap(e) else None  # a truth
         if isinstance(e, ir.LoopAttr):  # a loop object's field, a built-in's method
@@ -345,11 +404,56 @@ class InputLoops:
                 return None
         return total
 
+    def _number(self, e: Any) -> bool:
+        """``e`` is a number: a numeric constant, a loop's counter or last index, a length,
+        or arithmetic of such numbers."""
+        if isinstance(e, ir.Const):
+            return type(e.value) in (int, float)
+        if isinstance(e, (ir.Name, ir.Local)):
+            return e.ident in self.numbers
+        if isinstance(e, ir.BinOp) and e.op in ("+", "-", "*", "//", "%"):
+            return self._number(e.left) and self._number(e.right)
+        if isinstance(e, ir.UnaryOp):
+            return self._number(e.operand)
+        return isinstance(e, ir.Helper) and e.name in _LENGTHS and len(e.args) == 1 and self.cheap(e.args[0])
+
+    def _one_iteration(self, test: Any) -> bool:
+        """``test`` holds in one iteration at most of the top-level loop being judged: its
+        first (``loop.first``, ``loop.index0 == 0``) or its last (``loop.last``)."""
+        if self.single is None:
+            return False
+        counter, last, loop = self.single[:3]
+        if isinstance(test, ir.BoolOp) and test.op == "and":
+            return any(self._one_iteration(v) for v in test.values)
+        if isinstance(test, ir.CondExpr):  # ``_i == _n if _n is not None else loop.last``
+            return self._one_iteration(test.body) and self._one_iteration(test.orelse)
+        if isinstance(test, ir.LoopAttr) and test.attr in ("first", "last"):
+            return isinstance(test.loop, (ir.Name, ir.Local)) and bool(loop) and test.loop.ident == loop
+        if isinstance(test, ir.Compare) and len(test.ops) == 1 and test.ops[0][0] == "==":
+            sides = {_ident(test.left), _ident(test.ops[0][1])}
+            zero = any(isinstance(v, ir.Const) and type(v.value) is int and v.value == 0 for v in (test.left, test.ops[0][1]))
+            return bool(counter) and counter in sides and (zero or bool(last) and last in sides)
+        return False
+
+    def _single(self, judge: Callable[[], Any]) -> Any:
+        """``judge()`` as in straight code: the branch of a top-level loop's body that runs
+        in one iteration (:meth:`_one_iteration`) may use the whole input's values (they
+        are parts, not only the items' pieces), once a render."""
+        assert self.single is not None
+        saved = self.derived, self.itemwise, self.single
+        self.derived, self.itemwise, self.single = self.single[3], False, None
+        try:
+            return judge()
+        finally:
+            self.derived, self.itemwise, self.single = saved
+
     def cheap(self, e: Any) -> bool:
         """``e`` costs O(the sizes of the input and the template) whatever the values it
         reads hold (a truth, an identity test, a comparison with a constant, a read)."""
-        if isinstance(e, (ir.Name, ir.Local)):
+        if isinstance(e, (ir.Name, ir.Local, ir.ContextGet)):
             return True  # a read; its value is used only where that costs O(1)
+        if isinstance(e, ir.Helper) and e.name in _LENGTHS and len(e.args) == 1 and not e.kwargs:
+            return self.cheap(e.args[0])  # ``len``, in O(1)
         if isinstance(e, ir.BinOp) and e.op in ("+", "-"):  # a count moved by a constant
             number = [isinstance(v, ir.Const) and type(v.value) in (int, float) for v in (e.left, e.right)]
             if any(number):
@@ -380,6 +484,8 @@ class InputLoops:
                     continue
                 if op in ("==", "!=") and (_scalar(left) and self.cheap(right) or _scalar(right) and self.cheap(left)):
                     continue  # a comparison with a number or a short string stops early
+                if op in _ORDERS and (self._number(left) and self.cheap(right) or self._number(right) and self.cheap(left)):
+                    continue  # a number compared with anything: O(1) (or a TypeError)
                 if not (self.part(left) and self.part(right)):
                     return False
             return True
@@ -431,7 +537,8 @@ class InputLoops:
             if isinstance(stmt, ir.Output):
                 ok = self.part(stmt.expr) or self.printed_call(stmt.expr)
             elif isinstance(stmt, ir.If):
-                ok = self.cheap(stmt.test) and self.light(stmt.body) and self.light(stmt.orelse)
+                body = self._single(lambda: self.light(stmt.body)) if self._one_iteration(stmt.test) else None
+                ok = self.cheap(stmt.test) and (self.light(stmt.body) if body is None else body) and self.light(stmt.orelse)
             elif isinstance(stmt, ir.Assign):
                 ok = self.cheap(stmt.value)
             elif isinstance(stmt, ir.ExprStmt):
@@ -542,6 +649,10 @@ _KEEPING = frozenset({"strip", "lstrip", "rstrip", "lower", "upper", "title", "c
 
 def _number(e: Any) -> bool:
     return isinstance(e, ir.Const) and type(e.value) in (int, float)
+
+
+def _ident(e: Any) -> Optional[str]:
+    return e.ident if isinstance(e, (ir.Name, ir.Local)) else None
 
 
 def _shrinks(value: Any, ident: str) -> bool:

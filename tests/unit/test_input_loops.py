@@ -65,6 +65,17 @@ UNMETERED = [
     # a name fed back through a slice only shrinks
     "{% if messages[0].role == 'system' %}{% set messages = messages[1:] %}{% endif %}"
     "{% for m in messages %}{{ m.content }}{% endfor %}",
+    # the first or last iteration runs once a render: the whole input may be used there
+    "{% for m in messages %}{% if loop.first %}{{ tools|tojson }}{% endif %}{{ m.role }}{% endfor %}",
+    "{% for m in messages %}{{ m.role }}{% if loop.last and tools %}{{ tools }}{% endif %}{% endfor %}",
+    "{% for m in messages %}{{ m.role + (messages[0].content if loop.first else '') }}{% endfor %}",
+    # ... and a name set there holds it in that iteration only (the next starts afresh)
+    "{% for m in messages %}{% if loop.index0 == 0 %}{% set c = messages[0].content + m.content %}"
+    "{% else %}{% set c = m.content %}{% endif %}{{ c|trim }}{% endfor %}",
+    # a number compared with anything, a length of anything: O(1)
+    "{% set ns = namespace(last=1) %}{% for m in messages %}{% if loop.index0 > ns.last %}"
+    "{{ m.role }}{% endif %}{% endfor %}",
+    "{% for m in messages %}{% set idx = (messages|length - 1) - loop.index0 %}{{ idx }}{{ m.role }}{% endfor %}",
 ]
 
 METERED = [
@@ -93,6 +104,10 @@ METERED = [
     # a name fed back through a concatenation grows: no part of the input
     "{% set c = messages[0].content %}{% if c %}{% set c = c ~ c %}{% endif %}"
     "{% for m in messages %}{% if m.content in c %}{{ c }}{% endif %}{% endfor %}",
+    # every iteration but the first: the whole input once an item
+    "{% for m in messages %}{% if not loop.first %}{{ tools }}{% endif %}{% endfor %}",
+    "{% for m in messages %}{% if loop.index0 != 0 %}{% set c = tools|string %}{% endif %}{{ c }}{% endfor %}",
+    "{% for m in messages %}{% if m.content in tools|string %}{{ m.role }}{% endif %}{% endfor %}",
 ]
 
 
@@ -253,3 +268,21 @@ def test_a_part_grown_once_by_each_of_many_statements_is_bounded() -> None:
     assert time.monotonic() - start_time < 5
     few = "{% set x = messages %}" + "{% set x = x + messages %}" * 3 + "{{ x|length }}"
     assert same_outcome(ours_render(few, CONTEXT), ref_render(few, CONTEXT))
+
+
+def test_the_first_iteration_of_a_nested_loop_is_once_an_item_and_charged() -> None:
+    """A nested loop's first iteration runs once for each item of the loop around it: the
+    whole input used there is a product, so that loop keeps its charge (the outer one,
+    whose body is light, has none), and a long input ends in a limit error."""
+    source = (
+        "{% for m in messages %}{% for c in m.tool_calls %}{% if loop.first %}{{ tools|string|length }}"
+        "{% endif %}{% endfor %}{% endfor %}"
+    )
+    text = build.emitted(source, "jinja", None, "t", True, True)[0]
+    assert text.count("_fuel -= length_hint(") == 1
+    assert same_outcome(ours_render(source, CONTEXT), ref_render(source, CONTEXT))
+    many = {"messages": [{"tool_calls": [1]}] * 20000, "tools": ["x" * 1000] * 1000}
+    start = time.monotonic()
+    with pytest.raises(RenderLimitExceeded):
+        compile_template(source).render(many)
+    assert time.monotonic() - start < 5
