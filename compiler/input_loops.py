@@ -344,6 +344,10 @@ class InputLoops:
             return self._largest((receiver, *args)) if _linear(name, args) else None
         if isinstance(e, ir.Helper) and e.name in _LENGTHS and len(e.args) == 1 and not e.kwargs:
             return 0 if self.cheap(e.args[0]) else None  # ``len``: a number, in O(1)
+        if isinstance(e, ir.Helper) and e.name == "builtins.slice" and not e.kwargs:
+            # its bounds are numbers or None (anything else raises as the slice is taken):
+            # whatever they are, the slice is a piece of what it is taken from
+            return 0 if all(self.cheap(a) for a in e.args) else None
         if isinstance(e, ir.Helper) and e.name in _SUMS and not e.kwargs:
             return self._sum(e.args[1:] if e.name != "limits.concat" else e.args)
         if isinstance(e, ir.Helper):

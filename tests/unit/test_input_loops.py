@@ -76,6 +76,8 @@ UNMETERED = [
     "{% set ns = namespace(last=1) %}{% for m in messages %}{% if loop.index0 > ns.last %}"
     "{{ m.role }}{% endif %}{% endfor %}",
     "{% for m in messages %}{% set idx = (messages|length - 1) - loop.index0 %}{{ idx }}{{ m.role }}{% endfor %}",
+    # a slice of a part is a piece of it, whatever its bounds (numbers, or a TypeError)
+    "{% set ns = namespace(i=1) %}{% set hist = messages[:ns.i + 1] %}{% for m in hist %}{{ m.role }}{% endfor %}",
 ]
 
 METERED = [
