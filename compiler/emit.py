@@ -499,7 +499,7 @@ class Emitter(FuelEmitter):
         func = self.fresh("loop")
         self.line(f"def {func}(_iterable, _depth0) -> str:")
         self.indent += 1
-        self.fuel_function_start(node.body, leaf=False)  # it calls itself
+        self.fuel_function_start(node.body, leaf=False, own=False)  # it calls itself; its loop pays
         saved = self.writer
         self.line("_out = []")
         self.line("_w = _out.append")

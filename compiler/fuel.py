@@ -42,11 +42,25 @@ CALLS_PER_FUEL = 2
 _CALLS = (ir.Helper, ir.CallValue, ir.CallFunc)
 
 
-def body_cost(body: Any) -> int:
+def body_cost(body: Any, leaves: Optional[dict] = None) -> int:
     """Fuel one iteration of ``body`` costs: 1, plus a unit per CALLS_PER_FUEL calls of the
-    body itself (a nested loop's body and a function's pay at their own charge)."""
-    calls = sum(1 for node in _own_nodes(body, inner_loops=False) if isinstance(node, _CALLS))
+    body itself (a nested loop's body and a function's pay at their own charge), plus, for
+    each call of a leaf function (``leaves``: its ident -> its own body's cost), what that
+    body costs: a leaf pays nothing as it starts, so a loop calling one pays for its work."""
+    calls = 0
+    for node in _own_nodes(body, inner_loops=False):
+        if isinstance(node, _CALLS):
+            calls += 1
+            if leaves and isinstance(node, ir.CallFunc) and node.ident in leaves:
+                calls += leaves[node.ident] * CALLS_PER_FUEL
     return 1 + calls // CALLS_PER_FUEL
+
+
+#: the most one iteration of a loop with no counter may cost (:func:`body_cost`): a body
+#: of a few hundred runtime calls (the corpus's largest costs 49), so a loop over the input
+#: with a light body still does work in proportion to the input, not to the input times a
+#: template-sized body (a leaf macro of thousands of statements called once an item)
+UNMETERED_COST = 256
 
 
 #: helpers that call a value the template holds (a macro, ``caller``): not a leaf
@@ -113,6 +127,7 @@ class FuelEmitter:
     fuel_items: Optional[frozenset] = frozenset()
     fuel_module: Optional[ir.Module] = None  # the module being emitted (bounded)
     fuel_inputs: Optional["InputLoops"] = None  # its top-level input loops, once asked
+    fuel_leaf_costs: Optional[dict] = None  # its leaf functions' costs, once asked
 
     def fuel_tick(self, cost: Any = 1, items: str = "", unit: int = 1) -> None:
         """Pay ``cost`` (a constant, or the source of a count): a call; with ``items`` (a
@@ -137,6 +152,8 @@ class FuelEmitter:
         with a light body (:class:`InputLoops`)."""
         if self.fuel_functions or self.fuel_items is None or self.fuel_module is None:
             return False
+        if body_cost(node.body, self._leaf_costs()) > UNMETERED_COST:
+            return False
         return self._inputs().unmetered(node, self.fuel_items)
 
     def fuel_enter(self, node: ir.For) -> Optional[frozenset]:
@@ -155,6 +172,17 @@ class FuelEmitter:
     def fuel_exit(self, saved: Optional[frozenset]) -> None:
         self.fuel_loops -= 1
         self.fuel_items = saved
+
+    def _leaf_costs(self) -> dict:
+        """The own body's cost of each leaf function of the module (:func:`body_cost`)."""
+        if self.fuel_leaf_costs is None:
+            self.fuel_leaf_costs = {}
+            if self.fuel_module is not None:
+                for node in ir.walk(self.fuel_module):
+                    own = (node.prologue, node.body) if isinstance(node, ir.FuncDef) else None
+                    if own is not None and is_leaf(own):
+                        self.fuel_leaf_costs[node.ident] = body_cost(own)
+        return self.fuel_leaf_costs
 
     def _inputs(self) -> InputLoops:
         if self.fuel_inputs is None:
@@ -184,19 +212,21 @@ class FuelEmitter:
         if not self.fuel_enabled:
             return
         hint = self.helper_name("limits.length_hint")  # type: ignore[attr-defined]
-        cost = body_cost(body)
+        cost = body_cost(body, self._leaf_costs())
         self.fuel_tick(f"{hint}({items})" + (f" * {cost}" if cost > 1 else ""), items, cost)
 
-    def fuel_function_start(self, body: Any, leaf: bool) -> None:
+    def fuel_function_start(self, body: Any, leaf: bool, own: bool = True) -> None:
         """First lines of a function the template defines: share render's counter (when its
-        code counts: loops, or calls paid here), pay the call unless it is a ``leaf``."""
+        code counts: loops, or calls paid here), pay the call unless it is a ``leaf``:
+        ``CALL_COST``, or its ``own`` body's cost when that is more (a body of thousands of
+        calls pays for them; the loops in it pay for themselves)."""
         self.fuel_functions += 1
         if not self.fuel_enabled:
             return
         if not leaf or _has_loop(body):
             self.line("nonlocal _fuel, _m")  # type: ignore[attr-defined]
         if not leaf:
-            self.fuel_tick(CALL_COST)
+            self.fuel_tick(max(CALL_COST, body_cost(body, self._leaf_costs())) if own else CALL_COST)
 
     def fuel_function_end(self) -> None:
         self.fuel_functions -= 1

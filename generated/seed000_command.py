@@ -294,9 +294,9 @@ def render(context: dict) -> str:
             else:
                 # line 74: for
                 _items5 = _v7 if _dict4 else getattr_(l_1_tool_msg, "content")
-                _fuel -= length_hint(_items5) * 2
+                _fuel -= length_hint(_items5) * 11
                 if _fuel < 0:
-                    _m, _fuel, _items5 = refuel_loop(_m, None, _fuel, _items5, 2, _w)
+                    _m, _fuel, _items5 = refuel_loop(_m, None, _fuel, _items5, 11, _w)
                 l_2_loop = loop_context(_items5)
                 for l_2_content in l_2_loop:
                     _w('\n            "')
@@ -749,9 +749,9 @@ def render(context: dict) -> str:
             _w("<|END_OF_TURN_TOKEN|>")
         # line 216: for
         _items7 = l_0_messages
-        _fuel -= length_hint(_items7) * 19
+        _fuel -= length_hint(_items7) * 36
         if _fuel < 0:
-            _m, _fuel, _items7 = refuel_loop(_m, _out, _fuel, _items7, 19)
+            _m, _fuel, _items7 = refuel_loop(_m, _out, _fuel, _items7, 36)
         for _i1, l_1_message in enumerate(_items7):
             l_1_msg_role_downcased = (
                 _x7.lower()

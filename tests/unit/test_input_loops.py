@@ -10,13 +10,14 @@ that the render matches transformers' environment. A hostile body still ends in 
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
 
 from reference import ours_render, ref_render, same_outcome
 from tmpl2py.compiler import build, compile_template, ir
-from tmpl2py.compiler.fuel import is_leaf
+from tmpl2py.compiler.fuel import UNMETERED_COST, is_leaf
 from tmpl2py.compiler.input_loops import InputLoops
 from tmpl2py.compiler.passes import pipeline
 from tmpl2py.runtime.limits import RenderLimitExceeded
@@ -288,3 +289,26 @@ def test_the_first_iteration_of_a_nested_loop_is_once_an_item_and_charged() -> N
     with pytest.raises(RenderLimitExceeded):
         compile_template(source).render(many)
     assert time.monotonic() - start < 5
+
+
+def test_a_loop_calling_a_long_leaf_macro_pays_for_its_body() -> None:
+    """A leaf macro pays nothing as it starts: the loops calling it pay for its body
+    (``fuel.body_cost``), and a loop whose iterations cost more than ``UNMETERED_COST`` keeps
+    its counter even over the input with a light body (else a template of thousands of
+    statements called once a message would run unmetered). A macro that calls others pays
+    its own body's cost when that is more than ``CALL_COST``."""
+    body = "{{ m.role }}{{ m.role|upper }}" * 600
+    leaf = "{% macro f(m) %}" + body + "{% endmacro %}{% for m in messages %}{{ f(m)|length }}{% endfor %}"
+    text = build.emitted(leaf, "jinja", None, "t", True, True)[0]
+    charged = re.search(r"_fuel -= length_hint\(_items1\) \* (\d+)", text)
+    assert charged and int(charged.group(1)) > UNMETERED_COST  # 1,200 calls a body
+    with pytest.raises(RenderLimitExceeded) as info:
+        compile_template(leaf).render({"messages": [{"role": "u"}] * 1000}, limits={"fuel": 500_000})
+    assert info.value.limit == "fuel"
+    caller = "{% macro g() %}{% endmacro %}{% macro f(m) %}{{ g() }}" + body + "{% endmacro %}{{ f(messages[0]) }}"
+    text = build.emitted(caller, "jinja", None, "t", True, True)[0]
+    paid = re.search(r"_fuel -= (\d+)\n", text)
+    assert paid and int(paid.group(1)) > 1000
+    short = "{% macro f(m) %}<{{ m.role }}>{% endmacro %}{% for m in messages %}{{ f(m) }}{% endfor %}"
+    assert "_fuel" not in build.emitted(short, "jinja", None, "t", True, True)[0]
+    assert same_outcome(ours_render(short, CONTEXT), ref_render(short, CONTEXT))
