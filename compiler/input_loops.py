@@ -45,7 +45,7 @@ from . import ir
 _PARTS = frozenset({
     "jinja.getattr_", "jinja.getitem", "jinja.subscript", "builtins.slice", "jinja.to_str",
     "jinja.concat", "builtins.type", "builtins.isinstance", "jinja.undefined",
-    "jinja.cond_undefined",
+    "jinja.cond_undefined", "jinja_filters.select_list",
     *(f"jinja_filters.do_{f}" for f in (
         "trim", "upper", "lower", "capitalize", "string", "d", "default", "selectattr",
         "rejectattr", "select", "reject", "reverse", "list", "sort", "unique", "dictsort",
@@ -639,7 +639,7 @@ def _scan(root: Any) -> tuple:
 #: selection, a reordering): what a name fed back through them holds never grows
 _SUBS = frozenset({
     "jinja.getattr_", "jinja.getitem", "jinja.subscript", "gotmpl.field", "gotmpl.field_of_elem",
-    "gotmpl.field_path", "gotmpl.index",
+    "gotmpl.field_path", "gotmpl.index", "jinja_filters.select_list",
     *(f"jinja_filters.do_{f}" for f in (
         "selectattr", "rejectattr", "select", "reject", "reverse", "list", "sort", "unique",
         "dictsort", "items", "first", "last", "d", "default",

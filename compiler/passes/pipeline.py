@@ -28,6 +28,7 @@ from . import (
     method_calls,
     ns_scalars,
     scope,
+    select_list,
     str_locals,
     top_resolve,
     typed_calls,
@@ -59,6 +60,7 @@ PASSES: tuple[Step, ...] = (
     Step("merge_text", merge_text.run),
     Step("cse", cse.run, shared_undefined=True),  # a kept lookup shares an absent key's undefined
     Step("typed_calls", typed_calls.run),  # after cse: it moves reads into branches
+    Step("select_list", select_list.run),
     Step("context_gets", context_gets.run),  # last: the others know ``resolve_top``
     Step("nested_context_gets", context_gets.run_nested, shared_undefined=True),
 )

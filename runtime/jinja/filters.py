@@ -1068,25 +1068,65 @@ def select_or_reject(
     value: Any, args: tuple, kwargs: dict, modfunc: Callable[[Any], Any], lookup_attr: bool
 ) -> Iterator[Any]:
     if value:
-        fast = _direct_test(args, kwargs, lookup_attr)
-        if fast is not None:  # the test and the lookup found once, not per item
-            test, get, test_args = fast
-            keep = modfunc is _keep
-            for item in value:
-                if bool(test(get(item), *test_args, **kwargs)) is keep:
-                    yield item
-            return
-        func = _prepare_select_or_reject(args, kwargs, modfunc, lookup_attr)
-        for item in value:
-            if func(item):
-                yield item
+        yield from _selected(value, args, kwargs, modfunc is _keep, lookup_attr)
+
+
+def select_list(value: Any, keep: bool, lookup_attr: bool, *args: Any, **kwargs: Any) -> list:
+    """``value | select(...) | list`` (``reject``, ``selectattr``, ``rejectattr``: ``keep``
+    False for the two that reject, ``lookup_attr`` for the two that read an attribute), the
+    compiler's fusion of the two filters: the list ``do_list`` makes of the filter's
+    generator, built at once, with the same work charged, the same errors in the same order."""
+    bounded.charge_input(value, 1, 4 if lookup_attr else 2)
+    return [*_selected(value, args, kwargs, keep, lookup_attr)] if value else []
+
+
+def _selected(value: Any, args: tuple, kwargs: dict, keep: bool, lookup_attr: bool) -> Iterator[Any]:
+    """The items of ``value`` that ``select_or_reject`` yields (``value`` is true)."""
+    fast = _direct_test(args, kwargs, lookup_attr)
+    if fast is None:
+        modfunc = _keep if keep else operator.not_
+        return filter(_prepare_select_or_reject(args, kwargs, modfunc, lookup_attr), value)
+    # the test and the lookup found once, not per item
+    test, get, test_args, key = fast
+    if key is not None and test is operator.eq and len(test_args) == 1 and not kwargs:
+        # selectattr("role", "equalto", "user"): a dict's key read and compared inline
+        other = test_args[0]
+        if keep:
+            return (
+                item
+                for item in value
+                if (item[key] if type(item) is dict and key in item else get(item)) == other
+            )
+        return (
+            item
+            for item in value
+            if not (item[key] if type(item) is dict and key in item else get(item)) == other
+        )
+    return (item for item in value if bool(test(get(item), *test_args, **kwargs)) is keep)
+
+
+#: ``_direct_test``'s answers for argument tuples of strings only (a template's filter calls
+#: repeat the same few; a string equals only a string, so no other constant shares a key)
+_PREPARED: dict = {}
+#: the most answers kept (past it the table starts afresh: a template cannot grow it)
+PREPARED_MAX = 256
 
 
 def _direct_test(args: tuple, kwargs: dict, lookup_attr: bool) -> Optional[tuple]:
-    """``(test, getter, test arguments)`` when the filter names a known test (and, for
+    """``(test, getter, test arguments, key)`` when the filter names a known test (and, for
     ``selectattr``/``rejectattr``, an attribute): what ``_prepare_select_or_reject``'s
-    lambdas compute per item, looked up once. None: the general path (no test named, an
-    unknown one, which fails on the first item as jinja2 fails)."""
+    lambdas compute per item, looked up once (``key``: a one-part attribute no dict method
+    is named, which a dict answers with its item, else None). None: the general path (no
+    test named, an unknown one, which fails on the first item as jinja2 fails)."""
+    cacheable = not kwargs
+    for a in args:
+        if type(a) is not str:
+            cacheable = False
+            break
+    if cacheable:
+        found = _PREPARED.get((lookup_attr, args))
+        if found is not None:
+            return found
     off = 1 if lookup_attr else 0
     if len(args) <= off:
         return None
@@ -1094,7 +1134,22 @@ def _direct_test(args: tuple, kwargs: dict, lookup_attr: bool) -> Optional[tuple
     if test is None:
         return None
     get = make_attrgetter(args[0]) if lookup_attr else _keep
-    return test, get, args[1 + off :]
+    key = args[0] if lookup_attr and _dict_key(args[0]) else None
+    found = (test, get, args[1 + off :], key)
+    if cacheable:
+        if len(_PREPARED) >= PREPARED_MAX:
+            _PREPARED.clear()
+        _PREPARED[lookup_attr, args] = found
+    return found
+
+
+def _dict_key(attribute: Any) -> bool:
+    """Whether ``attribute`` is one part that a dict answers with its item when it has it
+    (``getitem``: a name no dict method has, not a number)."""
+    if type(attribute) is not str or attribute in DICT_ATTRS:
+        return False
+    parts = _prepare_attribute_parts(attribute)
+    return len(parts) == 1 and type(parts[0]) is str
 
 
 def _keep(x: Any) -> Any:

@@ -787,3 +787,13 @@ def test_escape_basics() -> None:
     assert escape("&<>'\"") == "&amp;&lt;&gt;&#39;&#34;"
     assert isinstance(escape(1), Markup)
     assert repr(Markup("a")) == "Markup('a')"
+
+
+def test_selection_answers_kept_are_bounded() -> None:
+    """The selections' prepared tests are kept per argument tuple, never more than
+    ``PREPARED_MAX`` (a template's arguments cannot grow the table)."""
+    from tmpl2py.runtime.jinja import filters
+
+    for i in range(filters.PREPARED_MAX * 3):
+        assert filters.select_list([{f"k{i}": 1}, {}], True, True, f"k{i}", "defined") == [{f"k{i}": 1}]
+    assert 0 < len(filters._PREPARED) <= filters.PREPARED_MAX

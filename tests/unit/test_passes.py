@@ -68,3 +68,20 @@ def test_tests_on_folded_literals_compile_without_warnings() -> None:
             warnings.simplefilter("error", SyntaxWarning)
             out = compile_template(source).render({})
         assert ("ok", out) == ref_render(source, {})
+
+
+def test_select_list_fuses_a_selection_and_its_list() -> None:
+    out = resolved("{{ m | selectattr('role', 'equalto', 'user') | list }}", optimize_=True)
+    assert "jinja_filters.select_list(m@l_0_m, True, True, 'role', 'equalto', 'user')" in out
+    assert "do_list" not in out and "do_selectattr" not in out
+    out = resolved("{{ m | reject('odd') | list }}{{ m | rejectattr('x') | list }}", optimize_=True)
+    assert "select_list(m@l_0_m, False, False, 'odd')" in out
+    assert "select_list(m@l_0_m, False, True, 'x')" in out
+    # a keyword, a ``*args`` or an argument of ``list`` keeps the two filters
+    for source in (
+        "{{ m | selectattr('role', value=1) | list }}",
+        "{{ m | selectattr(*a) | list }}",
+        "{{ m | select | list(1) }}",
+    ):
+        out = resolved(source, optimize_=True)
+        assert "select_list" not in out and "do_list" in out, source

@@ -105,6 +105,26 @@ SELECT_TEMPLATES = [
     "{{ [1, 0, 2, none] | select | list }}{{ [1, 0, 2] | reject | list }}",
     "{{ [1, 2, 3, 4] | select('odd') | list }}{{ ['a', 1] | reject('string') | list }}",
     "{{ [1, 2, 3] | select('greaterthan', 1) | list }}{{ [] | selectattr('x', 'nope') | list }}",
+    # | list of a selection is one call (passes/select_list.py): its inline key compare, the
+    # values a selection takes (undefined, none, a number, a string), keywords (not fused),
+    # constants that compare equal across types (1, true, 1.0) and identity tests
+    "{{ messages | rejectattr('role', 'eq', 'user') | list }}{{ messages | selectattr('role', 'ne', 'user') | list }}",
+    "{% set u = messages | selectattr('role', 'equalto', 'user') | list %}{{ u | length }}{{ u[-1].name }}",
+    "{% for m in messages | rejectattr('role', '==', 'tool') | list %}{{ loop.index }}:{{ m }};{% endfor %}",
+    "{{ nothing | selectattr('role', 'equalto', 'user') | list }}{{ none | select | list }}",
+    "{{ 5 | select | list }}",
+    "{{ 'abc' | select('equalto', 'b') | list }}{{ 'abc' | selectattr('upper', 'defined') | list }}",
+    "{{ messages | selectattr('role', 'equalto', none) | list }}",
+    "{{ [1, true, 1.0, '1'] | select('equalto', 1) | list }}{{ [1, true, 1.0] | select('sameas', true) | list }}",
+    "{{ [1, true, 1.0] | select('equalto', true) | list }}{{ [1, true] | reject('equalto', 1.0) | list }}",
+    "{{ messages | selectattr('role', 'equalto', 'user', x=1) | list }}",
+    "{{ messages | selectattr('role', value='user') | list }}",
+    "{{ [[1], [2, 3]] | selectattr('0', 'equalto', 2) | list }}{{ [[1], [2, 3]] | selectattr(1) | list }}",
+    "{{ messages | selectattr('role', 'equalto') | list }}",
+    "{{ messages | selectattr('role', 'equalto', 'user', 'x') | list }}",
+    "{{ messages | selectattr('tool_calls.0.id', 'equalto', 1) | list }}",
+    "{% set a = ['role', 'equalto', 'user'] %}{{ messages | selectattr(*a) | list }}",
+    "{{ messages | selectattr('role', 'equalto', 'user') | list(1) }}",
 ]
 
 
