@@ -36,6 +36,7 @@ from tmpl2py.runtime.limits import CALL_COST, FIRST_CHUNK
 
 from . import ir
 from .input_loops import DEGREE_MAX, InputLoops, target_idents
+from .passes.util import assignments
 
 #: Runtime calls in a loop body that cost one more unit of fuel per iteration.
 CALLS_PER_FUEL = 2
@@ -68,6 +69,60 @@ CALLING_HELPERS = frozenset({"jinja.call", "gotmpl.call", "gotmpl.method_call"})
 #: helpers that take the render's registry of built containers (``_built``, made in the
 #: prologue when the module calls one)
 BUILDERS = ("limits.make_tuple", "limits.built_value", "limits.add", "limits.added", "limits.add_item", "limits.mul")
+
+
+#: helpers that never charge, mark or make the render's meter (``limits.charge``,
+#: ``limits.mark``, ``refuel``: the context's ``_live`` and ``_long``), nor give the template an
+#: object whose methods do (``tests/unit/test_quiet_helpers.py`` reads each one's source, and
+#: what it calls, in the runtime): a render that calls only these, the counter's own refuels
+#: (whose meter it holds in ``_m``) and :data:`QUIET_GLOBALS` leaves the context's meter as it
+#: found it, so its end does not read it (``live()``: ~30 ns of a 1 us render)
+QUIET_HELPERS = frozenset({
+    "jinja.getitem", "jinja.getattr_", "jinja.subscript", "jinja.start_values", "jinja.to_str",
+    "jinja.Undefined", "jinja.loop_last", "jinja.loop_context", "jinja.undefined",
+    "jinja.cond_undefined", "jinja.resolve_top", "jinja.strftime_now",
+    "jinja_filters.do_trim", "jinja_filters.do_string", "jinja_filters.do_upper",
+    "jinja_filters.do_lower", "jinja_filters.do_capitalize", "jinja_filters.do_first",
+    "jinja_filters.do_last", "jinja_filters.do_d", "jinja_filters.do_default",
+    *(f"jinja_filters.test_{t}" for t in (
+        "mapping", "iterable", "sequence", "boolean", "number", "integer", "float", "string",
+        "none", "defined", "undefined", "true", "false", "odd", "even", "lower", "upper",
+    )),
+    *(f"builtins.{b}" for b in (
+        "slice", "str", "len", "isinstance", "type", "enumerate", "dict", "list", "tuple",
+    )),
+    "limits.length_hint", "limits.refuel", "limits.refuel_loop",
+    "limits.begin", "limits.live", "limits.settle",  # the end's own
+})
+#: environment globals a quiet render may call (``jinja.call`` of a name the template never
+#: binds): ``raise_exception`` raises, ``strftime_now`` formats the clock. A value the caller
+#: passes in the context under such a name is the caller's own code: it is trusted not to
+#: charge a render's meter outside a render (tmpl2py's helpers, called directly, would)
+QUIET_GLOBALS = frozenset({"raise_exception", "strftime_now"})
+
+
+def quiet(module: ir.Module, helpers: Any) -> bool:
+    """Whether a render of ``module``, which calls ``helpers`` (the emitter's helper names),
+    leaves the context's meter as it found it: each helper is in :data:`QUIET_HELPERS`, and
+    each value it calls is the start value of a name in :data:`QUIET_GLOBALS` that the
+    template never binds."""
+    if not all(h in QUIET_HELPERS or h == "jinja.call" for h in helpers):
+        return False
+    if "jinja.call" not in helpers:
+        return True
+    bound: Optional[dict] = None
+    for node in ir.walk(module.body):
+        if not (isinstance(node, ir.Helper) and node.name == "jinja.call"):
+            continue
+        callee = node.args[0] if node.args else None
+        if not (isinstance(callee, ir.Name) and callee.name in QUIET_GLOBALS):
+            return False
+        if bound is None:
+            bound = assignments(module)
+        for why in bound.get(callee.ident, ()):
+            if not (isinstance(why, ir.Assign) and why.value == ir.ContextGet(callee.name)):
+                return False
+    return True
 
 
 def is_leaf(body: Any) -> bool:
@@ -281,7 +336,11 @@ class FuelEmitter:
         self.line("    raise")  # type: ignore[attr-defined]
         meter = "_m" if self.fuel_used else "None"
         many = f"len(_out) > {SETTLE_PIECES}"
-        test = f"{many} or {live}() is not None"
+        module = self.fuel_module
+        if module is not None and quiet(module, self.aliases):  # type: ignore[attr-defined]
+            test = many  # nothing it calls touches the context's meter (``quiet``)
+        else:
+            test = f"{many} or {live}() is not None"
         if self.fuel_used:
             test = f"_m is not None or {test}"
         self.line(f"if {test}:")  # type: ignore[attr-defined]
