@@ -1,9 +1,17 @@
-"""Adjacent literal text merged into one ``Text``.
+"""Adjacent literal text merged into one ``Text``, and into the constants of a printed ``+``.
 
 adjacent ``Text`` nodes (and ``Output`` of a string constant) become one ``Text``, so the
-generated code appends each literal run once.
+generated code appends each literal run once. A ``Text`` just before an ``Output`` of a ``+``
+chain whose first operand is a string constant joins that constant (``\n    `` then
+``'<|im_start|>' + role + ...``: one append of ``'\n    <|im_start|>' + role + ...``), and one
+just after a chain whose last operand is one joins it: the chain is a ``str`` or raises
+either way, and what it raises is raised before the render's output is seen. Only text with
+none of the characters HTML escapes (``& < > " '``): a ``Markup`` operand escapes the plain
+string it is added to, and escaping is the identity on such text only, so ``escape(t + c) ==
+t + escape(c)``.
 
-Keeps output byte-identical (pure IR -> IR).
+Keeps output byte-identical (pure IR -> IR). The segment module keeps every text its own
+piece (``emit_segments.segment_passes`` leaves this pass out).
 """
 
 from __future__ import annotations
@@ -35,6 +43,8 @@ def run(module: ir.Module) -> ir.Module:
                     out[-1] = ir.Text(out[-1].text + stmt.text, span=out[-1].span)
                     continue
             out.append(stmt)
+        if len(out) > 1:
+            out = _into_outputs(out)
         if len(out) == len(body) and all(map(is_, out, body)):
             return body  # (the same object: the node holding it need not be made again)
         return tuple(out)
@@ -54,3 +64,58 @@ def run(module: ir.Module) -> ir.Module:
 
     body = merge_block(map_nodes(module.body, fold))
     return dataclasses.replace(module, body=body)
+
+
+#: what ``markupsafe.escape`` changes: text without any is its own escape
+_ESCAPED = frozenset("&<>\"'")
+
+
+def _plain(text: str) -> bool:
+    return _ESCAPED.isdisjoint(text)
+
+
+def _end_const(expr: Any, first: bool) -> Any:
+    """The string constant that ends (``first``: starts) a ``+`` chain, or None."""
+    if not (isinstance(expr, ir.BinOp) and expr.op == "+"):
+        return None
+    while isinstance(expr, ir.BinOp) and expr.op == "+":
+        expr = expr.left if first else expr.right
+        if not first:
+            break
+    return expr if isinstance(expr, ir.Const) and type(expr.value) is str else None
+
+
+def _with_end(expr: ir.BinOp, text: str, first: bool) -> ir.BinOp:
+    """``expr`` with ``text`` joined to its first (before it) or last (after it) constant."""
+    if not first:
+        right = expr.right
+        return dataclasses.replace(expr, right=dataclasses.replace(right, value=right.value + text))
+    left = expr.left
+    if isinstance(left, ir.BinOp):
+        return dataclasses.replace(expr, left=_with_end(left, text, True))
+    return dataclasses.replace(expr, left=dataclasses.replace(left, value=text + left.value))
+
+
+def _into_outputs(block: list) -> list:
+    """Each ``Text`` joined to the printed chain before or after it (see the docstring)."""
+    out: list = []
+    for stmt in block:
+        prev = out[-1] if out else None
+        if (
+            isinstance(stmt, ir.Output)
+            and isinstance(prev, ir.Text)
+            and _plain(prev.text)
+            and _end_const(stmt.expr, True) is not None
+        ):
+            out[-1] = dataclasses.replace(stmt, expr=_with_end(stmt.expr, prev.text, True))
+            continue
+        if (
+            isinstance(stmt, ir.Text)
+            and isinstance(prev, ir.Output)
+            and _plain(stmt.text)
+            and _end_const(prev.expr, False) is not None
+        ):
+            out[-1] = dataclasses.replace(prev, expr=_with_end(prev.expr, stmt.text, False))
+            continue
+        out.append(stmt)
+    return out
