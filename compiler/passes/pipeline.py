@@ -14,6 +14,7 @@ from typing import Callable, NamedTuple, Optional
 from .. import ir
 from . import (
     concat,
+    const_slices,
     context_gets,
     cse,
     dict_items,
@@ -61,6 +62,7 @@ PASSES: tuple[Step, ...] = (
     Step("cse", cse.run, shared_undefined=True),  # a kept lookup shares an absent key's undefined
     Step("typed_calls", typed_calls.run),  # after cse: it moves reads into branches
     Step("select_list", select_list.run),
+    Step("const_slices", const_slices.run),
     Step("context_gets", context_gets.run),  # last: the others know ``resolve_top``
     Step("nested_context_gets", context_gets.run_nested, shared_undefined=True),
 )

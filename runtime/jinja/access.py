@@ -5,6 +5,7 @@ Standard library only.
 
 from __future__ import annotations
 
+import operator
 import types
 
 from ..limits import charge, check_built, check_size
@@ -312,9 +313,9 @@ def getitem(obj: Any, argument: Any) -> Any:
     return _no_attribute(obj, argument)
 
 
-def subscript(obj: Any, key: Any) -> Any:
-    """``obj[a:b:c]``: jinja2 compiles slices as plain Python subscripts."""
-    return obj[key]
+#: ``obj[a:b:c]``: jinja2 compiles slices as plain Python subscripts (``operator.getitem``:
+#: the subscript itself, called in C with no Python frame of its own)
+subscript = operator.getitem
 
 
 

@@ -85,3 +85,14 @@ def test_select_list_fuses_a_selection_and_its_list() -> None:
     ):
         out = resolved(source, optimize_=True)
         assert "select_list" not in out and "do_list" in out, source
+
+
+def test_const_slices_makes_a_constant_slice_once() -> None:
+    out = resolved("{{ m[1:] }}{{ m[:-1] }}{{ m[a:] }}{{ m[::2] }}", optimize_=True)
+    assert "jinja.subscript(m@l_0_m, once(builtins.slice(1, None, None)))" in out, out
+    assert "once(builtins.slice(None, (-1), None))" in out and "once(builtins.slice(None, None, 2))" in out
+    assert "jinja.subscript(m@l_0_m, builtins.slice(a@l_0_a, None, None))" in out  # a variable bound
+    module = pipeline.run(parse("{{ m[1:] }}"), profile="hf")
+    from tmpl2py.compiler.passes import const_slices
+
+    assert dump(const_slices.run(module)) == dump(module)  # made once: running again changes nothing

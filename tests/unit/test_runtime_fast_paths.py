@@ -172,3 +172,21 @@ def test_tojson_indent_is_json_dumps(value, indent, ensure_ascii, sort_keys) -> 
     """The filter (what the reference's ``tojson`` is: json.dumps) on random JSON values."""
     expected = json.dumps(value, indent=indent, ensure_ascii=ensure_ascii, sort_keys=sort_keys)
     assert do_tojson(value, indent=indent, ensure_ascii=ensure_ascii, sort_keys=sort_keys) == expected
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "{{ m[1:] }}{{ m[:-1] }}{{ m[::-1] }}{{ m[1:2:1] }}{{ s[1:3] }}{{ s[-2:] }}",
+        "{% for x in m[1:] %}{{ x }}{% endfor %}{{ (m[1:] | length) }}",
+        "{{ n[1:] }}",  # an int: not subscriptable, the same TypeError
+        "{{ u[1:] }}",  # undefined
+        "{{ m[1.5:] }}",  # a float bound: Python's TypeError
+        "{{ d[1:] }}",  # a dict: unhashable slice (or TypeError), as Python says
+        "{{ m['a':] }}{{ m[none:none] }}",
+    ],
+)
+def test_slices(template: str) -> None:
+    """A subscript is Python's (``operator.getitem``), a slice of constants made once."""
+    ctx = {"m": [1, 2, 3], "s": "hello", "n": 5, "d": {"a": 1}}
+    assert same_outcome(ours_render(template, ctx), ref_render(template, ctx))
