@@ -99,13 +99,24 @@ QUIET_HELPERS = frozenset({
 #: passes in the context under such a name is the caller's own code: it is trusted not to
 #: charge a render's meter outside a render (tmpl2py's helpers, called directly, would)
 QUIET_GLOBALS = frozenset({"raise_exception", "strftime_now"})
+#: methods a quiet render may call on any value (``message.content.strip()``'s general way,
+#: ``call(getattr_(x, "strip"))``): the builtin ``str`` / ``dict`` / ``list`` methods that make
+#: nothing longer than their receiver (none of ``bounded.GROWING_STR_METHODS``, nor
+#: ``format``, whose sandboxed wrapper charges); the objects a quiet render can hold are the
+#: caller's data, plain values and undefined ones, which have no others of these names
+QUIET_METHODS = frozenset(
+    "strip lstrip rstrip split rsplit splitlines startswith endswith lower upper title "
+    "capitalize casefold swapcase count find rfind index rindex isalnum isalpha isascii "
+    "isdecimal isdigit isidentifier islower isnumeric isprintable isspace istitle isupper "
+    "partition rpartition removeprefix removesuffix items keys values get copy".split()
+)
 
 
 def quiet(module: ir.Module, helpers: Any) -> bool:
     """Whether a render of ``module``, which calls ``helpers`` (the emitter's helper names),
     leaves the context's meter as it found it: each helper is in :data:`QUIET_HELPERS`, and
-    each value it calls is the start value of a name in :data:`QUIET_GLOBALS` that the
-    template never binds."""
+    each value it calls is a method of :data:`QUIET_METHODS` or the start value of a name in
+    :data:`QUIET_GLOBALS` that the template never binds."""
     if not all(h in QUIET_HELPERS or h == "jinja.call" for h in helpers):
         return False
     if "jinja.call" not in helpers:
@@ -115,6 +126,8 @@ def quiet(module: ir.Module, helpers: Any) -> bool:
         if not (isinstance(node, ir.Helper) and node.name == "jinja.call"):
             continue
         callee = node.args[0] if node.args else None
+        if _quiet_method(callee):
+            continue
         if not (isinstance(callee, ir.Name) and callee.name in QUIET_GLOBALS):
             return False
         if bound is None:
@@ -123,6 +136,21 @@ def quiet(module: ir.Module, helpers: Any) -> bool:
             if not (isinstance(why, ir.Assign) and why.value == ir.ContextGet(callee.name)):
                 return False
     return True
+
+
+def _quiet_method(callee: Any) -> bool:
+    """A method of :data:`QUIET_METHODS` read from a value (the sandbox's read, or a dict's
+    key read inline that falls back to it)."""
+    if isinstance(callee, ir.DictLookup):
+        callee = callee.fallback
+    return (
+        isinstance(callee, ir.Helper)
+        and callee.name in ("jinja.getattr_", "jinja.getitem")
+        and len(callee.args) == 2
+        and isinstance(callee.args[1], ir.Const)
+        and type(callee.args[1].value) is str
+        and callee.args[1].value in QUIET_METHODS
+    )
 
 
 def is_leaf(body: Any) -> bool:

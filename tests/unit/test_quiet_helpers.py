@@ -21,7 +21,7 @@ from typing import Optional
 import pytest
 
 from tmpl2py.compiler import compile_template, registry
-from tmpl2py.compiler.fuel import QUIET_GLOBALS, QUIET_HELPERS, quiet
+from tmpl2py.compiler.fuel import QUIET_GLOBALS, QUIET_HELPERS, QUIET_METHODS, quiet
 from tmpl2py.compiler.jinja.frontend import parse
 from tmpl2py.compiler.passes import pipeline
 
@@ -229,6 +229,8 @@ def _end_reads_the_meter(source: str) -> bool:
         "{% for m in messages %}{{ m.role | trim }}{% endfor %}",
         "{% if x %}{{ raise_exception('no') }}{% endif %}{{ messages[0]['content'] }}",
         "{{ strftime_now('%Y') }}{% for m in messages %}{% if loop.last %}{{ m }}{% endif %}{% endfor %}",
+        "{% for m in messages %}{{ m.content.strip() }}{{ m['content'].split(',') }}{% endfor %}",
+        "{% for m in messages %}{{ (m.content | trim).startswith('a') }}{{ m.items() | first }}{% endfor %}",
     ],
 )
 def test_a_quiet_render_ends_without_reading_the_meter(source: str) -> None:
@@ -243,6 +245,9 @@ def test_a_quiet_render_ends_without_reading_the_meter(source: str) -> None:
         "{{ f('no') }}",  # a value that is no quiet global
         "{{ s.join(l) }}",  # a growing method, through the sandbox's call
         "{{ 'ab' * n }}",  # a repetition's size guard
+        "{{ s.format(1) }}",  # the sandbox's str.format wrapper charges
+        "{{ s.center(n) }}",  # a growing method: its width is checked
+        "{{ dict.fromkeys(l, s) }}",  # the environment's dict: its result is weighed
         "{% for m in messages %}{{ m.content | join(',') }}{% endfor %}",
     ],
 )
@@ -266,3 +271,16 @@ def test_quiet_reads_the_calls() -> None:
     assert quiet(module, {"jinja.call", "jinja.to_str"})
     module = _module("{% set raise_exception = 1 %}{{ raise_exception('a') }}")
     assert not quiet(module, {"jinja.call", "jinja.to_str"})
+
+
+def test_quiet_methods_grow_nothing() -> None:
+    """Each quiet method is a builtin method of ``str`` / ``dict`` / ``list`` (C code that never
+    charges), none that can make a value longer than its receiver or the sandbox wraps."""
+    from tmpl2py.runtime.jinja.bounded import GROWING_STR_METHODS
+
+    assert not QUIET_METHODS & GROWING_STR_METHODS
+    assert not QUIET_METHODS & {"format", "format_map", "fromkeys", "join", "replace", "center"}
+    for name in QUIET_METHODS:
+        found = [getattr(t, name) for t in (str, dict, list) if hasattr(t, name)]
+        assert found, name
+        assert all(type(m).__name__ == "method_descriptor" for m in found), name
