@@ -13,7 +13,6 @@ from tmpl2py.runtime.jinja import (
     cond_undefined,
     getattr_,
     getitem,
-    loop_context,
     loop_last,
     missing_param,
     ns_check,
@@ -297,14 +296,14 @@ def render(context: dict) -> str:
                 _fuel -= length_hint(_items5) * 11
                 if _fuel < 0:
                     _m, _fuel, _items5 = refuel_loop(_m, None, _fuel, _items5, 11, _w)
-                l_2_loop = loop_context(_items5)
-                for l_2_content in l_2_loop:
+                _n2, l_2_loop = loop_last(_items5)
+                for _i2, l_2_content in enumerate(l_2_loop):
                     _w('\n            "')
-                    _w(str(l_2_loop.index0))
+                    _w(str(_i2))
                     _w('": ')
                     _f_l_0_print_tool_content(_w, l_2_content)
                     # line 76: if
-                    if not l_2_loop.last:
+                    if not (_i2 == _n2 if _n2 is not None else l_2_loop.last):
                         _w(",")
             _w('\n        },\n        "is_error": null\n    }')
 

@@ -23,9 +23,16 @@ def run(module: ir.Module) -> ir.Module:
     iterable is consumed exactly as before). One that also reads ``loop.last`` counts too,
     and over a list or tuple compares the counter with the last index (``jinja.loop_last``);
     any other iterable still gets its loop object for ``last``. Not when the body may call
-    foreign code (which could change the list while it is iterated)."""
+    foreign code (which could change the list while it is iterated: the sandbox refuses
+    every mutating method to the template itself); a builtin method called directly (the
+    sandbox's safe ones, ``method_calls``) and the template's own functions that call no
+    foreign code themselves (``_pure_functions``) are no foreign code."""
     if module.dialect != "jinja" or not has_node(module.body, _counted):
         return module
+    pure = _pure_functions(module)
+
+    def foreign(n: Any) -> bool:
+        return calls_foreign_code(n) and not _own_call(n, pure)
 
     def uses(node: Any, ident: str, ok: list) -> None:
         if isinstance(node, tuple):
@@ -53,7 +60,7 @@ def run(module: ir.Module) -> ir.Module:
             return node
         ok = [True, False]  # only counters and ``last``; ``last`` read
         uses((node.body, node.filter), node.loop, ok)
-        if not ok[0] or (ok[1] and any(calls_foreign_code(n) for n in ir.walk(node.body))):
+        if not ok[0] or (ok[1] and any(foreign(n) for n in ir.walk(node.body))):
             return node
         counter = "_i" + node.loop.split("_")[1]
         i = ir.Local(counter)
@@ -93,3 +100,34 @@ def run(module: ir.Module) -> ir.Module:
 def _counted(node: Any) -> bool:
     """A loop that may count instead of building its loop object (what ``run`` changes)."""
     return isinstance(node, ir.For) and bool(node.loop) and not node.recursive
+
+
+def _own_call(node: Any, pure: frozenset) -> bool:
+    """A call of the runtime's builtin method read directly (``s.strip()``, ``loop.cycle``)
+    or of one of ``pure``, the template's functions that call no foreign code."""
+    if isinstance(node, ir.CallValue):
+        return isinstance(node.func, ir.LoopAttr)
+    return isinstance(node, ir.CallFunc) and node.ident in pure
+
+
+def _pure_functions(module: ir.Module) -> frozenset:
+    """The idents of the template's functions whose bodies call nothing but builtin methods
+    and such functions (the greatest set: a function calling itself is pure if nothing else
+    it calls is foreign); one bound twice is not."""
+    defs: dict = {}
+    for node in ir.walk(module.body):
+        if isinstance(node, ir.FuncDef):
+            defs[node.ident] = None if node.ident in defs else node
+    pure = {ident for ident, node in defs.items() if node is not None}
+    changed = True
+    while changed:
+        changed = False
+        for ident in list(pure):
+            node = defs[ident]
+            if any(
+                calls_foreign_code(n) and not _own_call(n, frozenset(pure))
+                for n in ir.walk((node.prologue, node.params, node.body))
+            ):
+                pure.discard(ident)
+                changed = True
+    return frozenset(pure)

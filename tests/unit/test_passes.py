@@ -96,3 +96,22 @@ def test_const_slices_makes_a_constant_slice_once() -> None:
     from tmpl2py.compiler.passes import const_slices
 
     assert dump(const_slices.run(module)) == dump(module)  # made once: running again changes nothing
+
+
+def test_loop_last_counts_through_the_templates_own_calls() -> None:
+    """A loop reading ``loop.last`` counts (``jinja.loop_last``) when its body calls only
+    builtin methods and the template's macros that call no foreign code themselves."""
+    pure = (
+        "{% macro f(x) %}{{ x | trim }}{{ x.strip }}{% if x %}{{ f('') }}{% endif %}{% endmacro %}"
+        "{% for m in l %}{{ f(m) }}{% if not loop.last %},{% endif %}{% endfor %}"
+    )
+    assert "(%_i1 == %_n1) if (%_n1 is not None)" in resolved(pure, optimize_=True)
+    for foreign in (
+        "{% macro f(x) %}{{ g(x) }}{% endmacro %}"  # a value of the context, called
+        "{% for m in l %}{{ f(m) }}{% if not loop.last %},{% endif %}{% endfor %}",
+        "{% macro f(x) %}{{ caller() }}{% endmacro %}"
+        "{% for m in l %}{% call f(m) %}c{% endcall %}{{ loop.last }}{% endfor %}",
+        "{% for m in l %}{{ h(m) }}{{ loop.last }}{% endfor %}",
+    ):
+        out = resolved(foreign, optimize_=True)
+        assert "%_n1" not in out and ".last" in out, foreign

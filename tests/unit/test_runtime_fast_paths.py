@@ -190,3 +190,20 @@ def test_slices(template: str) -> None:
     """A subscript is Python's (``operator.getitem``), a slice of constants made once."""
     ctx = {"m": [1, 2, 3], "s": "hello", "n": 5, "d": {"a": 1}}
     assert same_outcome(ours_render(template, ctx), ref_render(template, ctx))
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "{% macro f(x) %}[{{ x.strip() }}]{% endmacro %}"
+        "{% for m in l %}{{ f(m) }}{% if not loop.last %},{% endif %}{% endfor %}",
+        "{% macro t(s) %}{% if s is mapping %}{% for k, v in s | items %}{{ k }}{{ t(v) }}"
+        "{% if not loop.last %};{% endif %}{% endfor %}{% else %}{{ s }}{% endif %}{% endmacro %}"
+        "{% for m in d | items %}{{ t(m) }}{{ loop.last }}{% endfor %}{{ t(d) }}",
+        "{% macro f(x) %}{{ x }}{% endmacro %}{% for m in 'abc' %}{{ f(m) }}{{ loop.last }}{% endfor %}",
+        "{% macro f(x) %}{{ x }}{% endmacro %}{% for m in n %}{{ f(m) }}{{ loop.last }}{% endfor %}",
+    ],
+)
+def test_loop_last_with_the_templates_own_calls(template: str) -> None:
+    ctx = {"l": [" a ", "b", " c"], "d": {"x": {"y": 1, "z": [2]}, "w": "v"}, "n": 3}
+    assert same_outcome(ours_render(template, ctx), ref_render(template, ctx))
