@@ -858,10 +858,11 @@ def do_join(value: Any, d: Any = "", attribute: Any = None) -> str:
 
 def do_items(value: Any) -> Iterator[tuple]:
     bounded.charge_input(value, 1, 4)  # its work grows with the input (limits.charge)
-    if isinstance(value, Undefined):
-        return
-    if not isinstance(value, abc.Mapping):
-        raise TypeError("Can only get item pairs from a mapping.")
+    if type(value) is not dict:  # a dict is a mapping (the ABC's check costs ~0.1 us)
+        if isinstance(value, Undefined):
+            return
+        if not isinstance(value, abc.Mapping):
+            raise TypeError("Can only get item pairs from a mapping.")
     yield from value.items()
 
 
