@@ -149,7 +149,10 @@ LOOP_ATTRS = _LOOP_ATTRS = frozenset(
 
 #: Types whose instances have no ``__getattr__`` and reject every string subscript: an
 #: attribute they do not have is undefined (the sandbox's two failed lookups, no exceptions).
-_PLAIN_ATTRS = {t: frozenset(dir(t)) for t in (str, list, tuple, int, float, bool, type(None))}
+_PLAIN_ATTRS = {
+    t: frozenset(dir(t))
+    for t in (str, list, tuple, int, float, bool, type(None), types.GeneratorType)
+}  # a generator: what the lazy filters give (``items``, ``select``, ``map``)
 
 
 #: The methods of the plain data types the sandbox allows, read without its probes: every
@@ -157,7 +160,7 @@ _PLAIN_ATTRS = {t: frozenset(dir(t)) for t in (str, list, tuple, int, float, boo
 #: sandbox wraps those). The verdict depends only on the type and the name (``core``); each
 #: type's set is made on first use (``_safe_methods``: ~2 ms, not paid at import).
 _SAFE_METHODS: dict = {}
-_SAMPLES = {type(v): v for v in ("", [], (), {}, 0, 0.0, True, None)}
+_SAMPLES = {type(v): v for v in ("", [], (), {}, 0, 0.0, True, None, (x for x in ()))}
 
 
 def _safe_methods(cls: type) -> frozenset:

@@ -207,3 +207,21 @@ def test_slices(template: str) -> None:
 def test_loop_last_with_the_templates_own_calls(template: str) -> None:
     ctx = {"l": [" a ", "b", " c"], "d": {"x": {"y": 1, "z": [2]}, "w": "v"}, "n": 3}
     assert same_outcome(ours_render(template, ctx), ref_render(template, ctx))
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "{{ (d | items).type }}|{{ (d | items)['type'] }}|{{ (d | items).type is defined }}",
+        "{{ (l | select).x is defined }}{{ (l | map('upper')).close is defined }}",
+        "{{ (l | select).send is defined }}{{ (l | select).gi_frame is defined }}",
+        "{{ (l | select).gi_code }}",
+        "{{ (l | reject).__class__ }}",
+        "{{ (d | items).type.x }}",
+    ],
+)
+def test_attributes_of_a_generator(template: str) -> None:
+    """A lazy filter's generator answers a name it has not with undefined, without the
+    sandbox's two failed lookups; the names it has keep the sandbox's verdict."""
+    ctx = {"d": {"type": "x"}, "l": ["a", ""]}
+    assert same_outcome(ours_render(template, ctx), ref_render(template, ctx))
