@@ -100,22 +100,23 @@ def _into_outputs(block: list) -> list:
     """Each ``Text`` joined to the printed chain before or after it (see the docstring)."""
     out: list = []
     for stmt in block:
-        prev = out[-1] if out else None
-        if (
-            isinstance(stmt, ir.Output)
-            and isinstance(prev, ir.Text)
-            and _plain(prev.text)
-            and _end_const(stmt.expr, True) is not None
-        ):
-            out[-1] = dataclasses.replace(stmt, expr=_with_end(stmt.expr, prev.text, True))
-            continue
-        if (
-            isinstance(stmt, ir.Text)
-            and isinstance(prev, ir.Output)
-            and _plain(stmt.text)
-            and _end_const(prev.expr, False) is not None
-        ):
-            out[-1] = dataclasses.replace(prev, expr=_with_end(prev.expr, stmt.text, False))
-            continue
-        out.append(stmt)
+        joined = _joined(out[-1], stmt) if out else None
+        if joined is not None:
+            out[-1] = joined
+        else:
+            out.append(stmt)
     return out
+
+
+def _joined(prev: Any, stmt: Any) -> Any:
+    """The ``Output`` that two adjacent statements make together (a ``Text`` and a printed
+    chain, in either order), or None."""
+    if isinstance(prev, ir.Text) and isinstance(stmt, ir.Output):
+        text, output, first = prev.text, stmt, True
+    elif isinstance(prev, ir.Output) and isinstance(stmt, ir.Text):
+        text, output, first = stmt.text, prev, False
+    else:
+        return None
+    if not _plain(text) or _end_const(output.expr, first) is None:
+        return None
+    return dataclasses.replace(output, expr=_with_end(output.expr, text, first))
