@@ -13,6 +13,8 @@ Keeps output byte-identical (pure IR -> IR, Jinja modules after scope resolution
 
 from __future__ import annotations
 
+import bisect
+
 import dataclasses
 from typing import Any, Optional
 
@@ -50,14 +52,25 @@ def _later_macros(body: tuple, binds: dict) -> dict:
                 macros.append((j, stmt.ident, count))
     if not macros:
         return {}
-    refs = [set() if is_init(stmt) else _referenced(stmt) for stmt in body]  # start values: no use
+    # the first two statements that refer to each ident (start values are no use): the
+    # first of them other than its own definition bounds the macros it may call
+    first: dict = {}
+    for k, stmt in enumerate(body):
+        if not is_init(stmt):
+            for ident in _referenced(stmt):
+                seen = first.setdefault(ident, [])
+                if len(seen) < 2:
+                    seen.append(k)
+    starts = [j for j, _, _ in macros]
     later: dict = {}
     for i, stmt in enumerate(body):
         if not isinstance(stmt, ir.FuncDef):
             continue
-        for j, ident, count in macros:
-            if j > i and not any(stmt.ident in refs[k] for k in range(j) if k != i):
-                later.setdefault(i, {})[ident] = count
+        uses = [k for k in first.get(stmt.ident, ()) if k != i]
+        limit = uses[0] if uses else len(body)  # no statement before ``limit`` refers to it
+        lo, hi = bisect.bisect_right(starts, i), bisect.bisect_right(starts, limit)
+        for _, ident, count in macros[lo:hi]:
+            later.setdefault(i, {})[ident] = count
     return later
 
 

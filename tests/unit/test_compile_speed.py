@@ -37,6 +37,33 @@ def test_compile_time_is_linear_in_template_size() -> None:
     assert min(large) / min(small) <= 2.2, (small, large)
 
 
+def _macros_seconds(count: int) -> float:
+    """A template of ``count`` macros, each calling the next (the last a value of the
+    context), called from a loop that reads ``loop.last``: the passes that relate functions
+    to each other (direct calls, pure functions) see every pair of them."""
+    source = "".join(
+        f"{{% macro m{i}(x) %}}{{{{ m{i + 1}(x) }}}}{{% endmacro %}}" for i in range(count)
+    )
+    source += f"{{% macro m{count}(x) %}}{{{{ f(x) }}}}{{% endmacro %}}"
+    source += "{% for a in l %}{{ m0(a) }}{{ loop.last }}{% endfor %}"
+    clear_compile_cache()
+    t0 = time.process_time()
+    compile_template(source)
+    return time.process_time() - t0
+
+
+def test_compile_time_is_linear_in_the_number_of_macros() -> None:
+    """Doubling the macros at most ~2.2x the compile time (``direct_calls`` compared every
+    macro with every later one and every statement before it: cubic, 0.37 s for 200 macros,
+    12 s for 800)."""
+    _macros_seconds(300)
+    small, large = [], []
+    for _ in range(5):
+        small.append(_macros_seconds(150))
+        large.append(_macros_seconds(300))
+    assert min(large) / min(small) <= 2.2, (small, large)
+
+
 def test_in_memory_compile_does_not_run_black(monkeypatch) -> None:
     import black
 
