@@ -113,21 +113,27 @@ def _own_call(node: Any, pure: frozenset) -> bool:
 def _pure_functions(module: ir.Module) -> frozenset:
     """The idents of the template's functions whose bodies call nothing but builtin methods
     and such functions (the greatest set: a function calling itself is pure if nothing else
-    it calls is foreign); one bound twice is not."""
+    it calls is foreign); one bound twice is not. Each body is walked once and impurity is
+    passed back along the calls (linear in the template)."""
     defs: dict = {}
     for node in ir.walk(module.body):
         if isinstance(node, ir.FuncDef):
             defs[node.ident] = None if node.ident in defs else node
-    pure = {ident for ident, node in defs.items() if node is not None}
-    changed = True
-    while changed:
-        changed = False
-        for ident in list(pure):
-            node = defs[ident]
-            if any(
-                calls_foreign_code(n) and not _own_call(n, frozenset(pure))
-                for n in ir.walk((node.prologue, node.params, node.body))
-            ):
-                pure.discard(ident)
-                changed = True
+    callers: dict = {}
+    impure = [ident for ident, node in defs.items() if node is None]
+    for ident, node in defs.items():
+        if node is None:
+            continue
+        for n in ir.walk((node.prologue, node.params, node.body)):
+            if isinstance(n, ir.CallFunc) and n.ident in defs:
+                callers.setdefault(n.ident, []).append(ident)
+            elif calls_foreign_code(n) and not _own_call(n, frozenset()):
+                impure.append(ident)
+                break
+    pure = set(defs)
+    while impure:
+        ident = impure.pop()
+        if ident in pure:
+            pure.discard(ident)
+            impure.extend(callers.get(ident, ()))
     return frozenset(pure)
