@@ -1106,11 +1106,14 @@ def _selected(value: Any, args: tuple, kwargs: dict, keep: bool, lookup_attr: bo
     return (item for item in value if bool(test(get(item), *test_args, **kwargs)) is keep)
 
 
-#: ``_direct_test``'s answers for argument tuples of strings only (a template's filter calls
-#: repeat the same few; a string equals only a string, so no other constant shares a key)
+#: ``_direct_test``'s answers for argument tuples of short strings only (a template's filter
+#: calls repeat the same few; a string equals only a string, so no other constant shares a key)
 _PREPARED: dict = {}
-#: the most answers kept (past it the table starts afresh: a template cannot grow it)
+#: the most answers kept (past it the table starts afresh: a template cannot grow it), and
+#: the longest argument kept in a key (the table outlives the render: a long string, the
+#: conversation's own text, is not held by it)
 PREPARED_MAX = 256
+PREPARED_ARGUMENT = 64
 
 
 def _direct_test(args: tuple, kwargs: dict, lookup_attr: bool) -> Optional[tuple]:
@@ -1121,7 +1124,7 @@ def _direct_test(args: tuple, kwargs: dict, lookup_attr: bool) -> Optional[tuple
     test named, an unknown one, which fails on the first item as jinja2 fails)."""
     cacheable = not kwargs
     for a in args:
-        if type(a) is not str:
+        if type(a) is not str or len(a) > PREPARED_ARGUMENT:
             cacheable = False
             break
     if cacheable:

@@ -797,3 +797,7 @@ def test_selection_answers_kept_are_bounded() -> None:
     for i in range(filters.PREPARED_MAX * 3):
         assert filters.select_list([{f"k{i}": 1}, {}], True, True, f"k{i}", "defined") == [{f"k{i}": 1}]
     assert 0 < len(filters._PREPARED) <= filters.PREPARED_MAX
+    filters._PREPARED.clear()
+    long = "x" * (filters.PREPARED_ARGUMENT + 1)  # the conversation's own text is not kept
+    assert filters.select_list([{"k": long}], True, True, "k", "equalto", long) == [{"k": long}]
+    assert filters._PREPARED == {}
