@@ -138,7 +138,7 @@ def _generate_text(
     metadata.update(dict(module.meta))
     with attached_to(source, name):
         # the size guards are for the code that runs (the IR stays readable for inspection)
-        final = pipeline.before_emit(module) if bounded else module
+        final = pipeline.before_emit(module, bounded=bounded, optimize=optimize)
         text, spans = emit_with_spans(final, header, metadata, fuel=bounded)
     return text, module, spans
 

@@ -310,6 +310,16 @@ class Emitter(FuelEmitter):
         type_ = ast.Name(self.helper_name("builtins.type"), ast.Load())
         return ast.Compare(ast.Call(type_, [value], []), [ast.IsNot()], [undefined])
 
+    def x_Format(self, node: ir.Format) -> ast.expr:
+        values: list = []
+        for part in node.parts:
+            if isinstance(part, ir.Const):
+                if part.value:
+                    values.append(ast.Constant(part.value))
+            else:
+                values.append(ast.FormattedValue(self.expr(part), -1, None))
+        return ast.JoinedStr(values)
+
     def x_Bind(self, node: ir.Bind) -> ast.expr:
         return ast.NamedExpr(ast.Name(node.temp, ast.Store()), self.expr(node.value))
 

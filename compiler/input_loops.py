@@ -356,6 +356,8 @@ class InputLoops:
             return self._largest(e.args)
         if isinstance(e, ir.BinOp):  # one the limits pass left unguarded (``passes/limits.py``)
             return self._sum((e.left, e.right)) if e.op == "+" else self._largest((e.left, e.right))
+        if isinstance(e, ir.Format):  # a ``+`` chain's parts, joined (``passes/fstrings.py``)
+            return self._sum(e.parts)
         if isinstance(e, ir.UnaryOp):
             return self.degree(e.operand)
         if isinstance(e, ir.BoolOp):

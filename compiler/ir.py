@@ -421,6 +421,16 @@ class Bind(Expr):
 
 
 @node
+class Format(Expr):
+    """A ``str`` made of ``parts`` in order, at once (Python's f-string): a string ``Const``
+    is its text, any other part a variable read known to hold exactly a ``str`` there
+    (``passes/fstrings.py``), written as it is."""
+
+    parts: Tuple[Expr, ...]
+    span: Span = _span()
+
+
+@node
 class Capture(Expr):
     """Render ``body`` into a fresh buffer and evaluate to the joined string."""
 

@@ -4,7 +4,7 @@ ahead of time, so that Python's bytecode cache keeps it compiled. Do not edit; r
 # fmt: off
 # flake8: noqa
 
-METHODS_SHA256 = '1902947deb045d40b17603268dfa43b8f81f38588526e351da053fc9e9a30661'
+METHODS_SHA256 = 'a31a765a688185f4074d293ce3024b604382057b3dac98c9a9a99fccd464806d'
 
 
 def init0(self, value, span=(0, 0)):
@@ -417,69 +417,86 @@ def mapper21(node, fn):
     if n_value is o_value:
         return node
     return C21(temp=node.temp, value=n_value, span=node.span)
-def init22(self, body, span=(0, 0)):
-    _set(self, 'body', body)
+def init22(self, parts, span=(0, 0)):
+    _set(self, 'parts', parts)
     _set(self, 'span', span)
 def eq22(self, other):
     if other.__class__ is self.__class__:
-        return (self.body, ) == (other.body, )
+        return (self.parts, ) == (other.parts, )
     return NotImplemented
 def hash22(self):
-    return hash((self.body, ))
+    return hash((self.parts, ))
 def repr22(self):
-    return f'{self.__class__.__qualname__}(body={self.body!r})'
+    return f'{self.__class__.__qualname__}(parts={self.parts!r})'
 def mapper22(node, fn):
+    o_parts = node.parts
+    n_parts = fn(o_parts) if isinstance(o_parts, KINDS) else o_parts
+    if n_parts is o_parts:
+        return node
+    return C22(parts=n_parts, span=node.span)
+def init23(self, body, span=(0, 0)):
+    _set(self, 'body', body)
+    _set(self, 'span', span)
+def eq23(self, other):
+    if other.__class__ is self.__class__:
+        return (self.body, ) == (other.body, )
+    return NotImplemented
+def hash23(self):
+    return hash((self.body, ))
+def repr23(self):
+    return f'{self.__class__.__qualname__}(body={self.body!r})'
+def mapper23(node, fn):
     o_body = node.body
     n_body = fn(o_body) if isinstance(o_body, KINDS) else o_body
     if n_body is o_body:
         return node
-    return C22(body=n_body, span=node.span)
-def init23(self, text, span=(0, 0)):
+    return C23(body=n_body, span=node.span)
+def init24(self, text, span=(0, 0)):
     _set(self, 'text', text)
-    _set(self, 'span', span)
-def eq23(self, other):
-    if other.__class__ is self.__class__:
-        return (self.text, ) == (other.text, )
-    return NotImplemented
-def hash23(self):
-    return hash((self.text, ))
-def repr23(self):
-    return f'{self.__class__.__qualname__}(text={self.text!r})'
-def mapper23(node, fn):
-    if True:
-        return node
-    return C23(text=node.text, span=node.span)
-def init24(self, expr, span=(0, 0)):
-    _set(self, 'expr', expr)
     _set(self, 'span', span)
 def eq24(self, other):
     if other.__class__ is self.__class__:
-        return (self.expr, ) == (other.expr, )
+        return (self.text, ) == (other.text, )
     return NotImplemented
 def hash24(self):
-    return hash((self.expr, ))
+    return hash((self.text, ))
 def repr24(self):
-    return f'{self.__class__.__qualname__}(expr={self.expr!r})'
+    return f'{self.__class__.__qualname__}(text={self.text!r})'
 def mapper24(node, fn):
+    if True:
+        return node
+    return C24(text=node.text, span=node.span)
+def init25(self, expr, span=(0, 0)):
+    _set(self, 'expr', expr)
+    _set(self, 'span', span)
+def eq25(self, other):
+    if other.__class__ is self.__class__:
+        return (self.expr, ) == (other.expr, )
+    return NotImplemented
+def hash25(self):
+    return hash((self.expr, ))
+def repr25(self):
+    return f'{self.__class__.__qualname__}(expr={self.expr!r})'
+def mapper25(node, fn):
     o_expr = node.expr
     n_expr = fn(o_expr) if isinstance(o_expr, KINDS) else o_expr
     if n_expr is o_expr:
         return node
-    return C24(expr=n_expr, span=node.span)
-def init25(self, test, body, orelse=(), span=(0, 0)):
+    return C25(expr=n_expr, span=node.span)
+def init26(self, test, body, orelse=(), span=(0, 0)):
     _set(self, 'test', test)
     _set(self, 'body', body)
     _set(self, 'orelse', orelse)
     _set(self, 'span', span)
-def eq25(self, other):
+def eq26(self, other):
     if other.__class__ is self.__class__:
         return (self.test, self.body, self.orelse, ) == (other.test, other.body, other.orelse, )
     return NotImplemented
-def hash25(self):
+def hash26(self):
     return hash((self.test, self.body, self.orelse, ))
-def repr25(self):
+def repr26(self):
     return f'{self.__class__.__qualname__}(test={self.test!r}, body={self.body!r}, orelse={self.orelse!r})'
-def mapper25(node, fn):
+def mapper26(node, fn):
     o_test = node.test
     n_test = fn(o_test) if isinstance(o_test, KINDS) else o_test
     o_body = node.body
@@ -488,62 +505,62 @@ def mapper25(node, fn):
     n_orelse = fn(o_orelse) if isinstance(o_orelse, KINDS) else o_orelse
     if n_test is o_test and n_body is o_body and n_orelse is o_orelse:
         return node
-    return C25(test=n_test, body=n_body, orelse=n_orelse, span=node.span)
-def init26(self, names, span=(0, 0)):
+    return C26(test=n_test, body=n_body, orelse=n_orelse, span=node.span)
+def init27(self, names, span=(0, 0)):
     _set(self, 'names', names)
     _set(self, 'span', span)
-def eq26(self, other):
+def eq27(self, other):
     if other.__class__ is self.__class__:
         return (self.names, ) == (other.names, )
     return NotImplemented
-def hash26(self):
+def hash27(self):
     return hash((self.names, ))
-def repr26(self):
+def repr27(self):
     return f'{self.__class__.__qualname__}(names={self.names!r})'
-def mapper26(node, fn):
+def mapper27(node, fn):
     o_names = node.names
     n_names = fn(o_names) if isinstance(o_names, KINDS) else o_names
     if n_names is o_names:
         return node
-    return C26(names=n_names, span=node.span)
-def init27(self, target, value, span=(0, 0)):
+    return C27(names=n_names, span=node.span)
+def init28(self, target, value, span=(0, 0)):
     _set(self, 'target', target)
     _set(self, 'value', value)
     _set(self, 'span', span)
-def eq27(self, other):
+def eq28(self, other):
     if other.__class__ is self.__class__:
         return (self.target, self.value, ) == (other.target, other.value, )
     return NotImplemented
-def hash27(self):
+def hash28(self):
     return hash((self.target, self.value, ))
-def repr27(self):
+def repr28(self):
     return f'{self.__class__.__qualname__}(target={self.target!r}, value={self.value!r})'
-def mapper27(node, fn):
+def mapper28(node, fn):
     o_target = node.target
     n_target = fn(o_target) if isinstance(o_target, KINDS) else o_target
     o_value = node.value
     n_value = fn(o_value) if isinstance(o_value, KINDS) else o_value
     if n_target is o_target and n_value is o_value:
         return node
-    return C27(target=n_target, value=n_value, span=node.span)
-def init28(self, expr, span=(0, 0)):
+    return C28(target=n_target, value=n_value, span=node.span)
+def init29(self, expr, span=(0, 0)):
     _set(self, 'expr', expr)
     _set(self, 'span', span)
-def eq28(self, other):
+def eq29(self, other):
     if other.__class__ is self.__class__:
         return (self.expr, ) == (other.expr, )
     return NotImplemented
-def hash28(self):
+def hash29(self):
     return hash((self.expr, ))
-def repr28(self):
+def repr29(self):
     return f'{self.__class__.__qualname__}(expr={self.expr!r})'
-def mapper28(node, fn):
+def mapper29(node, fn):
     o_expr = node.expr
     n_expr = fn(o_expr) if isinstance(o_expr, KINDS) else o_expr
     if n_expr is o_expr:
         return node
-    return C28(expr=n_expr, span=node.span)
-def init29(self, target, iter, body, else_=(), filter=None, loop='', loop_helper='', recursive=False, else_counts_completed=False, counter='', last='', span=(0, 0)):
+    return C29(expr=n_expr, span=node.span)
+def init30(self, target, iter, body, else_=(), filter=None, loop='', loop_helper='', recursive=False, else_counts_completed=False, counter='', last='', span=(0, 0)):
     _set(self, 'target', target)
     _set(self, 'iter', iter)
     _set(self, 'body', body)
@@ -556,15 +573,15 @@ def init29(self, target, iter, body, else_=(), filter=None, loop='', loop_helper
     _set(self, 'counter', counter)
     _set(self, 'last', last)
     _set(self, 'span', span)
-def eq29(self, other):
+def eq30(self, other):
     if other.__class__ is self.__class__:
         return (self.target, self.iter, self.body, self.else_, self.filter, self.loop, self.loop_helper, self.recursive, self.else_counts_completed, self.counter, self.last, ) == (other.target, other.iter, other.body, other.else_, other.filter, other.loop, other.loop_helper, other.recursive, other.else_counts_completed, other.counter, other.last, )
     return NotImplemented
-def hash29(self):
+def hash30(self):
     return hash((self.target, self.iter, self.body, self.else_, self.filter, self.loop, self.loop_helper, self.recursive, self.else_counts_completed, self.counter, self.last, ))
-def repr29(self):
+def repr30(self):
     return f'{self.__class__.__qualname__}(target={self.target!r}, iter={self.iter!r}, body={self.body!r}, else_={self.else_!r}, filter={self.filter!r}, loop={self.loop!r}, loop_helper={self.loop_helper!r}, recursive={self.recursive!r}, else_counts_completed={self.else_counts_completed!r}, counter={self.counter!r}, last={self.last!r})'
-def mapper29(node, fn):
+def mapper30(node, fn):
     o_target = node.target
     n_target = fn(o_target) if isinstance(o_target, KINDS) else o_target
     o_iter = node.iter
@@ -577,21 +594,7 @@ def mapper29(node, fn):
     n_filter = fn(o_filter) if isinstance(o_filter, KINDS) else o_filter
     if n_target is o_target and n_iter is o_iter and n_body is o_body and n_else_ is o_else_ and n_filter is o_filter:
         return node
-    return C29(target=n_target, iter=n_iter, body=n_body, else_=n_else_, filter=n_filter, loop=node.loop, loop_helper=node.loop_helper, recursive=node.recursive, else_counts_completed=node.else_counts_completed, counter=node.counter, last=node.last, span=node.span)
-def init30(self, span=(0, 0)):
-    _set(self, 'span', span)
-def eq30(self, other):
-    if other.__class__ is self.__class__:
-        return () == ()
-    return NotImplemented
-def hash30(self):
-    return hash(())
-def repr30(self):
-    return f'{self.__class__.__qualname__}()'
-def mapper30(node, fn):
-    if True:
-        return node
-    return C30(span=node.span)
+    return C30(target=n_target, iter=n_iter, body=n_body, else_=n_else_, filter=n_filter, loop=node.loop, loop_helper=node.loop_helper, recursive=node.recursive, else_counts_completed=node.else_counts_completed, counter=node.counter, last=node.last, span=node.span)
 def init31(self, span=(0, 0)):
     _set(self, 'span', span)
 def eq31(self, other):
@@ -606,26 +609,40 @@ def mapper31(node, fn):
     if True:
         return node
     return C31(span=node.span)
-def init32(self, name, default=None):
+def init32(self, span=(0, 0)):
+    _set(self, 'span', span)
+def eq32(self, other):
+    if other.__class__ is self.__class__:
+        return () == ()
+    return NotImplemented
+def hash32(self):
+    return hash(())
+def repr32(self):
+    return f'{self.__class__.__qualname__}()'
+def mapper32(node, fn):
+    if True:
+        return node
+    return C32(span=node.span)
+def init33(self, name, default=None):
     _set(self, 'name', name)
     _set(self, 'default', default)
-def eq32(self, other):
+def eq33(self, other):
     if other.__class__ is self.__class__:
         return (self.name, self.default, ) == (other.name, other.default, )
     return NotImplemented
-def hash32(self):
+def hash33(self):
     return hash((self.name, self.default, ))
-def repr32(self):
+def repr33(self):
     return f'{self.__class__.__qualname__}(name={self.name!r}, default={self.default!r})'
-def mapper32(node, fn):
+def mapper33(node, fn):
     o_name = node.name
     n_name = fn(o_name) if isinstance(o_name, KINDS) else o_name
     o_default = node.default
     n_default = fn(o_default) if isinstance(o_default, KINDS) else o_default
     if n_name is o_name and n_default is o_default:
         return node
-    return C32(name=n_name, default=n_default)
-def init33(self, ident, name, params, body, wrap='', wrap_args=(), missing_helper='', prologue=(), implicit=0, bind=True, into=False, span=(0, 0)):
+    return C33(name=n_name, default=n_default)
+def init34(self, ident, name, params, body, wrap='', wrap_args=(), missing_helper='', prologue=(), implicit=0, bind=True, into=False, span=(0, 0)):
     _set(self, 'ident', ident)
     _set(self, 'name', name)
     _set(self, 'params', params)
@@ -638,15 +655,15 @@ def init33(self, ident, name, params, body, wrap='', wrap_args=(), missing_helpe
     _set(self, 'bind', bind)
     _set(self, 'into', into)
     _set(self, 'span', span)
-def eq33(self, other):
+def eq34(self, other):
     if other.__class__ is self.__class__:
         return (self.ident, self.name, self.params, self.body, self.wrap, self.wrap_args, self.missing_helper, self.prologue, self.implicit, self.bind, self.into, ) == (other.ident, other.name, other.params, other.body, other.wrap, other.wrap_args, other.missing_helper, other.prologue, other.implicit, other.bind, other.into, )
     return NotImplemented
-def hash33(self):
+def hash34(self):
     return hash((self.ident, self.name, self.params, self.body, self.wrap, self.wrap_args, self.missing_helper, self.prologue, self.implicit, self.bind, self.into, ))
-def repr33(self):
+def repr34(self):
     return f'{self.__class__.__qualname__}(ident={self.ident!r}, name={self.name!r}, params={self.params!r}, body={self.body!r}, wrap={self.wrap!r}, wrap_args={self.wrap_args!r}, missing_helper={self.missing_helper!r}, prologue={self.prologue!r}, implicit={self.implicit!r}, bind={self.bind!r}, into={self.into!r})'
-def mapper33(node, fn):
+def mapper34(node, fn):
     o_params = node.params
     n_params = fn(o_params) if isinstance(o_params, KINDS) else o_params
     o_body = node.body
@@ -657,62 +674,62 @@ def mapper33(node, fn):
     n_prologue = fn(o_prologue) if isinstance(o_prologue, KINDS) else o_prologue
     if n_params is o_params and n_body is o_body and n_wrap_args is o_wrap_args and n_prologue is o_prologue:
         return node
-    return C33(ident=node.ident, name=node.name, params=n_params, body=n_body, wrap=node.wrap, wrap_args=n_wrap_args, missing_helper=node.missing_helper, prologue=n_prologue, implicit=node.implicit, bind=node.bind, into=node.into, span=node.span)
-def init34(self, value, span=(0, 0)):
+    return C34(ident=node.ident, name=node.name, params=n_params, body=n_body, wrap=node.wrap, wrap_args=n_wrap_args, missing_helper=node.missing_helper, prologue=n_prologue, implicit=node.implicit, bind=node.bind, into=node.into, span=node.span)
+def init35(self, value, span=(0, 0)):
     _set(self, 'value', value)
     _set(self, 'span', span)
-def eq34(self, other):
+def eq35(self, other):
     if other.__class__ is self.__class__:
         return (self.value, ) == (other.value, )
     return NotImplemented
-def hash34(self):
+def hash35(self):
     return hash((self.value, ))
-def repr34(self):
+def repr35(self):
     return f'{self.__class__.__qualname__}(value={self.value!r})'
-def mapper34(node, fn):
+def mapper35(node, fn):
     o_value = node.value
     n_value = fn(o_value) if isinstance(o_value, KINDS) else o_value
     if n_value is o_value:
         return node
-    return C34(value=n_value, span=node.span)
-def init35(self, body, span=(0, 0), bindings=()):
+    return C35(value=n_value, span=node.span)
+def init36(self, body, span=(0, 0), bindings=()):
     _set(self, 'body', body)
     _set(self, 'span', span)
     _set(self, 'bindings', bindings)
-def eq35(self, other):
+def eq36(self, other):
     if other.__class__ is self.__class__:
         return (self.body, self.bindings, ) == (other.body, other.bindings, )
     return NotImplemented
-def hash35(self):
+def hash36(self):
     return hash((self.body, self.bindings, ))
-def repr35(self):
+def repr36(self):
     return f'{self.__class__.__qualname__}(body={self.body!r}, bindings={self.bindings!r})'
-def mapper35(node, fn):
+def mapper36(node, fn):
     o_body = node.body
     n_body = fn(o_body) if isinstance(o_body, KINDS) else o_body
     o_bindings = node.bindings
     n_bindings = fn(o_bindings) if isinstance(o_bindings, KINDS) else o_bindings
     if n_body is o_body and n_bindings is o_bindings:
         return node
-    return C35(body=n_body, span=node.span, bindings=n_bindings)
-def init36(self, body, dialect, profile, meta=()):
+    return C36(body=n_body, span=node.span, bindings=n_bindings)
+def init37(self, body, dialect, profile, meta=()):
     _set(self, 'body', body)
     _set(self, 'dialect', dialect)
     _set(self, 'profile', profile)
     _set(self, 'meta', meta)
-def eq36(self, other):
+def eq37(self, other):
     if other.__class__ is self.__class__:
         return (self.body, self.dialect, self.profile, self.meta, ) == (other.body, other.dialect, other.profile, other.meta, )
     return NotImplemented
-def hash36(self):
+def hash37(self):
     return hash((self.body, self.dialect, self.profile, self.meta, ))
-def repr36(self):
+def repr37(self):
     return f'{self.__class__.__qualname__}(body={self.body!r}, dialect={self.dialect!r}, profile={self.profile!r}, meta={self.meta!r})'
-def mapper36(node, fn):
+def mapper37(node, fn):
     o_body = node.body
     n_body = fn(o_body) if isinstance(o_body, KINDS) else o_body
     o_meta = node.meta
     n_meta = fn(o_meta) if isinstance(o_meta, KINDS) else o_meta
     if n_body is o_body and n_meta is o_meta:
         return node
-    return C36(body=n_body, dialect=node.dialect, profile=node.profile, meta=n_meta)
+    return C37(body=n_body, dialect=node.dialect, profile=node.profile, meta=n_meta)

@@ -59,13 +59,18 @@ def render(context: dict) -> str:
             else getattr_(_t3, "role")
         ) == "system":
             _w(
-                "<|im_start|>system\n"
-                + (
-                    _t4["content"]
-                    if type((_t4 := getitem(l_0_messages, 0))) is dict and "content" in _t4
-                    else getattr_(_t4, "content")
+                f'<|im_start|>system\n{_s1}<|im_end|>\n'
+                if type(
+                    (
+                        _s1 := (
+                            _t4["content"]
+                            if type((_t4 := getitem(l_0_messages, 0))) is dict and "content" in _t4
+                            else getattr_(_t4, "content")
+                        )
+                    )
                 )
-                + "<|im_end|>\n"
+                is str
+                else "<|im_start|>system\n" + _s1 + "<|im_end|>\n"
             )
         # line 17: for
         for _i1, l_1_message in enumerate(l_0_messages):
@@ -114,23 +119,33 @@ def render(context: dict) -> str:
                     # line 20: if
                     if l_0_tools and (not _i1 == 0):
                         _w(
-                            "<|im_start|>user\n"
-                            + (
-                                l_1_message["content"]
-                                if _dict1 and "content" in l_1_message
-                                else getattr_(l_1_message, "content")
+                            f'<|im_start|>user\n{_s2}<|im_end|>\n'
+                            if type(
+                                (
+                                    _s2 := (
+                                        l_1_message["content"]
+                                        if _dict1 and "content" in l_1_message
+                                        else getattr_(l_1_message, "content")
+                                    )
+                                )
                             )
-                            + "<|im_end|>\n"
+                            is str
+                            else "<|im_start|>user\n" + _s2 + "<|im_end|>\n"
                         )
                     elif not l_0_tools or (l_0_tools and _i1 == 0):
                         _w(
-                            "<|im_start|>user\n"
-                            + (
-                                l_1_message["content"]
-                                if _dict1 and "content" in l_1_message
-                                else getattr_(l_1_message, "content")
+                            f'<|im_start|>user\n{_s3}<|im_end|>\n'
+                            if type(
+                                (
+                                    _s3 := (
+                                        l_1_message["content"]
+                                        if _dict1 and "content" in l_1_message
+                                        else getattr_(l_1_message, "content")
+                                    )
+                                )
                             )
-                            + "<|im_end|>\n"
+                            is str
+                            else "<|im_start|>user\n" + _s3 + "<|im_end|>\n"
                         )
                 elif (
                     _v1
@@ -138,13 +153,18 @@ def render(context: dict) -> str:
                     else None if type(l_1_message) is str else getattr_(l_1_message, "role")
                 ) == "assistant":
                     _w(
-                        "<|im_start|>assistant\n"
-                        + (
-                            l_1_message["content"]
-                            if _dict1 and "content" in l_1_message
-                            else getattr_(l_1_message, "content")
+                        f'<|im_start|>assistant\n{_s4}<|im_end|>\n'
+                        if type(
+                            (
+                                _s4 := (
+                                    l_1_message["content"]
+                                    if _dict1 and "content" in l_1_message
+                                    else getattr_(l_1_message, "content")
+                                )
+                            )
                         )
-                        + "<|im_end|>\n"
+                        is str
+                        else "<|im_start|>assistant\n" + _s4 + "<|im_end|>\n"
                     )
                 elif (
                     _v1
@@ -152,12 +172,19 @@ def render(context: dict) -> str:
                     else None if type(l_1_message) is str else getattr_(l_1_message, "role")
                 ) == "tool":
                     _w(
-                        "<|im_start|>user\n<tool_response>\n"
-                        + (
-                            l_1_message["content"]
-                            if _dict1 and "content" in l_1_message
-                            else getattr_(l_1_message, "content")
+                        f'<|im_start|>user\n<tool_response>\n{_s5}\n</tool_response><|im_end|>\n'
+                        if type(
+                            (
+                                _s5 := (
+                                    l_1_message["content"]
+                                    if _dict1 and "content" in l_1_message
+                                    else getattr_(l_1_message, "content")
+                                )
+                            )
                         )
+                        is str
+                        else "<|im_start|>user\n<tool_response>\n"
+                        + _s5
                         + "\n</tool_response><|im_end|>\n"
                     )
             elif (
@@ -194,22 +221,51 @@ def render(context: dict) -> str:
                         else type(getattr_(l_2_tool_call, "function")) is not Undefined
                     ):
                         _w(
-                            '<tool_call>\n{"name": "'
-                            + (
-                                _t5["name"]
-                                if type(
-                                    (
-                                        _t5 := (
-                                            (_v12 := l_2_tool_call["function"])
-                                            if _dict2 and "function" in l_2_tool_call
-                                            else (_v12 := getattr_(l_2_tool_call, "function"))
+                            f'<tool_call>\n{{"name": "{_s6}", "arguments": {_s7}}}\n</tool_call>'
+                            if type(
+                                (
+                                    _s6 := (
+                                        _t5["name"]
+                                        if type(
+                                            (
+                                                _t5 := (
+                                                    (_v12 := l_2_tool_call["function"])
+                                                    if _dict2 and "function" in l_2_tool_call
+                                                    else (
+                                                        _v12 := getattr_(l_2_tool_call, "function")
+                                                    )
+                                                )
+                                            )
                                         )
+                                        is dict
+                                        and "name" in _t5
+                                        else getattr_(_t5, "name")
                                     )
                                 )
-                                is dict
-                                and "name" in _t5
-                                else getattr_(_t5, "name")
                             )
+                            is str
+                            and type(
+                                (
+                                    _s7 := (
+                                        _t6["arguments"]
+                                        if type(
+                                            (
+                                                _t6 := (
+                                                    _v12
+                                                    if _dict2
+                                                    else getattr_(l_2_tool_call, "function")
+                                                )
+                                            )
+                                        )
+                                        is dict
+                                        and "arguments" in _t6
+                                        else getattr_(_t6, "arguments")
+                                    )
+                                )
+                            )
+                            is str
+                            else '<tool_call>\n{"name": "'
+                            + _s6
                             + '", "arguments": '
                             + (
                                 _t6["arguments"]

@@ -4,7 +4,8 @@
 docstring states the fact the pass rests on and its guard). To add a pass: write
 ``passes/<name>.py`` with a ``run(module) -> module`` and add one ``Step`` here.
 ``BEFORE_EMIT`` lists the passes only the emitter's input gets, after the IR is final (so
-inspection and pass tests see the template's own operators): the size guards.
+inspection and pass tests see the template's own operators): the size guards, then what
+rewrites the operators they left plain (``fstrings``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from . import (
     direct_calls,
     direct_output,
     drop_dead_inits,
+    fstrings,
     inline_tests,
     known_str,
     limits,
@@ -38,11 +40,14 @@ from . import (
 
 class Step(NamedTuple):
     """One pass in the pipeline. ``shared_undefined``: runs only when absent names may share
-    one undefined value (the template cannot tell them apart: ``scope.uses_identity``)."""
+    one undefined value (the template cannot tell them apart: ``scope.uses_identity``).
+    ``bound``: a ``BEFORE_EMIT`` step of the work bounds (left out of an unbounded module);
+    the other ``BEFORE_EMIT`` steps optimise (left out when ``optimize`` is False)."""
 
     name: str
     run: Callable[[ir.Module], ir.Module]
     shared_undefined: bool = False
+    bound: bool = False
 
 
 PASSES: tuple[Step, ...] = (
@@ -67,14 +72,21 @@ PASSES: tuple[Step, ...] = (
     Step("nested_context_gets", context_gets.run_nested, shared_undefined=True),
 )
 
-#: Run by ``before_emit`` on the final IR, in this order, whatever ``optimize`` says.
-BEFORE_EMIT: tuple[Step, ...] = (Step("limits", limits.run),)
+#: Run by ``before_emit`` on the final IR, in this order: the size guards (whatever
+#: ``optimize`` says, unless the module is unbounded), then the optimisations of what they
+#: left (whether bounded or not, when optimising).
+BEFORE_EMIT: tuple[Step, ...] = (
+    Step("limits", limits.run, bound=True),
+    Step("fstrings", fstrings.run),  # after limits: rewrites the ``+`` it left plain
+)
 
 
-def before_emit(module: ir.Module) -> ir.Module:
-    """The module the emitter writes: the final IR with the ``BEFORE_EMIT`` passes applied."""
+def before_emit(module: ir.Module, bounded: bool = True, optimize: bool = True) -> ir.Module:
+    """The module the emitter writes: the final IR with the ``BEFORE_EMIT`` passes applied
+    (the bounds' when ``bounded``, the others when ``optimize``)."""
     for step in BEFORE_EMIT:
-        module = step.run(module)
+        if bounded if step.bound else optimize:
+            module = step.run(module)
     return module
 
 

@@ -1,0 +1,170 @@
+"""``+`` chains of strings built at once, as an f-string.
+
+``'<|im_start|>' + role + '\\n' + content + '<|im_end|>'`` copies its text once per ``+``
+(four strings made, three thrown away); for operands that are exactly ``str`` the f-string
+``f"<|im_start|>{role}\\n{content}<|im_end|>"`` is the same text, made once (Python's
+``BUILD_STRING``; a part that is exactly a ``str`` is written as it is). So a chain of three
+operands or more (after the rule below) becomes
+
+    f"<|im_start|>{_s1}\\n{_s2}<|im_end|>"
+    if type(_s1 := role) is str and type(_s2 := content) is str
+    else '<|im_start|>' + _s1 + '\\n' + content + '<|im_end|>'
+
+The guard evaluates the computed operands in the chain's order, each once, and stops at the
+first that is not exactly a ``str``; the chain as written then runs with its first computed
+operand kept (``_s1``): a ``Markup`` operand escapes, an undefined or a number raises, as
+before. The operands after the first may have been evaluated by the guard already and are
+evaluated again there, so each must be a pure read (:func:`_pure`: a variable, an item or an
+attribute of one, a string filter of one, a type test...): the same value, no effect. Within
+the guard each operand is evaluated where the chain evaluates it: after the operands before
+it, which were ``str`` (so every ``+`` before it succeeded, with no effect).
+
+Adjacent string constants of any ``+`` chain are joined first (``x + 'a' + 'b'`` is ``x +
+'ab'``): when ``x`` is a ``str``, the same text; a ``Markup`` escapes each constant as it is
+added, and escaping is done character by character, so joined or not it escapes the same;
+anything else raises at the first ``+`` with either constant (the same error: it names the
+operands' types).
+
+Only the left spine of a chain is a chain (``a + (b + c)`` adds ``b + c`` first: it is an
+operand, a chain of its own). Runs on the emitter's input, after the size guards
+(``limits``): a ``+`` they checked is a helper call, an operand here; the ``+`` they left
+plain build nothing the f-string does not. Never in a filtered loop's iterable or filter (a
+generator: no ``:=`` there).
+
+Keeps output byte-identical (pure IR -> IR).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from .. import ir
+from .typed_calls import STR_FILTERS
+from .util import type_is
+
+#: the fewest operands (after constants are joined) a chain needs to be written as an
+#: f-string: with two, one ``+`` is cheaper than the type test
+MIN_OPERANDS = 3
+
+#: helpers whose call with pure arguments is a pure read (the same value, no effect)
+PURE_HELPERS = frozenset({"jinja.getitem", "jinja.getattr_", "builtins.type", "jinja.to_str", *STR_FILTERS})
+#: ``str`` methods a pure receiver may be given to (``typed_calls``' fast paths)
+PURE_METHODS = frozenset({"strip", "lstrip", "rstrip", "upper", "lower", "capitalize", "title"})
+_LEAVES = (ir.Const, ir.Name, ir.Local, ir.ContextGet, ir.Hoisted, ir.Ref)
+
+
+def _pure(node: Any) -> bool:
+    """``node`` evaluates to the same value every time, with no effect (an error aside)."""
+    if isinstance(node, _LEAVES):
+        return True
+    if isinstance(node, ir.LoopAttr):
+        return _pure(node.loop)
+    if isinstance(node, ir.Helper):
+        return node.name in PURE_HELPERS and not node.kwargs and all(_pure(a) for a in node.args)
+    if isinstance(node, ir.CallValue):
+        func = node.func
+        return (
+            isinstance(func, ir.LoopAttr)
+            and func.attr in PURE_METHODS
+            and not node.kwargs
+            and _pure(func.loop)
+            and all(isinstance(a, ir.Const) for a in node.args)
+        )
+    if isinstance(node, (ir.DictLookup, ir.CondExpr, ir.BoolOp, ir.Compare, ir.Not, ir.Bind)):
+        return all(
+            _pure(child) if isinstance(child, ir.Node) else all(map(_pure, _flat(child)))
+            for _f, child in ir.children(node)
+        )
+    return False
+
+
+def _flat(value: tuple) -> list:
+    """The nodes of a child tuple (a ``Compare``'s ``ops`` holds ``(op, operand)`` pairs)."""
+    out: list = []
+    for item in value:
+        if isinstance(item, tuple):
+            out += [v for v in item if isinstance(v, ir.Node)]
+        elif isinstance(item, ir.Node):
+            out.append(item)
+    return out
+
+
+def _text(node: Any) -> bool:
+    return isinstance(node, ir.Const) and type(node.value) is str
+
+
+def _operands(node: ir.BinOp) -> list:
+    """The operands of the ``+`` chain rooted at ``node`` (its left spine), in order."""
+    right: list = []
+    while isinstance(node, ir.BinOp) and node.op == "+":
+        right.append(node.right)
+        node = node.left
+    right.append(node)
+    return right[::-1]
+
+
+def _joined(operands: list) -> list:
+    out: list = []
+    for operand in operands:
+        if out and _text(operand) and _text(out[-1]):
+            out[-1] = ir.Const(out[-1].value + operand.value, span=out[-1].span)
+        else:
+            out.append(operand)
+    return out
+
+
+def _chain(operands: list, span: ir.Span) -> ir.Expr:
+    node = operands[0]
+    for operand in operands[1:]:
+        node = ir.BinOp("+", node, operand, span=span)
+    return node
+
+
+class _Rewriter:
+    def __init__(self) -> None:
+        self.count = 0
+
+    def chain(self, node: ir.BinOp) -> ir.Expr:
+        operands = [self.rewrite(o) for o in _operands(node)]
+        operands = _joined(operands)
+        computed = [i for i, o in enumerate(operands) if not isinstance(o, ir.Const)]
+        if (
+            len(operands) < MIN_OPERANDS
+            or not computed
+            or not all(_text(o) for o in operands if isinstance(o, ir.Const))
+            or not all(_pure(operands[i]) for i in computed[1:])
+        ):
+            return _chain(operands, node.span)
+        tests, parts = [], []
+        kept = list(operands)
+        for i, operand in enumerate(operands):
+            if i not in computed:
+                parts.append(operand)
+                continue
+            self.count += 1
+            temp = f"_s{self.count}"
+            tests.append(type_is(ir.Bind(temp, operand, span=operand.span), "builtins.str"))
+            parts.append(ir.Local(temp))
+            if i == computed[0]:
+                kept[i] = ir.Local(temp)
+        test = tests[0] if len(tests) == 1 else ir.BoolOp("and", tuple(tests))
+        return ir.CondExpr(test, ir.Format(tuple(parts), span=node.span), _chain(kept, node.span), span=node.span)
+
+    def rewrite(self, node: Any) -> Any:
+        if isinstance(node, tuple):
+            return ir.map_children(node, self.rewrite)
+        if not isinstance(node, ir.Node):
+            return node
+        if isinstance(node, ir.For) and node.filter is not None:
+            # the iterable and the filter are a generator's: only the rest is rewritten
+            return dataclasses.replace(node, body=self.rewrite(node.body), else_=self.rewrite(node.else_))
+        if isinstance(node, ir.BinOp) and node.op == "+":
+            return self.chain(node)
+        return ir.map_children(node, self.rewrite)
+
+
+def run(module: ir.Module) -> ir.Module:
+    """Invariant: no plain ``+`` chain of three operands or more whose later computed
+    operands are pure reads, and no two adjacent string constants in a ``+`` chain."""
+    return dataclasses.replace(module, body=_Rewriter().rewrite(module.body))
