@@ -20,7 +20,7 @@ from tmpl2py.runtime import limits as _limits
 if TYPE_CHECKING:
     from .positions import PositionTable
 
-_DEFAULT: Any = object()  # ``limits=`` not passed: the template's own
+_DEFAULT: Any = _limits.NOT_GIVEN  # ``limits=`` not passed: the template's own
 
 
 class CompiledTemplate:
@@ -39,8 +39,7 @@ class CompiledTemplate:
         spans: Optional[tuple] = None,
         limits: Any = _limits.DEFAULT_LIMITS,
     ):
-        #: this template's limits (``compile_template(..., limits=...)``); None: no limits
-        self.limits = _limits.coerce(limits)
+        self._limits = _limits.coerce(limits)
         self.source = source
         # the emitter's text, compiled as it is; or (a module from the cache, whose code is
         # given) a function that reads it, called when first needed
@@ -66,10 +65,13 @@ class CompiledTemplate:
         exec(code, namespace)  # our own generated code, never template text
         self.namespace = namespace
         self._render: Callable[[dict], str] = namespace["render"]
-        # the usual call (no budget, the default limits) straight to the generated function:
-        # an instance attribute shadowing the method, as for ollama's render_conversation
-        general = functools.partial(CompiledTemplate.render, self)
-        self.render = _fast_render(self, general)  # type: ignore[method-assign]
+        if dialect == "jinja":
+            # the generated render is the entry point itself: a call with no context, a
+            # budget or limits goes the general way, and an exit by an error is positioned
+            # here (the module's ``render_entry`` / ``render_failed``: ``runtime/limits``)
+            namespace["render_entry"] = self._render_entry
+            namespace["render_failed"] = self._render_failed
+        self._choose_render()
         # the profile's conversation entry point, chosen once (None: render() only)
         self._conversation: Optional[Callable[..., Any]] = None
         if profile == "hf":
@@ -86,6 +88,46 @@ class CompiledTemplate:
                 self._conversation,
                 functools.partial(CompiledTemplate.render_conversation, self),
             )
+
+    @property
+    def limits(self) -> _limits.Limits:
+        """This template's limits (``compile_template(..., limits=...)``; ``UNLIMITED``: none)."""
+        return self._limits
+
+    @limits.setter
+    def limits(self, limits: Any) -> None:
+        self._limits = _limits.coerce(limits)
+        self._choose_render()
+
+    def _choose_render(self) -> None:
+        """``self.render``: the usual call (no budget, the template's default limits) straight
+        to the generated function, an instance attribute shadowing the method (as for
+        ollama's ``render_conversation``); a template with limits of its own, the method."""
+        general = functools.partial(CompiledTemplate.render, self)
+        if self._limits is not _limits.DEFAULT_LIMITS:
+            self.render = general  # type: ignore[method-assign]
+        elif self.dialect == "jinja":
+            self.render = self._render  # type: ignore[method-assign]
+        else:
+            self.render = _fast_render(self, general)  # type: ignore[method-assign]
+
+    def _render_entry(self, render: Any, context: Any, budget: Any, limits: Any) -> str:
+        """The generated Jinja render called with no context, a budget or limits: the
+        method's general way."""
+        return CompiledTemplate.render(self, context, budget=budget, limits=limits)
+
+    def _render_failed(self, error: BaseException) -> None:
+        """The generated Jinja render's exit by an error (it raises ``error`` on after this
+        returns): the meter cleared, a RecursionError raised as the depth limit's error, an
+        error positioned in the template (in place, as Jinja errors are)."""
+        try:
+            _limits.render_failed(error)
+        except _limits.RenderDepthExceeded as deep:
+            raise self._located(deep) from None
+        if isinstance(error, Exception):
+            located = self._located(error)
+            if located is not error:
+                raise located from None
 
     @property
     def _emitted(self) -> str:

@@ -44,6 +44,7 @@ class Emitter(FuelEmitter):
         self.aliases: dict[str, str] = {}
         self.counter = 0
         self.writer = "_w"
+        self.entry = False  # the module's render is its entry point (Jinja: ``module``)
         self.uses_top = False
         self.into: set[str] = set()  # functions that append to the writer they are given
         self.start_values: dict[str, str] = {}  # ContextGet name -> its module-level default
@@ -588,14 +589,19 @@ class Emitter(FuelEmitter):
 
     def module(self, module: ir.Module, header: str, metadata: dict[str, Any]) -> str:
         self.into = {n.ident for n in ir.walk(module.body) if isinstance(n, ir.FuncDef) and n.into}
+        # a Jinja render is its template's entry point itself (``render_entry``)
+        self.entry = module.dialect == "jinja"
         self.indent = 1
+        if self.entry:  # ``...``: limits not given (``limits.NOT_GIVEN``)
+            self.line("if context is None or budget is not None or limits is not ...:")
+            self.line(f"    return {self.helper_name('limits.render_entry')}(render, context, budget, limits)")
         self.line("_out = []")
         self.line("_w = _out.append")
         prologue_end = len(self.lines)
-        bounded = self.fuel_try(module)
+        tried = self.fuel_try(module)
         body_start = len(self.lines)
         self.block(module.body, allow_empty=True)
-        if bounded:
+        if tried:
             self.fuel_epilogue(body_start, module.body)
         if self.uses_top:  # only modules that read it name the top-level output list
             self.lines.insert(prologue_end, f"    {ir.TOP_OUTPUT.ident} = _out")
@@ -628,7 +634,10 @@ class Emitter(FuelEmitter):
         if self.hoisted:
             out.append("")
         out.append("")
-        out.append("def render(context: dict) -> str:")
+        if self.entry:
+            out.append("def render(context: dict = None, *, budget=None, limits=...) -> str:")
+        else:
+            out.append("def render(context: dict) -> str:")
         self.body_start = "\n".join(out).count("\n") + 1
         out.extend(body)
         return "\n".join(out) + "\n"

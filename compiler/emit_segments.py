@@ -1119,4 +1119,6 @@ def generate_segments(
             module = segment_ir(source, dialect, profile, name)
         sha = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
         metadata = {"TEMPLATE_NAME": name, "SOURCE_SHA256": sha}
-        return emit_segments(pipeline.before_emit(module), header, metadata)
+        # a ``+`` chain stays one: the segment emitter splits it at its operands
+        final = pipeline.before_emit(module, skip=frozenset({"fstrings"}))
+        return emit_segments(final, header, metadata)

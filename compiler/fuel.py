@@ -94,6 +94,10 @@ QUIET_HELPERS = frozenset({
     "limits.length_hint", "limits.refuel", "limits.refuel_loop",
     "limits.begin", "limits.live", "limits.settle",  # the end's own
 })
+#: a Jinja render's own entry and exit (``limits.render_entry``, ``render_failed``): run
+#: only when a call passes other limits (the render then runs under them) or when the render
+#: ends by an error (which clears the meter): a return never runs them
+ENTRY_HELPERS = frozenset({"limits.render_entry", "limits.render_failed"})
 #: environment globals a quiet render may call (``jinja.call`` of a name the template never
 #: binds): ``raise_exception`` raises, ``strftime_now`` formats the clock. A value the caller
 #: passes in the context under such a name is the caller's own code: it is trusted not to
@@ -117,7 +121,7 @@ def quiet(module: ir.Module, helpers: Any) -> bool:
     leaves the context's meter as it found it: each helper is in :data:`QUIET_HELPERS`, and
     each value it calls is a method of :data:`QUIET_METHODS` or the start value of a name in
     :data:`QUIET_GLOBALS` that the template never binds."""
-    if not all(h in QUIET_HELPERS or h == "jinja.call" for h in helpers):
+    if not all(h in QUIET_HELPERS or h in ENTRY_HELPERS or h == "jinja.call" for h in helpers):
         return False
     if "jinja.call" not in helpers:
         return True
@@ -328,9 +332,10 @@ class FuelEmitter:
     def fuel_try(self, module: ir.Module) -> bool:
         """Open the ``try`` the render's body runs in (bounded modules): see
         :meth:`fuel_epilogue`. Returns whether it did (the body is then one level deeper)."""
-        if not self.fuel_enabled:
+        if not self.fuel_enabled and not self.entry:  # type: ignore[attr-defined]
             return False
-        self.fuel_module = module  # its InputLoops are made at its first top-level loop
+        if self.fuel_enabled:
+            self.fuel_module = module  # its InputLoops are made at its first top-level loop
         self.line("try:")  # type: ignore[attr-defined]
         self.indent += 1  # type: ignore[attr-defined]
         return True
@@ -345,30 +350,47 @@ class FuelEmitter:
         string, is refused before the final join allocates it all. A render that neither
         refueled nor charged nor built a long value (``limits.mark``) printed strings of at
         most ``limits.UNMARKED`` characters, so unless it wrote more than
-        :data:`SETTLE_PIECES` pieces its output is near the cap at most without measuring it."""
+        :data:`SETTLE_PIECES` pieces its output is near the cap at most without measuring it.
+
+        A Jinja render (its own entry point: ``self.entry``) checks its output inside the
+        ``try``, whose ``except`` is ``limits.render_failed`` (the meter cleared, the error
+        positioned by the compiled template); an unbounded one has that ``try`` alone."""
+        entry = self.entry  # type: ignore[attr-defined]
+        if entry and self.fuel_enabled:
+            self._settle_check(body)
         if len(self.lines) == body_start:  # type: ignore[attr-defined]
             self.line("pass")  # type: ignore[attr-defined]
         self.indent -= 1  # type: ignore[attr-defined]
-        # an output error found at the end is placed at the template's last statement
+        if entry:
+            failed = self.helper_name("limits.render_failed")  # type: ignore[attr-defined]
+            self.line("except BaseException as _e:  # any exit by an error: re-raised")  # type: ignore[attr-defined]
+            self.line(f"    {failed}(_e)")  # type: ignore[attr-defined]
+            self.line("    raise")  # type: ignore[attr-defined]
+            return
+        live = self.helper_name("limits.live")  # type: ignore[attr-defined]
+        begin = self.helper_name("limits.begin")  # type: ignore[attr-defined]
+        self.line("except:  # any exit by an error (a bare except names nothing: re-raised)")  # type: ignore[attr-defined]
+        self.line(f"    if {live}() is not None:")  # type: ignore[attr-defined]
+        self.line(f"        {begin}(None)")  # type: ignore[attr-defined]
+        self.line("    raise")  # type: ignore[attr-defined]
+        self._settle_check(body)
+
+    def _settle_check(self, body: tuple) -> None:
+        """``if <output may be long or the meter was touched>: settle(meter, _out)``, placed
+        (for an error it raises) at the template's last statement."""
         spans = [getattr(stmt, "span", None) for stmt in body]
         last = next((span for span in reversed(spans) if span and span[0]), None)
         saved = self.span  # type: ignore[attr-defined]
         if last is not None:
             self.span = last  # type: ignore[attr-defined]
-        live = self.helper_name("limits.live")  # type: ignore[attr-defined]
-        begin = self.helper_name("limits.begin")  # type: ignore[attr-defined]
         settle = self.helper_name("limits.settle")  # type: ignore[attr-defined]
-        self.line("except:  # any exit by an error (a bare except names nothing: re-raised)")  # type: ignore[attr-defined]
-        self.line(f"    if {live}() is not None:")  # type: ignore[attr-defined]
-        self.line(f"        {begin}(None)")  # type: ignore[attr-defined]
-        self.line("    raise")  # type: ignore[attr-defined]
         meter = "_m" if self.fuel_used else "None"
         many = f"len(_out) > {SETTLE_PIECES}"
         module = self.fuel_module
         if module is not None and quiet(module, self.aliases):  # type: ignore[attr-defined]
             test = many  # nothing it calls touches the context's meter (``quiet``)
         else:
-            test = f"{many} or {live}() is not None"
+            test = f"{many} or {self.helper_name('limits.live')}() is not None"  # type: ignore[attr-defined]
         if self.fuel_used:
             test = f"_m is not None or {test}"
         self.line(f"if {test}:")  # type: ignore[attr-defined]

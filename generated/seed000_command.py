@@ -21,7 +21,16 @@ from tmpl2py.runtime.jinja import (
     subscript,
 )
 from tmpl2py.runtime.jinja.filters import do_d, do_lower, do_tojson, do_upper, test_mapping
-from tmpl2py.runtime.limits import add_item, begin, length_hint, live, refuel, refuel_loop, settle
+from tmpl2py.runtime.limits import (
+    add_item,
+    length_hint,
+    live,
+    refuel,
+    refuel_loop,
+    render_entry,
+    render_failed,
+    settle,
+)
 
 TEMPLATE_NAME = "examples/seed000_command.jinja"
 SOURCE_SHA256 = "ada8528d3b8c43cebba4c056f67a8c40243ba723c53cb14c8b34531ab7edc0eb"
@@ -72,7 +81,9 @@ COMPILER_VERSION = "0.2.0"
 _once1 = cond_undefined(138)
 
 
-def render(context: dict) -> str:
+def render(context: dict = None, *, budget=None, limits=...) -> str:
+    if context is None or budget is not None or limits is not ...:
+        return render_entry(render, context, budget, limits)
     _out = []
     _w = _out.append
     _get = context.get
@@ -1058,10 +1069,9 @@ def render(context: dict) -> str:
                 _w("<|START_THINKING|>")
             else:
                 _w("<|START_THINKING|><|END_THINKING|>")
-    except:  # any exit by an error (a bare except names nothing: re-raised)
-        if live() is not None:
-            begin(None)
+        if _m is not None or len(_out) > 256 or live() is not None:
+            settle(_m, _out)
+    except BaseException as _e:  # any exit by an error: re-raised
+        render_failed(_e)
         raise
-    if _m is not None or len(_out) > 256 or live() is not None:
-        settle(_m, _out)
     return "".join(_out)

@@ -7,7 +7,7 @@
 
 from tmpl2py.runtime.jinja import Undefined, getattr_, getitem, start_values
 from tmpl2py.runtime.jinja.filters import do_tojson
-from tmpl2py.runtime.limits import begin, live, settle
+from tmpl2py.runtime.limits import live, render_entry, render_failed, settle
 
 TEMPLATE_NAME = "examples/seed001_qwen.jinja"
 SOURCE_SHA256 = "85fd0223b6eeca23c4fe88554bcfb50979697ef3eb6a30b88c73eee4d9737491"
@@ -18,7 +18,9 @@ COMPILER_VERSION = "0.2.0"
 _start1, _start2, _start3 = start_values(("tools", "messages", "add_generation_prompt"))
 
 
-def render(context: dict) -> str:
+def render(context: dict = None, *, budget=None, limits=...) -> str:
+    if context is None or budget is not None or limits is not ...:
+        return render_entry(render, context, budget, limits)
     _out = []
     _w = _out.append
     _get = context.get
@@ -286,10 +288,9 @@ def render(context: dict) -> str:
         # line 43: if
         if l_0_add_generation_prompt:
             _w("<|im_start|>assistant\n")
-    except:  # any exit by an error (a bare except names nothing: re-raised)
-        if live() is not None:
-            begin(None)
+        if len(_out) > 256 or live() is not None:
+            settle(None, _out)
+    except BaseException as _e:  # any exit by an error: re-raised
+        render_failed(_e)
         raise
-    if len(_out) > 256 or live() is not None:
-        settle(None, _out)
     return "".join(_out)

@@ -489,6 +489,48 @@ begin = _live.set
 live = _live.get
 
 
+#: ``limits=`` not passed to a render (the keyword's default: the template's own limits):
+#: ``...``, a builtin, so a generated module's signature names no import (a standalone
+#: module defines its render before it binds the runtime's names)
+NOT_GIVEN: Any = ...
+
+
+def too_deep() -> RenderDepthExceeded:
+    """The depth limit's error, for a RecursionError that reached a Jinja render's end."""
+    return RenderDepthExceeded(
+        "template recursion is too deep: a macro, recursive loop or template calls itself"
+        " (or data the template built nests) deeper than Python's recursion limit allows"
+    )
+
+
+def render_failed(error: BaseException) -> None:
+    """A generated Jinja render's ``except`` (every exit by an error, which it raises on
+    after this returns): its context's meter left clear (:data:`begin`), and a
+    RecursionError that is no limit's error raised as the depth limit's
+    (:class:`RenderDepthExceeded`, itself a RecursionError). The module of a compiled
+    template binds its own (``CompiledTemplate._render_failed``), which also positions the
+    error in the template."""
+    if _live.get() is not None:
+        _live.set(None)
+    if isinstance(error, RecursionError) and not isinstance(error, RenderLimitExceeded):
+        raise too_deep() from None
+
+
+def render_entry(render: Any, context: Any, budget: Any, limits: Any) -> str:
+    """A generated Jinja render called without a context (``{}``), with a ``budget`` or with
+    ``limits``: ``render(context)`` under those limits (a module used on its own; the module
+    of a compiled template binds ``CompiledTemplate.render``'s general way instead)."""
+    if context is None:
+        context = {}
+    chosen = DEFAULT_LIMITS if limits is NOT_GIVEN else coerce(limits)
+    if budget is not None:
+        chosen = chosen.replace(budget=budget)
+    if chosen is DEFAULT_LIMITS:  # what the generated code reads by default
+        return render(context)
+    with using(chosen.started()):
+        return render(context)
+
+
 #: the longest string a render makes without marking itself (:func:`mark`: a value the
 #: guards let past 65,536 characters or weight marks it; escaping can make its printed text
 #: up to 6 times longer: ``tojson`` of control characters, HTML escapes)

@@ -54,7 +54,8 @@ def test_every_render_leaves_its_context_clear(source: str) -> None:
                 template.render({})
         assert limits.live() is None
     text = template.python_source
-    assert "except:" in text and "begin(None)" in text
+    # the render is its own entry point: its ``except`` clears the meter (``render_failed``)
+    assert "except BaseException as _e:" in text and "render_failed(_e)" in text
     assert text.index("_fuel = 1024") < text.index("try:") if "_fuel" in text else True
 
 
@@ -62,7 +63,7 @@ def test_a_render_that_never_charged_reads_nothing_at_its_start() -> None:
     """The context's meter is looked at once, at the end, and only set when it was used."""
     text = compile_template("{% for m in messages %}{{ m }}{% endfor %}").python_source
     body = text[text.index("def render"):]
-    assert body.index("live()") > body.index("for ")
+    assert "live()" not in body[: body.index("for ")]
 
 
 def test_a_charge_after_a_clear_context_still_counts() -> None:

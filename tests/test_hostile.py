@@ -94,7 +94,7 @@ INJECTIONS = [
     "{% set é = 1 %}{{ é }}{% set ﬁ = 2 %}{{ fi }}{{ ﬁ }}",
 ]
 
-ALLOWED_NAME = re.compile(r"^(l_\d+_\w+|_f_l_\d+_\w+|_f_tmpl_\d+|v_\w+|dot\w*|tmpl_\d+|_[a-z]+\d*|caller_\d+|render|context|str|slice|len|list|dict|tuple|isinstance|type|enumerate)$")
+ALLOWED_NAME = re.compile(r"^(l_\d+_\w+|_f_l_\d+_\w+|_f_tmpl_\d+|v_\w+|dot\w*|tmpl_\d+|_[a-z]+\d*|caller_\d+|render|context|budget|limits|BaseException|str|slice|len|list|dict|tuple|isinstance|type|enumerate)$")
 
 
 def _assert_no_template_text_in_code(template) -> None:

@@ -1,7 +1,8 @@
-"""``CompiledTemplate.render``'s fast entry (``compiled._fast_render``): a call without
-``budget`` or ``limits`` on a template with the default limits goes straight to the
-generated function; everything else takes the method's general way. Both give the
-reference's output and the same positioned errors."""
+"""``CompiledTemplate.render``'s fast entry: a call without ``budget`` or ``limits`` on a
+template with the default limits goes straight to the generated function (a Jinja render is
+the generated function itself, whose ``render_entry`` / ``render_failed`` the compiled
+template binds; a Go one goes through ``compiled._fast_render``); everything else takes the
+method's general way. Both give the reference's output and the same positioned errors."""
 
 from __future__ import annotations
 
@@ -65,3 +66,37 @@ def test_depth_errors_from_the_fast_entry_are_positioned() -> None:
     with pytest.raises(RenderDepthExceeded) as general:
         t.render({}, budget=10.0)
     assert fast.value.template_line == general.value.template_line  # type: ignore[attr-defined]
+
+
+def test_a_jinja_render_is_the_generated_function_itself() -> None:
+    t = compile_template(SOURCE)
+    assert t.render is t._render is t.namespace["render"]
+    t.limits = Limits(output=1000)
+    assert t.render is not t._render and t.render(CONTEXT) == ref_render(SOURCE, CONTEXT)[1]
+    t.limits = DEFAULT_LIMITS
+    assert t.render is t._render
+
+
+def test_a_generated_module_on_its_own_takes_the_runtime_s_entry() -> None:
+    """Executed without a compiled template (as ``tmpl2py compile`` writes it), the module's
+    render binds ``runtime/limits``' own ``render_entry`` and ``render_failed``: no context
+    is ``{}``, a budget or limits run it under them, a RecursionError is the depth error."""
+    from tmpl2py.runtime.limits import RenderDepthExceeded, live
+
+    def module(source: str) -> dict:
+        namespace: dict = {}
+        exec(compile(compile_template(source).python_source, "<module>", "exec"), namespace)
+        return namespace
+
+    render = module(SOURCE)["render"]
+    ref = ref_render(SOURCE, CONTEXT)[1]
+    assert render(CONTEXT) == render(CONTEXT, budget=10.0) == render(CONTEXT, limits=None) == ref
+    assert render() == render(None) == ref_render(SOURCE, {})[1]
+    loop = module("{% for i in range(n) %}x{% endfor %}")["render"]
+    with pytest.raises(RenderLimitExceeded):
+        loop({"n": 100_000}, limits=Limits(output=1000))
+    assert live() is None and loop({"n": 100_000}) == "x" * 100_000
+    deep = module("{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}")["render"]
+    with pytest.raises(RenderDepthExceeded):
+        deep({})
+    assert live() is None

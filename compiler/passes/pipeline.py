@@ -81,10 +81,14 @@ BEFORE_EMIT: tuple[Step, ...] = (
 )
 
 
-def before_emit(module: ir.Module, bounded: bool = True, optimize: bool = True) -> ir.Module:
+def before_emit(
+    module: ir.Module, bounded: bool = True, optimize: bool = True, skip: frozenset = frozenset()
+) -> ir.Module:
     """The module the emitter writes: the final IR with the ``BEFORE_EMIT`` passes applied
-    (the bounds' when ``bounded``, the others when ``optimize``)."""
+    (the bounds' when ``bounded``, the others when ``optimize``; none named in ``skip``)."""
     for step in BEFORE_EMIT:
+        if step.name in skip:
+            continue
         if bounded if step.bound else optimize:
             module = step.run(module)
     return module

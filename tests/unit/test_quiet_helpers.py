@@ -218,7 +218,7 @@ def _module(source: str):
 
 def _end_reads_the_meter(source: str) -> bool:
     code = compile_template(source).python_source
-    end = [line for line in code.splitlines() if line.startswith("    if ") and "len(_out) >" in line]
+    end = [line for line in code.splitlines() if line.strip().startswith("if ") and "len(_out) >" in line]
     assert len(end) == 1, code
     return "live()" in end[0]
 
