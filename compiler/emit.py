@@ -129,6 +129,9 @@ class Emitter(FuelEmitter):
             if parts == 1 or node.name == "limits.concat":  # no weight to keep
                 return self._guarded_add(ir.Helper("limits.concat", operands, span=node.span))
             return self._guarded_add(node)
+        if node.name == "jinja.subscript" and not node.kwargs and len(node.args) == 2:
+            # ``operator.getitem``: Python's own subscript, written as one (no call)
+            return ast.Subscript(self.expr(node.args[0]), self.expr(node.args[1]), ast.Load())
         if node.name == "limits.add_item" and not node.kwargs and len(node.args) == 3:
             return self._grown_list(node)
         if node.name == "limits.make_tuple" and not node.kwargs:

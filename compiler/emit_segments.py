@@ -1079,9 +1079,19 @@ def segment_ir(source: str, dialect: str, profile: str, name: str) -> ir.Module:
     return segment_passes(parse_jinja(source, name))
 
 
+#: passes the segment module leaves out: ``merge_text`` (each text run stays one piece of the
+#: source); and of ``pipeline.BEFORE_EMIT``, :data:`_SEGMENT_FINAL_SKIPS`
+_SEGMENT_SKIPS = frozenset({"merge_text"})
+
+
+#: ``fstrings`` (the segment emitter splits a ``+`` chain at its operands), ``list_items``
+#: (each lookup keeps its path: ``messages[0]``)
+_SEGMENT_FINAL_SKIPS = frozenset({"fstrings", "list_items"})
+
+
 def segment_passes(module: ir.Module) -> ir.Module:
     """The passes of ``segment_ir`` on a parsed (Jinja) module: ``pipeline.PASSES`` without
-    ``merge_text`` (each text run stays one piece of the source)."""
+    :data:`_SEGMENT_SKIPS`."""
     from .jinja.lowering import check_loop_controls, check_unknown_names
     from .passes import scope
 
@@ -1090,7 +1100,7 @@ def segment_passes(module: ir.Module) -> ir.Module:
     exact_undefined = scope.uses_identity(module)
     module = scope.resolve(module, exact_undefined)
     for step in pipeline.PASSES:
-        if step.name != "merge_text" and not (step.shared_undefined and exact_undefined):
+        if step.name not in _SEGMENT_SKIPS and not (step.shared_undefined and exact_undefined):
             module = step.run(module)
     return module
 
@@ -1119,6 +1129,5 @@ def generate_segments(
             module = segment_ir(source, dialect, profile, name)
         sha = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
         metadata = {"TEMPLATE_NAME": name, "SOURCE_SHA256": sha}
-        # a ``+`` chain stays one: the segment emitter splits it at its operands
-        final = pipeline.before_emit(module, skip=frozenset({"fstrings"}))
+        final = pipeline.before_emit(module, skip=_SEGMENT_FINAL_SKIPS)
         return emit_segments(final, header, metadata)

@@ -68,7 +68,7 @@ _STORES = frozenset({"jinja.ns_set", "jinja.ns_check"})
 #: their sizes add up (``InputLoops.degree``)
 _SUMS = frozenset({"limits.add", "limits.add_item", "limits.concat"})
 #: ``len`` (``|length``, ``|count``): a number, in O(1)
-_LENGTHS = frozenset({"jinja_filters.do_length", "jinja_filters.do_count"})
+_LENGTHS = frozenset({"jinja_filters.do_length", "jinja_filters.do_count", "builtins.len"})
 #: comparisons (a number compared with anything takes O(1), or raises a TypeError)
 _ORDERS = frozenset({"<", "<=", ">", ">=", "==", "!="})
 #: the largest part, in units of the input's and the template's size together: a ``+`` of

@@ -18,7 +18,6 @@ from tmpl2py.runtime.jinja import (
     ns_check,
     ns_set,
     start_values,
-    subscript,
 )
 from tmpl2py.runtime.jinja.filters import do_d, do_lower, do_tojson, do_upper, test_mapping
 from tmpl2py.runtime.limits import (
@@ -563,7 +562,17 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                     (
                         _x6 := (
                             _t4["role"]
-                            if type((_t4 := getitem(l_0_messages, 0))) is dict and "role" in _t4
+                            if type(
+                                (
+                                    _t4 := (
+                                        l_0_messages[0]
+                                        if type(l_0_messages) is list and len(l_0_messages) > 0
+                                        else getitem(l_0_messages, 0)
+                                    )
+                                )
+                            )
+                            is dict
+                            and "role" in _t4
                             else getitem(_t4, "role")
                         )
                     )
@@ -575,7 +584,11 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
             and (not l_0_has_developer_instruction)
             and l_0_convert_first_system_msg
         ):
-            l_0_developer_instruction = getitem(l_0_messages, 0)
+            l_0_developer_instruction = (
+                l_0_messages[0]
+                if type(l_0_messages) is list and len(l_0_messages) > 0
+                else getitem(l_0_messages, 0)
+            )
             l_0_render_developer_instruction = True
             l_0_initial_instruction_message = True
         l_0_json_object = (
@@ -986,7 +999,7 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                 _w("<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|><|START_TOOL_RESULT|>[\n    ")
                 _f_l_0_format_tool_message(_w, l_0_messages, l_1_message)
                 # line 249: for
-                _items9 = subscript(l_0_messages, slice(_i1 + 1, None, None))
+                _items9 = l_0_messages[slice(_i1 + 1, None, None)]
                 _fuel -= length_hint(_items9) * 7
                 if _fuel < 0:
                     _m, _fuel, _items9 = refuel_loop(_m, _out, _fuel, _items9, 7)

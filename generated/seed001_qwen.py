@@ -34,13 +34,33 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
             # line 3: if
             if (
                 _t1["role"]
-                if type((_t1 := getitem(l_0_messages, 0))) is dict and "role" in _t1
+                if type(
+                    (
+                        _t1 := (
+                            l_0_messages[0]
+                            if type(l_0_messages) is list and len(l_0_messages) > 0
+                            else getitem(l_0_messages, 0)
+                        )
+                    )
+                )
+                is dict
+                and "role" in _t1
                 else getattr_(_t1, "role")
             ) == "system":
                 _w(
                     (
                         _t2["content"]
-                        if type((_t2 := getitem(l_0_messages, 0))) is dict and "content" in _t2
+                        if type(
+                            (
+                                _t2 := (
+                                    l_0_messages[0]
+                                    if type(l_0_messages) is list and len(l_0_messages) > 0
+                                    else getitem(l_0_messages, 0)
+                                )
+                            )
+                        )
+                        is dict
+                        and "content" in _t2
                         else getattr_(_t2, "content")
                     )
                     + "\n\n"
@@ -57,7 +77,17 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
             )
         elif (
             _t3["role"]
-            if type((_t3 := getitem(l_0_messages, 0))) is dict and "role" in _t3
+            if type(
+                (
+                    _t3 := (
+                        l_0_messages[0]
+                        if type(l_0_messages) is list and len(l_0_messages) > 0
+                        else getitem(l_0_messages, 0)
+                    )
+                )
+            )
+            is dict
+            and "role" in _t3
             else getattr_(_t3, "role")
         ) == "system":
             _w(
@@ -66,7 +96,17 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                     (
                         _s1 := (
                             _t4["content"]
-                            if type((_t4 := getitem(l_0_messages, 0))) is dict and "content" in _t4
+                            if type(
+                                (
+                                    _t4 := (
+                                        l_0_messages[0]
+                                        if type(l_0_messages) is list and len(l_0_messages) > 0
+                                        else getitem(l_0_messages, 0)
+                                    )
+                                )
+                            )
+                            is dict
+                            and "content" in _t4
                             else getattr_(_t4, "content")
                         )
                     )

@@ -5,7 +5,8 @@ docstring states the fact the pass rests on and its guard). To add a pass: write
 ``passes/<name>.py`` with a ``run(module) -> module`` and add one ``Step`` here.
 ``BEFORE_EMIT`` lists the passes only the emitter's input gets, after the IR is final (so
 inspection and pass tests see the template's own operators): the size guards, then what
-rewrites the operators they left plain (``fstrings``).
+rewrites the operators they left plain (``fstrings``) and the lookups the segment module
+keeps as they are (``list_items``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from . import (
     inline_tests,
     known_str,
     limits,
+    list_items,
     loop_counters,
     merge_text,
     method_calls,
@@ -78,6 +80,7 @@ PASSES: tuple[Step, ...] = (
 BEFORE_EMIT: tuple[Step, ...] = (
     Step("limits", limits.run, bound=True),
     Step("fstrings", fstrings.run),  # after limits: rewrites the ``+`` it left plain
+    Step("list_items", list_items.run),
 )
 
 

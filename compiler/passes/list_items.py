@@ -1,0 +1,80 @@
+"""Items of lists by ints as Python's subscript.
+
+``messages[0]``, ``messages[-1]``, ``messages[loop.index0 - 1]``: the sandbox's lookup of an
+int in a ``list`` (``jinja.getitem``) is the list's item, and an undefined value when
+Python's subscript raises ``IndexError``. So where the list is a variable and the index an
+int constant or a loop's counter moved by int constants (always an int, never a bool), the
+lookup is
+
+    x[i] if type(x) is list and -len(x) <= i < len(x) else getitem(x, i)
+
+(``len(x) > i`` for a constant ``i >= 0``, ``len(x) >= -i`` for a negative one): the item
+without a call, and the general lookup for any other value (a tuple, a string, a dict with
+int keys, an undefined value, an index out of range). The fast branch is
+``jinja.subscript`` (``operator.getitem``), which the emitter writes as a subscript. Runs
+on the emitter's input (``BEFORE_EMIT``), not on the segment module's, whose origins name
+each lookup's path (``emit_segments``).
+
+Keeps output byte-identical (pure IR -> IR, Jinja modules after scope resolution).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Optional
+
+from .. import ir
+from .util import map_nodes, type_is
+
+_VARIABLE = (ir.Name, ir.Local)
+
+
+def _int_constant(node: Any) -> Optional[int]:
+    """The value of an int constant (``-2`` is ``-`` applied to ``2``), else None."""
+    if isinstance(node, ir.UnaryOp) and node.op == "-":
+        value = _int_constant(node.operand)
+        return None if value is None else -value
+    if isinstance(node, ir.Const) and type(node.value) is int:
+        return node.value
+    return None
+
+
+def _counted(node: Any, counters: frozenset) -> bool:
+    """``node`` is always an int: a loop's counter, moved by int constants."""
+    if isinstance(node, ir.Local):
+        return node.ident in counters
+    if isinstance(node, ir.BinOp) and node.op in ("+", "-"):
+        return _int_constant(node.right) is not None and _counted(node.left, counters)
+    return False
+
+
+def _list_item(node: ir.Helper, counters: frozenset) -> Optional[ir.Expr]:
+    if len(node.args) != 2 or node.kwargs or not isinstance(node.args[0], _VARIABLE):
+        return None
+    obj, index = node.args
+    size = ir.Helper("builtins.len", (obj,))
+    k = _int_constant(index)
+    if k is not None:
+        in_range: ir.Expr = ir.Compare(size, ((">", ir.Const(k)),) if k >= 0 else ((">=", ir.Const(-k)),))
+    elif _counted(index, counters):
+        in_range = ir.Compare(ir.UnaryOp("-", size), (("<=", index), ("<", size)))
+    else:
+        return None
+    test = ir.BoolOp("and", (type_is(obj, "builtins.list"), in_range))
+    fast = ir.Helper("jinja.subscript", (obj, index), span=node.span)
+    return ir.CondExpr(test, fast, node, span=node.span)
+
+
+def run(module: ir.Module) -> ir.Module:
+    """Invariant: no ``getitem`` of a variable by an int constant or a counted index
+    outside a type test for ``list``."""
+    if module.dialect != "jinja":
+        return module
+    counters = frozenset(n.counter for n in ir.walk(module.body) if isinstance(n, ir.For) and n.counter)
+
+    def fold(node: Any) -> Any:
+        if isinstance(node, ir.Helper) and node.name == "jinja.getitem":
+            return _list_item(node, counters) or node
+        return node
+
+    return dataclasses.replace(module, body=map_nodes(module.body, fold))
