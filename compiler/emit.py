@@ -129,6 +129,8 @@ class Emitter(FuelEmitter):
             if parts == 1 or node.name == "limits.concat":  # no weight to keep
                 return self._guarded_add(ir.Helper("limits.concat", operands, span=node.span))
             return self._guarded_add(node)
+        if node.name == "limits.concatenated" and not node.kwargs and len(node.args) == 1:
+            return self._checked_text(node.args[0])
         if node.name == "jinja.subscript" and not node.kwargs and len(node.args) == 2:
             # ``operator.getitem``: Python's own subscript, written as one (no call)
             return ast.Subscript(self.expr(node.args[0]), self.expr(node.args[1]), ast.Load())
@@ -189,6 +191,23 @@ class Emitter(FuelEmitter):
             ast.Name(self.helper_name("limits.make_tuple"), ast.Load()), [self.expr(registry), *parts], []
         )
         return ast.IfExp(test, ast.Tuple(parts, ast.Load()), check)
+
+    def _checked_text(self, made: ir.Expr) -> ast.expr:
+        """A text built at once from a chain of ``+`` (``passes/fstrings.py``), checked as
+        ``limits.concat`` checks a sum: ``_r if length_hint(_r := made) < SHORT else
+        concatenated(_r)``; as it is, where the input-loop analysis bounds it (a part)."""
+        if self.fuel_module is not None and self._inputs().degree(made) is not None:
+            return self.expr(made)
+        result = self.fresh("r")
+        store, load = ast.Name(result, ast.Store()), ast.Name(result, ast.Load())
+        size = ast.Call(
+            ast.Name(self.helper_name("limits.length_hint"), ast.Load()),
+            [ast.NamedExpr(store, self.expr(made))],
+            [],
+        )
+        small = ast.Compare(size, [ast.Lt()], [ast.Constant(SHORT)])
+        check = ast.Call(ast.Name(self.helper_name("limits.concatenated"), ast.Load()), [load], [])
+        return ast.IfExp(small, load, check)
 
     def _guarded_add(self, node: ir.Helper) -> ast.expr:
         """``limits.add(_built, a, b)`` with its common case inline, checked after the ``+``:

@@ -46,6 +46,7 @@ _PARTS = frozenset({
     "jinja.getattr_", "jinja.getitem", "jinja.subscript", "builtins.slice", "jinja.to_str",
     "jinja.concat", "builtins.type", "builtins.isinstance", "jinja.undefined",
     "jinja.cond_undefined", "jinja_filters.select_list",
+    "limits.concatenated",  # a text checked as it is made (``passes/fstrings.py``): itself
     *(f"jinja_filters.do_{f}" for f in (
         "trim", "upper", "lower", "capitalize", "string", "d", "default", "selectattr",
         "rejectattr", "select", "reject", "reverse", "list", "sort", "unique", "dictsort",

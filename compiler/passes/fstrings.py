@@ -25,6 +25,13 @@ added, and escaping is done character by character, so joined or not it escapes 
 anything else raises at the first ``+`` with either constant (the same error: it names the
 operands' types).
 
+A chain may run through the size guards' ``concat`` (a ``+`` of a string the runtime checks
+as it is made: ``limits``): the f-string is then checked once, when made
+(``limits.concatenated``, which the emitter leaves out where the input-loop analysis bounds
+the text), and the chain as written keeps every check; such a chain has at most
+``CHECKED_OPERANDS`` computed operands, so what the f-string makes before its check is at
+most that many times the cap, as a sum the runtime does not check is.
+
 Only the left spine of a chain is a chain (``a + (b + c)`` adds ``b + c`` first: it is an
 operand, a chain of its own). Runs on the emitter's input, after the size guards
 (``limits``): a ``+`` they checked is a helper call, an operand here; the ``+`` they left
@@ -46,6 +53,13 @@ from .util import type_is
 #: the fewest operands (after constants are joined) a chain needs to be written as an
 #: f-string: with two, one ``+`` is cheaper than the type test
 MIN_OPERANDS = 3
+
+#: the size guards' ``+`` of a string (``passes/limits.py``), and its check of a made value
+_CHECKED, _CHECKED_AFTER = "limits.concat", "limits.concatenated"
+#: the most computed operands a chain through the size guards' ``concat`` may have: its text
+#: is checked once, when made, so it may be this many times the cap before it is refused
+#: (``input_loops.DEGREE_MAX``, the bound a sum the runtime does not check keeps)
+CHECKED_OPERANDS = 4
 
 #: helpers whose call with pure arguments is a pure read (the same value, no effect)
 PURE_HELPERS = frozenset({"jinja.getitem", "jinja.getattr_", "builtins.type", "jinja.to_str", *STR_FILTERS})
@@ -104,20 +118,47 @@ def _operands(node: ir.BinOp) -> list:
     return right[::-1]
 
 
-def _joined(operands: list) -> list:
-    out: list = []
-    for operand in operands:
-        if out and _text(operand) and _text(out[-1]):
+def _linked_operands(node: Any) -> tuple[list, list]:
+    """The operands of the chain rooted at ``node`` through plain ``+`` and the size guards'
+    ``limits.concat`` of two operands too, and the link before each operand after the first
+    (None: a plain ``+``; else the ``concat`` helper)."""
+    right: list = []
+    links: list = []
+    while True:
+        if isinstance(node, ir.BinOp) and node.op == "+":
+            right.append(node.right)
+            links.append(None)
+            node = node.left
+        elif isinstance(node, ir.Helper) and node.name == _CHECKED and len(node.args) == 2 and not node.kwargs:
+            right.append(node.args[1])
+            links.append(node)
+            node = node.args[0]
+        else:
+            break
+    right.append(node)
+    return right[::-1], links[::-1]
+
+
+def _joined(operands: list, links: list) -> tuple[list, list]:
+    """Adjacent string constants joined across plain ``+`` links."""
+    out, kept = [operands[0]], []
+    for operand, link in zip(operands[1:], links):
+        if link is None and _text(operand) and _text(out[-1]):
             out[-1] = ir.Const(out[-1].value + operand.value, span=out[-1].span)
         else:
             out.append(operand)
-    return out
+            kept.append(link)
+    return out, kept
 
 
-def _chain(operands: list, span: ir.Span) -> ir.Expr:
+def _chain(operands: list, span: ir.Span, links: Any = None) -> ir.Expr:
     node = operands[0]
-    for operand in operands[1:]:
-        node = ir.BinOp("+", node, operand, span=span)
+    for i, operand in enumerate(operands[1:]):
+        link = links[i] if links else None
+        if link is None:
+            node = ir.BinOp("+", node, operand, span=span)
+        else:
+            node = dataclasses.replace(link, args=(node, operand))
     return node
 
 
@@ -125,9 +166,16 @@ class _Rewriter:
     def __init__(self) -> None:
         self.count = 0
 
-    def chain(self, node: ir.BinOp) -> ir.Expr:
-        operands = [self.rewrite(o) for o in _operands(node)]
-        operands = _joined(operands)
+    def chain(self, node: ir.Expr) -> ir.Expr:
+        operands, links = _linked_operands(node)
+        checked = any(link is not None for link in links)
+        if checked and sum(not isinstance(o, ir.Const) for o in operands) > CHECKED_OPERANDS:
+            if not isinstance(node, ir.BinOp):  # a checked ``+`` itself: it stays, its operands not
+                return ir.map_children(node, self.rewrite)
+            operands = _operands(node)  # the plain ``+`` only: each check stays where it is
+            links = [None] * (len(operands) - 1)
+            checked = False
+        operands, links = _joined([self.rewrite(o) for o in operands], links)
         computed = [i for i, o in enumerate(operands) if not isinstance(o, ir.Const)]
         if (
             len(operands) < MIN_OPERANDS
@@ -135,7 +183,7 @@ class _Rewriter:
             or not all(_text(o) for o in operands if isinstance(o, ir.Const))
             or not all(_pure(operands[i]) for i in computed[1:])
         ):
-            return _chain(operands, node.span)
+            return _chain(operands, node.span, links)
         tests, parts = [], []
         kept = list(operands)
         for i, operand in enumerate(operands):
@@ -149,7 +197,10 @@ class _Rewriter:
             if i == computed[0]:
                 kept[i] = ir.Local(temp)
         test = tests[0] if len(tests) == 1 else ir.BoolOp("and", tuple(tests))
-        return ir.CondExpr(test, ir.Format(tuple(parts), span=node.span), _chain(kept, node.span), span=node.span)
+        fast: ir.Expr = ir.Format(tuple(parts), span=node.span)
+        if checked:  # one size check of the whole text (``Emitter.x_Helper``)
+            fast = ir.Helper(_CHECKED_AFTER, (fast,), span=node.span)
+        return ir.CondExpr(test, fast, _chain(kept, node.span, links), span=node.span)
 
     def rewrite(self, node: Any) -> Any:
         if isinstance(node, tuple):
@@ -159,7 +210,9 @@ class _Rewriter:
         if isinstance(node, ir.For) and node.filter is not None:
             # the iterable and the filter are a generator's: only the rest is rewritten
             return dataclasses.replace(node, body=self.rewrite(node.body), else_=self.rewrite(node.else_))
-        if isinstance(node, ir.BinOp) and node.op == "+":
+        if isinstance(node, ir.BinOp) and node.op == "+" or (
+            isinstance(node, ir.Helper) and node.name == _CHECKED and len(node.args) == 2 and not node.kwargs
+        ):
             return self.chain(node)
         return ir.map_children(node, self.rewrite)
 

@@ -133,3 +133,44 @@ def test_unoptimised_and_unbounded_modules() -> None:
     for ctx in ({"a": "1", "b": "2"}, {"a": 1, "b": "2"}, {"b": "2"}):
         assert same_outcome(ours_render(source, ctx), ref_render(source, ctx))
         assert same_outcome(ours_render(source, ctx, optimize=False), ref_render(source, ctx))
+
+
+SELF_FED = (
+    "{% set ns = namespace(s='') %}{% for m in messages %}"
+    "{% set ns.s = ns.s + '<' + m + '>' %}{% endfor %}{{ ns.s | length }}"
+)
+
+
+def test_a_chain_through_the_size_guards_is_checked_once() -> None:
+    """``ns.s + '<' + m + '>'`` grows a value fed by itself: the size guards check its ``+``
+    of a string; written as one f-string, the text is checked once as it is made."""
+    from tmpl2py.runtime.limits import Limits, RenderLimitExceeded
+
+    code = compile_template(SELF_FED).python_source
+    assert _F_STRING.search(code) and "concatenated(" in code
+    for count in (0, 1, 5):
+        ctx = {"messages": ["x" * 10] * count}
+        assert same_outcome(ours_render(SELF_FED, ctx), ref_render(SELF_FED, ctx))
+    capped = compile_template(SELF_FED, limits=Limits(output=50_000))  # a string's cap
+    assert capped.render({"messages": ["x" * 1000] * 10}) == "10020"
+    with pytest.raises(RenderLimitExceeded) as info:
+        capped.render({"messages": ["x" * 1000] * 100})
+    assert info.value.limit == "output"
+
+
+def test_a_long_chain_through_the_size_guards_keeps_each_check() -> None:
+    source = (
+        "{% set ns = namespace(s='') %}{% for m in messages %}"
+        "{% set ns.s = ns.s + '<' + m + '|' + m + '|' + m + '|' + m + '>' %}{% endfor %}{{ ns.s }}"
+    )
+    final = _final(source)
+    helpers = [n for n in ir.walk(final) if isinstance(n, ir.Helper)]
+    # five computed operands: a prefix of four may be one checked f-string, the rest stay
+    # checked links, each text made at most CHECKED_OPERANDS times the cap before its check
+    assert any(n.name == "limits.concat" for n in helpers)
+    for n in helpers:
+        if n.name == "limits.concatenated":
+            parts = n.args[0].parts
+            assert sum(not isinstance(p, ir.Const) for p in parts) <= fstrings.CHECKED_OPERANDS
+    ctx = {"messages": ["a", "b"]}
+    assert same_outcome(ours_render(source, ctx), ref_render(source, ctx))
