@@ -240,13 +240,16 @@ def getattr_(obj: Any, attribute: str) -> Any:
     if cls is dict and attribute not in _DICT_ATTRS:
         value = obj.get(attribute, MISSING)
         return _no_attribute(obj, attribute) if value is MISSING else value
-    if cls is Namespace and attribute[:1] != "_":
+    if cls is Namespace:
+        # its own attribute table (which never holds a name starting with "_": storing one
+        # is refused), read past its ``__getattribute__``
         value = _object_attribute(obj, "_Namespace__attrs").get(attribute, MISSING)
-        if value is MISSING:
+        if value is not MISSING:
+            if type(value) in _METHOD_TYPES:  # a stored str.format: the general path wraps it
+                return _wrap_str_format(value) or value
+            return value
+        if attribute[:1] != "_":
             return _no_attribute(obj, attribute)
-        if type(value) in _METHOD_TYPES:  # a stored str.format: the general path wraps it
-            return _wrap_str_format(value) or value
-        return value
     if cls is LoopContext and attribute in _LOOP_ATTRS:
         return getattr(obj, attribute)
     names = _PLAIN_ATTRS.get(cls)
