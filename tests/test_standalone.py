@@ -166,6 +166,7 @@ def test_dependency_order_and_clash_checks() -> None:
         "limits",  # the render limits every module counts against
         "jinja.core",
         "jinja.markup",
+        "jinja.clock",  # strftime_now and the clock it reads
         "jinja.objects",
         "jinja.bounded",  # the size guards access.call runs for growing str methods
         "jinja.access",

@@ -317,19 +317,7 @@ def raise_exception(message: Any) -> Any:
     raise TemplateError(message)
 
 
-#: ``strftime_now`` reads this clock; tests replace it to freeze time.
-def _now() -> Any:
-    import datetime
-
-    return datetime.datetime.now()
-
-
-def strftime_now(format: str) -> str:
-    """transformers' ``strftime_now``."""
-    return CLOCK[0]().strftime(format)
-
-
-CLOCK: list = [_now]
+from .clock import CLOCK, strftime_now  # noqa: E402 (the clock's own module)
 
 # transformers defines both inside a function: argument errors name them so
 for _f in (raise_exception, strftime_now):
