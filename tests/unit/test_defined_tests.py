@@ -54,3 +54,23 @@ def test_generated_code_tests_the_exact_type() -> None:
     source = compile_template(TEMPLATE).python_source
     assert "isinstance" not in source
     assert "type(l_0_x) is not Undefined" in source and "not type(" not in source
+
+
+MAPPING_TEMPLATE = (
+    "{{ x is mapping }}{{ x is not mapping }}{{ not x is mapping }}"
+    "{% if x is mapping and x %}t{% endif %}{% for v in [x, 1] %}{{ v is mapping }}{% endfor %}"
+    "{% set ns = namespace(a=1) %}{{ ns is mapping }}{{ (x | items | list) is mapping }}"
+)
+
+
+@pytest.mark.parametrize(
+    "value", [None, {}, {"a": 1}, "s", [1], 3, "ABSENT"], ids=lambda v: type(v).__name__ + repr(v)[:6]
+)
+def test_is_mapping_of_a_variable_tests_for_a_dict_first(value: object) -> None:
+    """``x is mapping`` of a variable is ``type(x) is dict or test_mapping(x)``: a dict is a
+    Mapping, and every other value takes the ABC's test (reference-checked)."""
+    ctx = {} if value == "ABSENT" else {"x": value}
+    assert same_outcome(ours_render(MAPPING_TEMPLATE, ctx), ref_render(MAPPING_TEMPLATE, ctx))
+    code = compile_template("{{ x is mapping }}{{ x.y is mapping }}").python_source
+    assert "type(l_0_x) is dict or test_mapping(l_0_x)" in code
+    assert "test_mapping(\n" in code or "test_mapping(l_0_x[" in code  # a lookup: the call alone
