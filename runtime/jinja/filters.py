@@ -570,7 +570,18 @@ def do_tojson(
     sort_keys: bool = False,
 ) -> str:
     """transformers' override: plain ``json.dumps`` (no HTML escaping). The usual call (no
-    options) goes to one encoder made once, as json.dumps would make it."""
+    options) goes to one encoder made once, as json.dumps would make it; a short ``str``
+    (below what ``charge_input`` charges) to json's C string encoder, which is what
+    ``json.dumps`` returns for a ``str`` (``JSONEncoder.encode``)."""
+    if (
+        type(x) is str
+        and len(x) >> 4 <= 8
+        and ensure_ascii is False
+        and indent is None
+        and separators is None
+        and sort_keys is False
+    ):
+        return (_JSON_STR or _json_str())(x)
     bounded.charge_input(x, 2, 4)  # its work grows with the input (limits.charge)
     if ensure_ascii is False and indent is None and separators is None and sort_keys is False:
         return (_PLAIN_JSON or _plain_json())(x)
@@ -590,6 +601,16 @@ def do_tojson(
 
 
 _PLAIN_JSON: Any = None
+_JSON_STR: Any = None
+
+
+def _json_str() -> Callable[[str], str]:
+    """json's string encoder (C when the accelerator is there), imported on first use."""
+    global _JSON_STR
+    from json.encoder import encode_basestring
+
+    _JSON_STR = encode_basestring
+    return encode_basestring
 
 
 def _plain_json() -> Callable[[Any], str]:

@@ -225,3 +225,18 @@ def test_attributes_of_a_generator(template: str) -> None:
     sandbox's two failed lookups; the names it has keep the sandbox's verdict."""
     ctx = {"d": {"type": "x"}, "l": ["a", ""]}
     assert same_outcome(ours_render(template, ctx), ref_render(template, ctx))
+
+
+TOJSON_STRINGS = ["", "a", "héllo ☃ 😀", "\x00\x1f\"\\/\n\t", "\ud800x", "x" * 143, "x" * 144, "</b>&'"]
+
+
+@pytest.mark.parametrize("text", TOJSON_STRINGS, ids=range(len(TOJSON_STRINGS)))
+def test_tojson_of_a_short_string_is_json_s_string_encoder(text: str) -> None:
+    """``s|tojson`` of a short ``str`` goes straight to json's C string encoder (what
+    ``json.dumps`` returns for a ``str``); options or a long string take the general way."""
+    source = (
+        "{{ s|tojson }}|{{ s|tojson(ensure_ascii=false) }}|{{ s|tojson(ensure_ascii=true) }}"
+        "|{{ s|tojson(indent=2) }}|{{ [s]|tojson }}|{{ (s ~ s)|tojson }}"
+    )
+    ctx = {"s": text}
+    assert same_outcome(ours_render(source, ctx), ref_render(source, ctx))
