@@ -130,7 +130,10 @@ class Emitter(FuelEmitter):
                 return self._guarded_add(ir.Helper("limits.concat", operands, span=node.span))
             return self._guarded_add(node)
         if node.name == "limits.concatenated" and not node.kwargs and len(node.args) == 1:
-            return self._checked_text(node.args[0])
+            made = node.args[0]
+            if self.fuel_module is not None and self._inputs().degree(made) is not None:
+                return self.expr(made)  # a part: as long as the input allows (no check)
+            return self._checked_text(self.expr(made))
         if node.name == "jinja.subscript" and not node.kwargs and len(node.args) == 2:
             # ``operator.getitem``: Python's own subscript, written as one (no call)
             return ast.Subscript(self.expr(node.args[0]), self.expr(node.args[1]), ast.Load())
@@ -192,18 +195,14 @@ class Emitter(FuelEmitter):
         )
         return ast.IfExp(test, ast.Tuple(parts, ast.Load()), check)
 
-    def _checked_text(self, made: ir.Expr) -> ast.expr:
-        """A text built at once from a chain of ``+`` (``passes/fstrings.py``), checked as
-        ``limits.concat`` checks a sum: ``_r if length_hint(_r := made) < SHORT else
-        concatenated(_r)``; as it is, where the input-loop analysis bounds it (a part)."""
-        if self.fuel_module is not None and self._inputs().degree(made) is not None:
-            return self.expr(made)
+    def _checked_text(self, made: ast.expr) -> ast.expr:
+        """``made`` (a sum, or a text built at once from a chain of ``+``:
+        ``passes/fstrings.py``) checked as ``limits.concat`` checks a sum: ``_r if
+        length_hint(_r := made) < SHORT else concatenated(_r)``."""
         result = self.fresh("r")
         store, load = ast.Name(result, ast.Store()), ast.Name(result, ast.Load())
         size = ast.Call(
-            ast.Name(self.helper_name("limits.length_hint"), ast.Load()),
-            [ast.NamedExpr(store, self.expr(made))],
-            [],
+            ast.Name(self.helper_name("limits.length_hint"), ast.Load()), [ast.NamedExpr(store, made)], []
         )
         small = ast.Compare(size, [ast.Lt()], [ast.Constant(SHORT)])
         check = ast.Call(ast.Name(self.helper_name("limits.concatenated"), ast.Load()), [load], [])
@@ -220,15 +219,11 @@ class Emitter(FuelEmitter):
         concatenated(_r)``. Checking the result is enough: each operand was bounded when it
         was built, so the ``+`` builds at most twice the cap before it is refused (the rule
         ``check_built`` follows), and no container keeps it first."""
-        result = self.fresh("r")
-        store, load = ast.Name(result, ast.Store()), ast.Name(result, ast.Load())
         if node.name == "limits.concat":
             left, right = (self.expr(arg) for arg in node.args)
-            made = ast.NamedExpr(store, ast.BinOp(left, ast.Add(), right))
-            size = ast.Call(ast.Name(self.helper_name("limits.length_hint"), ast.Load()), [made], [])
-            small = ast.Compare(size, [ast.Lt()], [ast.Constant(SHORT)])
-            check = ast.Call(ast.Name(self.helper_name("limits.concatenated"), ast.Load()), [load], [])
-            return ast.IfExp(small, load, check)
+            return self._checked_text(ast.BinOp(left, ast.Add(), right))
+        result = self.fresh("r")
+        store, load = ast.Name(result, ast.Store()), ast.Name(result, ast.Load())
         registry, *operands = node.args
         names = [self.fresh("a"), self.fresh("b")]
         left, right = (
