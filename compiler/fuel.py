@@ -330,8 +330,9 @@ class FuelEmitter:
         return [f"    _fuel = {FIRST_CHUNK}", "    _m = None"] + tuples
 
     def fuel_try(self, module: ir.Module) -> bool:
-        """Open the ``try`` the render's body runs in (bounded modules): see
-        :meth:`fuel_epilogue`. Returns whether it did (the body is then one level deeper)."""
+        """Open the ``try`` the render's body runs in (bounded modules, and every Jinja render,
+        whose ``except`` positions its errors): see :meth:`fuel_epilogue`. Returns whether it
+        did (the body is then one level deeper)."""
         if not self.fuel_enabled and not self.entry:  # type: ignore[attr-defined]
             return False
         if self.fuel_enabled:

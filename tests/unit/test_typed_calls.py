@@ -176,4 +176,3 @@ def test_a_string_key_compared_answers_none_for_a_string() -> None:
     assert shortcuts("{% for p in c %}{{ p['type'] == 'text' }}{{ p.type != 'x' }}{% endfor %}") == 2
     # a key a str has, a None constant, a computed constant, an order comparison: unchanged
     assert shortcuts("{% for p in c %}{{ p.split == 'x' }}{{ p.type == none }}{{ p.t == x }}{{ p.t < 'a' }}{% endfor %}") == 0
-
