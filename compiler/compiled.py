@@ -269,7 +269,7 @@ class CompiledTemplate:
             if chosen is _limits.DEFAULT_LIMITS:  # what the generated code reads by default
                 return func(*args, **kwargs)
             with _limits.using(chosen.started()):
-                return func(*args, **kwargs)
+                return _limits.within_output(func(*args, **kwargs), chosen)
         except RecursionError as e:
             raise _depth_error(e, self.dialect) from None
 

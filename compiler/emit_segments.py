@@ -1084,9 +1084,9 @@ def segment_ir(source: str, dialect: str, profile: str, name: str) -> ir.Module:
 _SEGMENT_SKIPS = frozenset({"merge_text"})
 
 
-#: ``fstrings`` (the segment emitter splits a ``+`` chain at its operands), ``list_items``
-#: (each lookup keeps its path: ``messages[0]``)
-_SEGMENT_FINAL_SKIPS = frozenset({"fstrings", "list_items"})
+#: ``fstrings`` (the segment emitter splits a ``+`` chain at its operands), and ``list_items``
+#: with it, folded in its traversal (each lookup keeps its path: ``messages[0]``)
+_SEGMENT_FINAL_SKIPS = frozenset({"fstrings"})
 
 
 def segment_passes(module: ir.Module) -> ir.Module:

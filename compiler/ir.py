@@ -19,7 +19,7 @@ import dataclasses
 import hashlib
 from dataclasses import field, replace
 from operator import attrgetter, is_not
-from typing import Any, Callable, Iterator, Optional, Tuple
+from typing import Any, Callable, Iterator, List, Optional, Tuple
 
 Span = Tuple[int, int]
 NOSPAN: Span = (0, 0)
@@ -677,63 +677,105 @@ def _mapper(cls: type) -> Callable[[Any, Callable[[Any], Any]], Any]:
     return _MAPPERS.setdefault(cls, namespace["mapper"])
 
 
-def walk(node: Any, stop: Optional[Callable[[Any], bool]] = None) -> Iterator[Any]:
+def walk(node: Any, stop: Optional[Callable[[Any], bool]] = None) -> List[Any]:
     """Every node under ``node`` (itself included), parents before children, children in
-    field order (an explicit stack: templates nest deeper than generators like to). A node
-    for which ``stop(node)`` is true is yielded but its children are not (a scope boundary)."""
+    field order (an explicit stack: templates nest deeper than Python's recursion likes). A
+    node for which ``stop(node)`` is true is listed but its children are not (a scope
+    boundary). A list made at once, each value dispatched on its class by one dict lookup:
+    passes walk whole modules a few dozen times a compile, and a generator's resumption and
+    two ``isinstance`` per value cost as much as the rest of the walk."""
+    found: List[Any] = []
+    add = found.append
     stack = [node]
     pop, push, extend = stack.pop, stack.append, stack.extend
     pushers = _PUSHERS
     while stack:
         n = pop()
-        if isinstance(n, tuple):
-            extend(reversed(n))
-        elif isinstance(n, Node):
-            yield n
-            if stop is not None and stop(n):
-                continue
-            many, get = pushers.get(n.__class__) or _pusher(n.__class__)
-            if many:
-                extend(get(n))
-            elif get is not None:
-                push(get(n))
+        kind, get = pushers.get(n.__class__) or _pusher(n.__class__)
+        if kind < _ONE:  # a tuple's items are stacked, a plain value dropped
+            if kind:
+                extend(reversed(n))
+            continue
+        add(n)
+        if stop is not None and stop(n):
+            continue
+        if kind is _MANY:
+            extend(get(n))
+        elif kind is _ONE:
+            push(get(n))
+    return found
 
 
-def walk_own(stmt: Any) -> Iterator[Any]:
-    """``walk(stmt)`` that yields each statement nested under ``stmt`` but not its children:
+def has(node: Any, wanted: Callable[[Any], bool]) -> bool:
+    """Whether ``wanted(n)`` holds for some node ``n`` of ``walk(node)``: the same order,
+    stopping at the first (no list made)."""
+    stack = [node]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    pushers = _PUSHERS
+    while stack:
+        n = pop()
+        kind, get = pushers.get(n.__class__) or _pusher(n.__class__)
+        if kind < _ONE:
+            if kind:
+                extend(reversed(n))
+            continue
+        if wanted(n):
+            return True
+        if kind is _MANY:
+            extend(get(n))
+        elif kind is _ONE:
+            push(get(n))
+    return False
+
+
+def walk_own(stmt: Any) -> List[Any]:
+    """``walk(stmt)`` that lists each statement nested under ``stmt`` but not its children:
     ``stmt``'s own expressions and targets, and its sub-statements as wholes (for tables kept
     per statement, merged from the sub-statements' own)."""
+    found: List[Any] = []
+    add = found.append
     stack = [stmt]
     pop, push, extend = stack.pop, stack.append, stack.extend
     pushers = _PUSHERS
     while stack:
         n = pop()
-        if isinstance(n, tuple):
-            extend(reversed(n))
-        elif isinstance(n, Node):
-            yield n
-            if n is not stmt and isinstance(n, Stmt):
-                continue
-            many, get = pushers.get(n.__class__) or _pusher(n.__class__)
-            if many:
-                extend(get(n))
-            elif get is not None:
-                push(get(n))
+        kind, get = pushers.get(n.__class__) or _pusher(n.__class__)
+        if kind < _ONE:
+            if kind:
+                extend(reversed(n))
+            continue
+        add(n)
+        if n is not stmt and isinstance(n, Stmt):
+            continue
+        if kind is _MANY:
+            extend(get(n))
+        elif kind is _ONE:
+            push(get(n))
+    return found
 
 
-#: per class, how ``walk`` stacks a node's children: (True, getter of the child fields' values
-#: last first), (False, getter of the one child field's value) or (False, None)
+#: per class, how ``walk`` treats a value of it: ``(kind, getter)``, the kind one of
+#: ``_PLAIN`` (neither a node nor a tuple: dropped), ``_SEQ`` (a tuple: its items stacked),
+#: ``_ONE`` (a node with one child field: the getter of its value), ``_MANY`` (a node with
+#: several: the getter of their values, last first) or ``_LEAF`` (a node without children)
 _PUSHERS: dict = {}
+_PLAIN, _SEQ, _ONE, _MANY, _LEAF = 0, 1, 2, 3, 4
 
 
 def _pusher(cls: type) -> tuple:
-    """``_PUSHERS[cls]``, made on first use (the values a walk stacks, nodes or not: what is
-    neither a node nor a tuple is dropped when popped)."""
-    fields = _child_fields(cls)[::-1]
-    if len(fields) > 1:
-        pusher: tuple = (True, attrgetter(*fields))
+    """``_PUSHERS[cls]``, made on first use."""
+    if issubclass(cls, tuple):
+        pusher: tuple = (_SEQ, None)
+    elif not issubclass(cls, Node):
+        pusher = (_PLAIN, None)
     else:
-        pusher = (False, attrgetter(fields[0]) if fields else None)
+        fields = _child_fields(cls)[::-1]
+        if len(fields) > 1:
+            pusher = (_MANY, attrgetter(*fields))
+        elif fields:
+            pusher = (_ONE, attrgetter(fields[0]))
+        else:
+            pusher = (_LEAF, None)
     return _PUSHERS.setdefault(cls, pusher)
 
 

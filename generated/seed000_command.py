@@ -566,7 +566,11 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                                 (
                                     _t4 := (
                                         l_0_messages[0]
-                                        if type(l_0_messages) is list and len(l_0_messages) > 0
+                                        if (
+                                            type(l_0_messages) is list
+                                            or type(l_0_messages) is tuple
+                                        )
+                                        and len(l_0_messages) > 0
                                         else getitem(l_0_messages, 0)
                                     )
                                 )
@@ -586,7 +590,8 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
         ):
             l_0_developer_instruction = (
                 l_0_messages[0]
-                if type(l_0_messages) is list and len(l_0_messages) > 0
+                if (type(l_0_messages) is list or type(l_0_messages) is tuple)
+                and len(l_0_messages) > 0
                 else getitem(l_0_messages, 0)
             )
             l_0_render_developer_instruction = True

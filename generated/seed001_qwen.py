@@ -38,7 +38,8 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                     (
                         _t1 := (
                             l_0_messages[0]
-                            if type(l_0_messages) is list and len(l_0_messages) > 0
+                            if (type(l_0_messages) is list or type(l_0_messages) is tuple)
+                            and len(l_0_messages) > 0
                             else getitem(l_0_messages, 0)
                         )
                     )
@@ -54,7 +55,8 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                             (
                                 _t2 := (
                                     l_0_messages[0]
-                                    if type(l_0_messages) is list and len(l_0_messages) > 0
+                                    if (type(l_0_messages) is list or type(l_0_messages) is tuple)
+                                    and len(l_0_messages) > 0
                                     else getitem(l_0_messages, 0)
                                 )
                             )
@@ -81,7 +83,8 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                 (
                     _t3 := (
                         l_0_messages[0]
-                        if type(l_0_messages) is list and len(l_0_messages) > 0
+                        if (type(l_0_messages) is list or type(l_0_messages) is tuple)
+                        and len(l_0_messages) > 0
                         else getitem(l_0_messages, 0)
                     )
                 )
@@ -100,7 +103,11 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                                 (
                                     _t4 := (
                                         l_0_messages[0]
-                                        if type(l_0_messages) is list and len(l_0_messages) > 0
+                                        if (
+                                            type(l_0_messages) is list
+                                            or type(l_0_messages) is tuple
+                                        )
+                                        and len(l_0_messages) > 0
                                         else getitem(l_0_messages, 0)
                                     )
                                 )

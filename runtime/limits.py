@@ -528,7 +528,21 @@ def render_entry(render: Any, context: Any, budget: Any, limits: Any) -> str:
     if chosen is DEFAULT_LIMITS:  # what the generated code reads by default
         return render(context)
     with using(chosen.started()):
-        return render(context)
+        return within_output(render(context), chosen)
+
+
+def within_output(result: Any, limits: Limits) -> Any:
+    """``result`` (a render's text, or a tuple starting with it) refused past
+    ``limits.output``: a render under limits other than the defaults. Its end measures its
+    output only where a bound does not show it under the default cap (:func:`settle`: at
+    most ``SETTLE_PIECES`` pieces of :data:`UNMARKED` characters), which a smaller cap
+    does not make: so a render under a cap of its own is measured here too, once its text
+    is made (one ``len``)."""
+    cap = limits.output
+    text = result[0] if type(result) is tuple and result else result
+    if cap is not None and type(text) is str and len(text) > cap:
+        raise RenderLimitExceeded("output", f"the render's output passed {cap:,} characters")
+    return result
 
 
 #: the longest string a render makes without marking itself (:func:`mark`: a value the

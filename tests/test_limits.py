@@ -199,6 +199,34 @@ def test_limits_are_configurable_per_call_and_per_template() -> None:
         conv.render_conversation(messages, limits={"fuel": 2000})
 
 
+@pytest.mark.parametrize("dialect, source", [
+    ("jinja", "{{ x }}{{ x }}"),
+    ("jinja", "{% macro f(m) %}{{ m + m }}{% endmacro %}{{ f(x) }}"),
+    ("jinja", "{% for m in messages %}{{ m.content }}{% endfor %}"),
+    ("go", "{{ .x }}{{ .x }}{{ range .messages }}{{ .content }}{{ end }}"),
+])
+def test_an_output_cap_of_its_own_is_exact(dialect: str, source: str) -> None:
+    """A cap smaller than the default's is enforced on a short render too (a few pieces,
+    no long value built: an end that the default cap lets skip measuring), per call and per
+    template; at the cap exactly, the text is returned."""
+    context = {"x": "a" * 5000, "messages": [{"content": "a" * 5000}] * 2}
+    template = compile_template(source, dialect=dialect)
+    size = len(template.render(context))
+    assert size >= 10000
+    assert len(template.render(context, limits={"output": size})) == size
+    with pytest.raises(RenderLimitExceeded, match=f"{size - 1:,} characters") as info:
+        template.render(context, limits={"output": size - 1})
+    assert info.value.limit == "output"
+    capped = compile_template(source, dialect=dialect, limits=Limits(output=1000))
+    with pytest.raises(RenderLimitExceeded):
+        capped.render(context)
+    if dialect == "jinja":  # the generated function's own entry (a module used on its own)
+        with pytest.raises(RenderLimitExceeded):
+            template._render(context, limits={"output": 1000})
+        with pytest.raises(RenderLimitExceeded):
+            template.render_conversation(context["messages"], limits={"output": 1000}, x="a" * 5000)
+
+
 @pytest.mark.parametrize(
     "source",
     [

@@ -125,6 +125,8 @@ def _prune(block: tuple, rest: tuple = ()) -> tuple:
         return block
     stmts = tuple(s for s in block if not is_init(s)) + rest
     keep = _read_before_assigned(stmts, inits) | (_funcs_read(stmts) & inits)
+    if inits <= keep:
+        return block  # every start value may be read: the same block (no node rebuilt)
     return tuple(s for s in block if not (is_init(s) and s.target.ident not in keep))
 
 
@@ -136,12 +138,17 @@ def run(module: ir.Module) -> ir.Module:
 
     def fold(node: Any) -> Any:
         if isinstance(node, ir.For):
-            return dataclasses.replace(node, body=_prune(node.body), else_=_prune(node.else_))
+            body, else_ = _prune(node.body), _prune(node.else_)
+            if body is node.body and else_ is node.else_:
+                return node
+            return dataclasses.replace(node, body=body, else_=else_)
         if isinstance(node, (ir.Scoped, ir.Capture)):
-            return dataclasses.replace(node, body=_prune(node.body))
+            body = _prune(node.body)
+            return node if body is node.body else dataclasses.replace(node, body=body)
         if isinstance(node, ir.FuncDef):
             defaults = tuple(ir.ExprStmt(p.default) for p in node.params if p.default is not None)
-            return dataclasses.replace(node, prologue=_prune(node.prologue, defaults + node.body))
+            prologue = _prune(node.prologue, defaults + node.body)
+            return node if prologue is node.prologue else dataclasses.replace(node, prologue=prologue)
         return node
 
     return dataclasses.replace(module, body=_prune(map_nodes(module.body, fold)))

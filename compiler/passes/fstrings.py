@@ -44,11 +44,12 @@ Keeps output byte-identical (pure IR -> IR).
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Callable, Optional
 
 from .. import ir
+from . import list_items
 from .typed_calls import STR_FILTERS
-from .util import type_is
+from .util import TO_STR_HELPERS, map_nodes, type_is
 
 #: the fewest operands (after constants are joined) a chain needs to be written as an
 #: f-string: with two, one ``+`` is cheaper than the type test
@@ -62,7 +63,10 @@ _CHECKED, _CHECKED_AFTER = "limits.concat", "limits.concatenated"
 CHECKED_OPERANDS = 4
 
 #: helpers whose call with pure arguments is a pure read (the same value, no effect)
-PURE_HELPERS = frozenset({"jinja.getitem", "jinja.getattr_", "builtins.type", "jinja.to_str", *STR_FILTERS})
+PURE_HELPERS = frozenset({
+    "jinja.getitem", "jinja.getattr_", "builtins.type", "jinja.to_str", *STR_FILTERS,
+    "jinja.subscript", "builtins.len",  # an item of a list by an int (``list_items``)
+})
 #: ``str`` methods a pure receiver may be given to (``typed_calls``' fast paths)
 PURE_METHODS = frozenset({"strip", "lstrip", "rstrip", "upper", "lower", "capitalize", "title"})
 _LEAVES = (ir.Const, ir.Name, ir.Local, ir.ContextGet, ir.Hoisted, ir.Ref)
@@ -85,7 +89,7 @@ def _pure(node: Any) -> bool:
             and _pure(func.loop)
             and all(isinstance(a, ir.Const) for a in node.args)
         )
-    if isinstance(node, (ir.DictLookup, ir.CondExpr, ir.BoolOp, ir.Compare, ir.Not, ir.Bind)):
+    if isinstance(node, (ir.DictLookup, ir.CondExpr, ir.BoolOp, ir.Compare, ir.Not, ir.Bind, ir.UnaryOp)):
         return all(
             _pure(child) if isinstance(child, ir.Node) else all(map(_pure, _flat(child)))
             for _f, child in ir.children(node)
@@ -163,10 +167,16 @@ def _chain(operands: list, span: ir.Span, links: Any = None) -> ir.Expr:
 
 
 class _Rewriter:
-    def __init__(self) -> None:
+    def __init__(self, post: Optional[Callable[[Any], Any]] = None) -> None:
         self.count = 0
+        #: another pass's rewrite of one node, applied to every node of the input after its
+        #: children (as ``map_nodes`` would): two passes, one traversal
+        self.post = post
 
-    def chain(self, node: ir.Expr) -> ir.Expr:
+    def chain(self, node: ir.Expr, written: bool = False) -> ir.Expr:
+        """``written``: the chain is what an ``Output`` prints (through ``to_str``): its
+        f-string, of ``str`` operands only, is the sum of strings an ``Output`` writes as it
+        is, which the size guards leave plain (``limits._written``): no check of it then."""
         operands, links = _linked_operands(node)
         checked = any(link is not None for link in links)
         if checked and sum(not isinstance(o, ir.Const) for o in operands) > CHECKED_OPERANDS:
@@ -198,7 +208,7 @@ class _Rewriter:
                 kept[i] = ir.Local(temp)
         test = tests[0] if len(tests) == 1 else ir.BoolOp("and", tuple(tests))
         fast: ir.Expr = ir.Format(tuple(parts), span=node.span)
-        if checked:  # one size check of the whole text (``Emitter.x_Helper``)
+        if checked and not written:  # one size check of the whole text (``Emitter.x_Helper``)
             fast = ir.Helper(_CHECKED_AFTER, (fast,), span=node.span)
         return ir.CondExpr(test, fast, _chain(kept, node.span, links), span=node.span)
 
@@ -207,17 +217,59 @@ class _Rewriter:
             return ir.map_children(node, self.rewrite)
         if not isinstance(node, ir.Node):
             return node
+        post = self.post
         if isinstance(node, ir.For) and node.filter is not None:
             # the iterable and the filter are a generator's: only the rest is rewritten
-            return dataclasses.replace(node, body=self.rewrite(node.body), else_=self.rewrite(node.else_))
-        if isinstance(node, ir.BinOp) and node.op == "+" or (
-            isinstance(node, ir.Helper) and node.name == _CHECKED and len(node.args) == 2 and not node.kwargs
-        ):
-            return self.chain(node)
-        return ir.map_children(node, self.rewrite)
+            body, else_ = self.rewrite(node.body), self.rewrite(node.else_)
+            if post is not None:  # the other fields get the other pass alone
+                node = ir.map_children(
+                    dataclasses.replace(node, body=(), else_=()), lambda n: map_nodes(n, post)
+                )
+                return post(dataclasses.replace(node, body=body, else_=else_))
+            return dataclasses.replace(node, body=body, else_=else_)
+        if _is_chain(node):
+            return self.chain(node)  # (it makes no node the other pass rewrites)
+        if isinstance(node, ir.Output) and _printed_chain(node.expr):
+            text = node.expr
+            made = self.chain(text.args[0], written=True)
+            if isinstance(made, ir.CondExpr) and isinstance(made.body, ir.Format):
+                # the f-string is a ``str``: only the chain as written is converted
+                slow = dataclasses.replace(text, args=(made.orelse,))
+                printed: ir.Expr = dataclasses.replace(made, orelse=slow)
+            else:
+                printed = dataclasses.replace(text, args=(made,))
+            node = dataclasses.replace(node, expr=printed)
+            return node if post is None else post(node)
+        node = ir.map_children(node, self.rewrite)
+        return node if post is None else post(node)
 
 
-def run(module: ir.Module) -> ir.Module:
+def _is_chain(node: Any) -> bool:
+    """A ``+``, plain or the size guards' (``limits.concat`` of two operands)."""
+    return isinstance(node, ir.BinOp) and node.op == "+" or (
+        isinstance(node, ir.Helper) and node.name == _CHECKED and len(node.args) == 2 and not node.kwargs
+    )
+
+
+def _printed_chain(expr: Any) -> bool:
+    """``to_str(<chain>)``: what an ``Output`` prints when the chain may not be a ``str``."""
+    return (
+        isinstance(expr, ir.Helper)
+        and expr.name in TO_STR_HELPERS
+        and len(expr.args) == 1
+        and not expr.kwargs
+        and _is_chain(expr.args[0])
+    )
+
+
+def run(module: ir.Module, post: Optional[Callable[[Any], Any]] = None) -> ir.Module:
     """Invariant: no plain ``+`` chain of three operands or more whose later computed
-    operands are pure reads, and no two adjacent string constants in a ``+`` chain."""
-    return dataclasses.replace(module, body=_Rewriter().rewrite(module.body))
+    operands are pure reads, and no two adjacent string constants in a ``+`` chain.
+    ``post``: another pass's rewrite of a node, applied on the way (:class:`_Rewriter`)."""
+    return dataclasses.replace(module, body=_Rewriter(post).rewrite(module.body))
+
+
+def with_list_items(module: ir.Module) -> ir.Module:
+    """This pass and ``list_items`` in one traversal (the pipeline's step: both rebuilt the
+    whole module)."""
+    return run(module, list_items.folder(module))

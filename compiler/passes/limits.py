@@ -7,7 +7,7 @@ Invariant left: no ``BinOp`` ``*``, ``**`` or ``%`` whose operands are not both 
 (doubling through a loop or a macro: ``s + s``; ``s + 'literal'`` grows by a constant when the literal is short,
 a ``+`` with an operand known to be a number builds no sequence, one with a string literal outside
 loops and functions runs once per render, and a ``+`` chain an ``Output`` writes is never kept: these
-stay plain ``+``), and no tuple literal holding a computed item (nesting tuples deeper
+stay plain ``+``), and no tuple literal holding a computed item other than a number (nesting tuples deeper
 than hashing can recurse: ``ns.t = (ns.t,)``) remain plain Python; each is a
 ``Helper("limits.mul" | "limits.power" | "limits.mod" | "limits.add" | "limits.make_tuple")``
 computing the same value. List and dict literals holding two computed items or more become
@@ -58,11 +58,12 @@ def _guard(node: Any, counters: frozenset, looped: bool = True) -> Any:
             if not isinstance(right.items[0], ir.Starred):  # ``l + [m]``: one more item
                 return ir.Helper("limits.add_item", (BUILT, node.left, right.items[0]))
         return ir.Helper(_GUARDED[node.op], (BUILT, node.left, node.right))
-    if isinstance(node, ir.TupleLit) and not all(_constant(i) for i in node.items):
+    if isinstance(node, ir.TupleLit) and not all(_constant(i) or _number(i, counters) for i in node.items):
+        # (a number nests nothing and weighs an item: ``('index', loop.index)`` stays plain)
         if any(isinstance(i, ir.Starred) for i in node.items):
             return node
         return ir.Helper("limits.make_tuple", (BUILT,) + node.items)
-    if isinstance(node, (ir.ListLit, ir.DictLit)) and _shares(node):
+    if isinstance(node, (ir.ListLit, ir.DictLit)) and _shares(node, counters):
         return ir.Helper("limits.built_value", (BUILT, node))
     return node
 
@@ -79,16 +80,29 @@ def _constant(node: Any) -> bool:
     return False
 
 
-def _shares(node: Any) -> bool:
+def _fixed(node: Any, counters: frozenset) -> bool:
+    """Whether ``node``'s value holds no value the template computed but numbers: constants,
+    numbers (``loop.index``) and literals of such (``('index', loop.index)``): what it weighs
+    is its text's size and an item per number, however it is shared."""
+    if _constant(node) or _number(node, counters):
+        return True
+    if isinstance(node, (ir.ListLit, ir.TupleLit)):
+        return all(_fixed(item, counters) for item in node.items)
+    if isinstance(node, ir.DictLit):
+        return all(_fixed(key, counters) and _fixed(value, counters) for key, value in node.items)
+    return False
+
+
+def _shares(node: Any, counters: frozenset = frozenset()) -> bool:
     """Whether a list or dict literal can hold what it holds more than once: it has two
     computed items or more (``[l, l]``), or a starred one. A literal with one computed item
     weighs that item plus its text (``[message]``, ``{'type': 'text', 'text': t}``): it
     multiplies nothing, so it is not weighed as it is built; whatever holds it next weighs
     it then (a container nobody registered is walked: ``runtime/limits.py``, "weights")."""
     if isinstance(node, ir.ListLit):
-        computed = [item for item in node.items if not _constant(item)]
+        computed = [item for item in node.items if not _fixed(item, counters)]
     else:
-        computed = [part for pair in node.items for part in pair if not _constant(part)]
+        computed = [part for pair in node.items for part in pair if not _fixed(part, counters)]
     return len(computed) > 1 or any(isinstance(item, ir.Starred) for item in computed)
 
 

@@ -1,16 +1,16 @@
-"""Items of lists by ints as Python's subscript.
+"""Items of lists and tuples by ints as Python's subscript.
 
-``messages[0]``, ``messages[-1]``, ``messages[loop.index0 - 1]``: the sandbox's lookup of an
-int in a ``list`` (``jinja.getitem``) is the list's item, and an undefined value when
-Python's subscript raises ``IndexError``. So where the list is a variable and the index an
-int constant or a loop's counter moved by int constants (always an int, never a bool), the
-lookup is
+``messages[0]``, ``messages[-1]``, ``messages[loop.index0 - 1]``, ``pair[1]``: the sandbox's
+lookup of an int in a ``list`` or a ``tuple`` (``jinja.getitem``) is its item, and an
+undefined value when Python's subscript raises ``IndexError``. So where the sequence is a
+variable and the index an int constant or a loop's counter moved by int constants (always an
+int, never a bool), the lookup is
 
-    x[i] if type(x) is list and -len(x) <= i < len(x) else getitem(x, i)
+    x[i] if (type(x) is list or type(x) is tuple) and -len(x) <= i < len(x) else getitem(x, i)
 
 (``len(x) > i`` for a constant ``i >= 0``, ``len(x) >= -i`` for a negative one): the item
-without a call, and the general lookup for any other value (a tuple, a string, a dict with
-int keys, an undefined value, an index out of range). The fast branch is
+without a call (a list's test first: the commoner), and the general lookup for any other
+value (a string, a dict with int keys, an undefined value, an index out of range). The fast branch is
 ``jinja.subscript`` (``operator.getitem``), which the emitter writes as a subscript. Runs
 on the emitter's input (``BEFORE_EMIT``), not on the segment module's, whose origins name
 each lookup's path (``emit_segments``).
@@ -21,7 +21,7 @@ Keeps output byte-identical (pure IR -> IR, Jinja modules after scope resolution
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from .. import ir
 from .util import map_nodes, type_is
@@ -60,16 +60,18 @@ def _list_item(node: ir.Helper, counters: frozenset) -> Optional[ir.Expr]:
         in_range = ir.Compare(ir.UnaryOp("-", size), (("<=", index), ("<", size)))
     else:
         return None
-    test = ir.BoolOp("and", (type_is(obj, "builtins.list"), in_range))
+    sequence = ir.BoolOp("or", (type_is(obj, "builtins.list"), type_is(obj, "builtins.tuple")))
+    test = ir.BoolOp("and", (sequence, in_range))
     fast = ir.Helper("jinja.subscript", (obj, index), span=node.span)
     return ir.CondExpr(test, fast, node, span=node.span)
 
 
-def run(module: ir.Module) -> ir.Module:
-    """Invariant: no ``getitem`` of a variable by an int constant or a counted index
-    outside a type test for ``list``."""
+def folder(module: ir.Module) -> Optional[Callable[[Any], Any]]:
+    """The rewrite of one node (bottom-up, as ``map_nodes`` applies it) for ``module``, or
+    None where there is nothing to fold (Go): for a pass that traverses the module anyway
+    (``fstrings.with_list_items``)."""
     if module.dialect != "jinja":
-        return module
+        return None
     counters = frozenset(n.counter for n in ir.walk(module.body) if isinstance(n, ir.For) and n.counter)
 
     def fold(node: Any) -> Any:
@@ -77,4 +79,13 @@ def run(module: ir.Module) -> ir.Module:
             return _list_item(node, counters) or node
         return node
 
+    return fold
+
+
+def run(module: ir.Module) -> ir.Module:
+    """Invariant: no ``getitem`` of a variable by an int constant or a counted index
+    outside a type test for ``list``."""
+    fold = folder(module)
+    if fold is None:
+        return module
     return dataclasses.replace(module, body=map_nodes(module.body, fold))

@@ -5,8 +5,8 @@ docstring states the fact the pass rests on and its guard). To add a pass: write
 ``passes/<name>.py`` with a ``run(module) -> module`` and add one ``Step`` here.
 ``BEFORE_EMIT`` lists the passes only the emitter's input gets, after the IR is final (so
 inspection and pass tests see the template's own operators): the size guards, then what
-rewrites the operators they left plain (``fstrings``) and the lookups the segment module
-keeps as they are (``list_items``).
+rewrites the operators they left plain (``fstrings``, which folds the lookups of
+``list_items`` on the way): the segment module keeps both out.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from . import (
     inline_tests,
     known_str,
     limits,
-    list_items,
     loop_counters,
     merge_text,
     method_calls,
@@ -44,12 +43,14 @@ class Step(NamedTuple):
     """One pass in the pipeline. ``shared_undefined``: runs only when absent names may share
     one undefined value (the template cannot tell them apart: ``scope.uses_identity``).
     ``bound``: a ``BEFORE_EMIT`` step of the work bounds (left out of an unbounded module);
-    the other ``BEFORE_EMIT`` steps optimise (left out when ``optimize`` is False)."""
+    the other ``BEFORE_EMIT`` steps optimise (left out when ``optimize`` is False).
+    ``folds``: the pass modules whose rewrite ``run`` applies on its way (one traversal)."""
 
     name: str
     run: Callable[[ir.Module], ir.Module]
     shared_undefined: bool = False
     bound: bool = False
+    folds: tuple = ()
 
 
 PASSES: tuple[Step, ...] = (
@@ -79,8 +80,9 @@ PASSES: tuple[Step, ...] = (
 #: left (whether bounded or not, when optimising).
 BEFORE_EMIT: tuple[Step, ...] = (
     Step("limits", limits.run, bound=True),
-    Step("fstrings", fstrings.run),  # after limits: rewrites the ``+`` it left plain
-    Step("list_items", list_items.run),
+    # after limits (it rewrites the ``+`` they left plain); list items by ints are folded
+    # on the way (``list_items``: one traversal for both)
+    Step("fstrings", fstrings.with_list_items, folds=("list_items",)),
 )
 
 

@@ -63,19 +63,20 @@ def map_nodes(node: Any, fn: Any, blocks: Any = None) -> Any:
     """Rebuild ``node`` bottom-up, applying ``fn`` to every IR node (``ir.map_children`` at
     each level: a node whose children ``fn`` left alone is passed to ``fn`` itself), and
     ``blocks``, when given, to every block (a tuple of statements) once its statements are."""
-    mappers, tuples, node_class = ir._MAPPERS, ir._map_tuple, ir.Node
+    mappers, tuples, unchanged, mapper_of = ir._MAPPERS, ir._map_tuple, ir._unchanged, ir._mapper
 
     def go(n: Any) -> Any:
-        if isinstance(n, tuple):
+        if n.__class__ is tuple:
             if blocks is None:
                 return tuples(n, go)
             new = tuples(n, go)
             return blocks(new) if is_block(new) else new
-        if not isinstance(n, node_class):
+        mapper = mappers.get(n.__class__) or mapper_of(n.__class__)
+        if mapper is unchanged:  # a plain value (a name, an operator in a tuple)
             return n
-        mapper = mappers.get(n.__class__)
-        if mapper is None:
-            mapper = ir._mapper(n.__class__)
+        if mapper is tuples:  # a tuple of a subclass: its items, as a tuple's
+            new = tuples(n, go)
+            return blocks(new) if blocks is not None and is_block(new) else new
         return fn(mapper(n, go))
 
     return go(node)
@@ -85,7 +86,7 @@ def has_node(node: Any, wanted: Any) -> bool:
     """Whether some node at or under ``node`` is ``wanted``: a pass whose rewrite changes only
     such nodes (and leaves every other node whose children it left alone as it is) returns
     the module as it is when none is, without rebuilding the tree."""
-    return any(wanted(n) for n in ir.walk(node))
+    return ir.has(node, wanted)
 
 
 #: Start values a scope gives its names (see passes/scope.py): side-effect free lookups.

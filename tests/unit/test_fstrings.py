@@ -174,3 +174,32 @@ def test_a_long_chain_through_the_size_guards_keeps_each_check() -> None:
             assert sum(not isinstance(p, ir.Const) for p in parts) <= fstrings.CHECKED_OPERANDS
     ctx = {"messages": ["a", "b"]}
     assert same_outcome(ours_render(source, ctx), ref_render(source, ctx))
+
+
+def test_a_printed_chain_in_a_macro_is_a_plain_fstring() -> None:
+    """``{{ role + sep + content + sep }}`` in a macro: printed through ``to_str`` (with no
+    string constant in it, the chain may not be a ``str``), its ``+`` are the size guards'; its f-string, of ``str``
+    operands only, is what a chain of strings an ``Output`` writes is (left plain by the
+    guards), so it is neither checked nor converted again: only the chain as written is."""
+    source = (
+        "{% macro turn(m) %}{{ m.role + sep + m.content + sep }}{% endmacro %}"
+        "{% for m in messages %}{{ turn(m) }}{% endfor %}"
+    )
+    final = _final(source)
+    outputs = [n for n in ir.walk(final) if isinstance(n, ir.Output) and isinstance(n.expr, ir.CondExpr)]
+    assert outputs, "the printed chain is an f-string behind its type test"
+    for out in outputs:
+        assert isinstance(out.expr.body, ir.Format)  # no size check, no conversion
+        assert isinstance(out.expr.orelse, ir.Helper) and out.expr.orelse.name == "jinja.to_str"
+    for content in ("hi", "", 3, None, ["x"], "MARKUP"):
+        message = {"role": "user", "content": content}
+        ctx = {"messages": [message, {"role": "assistant", "content": "ok"}], "sep": "\n"}
+        src = source.replace("m.content", "(m.content | safe)") if content == "MARKUP" else source
+        assert same_outcome(ours_render(src, ctx), ref_render(src, ctx))
+    # a macro's text is still capped where it is joined
+    from tmpl2py.runtime.limits import Limits, RenderLimitExceeded
+
+    capped = compile_template(source, limits=Limits(output=50_000))
+    with pytest.raises(RenderLimitExceeded) as info:
+        capped.render({"messages": [{"role": "user", "content": "x" * 60_000}], "sep": ""})
+    assert info.value.limit == "output"

@@ -16,6 +16,9 @@ LIST_ITEMS = [
     "{% for x in xs %}[{{ xs[loop.index0 - 1] }}|{{ xs[loop.index0 + 1] }}|{{ xs[loop.index] }}"
     "|{{ xs[loop.index0 - 3] }}]{% endfor %}",
     "{% if xs[0]['role'] == 'system' %}{{ xs[0]['content'] }}{% endif %}{{ xs[-1].role }}",
+    # an item of an item (a pair of ``items()``, a tuple the template built)
+    "{% for x in xs %}{{ x[0] }}={{ x[1] }}|{{ x[-1] }};{% endfor %}",
+    "{% set t = (xs, 'tail') %}{{ t[0] is string }}|{{ t[1] }}|{{ t[2] is defined }}|{{ t[-2] is sameas xs }}",
 ]
 ITEM_VALUES = {
     "empty": [],
@@ -23,6 +26,9 @@ ITEM_VALUES = {
     "two": ["a", "b"],
     "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}],
     "tuple": ("a", "b"),
+    "tuple_one": ("a",),
+    "tuple_empty": (),
+    "pairs": [("role", "system"), ("type", 3)],
     "str": "abc",
     "dict_int_keys": {0: "zero", -1: "minus one", 1: "one"},
     "none": None,
@@ -44,6 +50,6 @@ def test_an_item_by_an_int_is_a_subscript() -> None:
     final = pipeline.before_emit(compile_template(source).ir)
     fast = [n for n in ir.walk(final) if isinstance(n, ir.Helper) and n.name == "jinja.subscript"]
     assert len(fast) == 3  # not ``xs[n]`` (any value), nor a float key
-    code = compile_template(source).python_source
-    assert "l_0_xs[0] if type(l_0_xs) is list and len(l_0_xs) > 0" in code
+    code = " ".join(compile_template(source).python_source.split())  # (as black wraps it)
+    assert "l_0_xs[0] if (type(l_0_xs) is list or type(l_0_xs) is tuple) and len(l_0_xs) > 0" in code
     assert "len(l_0_xs) >= 2" in code
