@@ -5,7 +5,11 @@ one whose blocks (``if``/``for``/macro/call/``set`` and filter blocks; Go's ``if
 ``range``/``with``/``define``) nest deeper than ``max_depth`` is refused before it is parsed
 too, by a scan of its tags (code ``too-deep``, at the tag that goes one level too deep).
 ``None`` turns a cap off. Defaults: the largest template of the shared corpus has 40,609
-characters and nests 9 blocks deep; real templates stay far below 500,000 and 64.
+characters and nests 9 blocks deep; real templates stay far below 500,000 and 64. With the
+size cap on, a template also defines at most :data:`MAX_FUNCTIONS` functions (macros and
+call blocks; Go ``define`` and ``block``: code ``too-large``, at the one past it), counted by
+the same scan: each is a function nested in the render, which CPython compiles in time
+quadratic in their number.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import re
 from typing import Iterator, Optional
 
 from .errors import CompileError, position
-from .names import MAX_DEPTH, MAX_SIZE  # noqa: F401 - the caps' defaults, named here too
+from .names import MAX_DEPTH, MAX_FUNCTIONS, MAX_SIZE  # noqa: F401 - the caps' defaults, named here too
 
 
 def check_size(source: str, max_size: Optional[int]) -> None:
@@ -29,24 +33,44 @@ def check_size(source: str, max_size: Optional[int]) -> None:
 _JINJA_START = r"\{[%#]"
 _JINJA_WORD = r"[-+]?\s*(\w*)"
 _JINJA_OPEN = frozenset("if for macro call filter generation".split())
+_FUNCTIONS = frozenset("macro call define block".split())  # (Go's ``define`` and ``block`` too)
 _GO_START = r"\{\{-?\s*"
 _GO_WORD = r"(if|range|with|define|block|end)\b"
 _TOO_DEEP = "blocks nest more than {} deep (compile_template(..., max_depth=...) raises the cap)"
 
 
-def check_depth(source: str, dialect: str, max_depth: Optional[int]) -> None:
+def check_depth(
+    source: str, dialect: str, max_depth: Optional[int], max_functions: Optional[int] = None
+) -> None:
     """Blocks nest at most ``max_depth`` deep, by one scan of the tags before any parsing
-    (the parser and the lowering recurse per level; ``elif`` / ``else if`` is no level).
-    Linear: every search moves forward (an unclosed comment ends the scan)."""
-    if max_depth is None:
+    (the parser and the lowering recurse per level; ``elif`` / ``else if`` is no level),
+    and at most ``max_functions`` of them define a function. Linear: every search moves
+    forward (an unclosed comment ends the scan)."""
+    if max_depth is None and max_functions is None:
         return
     depth = 0
+    functions = 0
     scan = _jinja_tags if dialect == "jinja" else _go_tags
     for offset, step in scan(source):
+        if step == _FUNCTION:
+            functions += 1
+            if max_functions is not None and functions > max_functions:
+                raise CompileError(
+                    "too-large",
+                    f"the template defines more than {max_functions:,} functions (macros, call"
+                    " blocks, Go templates)"
+                    " (compile_template(..., max_size=None) lifts the cap)",
+                    *position(source, offset),
+                )
+            step = 1
         depth += step
-        if depth > max_depth:
+        if max_depth is not None and depth > max_depth:
             raise CompileError("too-deep", _TOO_DEEP.format(max_depth), *position(source, offset))
         depth = max(depth, 0)
+
+
+#: a scan's step for a tag that opens a level and defines a function
+_FUNCTION = 2
 
 
 def _jinja_tags(source: str) -> Iterator[tuple[int, int]]:
@@ -68,6 +92,8 @@ def _jinja_tags(source: str) -> Iterator[tuple[int, int]]:
                 return
         elif word.startswith("end"):
             yield i, -1
+        elif word in _FUNCTIONS:
+            yield i, _FUNCTION
         elif word in _JINJA_OPEN:
             yield i, 1
         elif word == "set":  # the block form has no "=" before the tag's end
@@ -88,7 +114,8 @@ def _go_tags(source: str) -> Iterator[tuple[int, int]]:
             continue
         word = keyword.match(source, pos)
         if word is not None:
-            yield match.start(), -1 if word.group(1) == "end" else 1
+            kind = word.group(1)
+            yield match.start(), -1 if kind == "end" else _FUNCTION if kind in _FUNCTIONS else 1
 
 
 def check(
@@ -101,6 +128,6 @@ def check(
     """The compile caps, checked before any parsing; the error carries the source."""
     try:
         check_size(source, max_size)
-        check_depth(source, dialect, max_depth)
+        check_depth(source, dialect, max_depth, MAX_FUNCTIONS if max_size is not None else None)
     except CompileError as e:
         raise e.with_source(source, name or "<template>") from None

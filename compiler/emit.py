@@ -43,6 +43,7 @@ class Emitter(FuelEmitter):
         self.imports: dict[str, set[str]] = {}
         self.aliases: dict[str, str] = {}
         self.counter = 0
+        self.fuel_straight_saved: list[int] = []  # (``fuel.FuelEmitter.fuel_statement``)
         self.writer = "_w"
         self.entry = False  # the module's render is its entry point (Jinja: ``module``)
         self.uses_top = False
@@ -419,6 +420,7 @@ class Emitter(FuelEmitter):
             span = getattr(stmt, "span", None)
             self.span = span if span and span[0] else outer
             getattr(self, "s_" + type(stmt).__name__)(stmt)
+            self.fuel_statement()
         self.span = outer
         if len(self.lines) == start and not allow_empty:
             self.line("pass")

@@ -169,11 +169,24 @@ def run_parser(
     except VisitError as e:
         if isinstance(e.orig_exc, known):
             raise convert(e.orig_exc) from None
+        line, column = _where(e.obj)
+        if isinstance(e.orig_exc, RecursionError):  # a rule's tree nests past Python's stack
+            raise CompileError("too-deep", "template nesting is too deep to compile", line, column) from None
+        if isinstance(e.orig_exc, UnicodeError):  # a lone surrogate (a JSON ``\ud800``)
+            raise CompileError("syntax", f"the template's text is not valid Unicode: {e.orig_exc.reason}", line, column) from None
         raise
     except known as e:
         raise convert(e) from None
     except UnexpectedInput as e:
         raise syntax(e) from None
+
+
+def _where(obj: Any) -> tuple:
+    """The 1-based (line, column) a Lark tree or token starts at, (0, 0) when unknown."""
+    meta = getattr(obj, "meta", None)
+    line = getattr(meta, "line", None) if meta is not None else getattr(obj, "line", None)
+    column = getattr(meta, "column", None) if meta is not None else getattr(obj, "column", None)
+    return (line, column) if isinstance(line, int) and isinstance(column, int) else (0, 0)
 
 
 def error_at(

@@ -178,6 +178,23 @@ def _has_loop(body: Any) -> bool:
     return any(isinstance(node, ir.For) for node in _own_nodes(body))
 
 
+#: statements of straight code (in a function's or the render's own blocks) between two
+#: looks at the context's meter where a long value exists (:meth:`FuelEmitter.fuel_look`)
+STRAIGHT_LOOK = 64
+
+
+def _long(body: Any) -> bool:
+    """``body`` holds :data:`STRAIGHT_LOOK` statements or more (outside its functions): its
+    straight code looks at the meter as it runs (and so shares render's counter)."""
+    count = 0
+    for node in _own_nodes(body):
+        if isinstance(node, ir.Stmt):
+            count += 1
+            if count >= STRAIGHT_LOOK:
+                return True
+    return False
+
+
 def _own_nodes(body: Any, inner_loops: bool = True) -> Any:
     """The nodes of ``body`` outside the functions it defines (and, unless ``inner_loops``,
     outside the bodies of its loops)."""
@@ -215,6 +232,7 @@ class FuelEmitter:
     fuel_module: Optional[ir.Module] = None  # the module being emitted (bounded)
     fuel_inputs: Optional["InputLoops"] = None  # its top-level input loops, once asked
     fuel_leaf_costs: Optional[dict] = None  # its leaf functions' costs, once asked
+    fuel_straight = 0  # statements written since the last look (:meth:`fuel_statement`)
 
     def fuel_tick(self, cost: Any = 1, items: str = "", unit: int = 1) -> None:
         """Pay ``cost`` (a constant, or the source of a count): a call; with ``items`` (a
@@ -308,15 +326,40 @@ class FuelEmitter:
         ``CALL_COST``, or its ``own`` body's cost when that is more (a body of thousands of
         calls pays for them; the loops in it pay for themselves)."""
         self.fuel_functions += 1
+        self.fuel_straight_saved.append(self.fuel_straight)
+        self.fuel_straight = 0
         if not self.fuel_enabled:
             return
-        if not leaf or _has_loop(body):
+        if not leaf or _has_loop(body) or _long(body):
             self.line("nonlocal _fuel, _m")  # type: ignore[attr-defined]
         if not leaf:
             self.fuel_tick(max(CALL_COST, body_cost(body, self._leaf_costs())) if own else CALL_COST)
 
     def fuel_function_end(self) -> None:
         self.fuel_functions -= 1
+        self.fuel_straight = self.fuel_straight_saved.pop()
+
+    def fuel_statement(self) -> None:
+        """After each statement the emitter writes: every :data:`STRAIGHT_LOOK` statements of
+        a function's (or render's) own code, a look (:meth:`fuel_look`)."""
+        self.fuel_straight += 1
+        if self.fuel_straight >= STRAIGHT_LOOK and self.fuel_enabled:
+            self.fuel_straight = 0
+            self.fuel_look()
+
+    def fuel_look(self) -> None:
+        """``if live() is not None: refuel``: straight code (no loop, no call that pays) costs
+        no fuel, but where the render holds a long value (``limits.mark``: the context's
+        meter is set) each statement may hide C-level work on it (2,000 searches of a 3 MB
+        string took 8 s): the meter then looks at the CPU time every STRAIGHT_LOOK
+        statements, which stops such a render within about the fuel's time. Otherwise one
+        read of the context (a render with a long value is rare; the look costs nothing else)."""
+        self.fuel_used = True
+        live = self.helper_name("limits.live")  # type: ignore[attr-defined]
+        refuel = self.helper_name("limits.refuel")  # type: ignore[attr-defined]
+        out = "None" if self.fuel_functions else "_out"
+        self.line(f"if {live}() is not None:")  # type: ignore[attr-defined]
+        self.line(f"    _m, _fuel = {refuel}(_m, {out}, _fuel)")  # type: ignore[attr-defined]
 
     def fuel_prologue(self) -> list:
         """``render``'s first lines when the module is bounded: its registry of built

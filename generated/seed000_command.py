@@ -668,6 +668,8 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
             _w("<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|><|START_TEXT|>")
         elif not l_0_render_developer_instruction:
             _w("<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|>")
+        if live() is not None:
+            _m, _fuel = refuel(_m, _out, _fuel)
         l_0_rendered_platform_turn_chunk = False
         # line 153: if
         if l_0_render_platform_instruction_override:
@@ -820,6 +822,8 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                         ns_check(l_0_tool_idx)
                         ns_set(l_0_tool_idx, "value", getattr_(l_0_tool_idx, "value") + 1)
                     _f_l_0_document_turn(_w, l_0_documents)
+                    if live() is not None:
+                        _m, _fuel = refuel(_m, _out, _fuel)
             elif l_1_msg_role_downcased == "assistant" or l_1_msg_role_downcased == "chatbot":
                 _w("<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>")
                 # line 225: if

@@ -399,10 +399,17 @@ def refuel_loop(
     # render's every largest chunk (the output a look finds is references, and a string an
     # iteration builds is a short one, at most ``SHORT`` characters, or paid for)
     every = max(1, (CHUNK if out is None else CHUNK_MAX) // cost)
-    if length_hint(items) > every:
+    if length_hint(items) > min(every, LOOKED_LOOP):
         buffer = getattr(write, "__self__", None) if out is None else None
         items = _checked(meter, items, every, buffer if type(buffer) is list else None)
     return meter, fuel, items
+
+
+#: a loop past the fuel in hand longer than this is looked at as it runs, even when a chunk
+#: pays for all of it: its iterations may each hide C-level work (a search of a long
+#: string), which the CPU time charged at the looks stops (4,000 iterations scanning 3 MB
+#: each ran 16 s unlooked); the looks come after 1, 5, 21, 85... iterations (``_checked``)
+LOOKED_LOOP = 128
 
 
 def _checked(meter: Meter, items: Any, every: int, buffer: Optional[list]) -> Iterator[Any]:
@@ -710,20 +717,31 @@ def _is_count(value: Any) -> bool:
     return type(value) is int or type(value) is bool
 
 
+#: what ``*`` by a count repeats: its length is bounded (and a list's or a tuple's weight)
+_REPEATED = (str, bytes, bytearray, list, tuple)
+
+
 def mul(built: dict, left: Any, right: Any) -> Any:
-    """``left * right`` with repetition of a string, list or tuple bounded by ``Limits.value``
-    (its length) and, for a list or tuple, by what its items weigh (:func:`weigh`: ``[s] * n``
-    repeats one long string ``n`` times)."""
-    if _is_count(right) and isinstance(left, (str, list, tuple)):
+    """``left * right`` with repetition of a string (or bytes), list or tuple bounded by
+    ``Limits.value`` (its length) and, for a list or tuple, by what its items weigh
+    (:func:`weigh`: ``[s] * n`` repeats one long string ``n`` times); and a product of two
+    integers of more than ``4 * Limits.value`` bits refused, as :func:`power` refuses one
+    (``ns.n = ns.n * ns.n`` doubles the bits each time: one C-level multiplication of
+    numbers of millions of digits takes seconds, beyond the fuel's reach)."""
+    if _is_count(right) and isinstance(left, _REPEATED):
         seq, count = left, right
-    elif _is_count(left) and isinstance(right, (str, list, tuple)):
+    elif _is_count(left) and isinstance(right, _REPEATED):
         seq, count = right, left
     else:
+        if _is_count(left) and _is_count(right):
+            bits = abs(left).bit_length() + abs(right).bit_length()
+            if bits > 256:
+                check_size(bits // 4, "a product")
         return left * right
     if count > 1:
         if len(seq) * count > 4096:
             check_size(len(seq) * count, "a repetition")
-        if type(seq) is not str:
+        if not isinstance(seq, (str, bytes, bytearray)):
             made = left * right
             _register(built, made, NODE + count * (weigh(seq, built) - NODE), "a repetition")
             return made
@@ -900,6 +918,54 @@ def make_tuple(built: dict, *items: Any) -> tuple:
     if depth > 1 or weight > _LIGHT:  # a tuple of short strings and numbers is weighed again
         _remember(built, made, weight, depth)
     return made
+
+
+#: the last tuples measured by :func:`nested`: id -> (tuple, its depth); held, so an id
+#: stays its tuple's (a namespace fed back by a loop meets its last value next)
+_NESTINGS: dict = {}
+_NESTINGS_KEPT = 64
+
+
+def nested(value: Any) -> Any:
+    """``value``, stored where a loop can feed it back (a namespace attribute), refused when
+    it is a tuple nesting more than :data:`MAX_TUPLE_DEPTH` tuples deep: pairs of ``items()``
+    or ``dictsort`` hold a value of the template, so ``ns.x = ({'a': ns.x}|dictsort)[0]``
+    nests one level an iteration, and hashing such a tuple (``ns.x in {}``, a dict's key)
+    recurses in C without any check: 100,000 levels crash the process. Measured through the
+    tuples alone, from the depths of the last few measured (one level an iteration costs one
+    step), and charged by the tuples it walks."""
+    if isinstance(value, tuple):
+        _nesting(value)
+    return value
+
+
+def _nesting(value: tuple) -> int:
+    known = _NESTINGS.get(id(value))
+    if known is not None and known[0] is value:
+        return known[1]
+    depth = 1
+    steps = 0
+    stack = [(value, 1)]
+    while stack:
+        t, level = stack.pop()
+        for item in t:
+            if isinstance(item, tuple):
+                steps += 1
+                seen = _NESTINGS.get(id(item))
+                inner = level + seen[1] if seen is not None and seen[0] is item else 0
+                if inner:
+                    depth = max(depth, inner)
+                else:
+                    depth = max(depth, level + 1)
+                    stack.append((item, level + 1))
+                if depth > MAX_TUPLE_DEPTH:
+                    raise RenderDepthExceeded(f"a value the template keeps nests more than {MAX_TUPLE_DEPTH:,} tuples deep")
+    if steps > 64:
+        charge(steps // 64)
+    if len(_NESTINGS) >= _NESTINGS_KEPT:
+        del _NESTINGS[next(iter(_NESTINGS))]
+    _NESTINGS[id(value)] = (value, depth)
+    return depth
 
 
 def _tuple_depth(value: tuple, built: dict) -> int:

@@ -137,6 +137,21 @@ JINJA_DOS = {
     "double-through-caller": "{% macro c() %}{{ caller() }}{{ caller() }}{% endmacro %}"
     "{% macro w(s) %}{% call c() %}{{ s }}{% endcall %}{% endmacro %}{% set ns = namespace(s='ab') %}"
     "{% for i in range(64) %}{% set ns.s = w(ns.s) %}{% endfor %}{{ ns.s|length }}",
+    # pairs of ``dictsort`` / ``items()`` hold a value of the template: fed back through a
+    # namespace they nest a level an iteration, and hashing 100,000 levels crashes the process
+    "deep-pairs-dictsort": "{% set ns = namespace(x=0) %}{% for j in range(3) %}{% for i in range(100000) %}"
+    "{% set ns.x = ({'a': ns.x}|dictsort)[0] %}{% endfor %}{% endfor %}{{ ns.x in {} }}",
+    "deep-pairs-items": "{% set ns = namespace(x=0) %}{% for j in range(3) %}{% for i in range(100000) %}"
+    "{% set ns.x = {'a': ns.x}.items()|first %}{% endfor %}{% endfor %}{{ [ns.x]|unique|list|length }}",
+    # a product of integers doubles their digits: one multiplication of millions of digits
+    "bigint-product": "{% set ns = namespace(n=3) %}{% for i in range(40) %}{% set ns.n = ns.n * ns.n %}{% endfor %}{{ ns.n > 0 }}",
+    "bigint-product-straight": "{% set a = 3 ** 60000 %}{% set b = a*a*a*a*a*a*a*a %}{% set c = b*b*b*b*b*b*b*b %}{{ c > 0 }}",
+    # each iteration or statement scans a 3.2M-character string in one C-level step: the
+    # CPU time is charged at the looks a long loop, or straight code holding a long value, makes
+    "loop-scans-long-string": "{% set s = 'ab ' * 33333 %}{% set s = s ~ s ~ s ~ s ~ s ~ s ~ s ~ s %}"
+    "{% set s = s ~ s ~ s ~ s %}{% for i in range(4000) %}{% if 'zz' in s %}{% endif %}{% endfor %}done",
+    "straight-scans-long-string": "{% set s = 'ab ' * 33333 %}{% set s = s ~ s ~ s ~ s ~ s ~ s ~ s ~ s %}"
+    "{% set s = s ~ s ~ s ~ s %}" + "{% if 'zz' in s %}{% endif %}" * 2000 + "done",
 }
 
 GO_DOS = {
@@ -151,6 +166,11 @@ GO_DOS = {
     "print-long-string-straight": ('{{ $s := printf "%099999d" 1 }}{{ range 9 }}{{ $s = printf "%s%s" $s $s }}{{ end }}'
                                    + "{{ $s }}" * 240, {}),
     "template-fanout": ('{{ define "f" }}{{ range $.a }}{{ template "f" $ }}{{ end }}{{ end }}{{ template "f" . }}', {"a": [1, 2]}),
+    # print keeps what it makes: doubled in a range, it is charged and capped as it grows
+    "print-doubling": ('{{ $x := "ab" }}{{ range 31 }}{{ $x = print $x $x }}{{ end }}{{ len $x }}', {}),
+    "printf-doubling": ('{{ $x := "ab" }}{{ range 31 }}{{ $x = printf "%s%s" $x $x }}{{ end }}{{ len $x }}', {}),
+    # a width pads each item of a list the same: paid for item by item
+    "printf-width-per-item": ('{{ printf "%99999v" .a }}', {"a": [0] * 20000}),
 }
 
 
@@ -246,6 +266,21 @@ GROWTH = {
     "string-repeat": ("{{ 'x' * 10**9 }}", "value", "{{ 'x' * 3 }}{{ 3 * 'ab' }}"),
     "list-repeat": ("{{ ([1, 2] * 10**9)|length }}", "value", "{{ [1, 2] * 2 }}"),
     "power": ("{{ 2 ** (10 ** 9) }}", "value", "{{ 2 ** 10 }}"),
+    "product": ("{{ ((3 ** 60000) * (3 ** 60000) * (3 ** 60000) * (3 ** 60000) * (3 ** 60000)) > 0 }}", "value", "{{ (3 ** 50) * (2 ** 70) }}"),
+    # bytes repeat, pad and grow as strings do; an int's to_bytes pads to its length
+    "bytes-repeat": ("{{ ('a'.encode() * 10**9)|length }}", "value", "{{ ('ab'.encode() * 2)|length }}"),
+    "bytes-center": ("{{ 'a'.encode().center(10**9)|length }}", "value", "{{ 'a'.encode().center(5)|length }}"),
+    "bytes-join": ("{{ ('x' * 90000).encode().join(['a'.encode()] * 90000)|length }}", "output", "{{ '-'.encode().join(['a'.encode(), 'b'.encode()])|length }}"),
+    "int-to-bytes": ("{{ (1).to_bytes(10**9, 'big')|length }}", "value", "{{ (1).to_bytes(4, 'big')|length }}"),
+    # a Markup's methods (Python wrappers of str's) are guarded as str's are
+    "markup-center": ("{{ ('x'|escape).center(10**9) }}", "value", "{{ ('x'|escape).center(5) }}|"),
+    "markup-replace": ("{{ (('a' * 90000)|escape).replace('a', 'b' * 90000)|length }}", "output", "{{ ('a<'|escape).replace('a', 'bc') }}"),
+    # any method's text past 65,536 characters is charged and capped as it is made: a
+    # round trip through bytes doubles (hex) or quadruples (utf-32) a string each step
+    "hex-doubling": ("{% set ns = namespace(s='x' * 99999) %}{% for i in range(14) %}{% set ns.s = ns.s.encode().hex() %}{% endfor %}{{ ns.s|length }}",
+                     "fuel", "{{ 'ab'.encode().hex() }}"),
+    "codec-growth": ("{% set ns = namespace(s='x' * 99999) %}{% for i in range(9) %}{% set ns.s = ns.s.encode('utf-32').decode('latin-1') %}{% endfor %}{{ ns.s|length }}",
+                     "fuel", "{{ 'ab'.encode('utf-32').decode('latin-1')|length }}"),
     # each ``~`` past 4,096 characters charges what it builds: the fuel stops the doubling
     # at ~16M characters built, before the output cap would
     "ns-doubling": (NS_DOUBLING := "{% set ns = namespace(s='ab') %}{% for i in range(N) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s|length }}",

@@ -164,6 +164,38 @@ def test_deep_parentheses_compile_or_are_refused_clearly(depth: int) -> None:
     assert template.render({}) == "1"
 
 
+@pytest.mark.parametrize(
+    "source, dialect",
+    [
+        # nesting the tag scan does not see (inside one expression, or a chain of ``else``s)
+        ("{{ " + "x|default(" * 150 + "1" + ")" * 150 + " }}", "jinja"),
+        ("{{ " + "1 if x else " * 1000 + "2 }}", "jinja"),
+        ("{{if 0}}" + "{{else if 0}}" * 1000 + "{{else}}x{{end}}", "go"),
+        ("{{with 0}}" + "{{else with 0}}" * 1000 + "{{else}}x{{end}}", "go"),
+    ],
+)
+def test_nesting_past_the_stack_is_a_compile_error(source: str, dialect: str) -> None:
+    """Nesting past Python's stack is the ``too-deep`` CompileError wherever the compile
+    meets it: while Lark's transformer builds a rule's tree (then at that rule's position),
+    never Lark's VisitError; or in a later step (then without a position)."""
+    with pytest.raises(CompileError) as info:
+        compile_template(source, dialect=dialect).render({})
+    assert info.value.code == "too-deep"
+    assert info.value.line in (0, 1)
+
+
+def test_lone_surrogates_are_clear_errors() -> None:
+    """A lone surrogate (a JSON ``\\ud800`` escape) in a Go template: in a string constant, a
+    syntax CompileError (its text is no UTF-8); in text, the execution error keeps Go's
+    byte position (three bytes for it), as Go's would."""
+    with pytest.raises(CompileError) as info:
+        compile_template('{{"\ud800"}}', dialect="go")
+    assert info.value.code == "syntax" and info.value.column == 3
+    with pytest.raises(Exception) as error:
+        compile_template("\ud800{{index 1 9}}", dialect="go").render({})
+    assert str(error.value).startswith('template: :1:5: executing "" at <index 1 9>')
+
+
 def test_unbounded_recursion_fails_like_jinja2() -> None:
     source = "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}"
     assert ref_render(source, {})[1].startswith("RecursionError")

@@ -329,6 +329,27 @@ def test_compile_caps() -> None:
     assert info.value.code == "too-deep"
 
 
+@pytest.mark.parametrize("dialect, one", [
+    ("jinja", "{%% macro m%d() %%}x{%% endmacro %%}"),
+    ("jinja", "{%% macro m%d() %%}{{ caller() }}{%% endmacro %%}"),
+    ("go", '{{define "d%d"}}x{{end}}'),
+])
+def test_a_template_defines_a_bounded_number_of_functions(dialect: str, one: str) -> None:
+    """Each macro / Go template is a function nested in the render, which CPython compiles
+    in time quadratic in their number: past MAX_FUNCTIONS, a ``too-large`` error at the one
+    past the cap, before any parsing; ``max_size=None`` lifts it."""
+    from tmpl2py.compiler.names import MAX_FUNCTIONS
+
+    many = "".join(one % i for i in range(MAX_FUNCTIONS))
+    compile_template(many, dialect=dialect)  # at the cap: compiles
+    more = many + one % MAX_FUNCTIONS
+    with pytest.raises(CompileError) as info:
+        compile_template(more, dialect=dialect)
+    assert info.value.code == "too-large"
+    assert info.value.column == len(many) + 1  # the first function past the cap
+    compile_template(more, dialect=dialect, max_size=None)
+
+
 # ----------------------------------------------------------------------------- the shared corpus
 
 STRICT = Limits(

@@ -145,7 +145,9 @@ def _generated_frame(tb: Optional[TracebackType], template: Any) -> Optional[Tra
 def _line_col(source: str, pos: int) -> tuple[int, int]:
     """ErrorContext's line (1-based) and column (byte offset in the line, 0-based); ``pos``
     counts characters (Lark's), Go counts bytes: measured on the encoded text before it."""
-    before = source[:pos].encode("utf-8", "surrogateescape")
+    from tmpl2py.runtime.go.fmt import to_bytes
+
+    before = to_bytes(source[:pos])  # (a lone surrogate: its three bytes)
     start = before.rfind(b"\n") + 1
     return before.count(b"\n") + 1, len(before) - start
 

@@ -62,6 +62,9 @@ def _later_macros(body: tuple, binds: dict) -> dict:
                 if len(seen) < 2:
                     seen.append(k)
     starts = [j for j, _, _ in macros]
+    table: dict = {}  # ident -> [(its index in ``macros``, count)]
+    for index, (_, ident, count) in enumerate(macros):
+        table.setdefault(ident, []).append((index, count))
     later: dict = {}
     for i, stmt in enumerate(body):
         if not isinstance(stmt, ir.FuncDef):
@@ -69,9 +72,39 @@ def _later_macros(body: tuple, binds: dict) -> dict:
         uses = [k for k in first.get(stmt.ident, ()) if k != i]
         limit = uses[0] if uses else len(body)  # no statement before ``limit`` refers to it
         lo, hi = bisect.bisect_right(starts, i), bisect.bisect_right(starts, limit)
-        for _, ident, count in macros[lo:hi]:
-            later.setdefault(i, {})[ident] = count
+        if lo < hi:
+            later[i] = (table, lo, hi)  # the macros ``macros[lo:hi]``, looked up, not copied
     return later
+
+
+class _Known:
+    """The macros a statement may call directly, by ident -> how many arguments they take:
+    a layer per block (the macros defined in it so far) over the enclosing blocks' layers,
+    and per function statement the later macros it may call (``_later_macros``: a range of
+    the block's macros). Looked up through the layers (a block nests in at most the compile
+    caps' depth), never copied: a copy per block and per statement was quadratic in the
+    number of macros."""
+
+    __slots__ = ("own", "parent", "later")
+
+    def __init__(self, parent: Optional["_Known"] = None, later: Optional[tuple] = None) -> None:
+        self.own: dict = {}
+        self.parent = parent
+        self.later = later
+
+    def get(self, ident: str) -> Optional[int]:
+        layer: Optional[_Known] = self
+        while layer is not None:
+            if layer.later is not None:  # (it overrides what the block knows)
+                table, lo, hi = layer.later
+                for index, count in reversed(table.get(ident, ())):
+                    if lo <= index < hi:
+                        return count
+            count = layer.own.get(ident)
+            if count is not None:
+                return count
+            layer = layer.parent
+        return None
 
 
 def run(module: ir.Module) -> ir.Module:
@@ -85,19 +118,19 @@ def run(module: ir.Module) -> ir.Module:
     if not wraps:
         return module
 
-    def block(body: tuple, known: dict) -> tuple:
-        known = dict(known)
+    def block(body: tuple, outer: Optional[_Known]) -> tuple:
+        known = _Known(outer)
         later = _later_macros(body, binds)
         out = []
         for i, stmt in enumerate(body):
             if isinstance(stmt, ir.FuncDef):
                 count = _callable_directly(stmt, binds.get(stmt.ident, []))
                 if count is not None:
-                    known[stmt.ident] = count  # from here on (its own body included) the name is it
-            out.append(rewrite(stmt, {**known, **later[i]} if i in later else known))
+                    known.own[stmt.ident] = count  # from here on (its own body included) the name is it
+            out.append(rewrite(stmt, _Known(known, later[i]) if i in later else known))
         return tuple(out)
 
-    def rewrite(node: Any, known: dict) -> Any:
+    def rewrite(node: Any, known: _Known) -> Any:
         if isinstance(node, ir.Node) and not isinstance(node, ir.Module):
             # statement blocks are scopes in order: a macro is known after its definition
             node = ir.map_children(
@@ -112,8 +145,8 @@ def run(module: ir.Module) -> ir.Module:
             and not node.kwargs
             and not any(isinstance(a, ir.Starred) for a in node.args)
             and isinstance(node.args[0], ir.Name)
-            and node.args[0].ident in known
-            and len(node.args) - 1 <= known[node.args[0].ident]
+            and (count := known.get(node.args[0].ident)) is not None
+            and len(node.args) - 1 <= count
         ):
             return ir.CallFunc(node.args[0].ident, node.args[1:], span=node.span)
         return node
@@ -133,7 +166,7 @@ def run(module: ir.Module) -> ir.Module:
         and n.args[0].ident in macros
         for n in ir.walk(body)
     ):
-        body = block(body, {})
+        body = block(body, None)
     # Macros nobody reads as a value any more need no Macro object.
     targets: set = set()
     read: set = set()

@@ -34,7 +34,7 @@ import struct
 import unicodedata
 from typing import Any, ClassVar
 
-from ..limits import charge, check_size
+from ..limits import OUTPUT_PER_UNIT, SHORT, charge, check_built, check_size
 
 # ----------------------------------------------------------------------------- value model
 
@@ -187,7 +187,13 @@ def is_stringer(v: Any) -> bool:
 
 
 def to_bytes(s: str) -> bytes:
-    return s.encode("utf-8", "surrogateescape")
+    """A Go string's bytes: the UTF-8 of the text, a byte a JSON decoder could not decode
+    kept as the one byte it was (``surrogateescape``); a lone surrogate of any other value
+    (text that never was bytes: a ``\\ud800`` escape) as its three bytes, never an error."""
+    try:
+        return s.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return s.encode("utf-8", "surrogatepass")
 
 
 def from_bytes(b: bytes) -> str:
@@ -700,6 +706,10 @@ def _sort_key(k: Any) -> Any:
 
 def _format(v: Any, verb: str, f: _Flags, depth: int) -> str:
     """fmt's printArg / printValue for one operand."""
+    if f is not _PLAIN and ((f.wid or 0) > 4096 or (f.prec or 0) > 4096):
+        # a wide field is padded for each operand, and for each item of a list or map with
+        # the same flags: paid for as it is made (the width was checked once, per format)
+        charge(max(f.wid or 0, f.prec or 0) // OUTPUT_PER_UNIT)
     if v is None:
         if depth > 0:  # a nil interface inside a slice, map or struct (printValue)
             return "interface {}(nil)" if f.sharp_v else "<nil>"
@@ -828,11 +838,20 @@ def sprint(*args: Any) -> str:
             out.append(" ")
         out.append(_format(arg, "v", _PLAIN, 0))
         prev_string = is_string
-    return "".join(out)
+    return _made("".join(out), "print")
 
 
 def sprintln(*args: Any) -> str:
-    return " ".join(_format(a, "v", _PLAIN, 0) for a in args) + "\n"
+    return _made(" ".join(_format(a, "v", _PLAIN, 0) for a in args) + "\n", "println")
+
+
+def _made(text: str, what: str) -> str:
+    """A text ``print``, ``printf`` or ``println`` made, which a template can keep and print
+    again (``{{$x = print $x $x}}`` in a ``range`` doubles it): past SHORT characters,
+    charged and refused past ``Limits.output``, as a Jinja ``~`` is (``check_built``)."""
+    if len(text) >= SHORT:
+        check_built(len(text), what)
+    return text
 
 
 #: formats of only flagless verbs (``"%v: %s"``), split once: (texts, verbs) or None
@@ -886,8 +905,8 @@ def sprintf(fmt: str, *args: Any) -> str:
         for text, verb, arg in zip(texts[1:], verbs, args):
             out.append(_format(arg, verb, _PLAIN, 0))
             out.append(text)
-        return "".join(out)
-    return _sprintf(fmt, args)
+        return _made("".join(out), "printf")
+    return _made(_sprintf(fmt, args), "printf")
 
 
 def _sprintf(fmt: str, args: tuple) -> str:
@@ -1032,9 +1051,9 @@ def _parsenum(s: str, start: int, end: int) -> tuple[int | None, int]:
     i = start
     num = 0
     while i < end and "0" <= s[i] <= "9":
-        num = num * 10 + ord(s[i]) - 48
-        if num > 1_000_000:
+        if num > 1_000_000:  # Go's tooLarge, tested before each digit: up to 10,000,009
             return None, end
+        num = num * 10 + ord(s[i]) - 48
         i += 1
     return (num, i) if i > start else (None, i)
 

@@ -9,7 +9,7 @@ import operator
 import types
 
 from ..limits import charge, check_built, check_size
-from .bounded import GROWING_STR_METHODS, call_str_method
+from .bounded import call_str_method, guard_width
 
 from .core import (
     MISSING,
@@ -142,6 +142,9 @@ def _wrap_str_format(value: Any) -> Optional[Callable[..., str]]:
 DICT_ATTRS = _DICT_ATTRS = frozenset(dir(dict))
 _METHOD_TYPES = (types.MethodType, types.BuiltinMethodType)
 _BUILTIN_METHOD = types.BuiltinMethodType
+_METHOD = types.MethodType
+#: the receivers whose methods make text (``access.call``: ``bounded.call_str_method``)
+_TEXTS = (str, bytes, bytearray)
 LOOP_ATTRS = _LOOP_ATTRS = frozenset(
     "index index0 revindex revindex0 first last length previtem nextitem depth depth0 cycle changed".split()
 )
@@ -352,9 +355,14 @@ def call(func: Any, /, *args: Any, **kwargs: Any) -> Any:
         kwargs.pop("_block_vars", None)
     cls = type(func)
     if cls is _BUILTIN_METHOD:  # cannot carry the sandbox's "unsafe" marks
-        if func.__name__ in GROWING_STR_METHODS and isinstance(func.__self__, str):
-            return call_str_method(func, args, kwargs)  # its size checked first
+        owner = func.__self__
+        if isinstance(owner, _TEXTS):  # a growing one checked first, any one's result after
+            return call_str_method(func, args, kwargs)
+        if func.__name__ == "to_bytes" and type(owner) is int:
+            guard_width(args[0] if args else kwargs.get("length", 1), "to_bytes")
         return func(*args, **kwargs)
+    if cls is _METHOD and isinstance(func.__self__, str):  # a str subclass's (Markup's)
+        return call_str_method(func, args, kwargs)
     if cls is Macro or id(func) in _SAFE_GLOBAL_IDS:
         # none of these can carry the sandbox's "unsafe" marks
         return func(*args, **kwargs)

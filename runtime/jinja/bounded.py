@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-from ..limits import RenderLimitExceeded, charge, check_size, current
+from ..limits import SHORT, RenderLimitExceeded, charge, check_built, check_size, current
 
 #: sizes below this are never checked (one compare on the common path)
 SMALL = 4096
@@ -72,7 +72,7 @@ def guard_replace(s: str, old: str, new: str, count: Any) -> None:
 
 def guard_join(items: list, separator: Any) -> None:
     """``join``: the separator between every two items."""
-    if isinstance(separator, str) and len(separator) * len(items) > SMALL:
+    if isinstance(separator, (str, bytes, bytearray)) and len(separator) * len(items) > SMALL:
         _check_output(len(separator) * len(items), "join")
 
 
@@ -166,16 +166,32 @@ GROWING_STR_METHODS = frozenset("replace join center ljust rjust zfill expandtab
 
 
 def call_str_method(method: Any, args: tuple, kwargs: dict) -> Any:
-    """``method(*args, **kwargs)`` for a growing method of a ``str`` (``access.call``), its
-    result's size checked before it is built: padding widths against ``Limits.value``,
-    sizes that scale with the text against ``Limits.output`` (as the filters' guards)."""
+    """``method(*args, **kwargs)`` for a method of a ``str``, ``bytes`` or ``bytearray``
+    (``access.call``; a ``Markup``'s too): a growing one's result size checked before it is
+    built (padding widths against ``Limits.value``, sizes that scale with the text against
+    ``Limits.output``, as the filters' guards), and any one's result after it is made, as a
+    long string ``~`` builds is (``limits.check_built``: ``s.encode().hex()`` doubles a text,
+    ``encode('utf-32')`` quadruples it; fed back through a loop, each step is refused past
+    the cap from at most four times it)."""
+    made = _str_method(method, args, kwargs)
+    if isinstance(made, _TEXTS) and len(made) >= SHORT:
+        check_built(len(made), f"a string's {method.__name__}()")
+    return made
+
+
+_TEXTS = (str, bytes, bytearray)
+
+
+def _str_method(method: Any, args: tuple, kwargs: dict) -> Any:
     s = method.__self__
     name = method.__name__
+    if name not in GROWING_STR_METHODS:
+        return method(*args, **kwargs)
     if name == "join" and len(args) == 1 and not kwargs:
         items = args[0] if isinstance(args[0], (list, tuple)) else list(args[0])
         guard_join(items, s)
         return method(items)
-    if name == "replace" and 2 <= len(args) <= 3 and isinstance(args[0], str) and isinstance(args[1], str):
+    if name == "replace" and 2 <= len(args) <= 3 and isinstance(args[0], _TEXTS) and isinstance(args[1], _TEXTS):
         guard_replace(s, args[0], args[1], args[2] if len(args) == 3 else -1)
     elif name in ("center", "ljust", "rjust", "zfill") and args:
         guard_width(args[0], name)
@@ -185,7 +201,7 @@ def call_str_method(method: Any, args: tuple, kwargs: dict) -> Any:
             guard_width(size, name)
             if s.count("\t") * size > SMALL:
                 _check_output(len(s) + s.count("\t") * size, name)
-    elif name == "translate" and len(args) == 1 and isinstance(args[0], dict):
+    elif name == "translate" and len(args) == 1 and isinstance(args[0], dict) and isinstance(s, str):
         longest = max((len(v) for v in args[0].values() if isinstance(v, str)), default=1)
         if longest > 1 and len(s) * longest > SMALL:
             _check_output(len(s) * longest, name)

@@ -19,7 +19,7 @@ from .core import (
 )
 
 from .markup import Markup, escape
-from ..limits import NODE, charge, check_size, check_weight, checked_weight
+from ..limits import NODE, charge, check_size, check_weight, checked_weight, nested
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -89,7 +89,9 @@ def ns_check(ns: Any) -> None:
 
 
 def ns_set(ns: Any, attr: str, value: Any) -> None:
-    """``{% set ns.attr = value %}``."""
+    """``{% set ns.attr = value %}`` (a tuple's nesting checked: ``limits.nested``)."""
+    if type(value) is tuple:
+        nested(value)
     if type(ns) is Namespace and attr[:1] != "_":
         ns_attrs(ns)[attr] = value
         return
