@@ -141,6 +141,9 @@ class _Lowerer:
         self.zero = zero  # missingkey=zero
         self.templates = templates  # name -> function local
         self.vars: list[_Var] = []
+        #: each name's entries of ``vars``, in the same order (looked up by name: a scan of
+        #: every variable for each assignment was quadratic in the template's size)
+        self.by_name: dict[str, list[_Var]] = {}
         self.dot = ""
         self.dot_elem = False
         self.flags: list[str] = []  # element flags (elem_flag) of the body being lowered
@@ -193,14 +196,28 @@ class _Lowerer:
         return replace(expr, span=(line, number))
 
     def _lookup(self, name: str) -> _Var | None:
-        for var in reversed(self.vars):
-            if var.name == name and var.state == "live":
+        for var in reversed(self.by_name.get(name, ())):
+            if var.state == "live":
                 return var
         return None
 
+    def _push(self, var: _Var) -> None:
+        self.vars.append(var)
+        self.by_name.setdefault(var.name, []).append(var)
+
+    def _truncate(self, mark: int) -> None:
+        """``vars`` back to its first ``mark`` entries (a block's own are out of scope)."""
+        for var in reversed(self.vars[mark:]):
+            self.by_name[var.name].pop()
+        del self.vars[mark:]
+
+    def _reset(self, var: _Var) -> None:
+        self.vars, self.by_name = [], {}
+        self._push(var)
+
     def _declare(self, name: str, elem: bool = False) -> _Var:
         var = _Var(name, self._ident("v", name.lstrip("$") or "root"), "live", elem)
-        self.vars.append(var)
+        self._push(var)
         return var
 
     # -- templates
@@ -209,11 +226,11 @@ class _Lowerer:
         self.dot, self.dot_elem = dot_ident, False
         self.flags = []
         if not _assigns_dollar(root):
-            self.vars = [_Var("$", dot_ident, "live")]  # "$" is dot itself
+            self._reset(_Var("$", dot_ident, "live"))  # "$" is dot itself
             body = self.list(root)
         else:
             root_var = self._ident("v", "root")  # "{{ $ = ... }}" changes $, not dot
-            self.vars = [_Var("$", root_var, "live")]
+            self._reset(_Var("$", root_var, "live"))
             body = [ir.Assign(ir.Name("$", root_var), ir.Name(".", dot_ident))]
             body += self.list(root)
         # element flags start false (a loop may read one before its range sets it)
@@ -281,7 +298,7 @@ class _Lowerer:
             if pipe.is_assign:
                 var = self._lookup(name)
                 if var is None:
-                    self.vars.append(_Var(name, "", "phantom"))
+                    self._push(_Var(name, "", "phantom"))
                     stmts.append(
                         ir.ExprStmt(
                             self._at(
@@ -291,7 +308,9 @@ class _Lowerer:
                         )
                     )
                     return stmts, ir.Const(None)
-                self.vars.append(_Var(name, var.ident, "phantom"))
+                entries = self.by_name[name]
+                if entries[-1].ident != var.ident:  # (one more changes no lookup by ident)
+                    self._push(_Var(name, var.ident, "phantom"))
             else:
                 var = self._declare(name)
             target = ir.Name(name, var.ident)
@@ -329,7 +348,7 @@ class _Lowerer:
         self.dot, self.dot_elem = else_dot
         else_ir = self.list(else_body)
         self.dot, self.dot_elem = saved
-        del self.vars[mark:]
+        self._truncate(mark)
         return body_ir, else_ir
 
     def branch_if(self, node: n.Branch) -> list:
@@ -416,14 +435,14 @@ class _Lowerer:
 
     def _var_by_ident(self, name: str, ident: str) -> _Var | None:
         """The live variable a range sets (declared by it, or assigned: an outer one)."""
-        for var in reversed(self.vars):
-            if var.name == name and var.ident == ident and var.state == "live":
+        for var in reversed(self.by_name.get(name, ())):
+            if var.ident == ident and var.state == "live":
                 return var
         return None
 
     def _range_var(self, name: str, is_assign: bool) -> str:
-        for var in reversed(self.vars):
-            if var.name == name and var.ident:
+        for var in reversed(self.by_name.get(name, ())):
+            if var.ident:
                 return var.ident
         return self._ident("v", "unset")  # the assignment already failed
 

@@ -91,3 +91,23 @@ def test_the_in_memory_path_does_not_import_black() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def _go_assignments_seconds(count: int) -> float:
+    """A Go template assigning a variable ``count`` times (each ``{{$x = ...}}`` noted the
+    variable again, and each lookup scanned every note: quadratic, 48,000 of them took over
+    two minutes)."""
+    source = "{{ $x := 1 }}{{ $y := 2 }}" + "{{ $x = 2 }}{{ $y = $x }}" * count + "{{ $x }}{{ $y }}"
+    clear_compile_cache()
+    t0 = time.process_time()
+    compile_template(source, dialect="go", profile="plain")
+    return time.process_time() - t0
+
+
+def test_go_compile_time_is_linear_in_the_number_of_assignments() -> None:
+    _go_assignments_seconds(1000)
+    small, large = [], []
+    for _ in range(5):
+        small.append(_go_assignments_seconds(500))
+        large.append(_go_assignments_seconds(1000))
+    assert min(large) / min(small) <= 2.2, (small, large)
