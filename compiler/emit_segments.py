@@ -516,7 +516,7 @@ class SegmentEmitter(Emitter):
     def s_ExprStmt(self, node: ir.ExprStmt) -> None:
         super().s_ExprStmt(node)
         expr = node.expr
-        if self.tracked and isinstance(expr, ir.Helper) and expr.name == "jinja.ns_set":
+        if self.tracked and isinstance(expr, ir.Helper) and expr.name in ("jinja.ns_set", "jinja.ns_store"):
             target = expr.args[0]
             if isinstance(target, ir.Name) and target.ident in self.shadowed:
                 s = self.shadow(target.ident)
@@ -970,7 +970,7 @@ def _assigned_in(body: tuple) -> frozenset:
     for n in _statements(body):
         if isinstance(n, (ir.Assign, ir.For)):
             out.update(_target_names(n.target))
-        elif isinstance(n, ir.Helper) and n.name == "jinja.ns_set" and n.args:
+        elif isinstance(n, ir.Helper) and n.name in ("jinja.ns_set", "jinja.ns_store") and n.args:
             if isinstance(n.args[0], ir.Name):
                 out.add(n.args[0].ident)
     return frozenset(out)
@@ -1026,7 +1026,7 @@ def _ns_targets_in_funcs(body: tuple) -> frozenset:
     for f in ir.walk(body):
         if isinstance(f, ir.FuncDef):
             for n in ir.walk(f.body):
-                if isinstance(n, ir.Helper) and n.name == "jinja.ns_set" and n.args:
+                if isinstance(n, ir.Helper) and n.name in ("jinja.ns_set", "jinja.ns_store") and n.args:
                     if isinstance(n.args[0], ir.Name):
                         out.add(n.args[0].ident)
     return frozenset(out)

@@ -64,7 +64,7 @@ _PARTS = frozenset({
     )),
 })
 #: helpers that store a reference (namespace attributes): their value is None
-_STORES = frozenset({"jinja.ns_set", "jinja.ns_check"})
+_STORES = frozenset({"jinja.ns_set", "jinja.ns_store", "jinja.ns_check"})
 #: the ``+`` of two values, with the render's registry first (``limits.concat``: without):
 #: their sizes add up (``InputLoops.degree``)
 _SUMS = frozenset({"limits.add", "limits.add_item", "limits.concat"})

@@ -190,6 +190,17 @@ class Lowering(BlockLowering):
             value = apply_filter(value, call, _span(tag))
         return ir.Assign(ir.Name(str(name), span=_span(name)), value, span=_span(tag))
 
+    def set_ns_block(self, tag: Token, ns: Token, attr: Token, *rest: Any) -> ir.Stmt:
+        """``{% set ns.attr %}...{% endset %}``: jinja2 stores the block's text with
+        ``ns[attr] = value``, without the namespace check of ``{% set ns.attr = v %}``."""
+        parts = _nodes(rest)
+        filters = parts.pop(0) if len(parts) == 2 else []
+        value: ir.Expr = ir.Capture(parts[0], span=_span(tag))
+        for call in filters:
+            value = apply_filter(value, call, _span(tag))
+        target = ir.Name(str(ns), span=_span(ns))
+        return ir.ExprStmt(H("jinja.ns_store", (target, ir.Const(str(attr)), value)), span=_span(tag))
+
     def filter_chain(self, *calls: Any) -> list:
         return list(calls)
 

@@ -100,6 +100,20 @@ def ns_set(ns: Any, attr: str, value: Any) -> None:
     ns[attr] = value
 
 
+def ns_store(ns: Any, attr: str, value: Any) -> None:
+    """``{% set ns.attr %}...{% endset %}``: jinja2's ``ns[attr] = value``, with no check that
+    ``ns`` is a namespace (anything else raises its own ``TypeError``, or takes the item)."""
+    if type(value) is tuple:
+        nested(value)
+    if type(ns) is Namespace and attr[:1] != "_":
+        ns_attrs(ns)[attr] = value
+        return
+    if type(ns) is Undefined and ns._undefined_obj is MISSING and not ns._undefined_hint:
+        # a name the context lacks is jinja2's ``missing`` sentinel there (resolve_or_missing)
+        raise TypeError("'_MissingType' object does not support item assignment")
+    ns[attr] = value
+
+
 # ----------------------------------------------------------------------------- loops
 
 
@@ -535,6 +549,7 @@ __all__ = [
     "ns_attrs",
     "ns_check",
     "ns_set",
+    "ns_store",
     "LoopContext",
     "loop_context",
     "loop_last",
