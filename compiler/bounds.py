@@ -35,7 +35,7 @@ _JINJA_WORD = r"[-+]?\s*(\w*)"
 _JINJA_OPEN = frozenset("if for macro call filter generation".split())
 _FUNCTIONS = frozenset("macro call define block".split())  # (Go's ``define`` and ``block`` too)
 _GO_START = r"\{\{-?\s*"
-_GO_WORD = r"(if|range|with|define|block|end)\b"
+_GO_WORD = r"(if|range|with|define|block|end|else\s+if|else\s+with)\b"
 _TOO_DEEP = "blocks nest more than {} deep (compile_template(..., max_depth=...) raises the cap)"
 
 
@@ -50,8 +50,18 @@ def check_depth(
         return
     depth = 0
     functions = 0
+    chains = [0]  # per open block: the ``elif`` / ``else if`` links of its chain so far
     scan = _jinja_tags if dialect == "jinja" else _go_tags
     for offset, step in scan(source):
+        if step == _LINK:
+            chains[-1] += 1
+            if max_depth is not None and chains[-1] > MAX_CHAIN:
+                raise CompileError("too-deep", _TOO_LONG.format(MAX_CHAIN), *position(source, offset))
+            continue
+        if step > 0:
+            chains.append(0)
+        elif len(chains) > 1:
+            chains.pop()
         if step == _FUNCTION:
             functions += 1
             if max_functions is not None and functions > max_functions:
@@ -69,8 +79,14 @@ def check_depth(
         depth = max(depth, 0)
 
 
-#: a scan's step for a tag that opens a level and defines a function
+#: a scan's step for a tag that opens a level and defines a function, and for a link of an
+#: ``elif`` / ``else if`` chain (no level: the compile nests it, which ``MAX_CHAIN`` bounds)
 _FUNCTION = 2
+_LINK = 3
+#: the longest ``elif`` / ``else if`` chain (the IR nests each link in the last: the compile
+#: recurses through them, within ``build.COMPILE_RECURSION``)
+MAX_CHAIN = 1_000
+_TOO_LONG = "an elif chain has more than {} links (compile_template(..., max_depth=None) lifts the cap)"
 
 
 def _jinja_tags(source: str) -> Iterator[tuple[int, int]]:
@@ -92,6 +108,8 @@ def _jinja_tags(source: str) -> Iterator[tuple[int, int]]:
                 return
         elif word.startswith("end"):
             yield i, -1
+        elif word == "elif":
+            yield i, _LINK
         elif word in _FUNCTIONS:
             yield i, _FUNCTION
         elif word in _JINJA_OPEN:
@@ -115,6 +133,9 @@ def _go_tags(source: str) -> Iterator[tuple[int, int]]:
         word = keyword.match(source, pos)
         if word is not None:
             kind = word.group(1)
+            if kind.startswith("else"):
+                yield match.start(), _LINK
+                continue
             yield match.start(), -1 if kind == "end" else _FUNCTION if kind in _FUNCTIONS else 1
 
 

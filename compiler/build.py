@@ -11,10 +11,13 @@ this module (``compiled``).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import hashlib
-from typing import Any, Optional
+import sys
+import threading
+from typing import Any, Iterator, Optional
 
 from . import bounds, ir
 from .emit import MODULE_HEADER, emit_with_spans
@@ -101,10 +104,39 @@ def emitted(
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _generate_text(source, dialect, profile, name, optimize, bounded)
+        with recursion_room():
+            return _generate_text(source, dialect, profile, name, optimize, bounded)
     finally:
         if gc_was_enabled:
             gc.enable()
+
+
+#: the recursion limit a compile runs under (at least): the passes recurse once or a few times
+#: per level of the IR, and a chain of ``elif`` (at most ``bounds.MAX_CHAIN`` links, which the
+#: depth cap does not count: the tags do not nest) is that many nested levels; Python 3.11 calls
+#: Python functions without growing the C stack, so the room is frames, not stack
+COMPILE_RECURSION = 20_000
+_room_lock = threading.Lock()
+_room_users = [0, 0]  # compiles in progress, the limit before the first of them
+
+
+@contextlib.contextmanager
+def recursion_room() -> Iterator[None]:
+    """Run a compile step with the recursion limit at least :data:`COMPILE_RECURSION` (the
+    limit is the process's: raised by the first compile in progress, restored by the last)."""
+    with _room_lock:
+        if _room_users[0] == 0:
+            _room_users[1] = sys.getrecursionlimit()
+            if _room_users[1] < COMPILE_RECURSION:
+                sys.setrecursionlimit(COMPILE_RECURSION)
+        _room_users[0] += 1
+    try:
+        yield
+    finally:
+        with _room_lock:
+            _room_users[0] -= 1
+            if _room_users[0] == 0:
+                sys.setrecursionlimit(_room_users[1])
 
 
 def _generate_text(
@@ -176,4 +208,5 @@ def segments_module(source: str, dialect: str, profile: str, name: str, final: i
 
     sha = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
     header = module_header(name, sha, dialect, profile)
-    return generate_segments(source, dialect, profile, name, header, final=final)
+    with recursion_room():
+        return generate_segments(source, dialect, profile, name, header, final=final)

@@ -708,7 +708,8 @@ def walk(node: Any, stop: Optional[Callable[[Any], bool]] = None) -> List[Any]:
 
 def has(node: Any, wanted: Callable[[Any], bool]) -> bool:
     """Whether ``wanted(n)`` holds for some node ``n`` of ``walk(node)``: the same order,
-    stopping at the first (no list made)."""
+    stopping at the first (no list made: ``walk``'s loop, kept apart as it is the compile's
+    innermost, where a callback per node would cost as much as the walk)."""
     stack = [node]
     pop, push, extend = stack.pop, stack.append, stack.extend
     pushers = _PUSHERS
@@ -732,26 +733,7 @@ def walk_own(stmt: Any) -> List[Any]:
     """``walk(stmt)`` that lists each statement nested under ``stmt`` but not its children:
     ``stmt``'s own expressions and targets, and its sub-statements as wholes (for tables kept
     per statement, merged from the sub-statements' own)."""
-    found: List[Any] = []
-    add = found.append
-    stack = [stmt]
-    pop, push, extend = stack.pop, stack.append, stack.extend
-    pushers = _PUSHERS
-    while stack:
-        n = pop()
-        kind, get = pushers.get(n.__class__) or _pusher(n.__class__)
-        if kind < _ONE:
-            if kind:
-                extend(reversed(n))
-            continue
-        add(n)
-        if n is not stmt and isinstance(n, Stmt):
-            continue
-        if kind is _MANY:
-            extend(get(n))
-        elif kind is _ONE:
-            push(get(n))
-    return found
+    return walk(stmt, lambda n: n is not stmt and isinstance(n, Stmt))
 
 
 #: per class, how ``walk`` treats a value of it: ``(kind, getter)``, the kind one of

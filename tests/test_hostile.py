@@ -167,11 +167,14 @@ def test_deep_parentheses_compile_or_are_refused_clearly(depth: int) -> None:
 @pytest.mark.parametrize(
     "source, dialect",
     [
-        # nesting the tag scan does not see (inside one expression, or a chain of ``else``s)
-        ("{{ " + "x|default(" * 150 + "1" + ")" * 150 + " }}", "jinja"),
-        ("{{ " + "1 if x else " * 1000 + "2 }}", "jinja"),
-        ("{{if 0}}" + "{{else if 0}}" * 1000 + "{{else}}x{{end}}", "go"),
-        ("{{with 0}}" + "{{else with 0}}" * 1000 + "{{else}}x{{end}}", "go"),
+        # nesting the tag scan does not see (inside one expression), or Python's indentation
+        # limit (a Go ``else with`` chain nests its blocks in the generated code)
+        ("{{ " + "x|default(" * 3000 + "1" + ")" * 3000 + " }}", "jinja"),
+        ("{{ " + "1 if x else " * 9000 + "2 }}", "jinja"),
+        ("{{with 0}}" + "{{else with 0}}" * 300 + "{{else}}x{{end}}", "go"),
+        # a chain of more links than MAX_CHAIN: refused by the tag scan, at the link past it
+        ("{% if x %}" + "{% elif x %}" * 1001 + "{% endif %}", "jinja"),
+        ("{{if 0}}" + "{{else if 0}}" * 1001 + "{{else}}x{{end}}", "go"),
     ],
 )
 def test_nesting_past_the_stack_is_a_compile_error(source: str, dialect: str) -> None:
@@ -182,6 +185,18 @@ def test_nesting_past_the_stack_is_a_compile_error(source: str, dialect: str) ->
         compile_template(source, dialect=dialect).render({})
     assert info.value.code == "too-deep"
     assert info.value.line in (0, 1)
+
+
+@pytest.mark.parametrize("links", [150, 1000])
+def test_long_elif_chains_compile(links: int) -> None:
+    """A chain of ``elif`` (``else if``) links is no nesting for the depth cap, and the IR
+    nests each link in the last: the compile runs with room for ``MAX_CHAIN`` links
+    (``build.recursion_room``; 150 were refused as too deep before)."""
+    source = "{% if x == 0 %}a" + "".join(f"{{% elif x == {i} %}}v{i}" for i in range(1, links)) + "{% endif %}"
+    for x in (0, links // 2, links - 1, links):
+        assert same_outcome(ours_render(source, {"x": x}), ref_render(source, {"x": x}))
+    go = '{{if eq .x "0"}}a' + "".join(f'{{{{else if eq .x "{i}"}}}}v{i}' for i in range(1, links)) + "{{end}}"
+    assert compile_template(go, dialect="go", profile="plain").render({"x": str(links - 1)}) == f"v{links - 1}"
 
 
 def test_lone_surrogates_are_clear_errors() -> None:
