@@ -86,3 +86,20 @@ def test_a_block_set_of_a_namespace_attribute_renders_as_jinja2() -> None:
 
     for source in NS_BLOCK_SETS:
         assert same_outcome(ours_render(source, {}), ref_render(source, {})), source
+
+
+TUPLES_WITHOUT_PARENTHESES = [
+    "{{ 1, 2 }}|{{ 1, }}|{{ 'a', x }}|{{ x if y else 2, 3 }}",
+    "{% if 1, 2 %}y{% endif %}{% if 0, %}z{% endif %}{% if 0 %}a{% elif 1, %}b{% endif %}",
+    "{% if x, %}{{ x, }}{% endif %}",
+]
+
+
+def test_a_print_and_an_if_test_parse_a_tuple_as_jinja2() -> None:
+    """jinja2 parses a print's expression and an ``if`` / ``elif`` test with ``parse_tuple``:
+    ``{{ a, b }}`` prints the tuple, ``{% if a, %}`` tests a one-item tuple (always true)."""
+    from reference import ours_render, ref_render, same_outcome
+
+    for source in TUPLES_WITHOUT_PARENTHESES:
+        for ctx in ({}, {"x": 5, "y": False}):
+            assert same_outcome(ours_render(source, ctx), ref_render(source, ctx)), source
