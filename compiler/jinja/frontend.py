@@ -207,6 +207,8 @@ class _WhitespaceControl:
         name = m.group(1) if m else ""
         kind = tok.type
         if kind == "TAG_UNKNOWN":
+            if name == "raw":  # lexed as a tag only when no ``endraw`` closes it
+                raise CompileError("syntax", "Missing end of raw directive", tok.line, tok.column)
             raise _nesting_error(name, stack, (tok.line, tok.column))
         if name in _BLOCK_ENDS:
             stack.append([name, _BLOCK_ENDS[name], name == "set"])
@@ -278,6 +280,13 @@ def parse(source: str, name: Optional[str] = None) -> ir.Module:
 
 def _syntax_error(e: UnexpectedInput, text: str) -> CompileError:
     line, column = getattr(e, "line", 0) or 0, getattr(e, "column", 0) or 0
+    token = getattr(e, "token", None)
+    offset = getattr(e, "pos_in_stream", None)
+    if offset is None and token is not None:
+        offset = getattr(token, "start_pos", None)
+    if isinstance(offset, int) and text.startswith("{#", offset):  # a comment never closed
+        at = (getattr(token, "line", None) or line, getattr(token, "column", None) or column)
+        return CompileError("syntax", "Missing end of comment tag", *at)
     if isinstance(e, UnexpectedCharacters):
         char = text[e.pos_in_stream] if e.pos_in_stream < len(text) else ""
         return CompileError("syntax", f"unexpected char {char!r}", line, column)

@@ -23,6 +23,9 @@ CASES = [
     ("unknown_filter", "jinja", "\n{{ x | nosuch }}", "unknown-filter", 2, 8, "No filter named 'nosuch'."),
     ("unknown_test", "jinja", "{{ x is nosuch }}", "unknown-test", 1, 6, "No test named 'nosuch'."),
     ("bad_escape", "jinja", "{{ '\\N{nope}' }}", "syntax", 1, 4, "unknown Unicode character name"),
+    # jinja2's lexer messages for a comment or a raw block never closed
+    ("unclosed_comment", "jinja", "a\n  {#- x -", "syntax", 2, 3, "Missing end of comment tag"),
+    ("unclosed_raw", "jinja", "a {% raw %}b{% endraw", "syntax", 1, 3, "Missing end of raw directive"),
 ]
 
 
