@@ -666,16 +666,20 @@ def _fmt_string(s: str, verb: str, f: _Flags) -> str | None:
 
 
 def _hex_bytes(b: bytes, verb: str, f: _Flags) -> str:
+    """fmt's fmtSbx: two digits a byte (``bytes.hex``, in C: a Python string a byte took ~60
+    bytes a character while it was made), spaced with ``% x``, ``0x`` before the first byte
+    with ``%#x`` or before each with ``%# x``."""
     if f.prec is not None:
         b = b[: f.prec]
-    digits = "0123456789ABCDEF" if verb == "X" else "0123456789abcdef"
-    parts = []
-    for i, c in enumerate(b):
-        piece = digits[c >> 4] + digits[c & 15]
-        if f.sharp and (f.space or i == 0):
-            piece = ("0X" if verb == "X" else "0x") + piece
-        parts.append(piece)
-    return (" " if f.space else "").join(parts)
+    if not b:
+        return ""
+    text = b.hex(" ") if f.space else b.hex()
+    prefix = "0x"
+    if verb == "X":
+        text, prefix = text.upper(), "0X"
+    if f.sharp:
+        text = prefix + (text.replace(" ", " " + prefix) if f.space else text)
+    return text
 
 
 def _bad_verb(verb: str, v: Any, f: _Flags = _PLAIN) -> str:

@@ -383,6 +383,9 @@ PLAIN_ERROR_CASES = [
         "{{ printf \"%v %d %c\" 'x' 'x' 'x' }}",
         '{{ 3 | printf "%d %d" 4 }}',
         '{{ printf "%6.2f|%-6d|%+d|% d|%x|%X|%o|%b|%#o|%#x|%e" 3.14159 42 5 5 255 255 8 5 8 255 0.0 }}',
+        # a string's bytes in hex (fmtSbx): spaced, prefixed once or per byte, cut by a precision
+        '{{ printf "%x|%X|% x|%#x|%#X|%# x|%# X|%.2x|% .1X|%8x|%-8x|" "hé\xff" "hé" "hé" "hé" "hé" "hé" "hé" "hé" "hé" "h" "h" }}',
+        '{{ printf "%x|% x|%#x|%# x|%5x|" "" "" "" "" "" }}',
         '{{ printf "%v %v %v %v" 1e20 1e21 1e-5 123456789.0 }}',
         "{{ 100000.0 }} {{ 1000000.0 }} {{ 0.0001 }} {{ 0.00001 }} {{ -0.0 }}",
     ]
