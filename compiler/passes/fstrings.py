@@ -49,7 +49,7 @@ from typing import Any, Callable, Optional
 from .. import ir
 from . import list_items
 from .typed_calls import STR_FILTERS
-from .util import TO_STR_HELPERS, map_nodes, type_is
+from .util import TO_STR_HELPERS, map_nodes, type_is, unary_helper
 
 #: the fewest operands (after constants are joined) a chain needs to be written as an
 #: f-string: with two, one ``+`` is cheaper than the type test
@@ -253,13 +253,7 @@ def _is_chain(node: Any) -> bool:
 
 def _printed_chain(expr: Any) -> bool:
     """``to_str(<chain>)``: what an ``Output`` prints when the chain may not be a ``str``."""
-    return (
-        isinstance(expr, ir.Helper)
-        and expr.name in TO_STR_HELPERS
-        and len(expr.args) == 1
-        and not expr.kwargs
-        and _is_chain(expr.args[0])
-    )
+    return unary_helper(expr, TO_STR_HELPERS) and _is_chain(expr.args[0])
 
 
 def run(module: ir.Module, post: Optional[Callable[[Any], Any]] = None) -> ir.Module:

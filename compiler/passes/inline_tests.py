@@ -14,7 +14,7 @@ import dataclasses
 from typing import Any
 
 from .. import ir
-from .util import has_node, map_nodes, type_is
+from .util import has_node, map_nodes, type_is, unary_helper
 
 
 def _isinstance(value: Any, cls: str) -> ir.Expr:
@@ -67,23 +67,11 @@ def run(module: ir.Module) -> ir.Module:
     """Invariant: no call of a test helper whose body is one Python expression."""
 
     def fold(node: Any) -> Any:
-        if (
-            isinstance(node, ir.Helper)
-            and node.name in INLINE_TESTS
-            and len(node.args) == 1
-            and not node.kwargs
-            # ``1 is None`` (or ``(1 + 2) is None``, which Python folds to it) would make
-            # Python warn about ``is`` with a literal
-            and not _literal_like(node.args[0])
-        ):
+        # ``1 is None`` (or ``(1 + 2) is None``, which Python folds to it) would make Python
+        # warn about ``is`` with a literal
+        if unary_helper(node, INLINE_TESTS) and not _literal_like(node.args[0]):
             return dataclasses.replace(INLINE_TESTS[node.name](node.args[0]), span=node.span)
-        if (
-            isinstance(node, ir.Helper)
-            and node.name in TWICE
-            and len(node.args) == 1
-            and not node.kwargs
-            and isinstance(node.args[0], (ir.Name, ir.Local))
-        ):
+        if unary_helper(node, TWICE) and isinstance(node.args[0], (ir.Name, ir.Local)):
             return dataclasses.replace(TWICE[node.name](node.args[0]), span=node.span)
         if (
             isinstance(node, ir.Not)

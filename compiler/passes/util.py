@@ -53,6 +53,11 @@ def is_str(expr: Any) -> bool:
     return False
 
 
+def unary_helper(node: Any, names: Any) -> bool:
+    """``node`` is a call of a helper named in ``names`` with one positional argument."""
+    return isinstance(node, ir.Helper) and node.name in names and len(node.args) == 1 and not node.kwargs
+
+
 def type_is(value: Any, cls: str, op: str = "is") -> ir.Expr:
     """``type(value) is cls`` (``op``: ``is`` or ``is not``): an exact type test, ``cls`` a
     helper name (``builtins.str``, ``jinja.Undefined``)."""
