@@ -427,3 +427,22 @@ def test_go_limit_positions_through_every_entry_point() -> None:
         with pytest.raises(RenderLimitExceeded) as info:
             call()
         assert (info.value.limit, info.value.where) == ("fuel", "2:11")
+
+
+def test_unsafe_methods_of_a_str_subclass_stay_refused() -> None:
+    """A str subclass's methods (``Markup``'s, or the caller's own) go through the string
+    guards, after the sandbox's refusal of a method marked unsafe, as jinja2 refuses it."""
+    from jinja2.sandbox import unsafe
+
+    class Text(str):
+        @unsafe
+        def boom(self) -> str:
+            return "BOOM"
+
+        def fine(self) -> str:
+            return "fine"
+
+    source = "{{ s.fine() }}|{{ s.boom() }}"
+    ours, ref = ours_render(source, {"s": Text("x")}), ref_render(source, {"s": Text("x")})
+    assert same_outcome(ours, ref) and ours[0] == "err" and "SecurityError" in ours[1]
+    assert compile_template("{{ s.fine() }}").render({"s": Text("x")}) == "fine"

@@ -361,13 +361,13 @@ def call(func: Any, /, *args: Any, **kwargs: Any) -> Any:
         if func.__name__ == "to_bytes" and type(owner) is int:
             guard_width(args[0] if args else kwargs.get("length", 1), "to_bytes")
         return func(*args, **kwargs)
-    if cls is _METHOD and isinstance(func.__self__, str):  # a str subclass's (Markup's)
-        return call_str_method(func, args, kwargs)
     if cls is Macro or id(func) in _SAFE_GLOBAL_IDS:
         # none of these can carry the sandbox's "unsafe" marks
         return func(*args, **kwargs)
     if getattr(func, "unsafe_callable", False) or getattr(func, "alters_data", False):
         raise SecurityError(f"{func!r} is not safely callable")
+    if cls is _METHOD and isinstance(func.__self__, str):  # a str subclass's (Markup's)
+        return call_str_method(func, args, kwargs)
     return func(*args, **kwargs)
 
 
