@@ -85,7 +85,7 @@ _FUNCTION = 2
 _LINK = 3
 #: the longest ``elif`` / ``else if`` chain (the IR nests each link in the last: the compile
 #: recurses through them, within ``build.COMPILE_RECURSION``)
-MAX_CHAIN = 1_000
+MAX_CHAIN = 500
 _TOO_LONG = "an elif chain has more than {} links (compile_template(..., max_depth=None) lifts the cap)"
 
 

@@ -104,26 +104,34 @@ def emitted(
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        with recursion_room():
+        with recursion_room(source):
             return _generate_text(source, dialect, profile, name, optimize, bounded)
     finally:
         if gc_was_enabled:
             gc.enable()
 
 
-#: the recursion limit a compile runs under (at least): the passes recurse once or a few times
-#: per level of the IR, and a chain of ``elif`` (at most ``bounds.MAX_CHAIN`` links, which the
-#: depth cap does not count: the tags do not nest) is that many nested levels; Python 3.11 calls
-#: Python functions without growing the C stack, so the room is frames, not stack
-COMPILE_RECURSION = 20_000
+#: the recursion limit a compile of a template with long ``elif`` chains runs under (at least):
+#: the passes recurse about ten frames per level of the IR, and a chain (at most
+#: ``bounds.MAX_CHAIN`` links, which the depth cap does not count: the tags do not nest) is
+#: that many nested levels; Python 3.11 calls Python functions without growing the C stack
+COMPILE_RECURSION = 12_000
+#: links (``elif``, Go's ``else if`` / ``else with``) past which a template's compile gets the
+#: room (the limit is the process's: raised only for the templates that need it)
+ROOM_LINKS = 64
 _room_lock = threading.Lock()
 _room_users = [0, 0]  # compiles in progress, the limit before the first of them
 
 
 @contextlib.contextmanager
-def recursion_room() -> Iterator[None]:
-    """Run a compile step with the recursion limit at least :data:`COMPILE_RECURSION` (the
-    limit is the process's: raised by the first compile in progress, restored by the last)."""
+def recursion_room(source: str) -> Iterator[None]:
+    """Run a compile step of ``source`` with the recursion limit at least
+    :data:`COMPILE_RECURSION` when its chains may be long (more than :data:`ROOM_LINKS`
+    links in all); the limit is the process's: raised by the first such compile in
+    progress, restored by the last."""
+    if source.count("elif") + source.count("else if") + source.count("else with") <= ROOM_LINKS:
+        yield
+        return
     with _room_lock:
         if _room_users[0] == 0:
             _room_users[1] = sys.getrecursionlimit()
@@ -208,5 +216,5 @@ def segments_module(source: str, dialect: str, profile: str, name: str, final: i
 
     sha = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
     header = module_header(name, sha, dialect, profile)
-    with recursion_room():
+    with recursion_room(source):
         return generate_segments(source, dialect, profile, name, header, final=final)
