@@ -136,8 +136,9 @@ class Emitter(FuelEmitter):
                 return self.expr(made)  # a part: as long as the input allows (no check)
             return self._checked_text(self.expr(made))
         if node.name == "jinja.subscript" and not node.kwargs and len(node.args) == 2:
-            # ``operator.getitem``: Python's own subscript, written as one (no call)
-            return ast.Subscript(self.expr(node.args[0]), self.expr(node.args[1]), ast.Load())
+            if not isinstance(node.args[0], ir.Const):  # (a literal's would make Python warn)
+                # ``operator.getitem``: Python's own subscript, written as one (no call)
+                return ast.Subscript(self.expr(node.args[0]), self.expr(node.args[1]), ast.Load())
         if node.name == "limits.add_item" and not node.kwargs and len(node.args) == 3:
             return self._grown_list(node)
         if node.name == "limits.make_tuple" and not node.kwargs:

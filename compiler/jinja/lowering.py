@@ -35,6 +35,20 @@ def _span(tok: Any) -> ir.Span:
     return ir.NOSPAN
 
 
+def _folded(node: Any) -> bool:
+    """``node`` is a value jinja2's optimizer computes at compile time: a constant (a signed
+    number too), or a list, tuple or dict literal of such."""
+    if isinstance(node, ir.UnaryOp) and node.op in ("-", "+"):
+        node = node.operand
+    if isinstance(node, ir.Const):
+        return True
+    if isinstance(node, (ir.ListLit, ir.TupleLit)):
+        return all(_folded(item) for item in node.items)
+    if isinstance(node, ir.DictLit):
+        return all(_folded(k) and _folded(v) for k, v in node.items)
+    return False
+
+
 def _nodes(args: Iterable[Any]) -> list:
     return [a for a in args if not isinstance(a, Token)]
 
@@ -104,6 +118,16 @@ class Lowering(BlockLowering):
         return tuple(out)
 
     def output(self, start: Token, expr: ir.Expr, _end: Token) -> ir.Stmt:
+        if (
+            isinstance(expr, ir.Helper)
+            and expr.name == "jinja.subscript"
+            and _folded(expr.args[0])
+            and all(_folded(a) for a in expr.args[1].args)
+        ):
+            # a print of a constant sliced by constants is printed as jinja2's compiler
+            # evaluates it (``as_const``: through the sandbox's getitem, so ``{{ 5[1:2] }}`` is
+            # an undefined value, empty); anywhere else the slice is a plain subscript
+            expr = dataclasses.replace(expr, name="jinja.getitem")
         return ir.Output(to_str(expr), span=_span(start))
 
     def if_stmt(self, tag: Token, test: ir.Expr, _end: Token, body: tuple, *rest: Any) -> ir.Stmt:
