@@ -920,8 +920,10 @@ def make_tuple(built: dict, *items: Any) -> tuple:
     return made
 
 
-#: the last tuples measured by :func:`nested`: id -> (tuple, its depth); held, so an id
-#: stays its tuple's (a namespace fed back by a loop meets its last value next)
+#: the deep tuples measured by :func:`nested` (more than ``_NESTINGS_KEPT`` levels: only what
+#: a loop nested; a shallow one is measured again, in a few steps): id -> (tuple, its depth);
+#: held, so an id stays its tuple's (a namespace fed back by a loop meets its last value
+#: next); at most ``_NESTINGS_KEPT``, cleared at once when full (one C call: threads share it)
 _NESTINGS: dict = {}
 _NESTINGS_KEPT = 64
 
@@ -962,9 +964,10 @@ def _nesting(value: tuple) -> int:
                     raise RenderDepthExceeded(f"a value the template keeps nests more than {MAX_TUPLE_DEPTH:,} tuples deep")
     if steps > 64:
         charge(steps // 64)
-    if len(_NESTINGS) >= _NESTINGS_KEPT:
-        del _NESTINGS[next(iter(_NESTINGS))]
-    _NESTINGS[id(value)] = (value, depth)
+    if depth > _NESTINGS_KEPT:
+        if len(_NESTINGS) >= _NESTINGS_KEPT:
+            _NESTINGS.clear()
+        _NESTINGS[id(value)] = (value, depth)
     return depth
 
 
