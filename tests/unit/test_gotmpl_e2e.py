@@ -283,6 +283,8 @@ PLAIN_ERROR_CASES = [
     (t, D)
     for t in [
         "{{",
+        "{{ 1 | | }}",  # a "|" with no command after it but another "|"
+        "{{ | }}",
         "{{ .a",
         "{{ .a }",
         "{{ if .a }}x",
@@ -386,6 +388,8 @@ PLAIN_ERROR_CASES = [
         # a string's bytes in hex (fmtSbx): spaced, prefixed once or per byte, cut by a precision
         '{{ printf "%x|%X|% x|%#x|%#X|%# x|%# X|%.2x|% .1X|%8x|%-8x|" "hé\xff" "hé" "hé" "hé" "hé" "hé" "hé" "hé" "hé" "h" "h" }}',
         '{{ printf "%x|% x|%#x|%# x|%5x|" "" "" "" "" "" }}',
+        # a last "|" ends a pipeline as its delimiter does
+        "{{ 1 | }}|{{ (2 |) }}|{{ $x := 3 | }}{{ $x }}|{{ if 1 | }}y{{ end }}|{{ 4 | printf \"%d!\" | }}",
         '{{ printf "%v %v %v %v" 1e20 1e21 1e-5 123456789.0 }}',
         "{{ 100000.0 }} {{ 1000000.0 }} {{ 0.0001 }} {{ 0.00001 }} {{ -0.0 }}",
     ]
