@@ -90,7 +90,9 @@ _TOO_LONG = "an elif chain has more than {} links (compile_template(..., max_dep
 
 
 def _jinja_tags(source: str) -> Iterator[tuple[int, int]]:
-    """(offset, +1 / -1) of each block tag that opens / closes a level."""
+    """(offset, step) of each block tag: +1 / -1 for one that opens / closes a level,
+    ``_FUNCTION`` for one that opens a level and defines a function, ``_LINK`` for an
+    ``elif``."""
     start, name = re.compile(_JINJA_START), re.compile(_JINJA_WORD)  # re's cache: no cost at import
     pos = 0
     while (match := start.search(source, pos)) is not None:
@@ -121,6 +123,8 @@ def _jinja_tags(source: str) -> Iterator[tuple[int, int]]:
 
 
 def _go_tags(source: str) -> Iterator[tuple[int, int]]:
+    """:func:`_jinja_tags` for Go's actions (``define`` / ``block`` define templates; an
+    ``else if`` / ``else with`` is a link)."""
     start, keyword = re.compile(_GO_START), re.compile(_GO_WORD)
     pos = 0
     while (match := start.search(source, pos)) is not None:
