@@ -677,6 +677,16 @@ def _mapper(cls: type) -> Callable[[Any, Callable[[Any], Any]], Any]:
     return _MAPPERS.setdefault(cls, namespace["mapper"])
 
 
+def literal_of(node: Any, leaf: Callable[[Any], bool]) -> bool:
+    """``leaf(node)``, or ``node`` is a list, tuple or dict literal whose items (keys and
+    values) all are, recursively: a value of literals of such leaves."""
+    if isinstance(node, (ListLit, TupleLit)):
+        return all(literal_of(item, leaf) for item in node.items)
+    if isinstance(node, DictLit):
+        return all(literal_of(k, leaf) and literal_of(v, leaf) for k, v in node.items)
+    return leaf(node)
+
+
 def walk(node: Any, stop: Optional[Callable[[Any], bool]] = None) -> List[Any]:
     """Every node under ``node`` (itself included), parents before children, children in
     field order (an explicit stack: templates nest deeper than Python's recursion likes). A

@@ -38,15 +38,13 @@ def _span(tok: Any) -> ir.Span:
 def _folded(node: Any) -> bool:
     """``node`` is a value jinja2's optimizer computes at compile time: a constant (a signed
     number too), or a list, tuple or dict literal of such."""
+    return ir.literal_of(node, _signed_constant)
+
+
+def _signed_constant(node: Any) -> bool:
     if isinstance(node, ir.UnaryOp) and node.op in ("-", "+"):
         node = node.operand
-    if isinstance(node, ir.Const):
-        return True
-    if isinstance(node, (ir.ListLit, ir.TupleLit)):
-        return all(_folded(item) for item in node.items)
-    if isinstance(node, ir.DictLit):
-        return all(_folded(k) and _folded(v) for k, v in node.items)
-    return False
+    return isinstance(node, ir.Const)
 
 
 def _nodes(args: Iterable[Any]) -> list:

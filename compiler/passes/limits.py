@@ -71,26 +71,14 @@ def _guard(node: Any, counters: frozenset, looped: bool = True) -> Any:
 def _constant(node: Any) -> bool:
     """Whether ``node``'s value is fixed by the template text (a constant, or a literal of
     constants: ``[('role', 'system')]``): what it weighs is its text's size."""
-    if isinstance(node, _PLAIN):
-        return True
-    if isinstance(node, (ir.ListLit, ir.TupleLit)):
-        return all(_constant(item) for item in node.items)
-    if isinstance(node, ir.DictLit):
-        return all(_constant(key) and _constant(value) for key, value in node.items)
-    return False
+    return ir.literal_of(node, lambda leaf: isinstance(leaf, _PLAIN))
 
 
 def _fixed(node: Any, counters: frozenset) -> bool:
     """Whether ``node``'s value holds no value the template computed but numbers: constants,
     numbers (``loop.index``) and literals of such (``('index', loop.index)``): what it weighs
     is its text's size and an item per number, however it is shared."""
-    if _constant(node) or _number(node, counters):
-        return True
-    if isinstance(node, (ir.ListLit, ir.TupleLit)):
-        return all(_fixed(item, counters) for item in node.items)
-    if isinstance(node, ir.DictLit):
-        return all(_fixed(key, counters) and _fixed(value, counters) for key, value in node.items)
-    return False
+    return ir.literal_of(node, lambda leaf: isinstance(leaf, _PLAIN) or _number(leaf, counters))
 
 
 def _shares(node: Any, counters: frozenset = frozenset()) -> bool:
