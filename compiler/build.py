@@ -163,6 +163,15 @@ def _generate_text(
             f"unknown profile {profile!r} for {dialect} (expected one of {', '.join(PROFILES[dialect])})"
         )
     name = name or "<template>"
+    try:
+        return _generated(source, dialect, profile, name, optimize, bounded)
+    finally:
+        ir.forget_walks()
+
+
+def _generated(
+    source: str, dialect: str, profile: str, name: str, optimize: bool, bounded: bool
+) -> tuple[str, ir.Module, tuple]:
     with attached_to(source, name):
         module = parse(source, dialect, name, profile)
         module = pipeline.run(module, profile=profile, optimize=optimize)

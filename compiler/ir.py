@@ -693,7 +693,16 @@ def walk(node: Any, stop: Optional[Callable[[Any], bool]] = None) -> List[Any]:
     node for which ``stop(node)`` is true is listed but its children are not (a scope
     boundary). A list made at once, each value dispatched on its class by one dict lookup:
     passes walk whole modules a few dozen times a compile, and a generator's resumption and
-    two ``isinstance`` per value cost as much as the rest of the walk."""
+    two ``isinstance`` per value cost as much as the rest of the walk.
+
+    A whole walk (no ``stop``) of a large tree is remembered (:data:`_WALKS`): the nodes are
+    frozen, so a tree's walk never changes, and the passes and the emitter walk the same
+    module again where the one before them changed nothing (a quarter of the nodes a compile
+    walks). The list is shared: callers read it, never change it."""
+    if stop is None:
+        known = _WALKS.get(id(node))
+        if known is not None and known[0] is node:
+            return known[1]
     found: List[Any] = []
     add = found.append
     stack = [node]
@@ -713,7 +722,24 @@ def walk(node: Any, stop: Optional[Callable[[Any], bool]] = None) -> List[Any]:
             extend(get(n))
         elif kind is _ONE:
             push(get(n))
+    if stop is None and len(found) >= _WALK_KEPT_FROM:
+        if len(_WALKS) >= _WALKS_KEPT:
+            _WALKS.clear()  # one C call: threads compiling at once share the table
+        _WALKS[id(node)] = (node, found)
     return found
+
+
+#: whole walks of trees of at least ``_WALK_KEPT_FROM`` nodes: id -> (the tree, its walk);
+#: the tree is held, so its id stays its own; at most ``_WALKS_KEPT``, cleared at once when
+#: full, and by :func:`forget_walks` when a compile ends (no tree outlives its compile)
+_WALKS: dict = {}
+_WALKS_KEPT = 32
+_WALK_KEPT_FROM = 64
+
+
+def forget_walks() -> None:
+    """Drop the remembered walks (a compile's end: the trees they hold are garbage then)."""
+    _WALKS.clear()
 
 
 def has(node: Any, wanted: Callable[[Any], bool]) -> bool:
