@@ -36,6 +36,22 @@ def _own_items(name: str) -> bool:
     return name == "_iterable" or name.startswith("_items")
 
 
+
+def _assign_then_test(body: tuple) -> bool:
+    """``body`` is an assignment to a name and an ``if`` testing exactly that name (Go's
+    ``{{with a}}..{{else with b}}..{{end}}``: ``else: dot = b; if dot: ..``), written as
+    ``elif (dot := b):`` so that a chain of them stays one statement deep (Python refuses
+    ~100 levels of indentation; Go's chains have no such bound)."""
+    if len(body) != 2 or not isinstance(body[0], ir.Assign) or not isinstance(body[1], ir.If):
+        return False
+    target, test = body[0].target, body[1].test
+    return (
+        isinstance(target, ir.Name)
+        and isinstance(test, ir.Name)
+        and target.ident == test.ident
+        and target.ident.isidentifier()
+    )
+
 class Emitter(FuelEmitter):
     def __init__(self) -> None:
         self.lines: list[str] = []
@@ -447,15 +463,22 @@ class Emitter(FuelEmitter):
     def s_Assign(self, node: ir.Assign) -> None:
         self.line(f"{unparse(target_node(node.target))} = {self.src(node.value)}")
 
-    def s_If(self, node: ir.If, keyword: str = "if") -> None:
+    def s_If(self, node: ir.If, keyword: str = "if", bound: Optional[tuple] = None) -> None:
+        """``bound``: ``(ident, value)`` of an assignment the test is the name of, made in
+        the test (``elif (ident := value):``)."""
         if keyword == "if":
             self.comment(node, "if")
-        self.line(f"{keyword} {self.src(node.test)}:")
+        test = self.src(node.test) if bound is None else f"({bound[0]} := {self.src(bound[1])})"
+        self.line(f"{keyword} {test}:")
         self.indent += 1
         self.block(node.body)
         self.indent -= 1
         if len(node.orelse) == 1 and isinstance(node.orelse[0], ir.If):
             self.s_If(node.orelse[0], keyword="elif")
+            return
+        if _assign_then_test(node.orelse):  # Go's ``{{else with b}}``: ``elif (dot := b):``
+            assign, inner = node.orelse
+            self.s_If(inner, keyword="elif", bound=(assign.target.ident, assign.value))
             return
         if node.orelse:
             self.line("else:")

@@ -406,6 +406,28 @@ def test_plain_against_go(ref, template, data):
         assert ours[1].startswith("exec:")
 
 
+@needs_go
+@pytest.mark.parametrize("links", [3, 150, 500])
+def test_else_with_chains_against_go(ref, links):
+    """A chain of ``{{else with}}`` links, which Go reads as nested ``with`` actions, is one
+    ``elif (dot := value):`` a link in the generated code (Python refuses ~100 levels of
+    indentation, where Go's chains have no bound but the compile's ``MAX_CHAIN``); each link's
+    dot, and an error in a link's pipeline, as Go's."""
+    template = (
+        "{{with .a}}A{{.}}"
+        + "".join(f"{{{{else with .b{i}}}}}B{i}:{{{{.}}}}" for i in range(links))
+        + "{{else}}E{{end}}"
+    )
+    for data in ({}, {f"b{links - 1}": [1, 2]}, {"b1": "x", f"b{links - 1}": 1}, {"a": 0, "b0": {"c": 1}}, {"b0": 0, "b1": 2}):
+        expected = ref.plain(template, data)
+        ours = _ours_plain(template, data)
+        assert _same(expected, ours), f"\n    go: {expected!r}\n  ours: {ours!r}"
+    failing = "{{with .a}}A" + "".join(f"{{{{else with .b{i}}}}}B{i}" for i in range(links - 1)) + "{{else with .c.d}}C{{end}}"
+    data = {"c": 5}
+    expected, ours = ref.plain(failing, data), _ours_plain(failing, data)
+    assert not expected[0] and _same(expected, ours), f"\n    go: {expected!r}\n  ours: {ours!r}"
+
+
 # Ollama's Template.Execute
 REQ = {
     "messages": [
