@@ -53,6 +53,10 @@ def _assign_then_test(body: tuple) -> bool:
     )
 
 class Emitter(FuelEmitter):
+    #: an ``else`` holding only a name's assignment and an ``if`` testing that name is written
+    #: ``elif (name := value):`` (:func:`_assign_then_test`)
+    binds_in_tests = True
+
     def __init__(self) -> None:
         self.lines: list[str] = []
         self.indent = 0
@@ -476,7 +480,7 @@ class Emitter(FuelEmitter):
         if len(node.orelse) == 1 and isinstance(node.orelse[0], ir.If):
             self.s_If(node.orelse[0], keyword="elif")
             return
-        if _assign_then_test(node.orelse):  # Go's ``{{else with b}}``: ``elif (dot := b):``
+        if self.binds_in_tests and _assign_then_test(node.orelse):  # Go's ``{{else with b}}``
             assign, inner = node.orelse
             self.s_If(inner, keyword="elif", bound=(assign.target.ident, assign.value))
             return

@@ -530,9 +530,15 @@ class SegmentEmitter(Emitter):
             s = self.shadow(ident)
             self.line(f'{s} = ("p", {s}, {label})')
 
-    def s_If(self, node: ir.If, keyword: str = "if") -> None:
+    @property
+    def binds_in_tests(self) -> bool:  # type: ignore[override]
+        """Not in the tracked function: there an assignment's value is labelled where it is
+        written (:meth:`upgrade`), which a test that assigns would hide."""
+        return not self.tracked
+
+    def s_If(self, node: ir.If, keyword: str = "if", bound: Optional[tuple] = None) -> None:
         if not self.tracked or keyword != "if":
-            super().s_If(node, keyword)
+            super().s_If(node, keyword, bound)
             return
         tests, n = [], node
         while True:
