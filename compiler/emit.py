@@ -52,6 +52,11 @@ def _assign_then_test(body: tuple) -> bool:
         and target.ident.isidentifier()
     )
 
+#: a call with more keyword arguments than this passes them as one ``**{...}`` dict: CPython
+#: compares each keyword with every other as it compiles a call (30,000 took 8 s)
+MANY_KEYWORDS = 64
+
+
 class Emitter(FuelEmitter):
     #: an ``else`` holding only a name's assignment and an ``if`` testing that name is written
     #: ``elif (name := value):`` (:func:`_assign_then_test`)
@@ -128,6 +133,9 @@ class Emitter(FuelEmitter):
         them (a repeated name is then no error), merged with the mapping by ``dict(...)``."""
         named = [(k, v) for k, v in kwargs if k is not None]
         spread = [ast.keyword(None, self.expr(v)) for k, v in kwargs if k is None]
+        if len(named) > MANY_KEYWORDS:  # (their names are distinct: the frontends refuse a repeat)
+            merged = ast.Dict([ast.Constant(k) for k, _ in named], [self.expr(v) for _, v in named])
+            return [ast.keyword(None, merged)] + spread
         if any(keyword.iskeyword(k) for k, _ in named):
             keys: list = [ast.Constant(k) for k, _ in named]
             merged: ast.expr = ast.Dict(keys, [self.expr(v) for _, v in named])

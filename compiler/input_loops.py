@@ -47,6 +47,7 @@ _PARTS = frozenset({
     "jinja.concat", "builtins.type", "builtins.isinstance", "jinja.undefined",
     "jinja.cond_undefined", "jinja_filters.select_list",
     "limits.concatenated",  # a text checked as it is made (``passes/fstrings.py``): itself
+    "limits.nested",  # a value a namespace keeps, its tuples' nesting measured: itself
     *(f"jinja_filters.do_{f}" for f in (
         "trim", "upper", "lower", "capitalize", "string", "d", "default", "selectattr",
         "rejectattr", "select", "reject", "reverse", "list", "sort", "unique", "dictsort",

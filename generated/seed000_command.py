@@ -24,6 +24,7 @@ from tmpl2py.runtime.limits import (
     add_item,
     length_hint,
     live,
+    nested,
     refuel,
     refuel_loop,
     render_entry,
@@ -1009,9 +1010,9 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                 _f_l_0_format_tool_message(_w, l_0_messages, l_1_message)
                 # line 249: for
                 _items9 = l_0_messages[slice(_i1 + 1, None, None)]
-                _fuel -= length_hint(_items9) * 7
+                _fuel -= length_hint(_items9) * 8
                 if _fuel < 0:
-                    _m, _fuel, _items9 = refuel_loop(_m, _out, _fuel, _items9, 7)
+                    _m, _fuel, _items9 = refuel_loop(_m, _out, _fuel, _items9, 8)
                 for _i2, l_2_msg in enumerate(_items9):
                     # line 251: if
                     if (
@@ -1037,7 +1038,7 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                                 & (
                                     type(
                                         (
-                                            _it11 := (
+                                            _it11 := nested(
                                                 l_2_msg["tool_call_id"]
                                                 if type(l_2_msg) is dict
                                                 and "tool_call_id" in l_2_msg
@@ -1065,7 +1066,7 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                                     & (
                                         type(
                                             (
-                                                _it13 := (
+                                                _it13 := nested(
                                                     l_2_msg["tool_call_id"]
                                                     if type(l_2_msg) is dict
                                                     and "tool_call_id" in l_2_msg

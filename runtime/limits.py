@@ -691,6 +691,21 @@ def check_built(size: int, what: str) -> None:
         )
 
 
+def check_text(size: int) -> None:
+    """A value's text of ``size`` characters (``str()`` of a list or dict, through a filter
+    that reads its argument as text: ``|string``, ``|upper``...), refused past a sixteenth
+    of ``Limits.output``: escaping makes a container's text longer than what it holds
+    (``repr`` doubles a backslash), so ``[s]|string`` fed back through a loop grows
+    geometrically; stopped here, the steps before built at most twice that. Raises only,
+    never charges (the filters that call it leave the meter alone: ``fuel.QUIET_HELPERS``);
+    no real template prints a container of millions of characters through a filter."""
+    cap = _current.get().output
+    if cap is not None and size > cap >> 4:
+        raise RenderLimitExceeded(
+            "output", f"a value's text has {size:,} characters (limit {cap >> 4:,}: a sixteenth of the output's)"
+        )
+
+
 #: Tuples the template builds nest at most this deep (hashing a tuple recurses in C without
 #: a check: ~100,000 levels overflow the stack; printing and comparing stop at 1,000).
 MAX_TUPLE_DEPTH = 10_000
@@ -773,7 +788,10 @@ def mod(left: Any, right: Any) -> Any:
                     check_size(int(part), "a format width")
         if "%(" in left and repeats_a_name(left):  # '%(a)s%(a)s' prints a value twice
             _check_weight(left.count("%(") * weigh(right, {}), "a format")
-    return left % right
+    made = left % right
+    if type(made) is str and len(made) >= SHORT:  # ``%r`` escapes: ``'%r' % (s,)`` doubles
+        check_built(len(made), "a format")
+    return made
 
 
 def repeats_a_name(fmt: str) -> bool:
@@ -935,10 +953,59 @@ def nested(value: Any) -> Any:
     nests one level an iteration, and hashing such a tuple (``ns.x in {}``, a dict's key)
     recurses in C without any check: 100,000 levels crash the process. Measured through the
     tuples alone, from the depths of the last few measured (one level an iteration costs one
-    step), and charged by the tuples it walks."""
+    step), and charged by the tuples it walks. A list or dict is looked through for the
+    tuples it holds (``ns.l = [({'a': ns.l[0]}|dictsort)[0]]`` nests the pairs as well):
+    :func:`_held_tuples`."""
     if isinstance(value, tuple):
         _nesting(value)
+    elif type(value) is list or type(value) is dict:
+        _held_tuples(value)
+    elif isinstance(value, str) and len(value) >= SHORT:  # (a Markup too)
+        _kept_text(value)
     return value
+
+
+#: long strings :func:`nested` charged lately: id -> length (not the strings: none is held;
+#: an id reused by another string of the same length skips one charge), cleared when full
+_TEXTS: dict = {}
+
+
+def _kept_text(text: str) -> None:
+    """A long string a namespace keeps is charged as built (:func:`check_built`), once per
+    string: a filter can make a text from a value longer than the value (``[s]|tojson``,
+    ``|replace``, ``|striptags`` of a list escape what it holds), and fed back through a
+    namespace such a text grows geometrically; charged here whichever filter made it."""
+    if _TEXTS.get(id(text)) == len(text):
+        return
+    check_built(len(text), "a text a namespace keeps")
+    if len(_TEXTS) >= 64:
+        _TEXTS.clear()
+    _TEXTS[id(text)] = len(text)
+
+
+def _held_tuples(value: Any) -> None:
+    """The tuples ``value`` (a list or dict) holds, through lists and dicts (a dict's keys
+    too: a key is hashed as it is put in), each measured by :func:`_nesting`; containers of
+    strings and numbers alone are passed over in C. Charged by the items it looks at."""
+    stack = [value]
+    seen = {id(value)}
+    steps = 0  # items looked at in Python (those passed over in C: a sixteenth each)
+    while stack:
+        held = stack.pop()
+        items = (*held.keys(), *held.values()) if type(held) is dict else held
+        if set(map(type, items)) <= _LEAVES:
+            steps += len(items) >> 4
+            continue
+        steps += len(items)
+        for item in items:
+            kind = type(item)
+            if kind is tuple:
+                _nesting(item)
+            elif (kind is list or kind is dict) and id(item) not in seen:
+                seen.add(id(item))
+                stack.append(item)
+    if steps > 4096:
+        charge(steps // 64)
 
 
 def _nesting(value: tuple) -> int:

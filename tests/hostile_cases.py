@@ -143,6 +143,44 @@ JINJA_DOS = {
     "{% set ns.x = ({'a': ns.x}|dictsort)[0] %}{% endfor %}{% endfor %}{{ ns.x in {} }}",
     "deep-pairs-items": "{% set ns = namespace(x=0) %}{% for j in range(3) %}{% for i in range(100000) %}"
     "{% set ns.x = {'a': ns.x}.items()|first %}{% endfor %}{% endfor %}{{ [ns.x]|unique|list|length }}",
+    # ... nested in a list or a dict the namespace keeps (stored as a local or by ns_set)
+    "deep-pairs-in-list": "{% set ns = namespace(l=[0]) %}{% for j in range(3) %}{% for i in range(100000) %}"
+    "{% set ns.l = [({'a': ns.l[0]}|dictsort)[0]] %}{% endfor %}{% endfor %}{{ ns.l[0] in {} }}",
+    "deep-pairs-in-dict": "{% set ns = namespace(d={'a': 0}) %}{% for j in range(3) %}{% for i in range(100000) %}"
+    "{% set ns.d = {'a': ({'a': ns.d.a}|dictsort)[0]} %}{% endfor %}{% endfor %}{{ ns.d.a in {} }}",
+    "deep-pairs-dict-key": "{% set ns = namespace(d={'k': 0}) %}{% set shared = ns %}{% for j in range(3) %}"
+    "{% for i in range(100000) %}{% set ns.d = {({'a': ns.d|first}|dictsort)[0]: 1} %}{% endfor %}{% endfor %}{{ ns.d|first in {} }}",
+    "deep-items-in-list": "{% set ns = namespace(l=[0]) %}{% set shared = ns %}{% for j in range(3) %}{% for i in range(100000) %}"
+    "{% set ns.l = [{'a': ns.l[0]}.items()|first] %}{% endfor %}{% endfor %}{{ [ns.l[0]]|unique|list|length }}",
+    # lazy filters fed back: a chain of 100,000 generators, each iterating the one inside
+    "lazy-batch-chain": "{% set ns = namespace(g=[1]) %}{% for i in range(100000) %}{% set ns.g = ns.g|batch(1) %}{% endfor %}{{ ns.g|list|length }}",
+    "lazy-unique-chain": "{% set ns = namespace(g=[1]) %}{% for i in range(100000) %}{% set ns.g = ns.g|unique %}{% endfor %}{{ ns.g|list|length }}",
+    "lazy-map-chain": "{% set ns = namespace(g=[1]) %}{% for i in range(100000) %}{% set ns.g = ns.g|map('lower') %}{% endfor %}{{ ns.g|list|length }}",
+    # a container's text escapes what it holds (repr doubles a backslash): fed back, it
+    # doubles each step past what weighing the container showed
+    "repr-doubling-string": "{% set ns = namespace(s='\\\\') %}{% for i in range(40) %}{% set ns.s = [ns.s]|string %}{% endfor %}{{ ns.s|length }}",
+    "repr-doubling-format": "{% set ns = namespace(s='\\\\') %}{% for i in range(40) %}{% set ns.s = '%r'|format(ns.s) %}{% endfor %}{{ ns.s|length }}",
+    "repr-doubling-percent": "{% set ns = namespace(s='\\\\') %}{% for i in range(40) %}{% set ns.s = '%r' % (ns.s,) %}{% endfor %}{{ ns.s|length }}",
+    "repr-doubling-escape": "{% set ns = namespace(s='\\\\') %}{% for i in range(40) %}{% set ns.s = [ns.s]|e %}{% endfor %}{{ ns.s|length }}",
+    "repr-doubling-safe": "{% set ns = namespace(s='\\\\') %}{% for i in range(40) %}{% set ns.s = [ns.s]|safe %}{% endfor %}{{ ns.s|length }}",
+    # ... and whichever filter made the text: a long one a namespace keeps is charged
+    "repr-doubling-replace": "{% set ns = namespace(s='\\\\') %}{% for i in range(40) %}{% set ns.s = [ns.s]|replace('a', 'b') %}{% endfor %}{{ ns.s|length }}",
+    "repr-doubling-striptags": "{% set ns = namespace(s='\\\\') %}{% for i in range(40) %}{% set ns.s = [ns.s]|striptags %}{% endfor %}{{ ns.s|length }}",
+    "repr-doubling-tojson": "{% set ns = namespace(s='\\\\') %}{% for i in range(40) %}{% set ns.s = [ns.s]|tojson %}{% endfor %}{{ ns.s|length }}",
+    "repr-doubling-forceescape": "{% set ns = namespace(s='\\\\') %}{% for i in range(40) %}{% set ns.s = [ns.s]|forceescape %}{% endfor %}{{ ns.s|length }}",
+    # ... or through a recursive macro's argument: the text a filter makes is charged
+    "macro-repr-doubling-tojson": "{% macro d(s, n) %}{{ d([s]|tojson, n - 1) if n else s|length }}{% endmacro %}{{ d('\\\\', 64) }}",
+    "macro-repr-doubling-replace": "{% macro d(s, n) %}{{ d([s]|replace('a', 'b'), n - 1) if n else s|length }}{% endmacro %}{{ d('\\\\', 64) }}",
+    "macro-repr-doubling-forceescape": "{% macro d(s, n) %}{{ d([s]|forceescape, n - 1) if n else s|length }}{% endmacro %}{{ d('\\\\', 64) }}",
+    "macro-repr-doubling-title": "{% macro d(s, n) %}{{ d([s]|title, n - 1) if n else s|length }}{% endmacro %}{{ d('\\\\', 64) }}",
+    "repr-doubling-lower": "{% set ns = namespace(s='\\\\') %}{% for i in range(40) %}{% set ns.s = [ns.s]|lower %}{% endfor %}{{ ns.s|length }}",
+    # per-item work an argument decides, inside one C-level list/sorted/join: an attribute
+    # path of 50,000 parts, a sort key of 20,000 attributes, a test's 100,000-item argument
+    "attribute-path": "{{ (['x'] * 100000)|map(attribute='" + "0." * 50000 + "0')|join|length }}",
+    "sort-many-attributes": "{{ (['x'] * 2000)|sort(attribute='" + ",".join(["0"] * 20000) + "')|length }}",
+    "select-in-long-list": "{% set l = range(100000)|list %}{{ range(100000)|select('in', l)|list|length }}",
+    # textwrap cuts each piece off the rest of a long word: its length squared over the width
+    "wordwrap-long-word": "{% set w = 'a' * 100000 %}{{ (w ~ w ~ w ~ w)|wordwrap(1)|length }}",
     # a product of integers doubles their digits: one multiplication of millions of digits
     "bigint-product": "{% set ns = namespace(n=3) %}{% for i in range(40) %}{% set ns.n = ns.n * ns.n %}{% endfor %}{{ ns.n > 0 }}",
     "bigint-product-straight": "{% set a = 3 ** 60000 %}{% set b = a*a*a*a*a*a*a*a %}{% set c = b*b*b*b*b*b*b*b %}{{ c > 0 }}",

@@ -192,6 +192,7 @@ class Lowering(BlockLowering):
     def set_stmt(self, tag: Token, target: Any, value: ir.Expr, _end: Token) -> Any:
         if isinstance(target, tuple):  # namespace attribute: jinja2 checks ns before the value
             ns, attr = target
+            value = _nested_parts(value, ns.name)
             store = ir.ExprStmt(H("jinja.ns_set", (ns, ir.Const(attr), value)), span=_span(tag))
             if isinstance(value, (ir.Const, ir.Name)):  # cannot fail: ns_set's own check suffices
                 return [store]
@@ -507,6 +508,7 @@ class Lowering(BlockLowering):
         final ``Starred`` argument, ``**x`` as a final ``(None, x)`` keyword."""
         args: list = []
         kwargs: list = []
+        named: set = set()  # the keywords so far (a set: a call of 30,000 was quadratic)
         star: Any = None
         starstar: Any = None
 
@@ -530,12 +532,13 @@ class Lowering(BlockLowering):
             elif kind == "kw":
                 ensure(starstar is None)
                 name, expr, token = value
-                if any(name == k for k, _ in kwargs) and not _keyword_named(items):
+                if name in named and not _keyword_named(items):
                     # Python refuses the call (jinja2 passes keyword-named ones as a dict)
                     raise CompileError(
                         "syntax", f"keyword argument repeated: {name}", *_span(token)
                     )
                 kwargs.append((name, expr))
+                named.add(name)
             else:
                 ensure(star is None and starstar is None and not kwargs)
                 args.append(value)
@@ -657,6 +660,55 @@ def _filters_capture(node: Any) -> bool:
             node.args[2] if node.name == "jinja.no_filter" and len(node.args) > 2 else node.args[0]
         )
     return isinstance(node, ir.Capture)
+
+
+def _nested_parts(value: ir.Expr, ns: str) -> ir.Expr:
+    """A value stored in namespace ``ns``, with what it adds to what the namespace held
+    checked by ``limits.nested``: a loop feeds a namespace attribute back, and pairs
+    (``dictsort``, ``items()``) nest one tuple deeper each time, in the attribute or in a list
+    or dict it holds (``ns.l = [({'a': ns.l[0]}|dictsort)[0]]``), until hashing one
+    overflows the C stack. The namespace's own attributes were checked when stored, so an
+    operator's or a literal's parts are checked one by one (``ns.l + [x]`` checks ``x``, not
+    the whole list again: no walk a step of a loop that grows it); a tuple literal bounds its
+    depth as it is made (``limits.make_tuple``); constants and strings hold no tuple."""
+    if isinstance(value, (ir.ListLit, ir.TupleLit)):
+        return dataclasses.replace(value, items=tuple(_nested_parts(v, ns) for v in value.items))
+    if isinstance(value, ir.DictLit):
+        return dataclasses.replace(
+            value, items=tuple((_nested_parts(k, ns), _nested_parts(v, ns)) for k, v in value.items)
+        )
+    if isinstance(value, ir.BinOp):
+        return dataclasses.replace(
+            value, left=_nested_parts(value.left, ns), right=_nested_parts(value.right, ns)
+        )
+    if isinstance(value, ir.CondExpr):
+        return dataclasses.replace(
+            value, body=_nested_parts(value.body, ns), orelse=_nested_parts(value.orelse, ns)
+        )
+    if isinstance(value, ir.BoolOp):
+        return dataclasses.replace(value, values=tuple(_nested_parts(v, ns) for v in value.values))
+    if isinstance(value, (ir.Const, ir.Compare, ir.Not, ir.UnaryOp)) or (
+        isinstance(value, ir.Helper) and value.name in ("jinja.concat", "jinja.to_str")
+    ):
+        return value  # a constant, a truth, a number or a string
+    if (
+        isinstance(value, ir.Helper)
+        and value.name == "jinja.getattr_"
+        and isinstance(value.args[0], ir.Name)
+        and isinstance(value.args[1], ir.Const)
+        and (
+            value.args[0].name == ns  # the namespace's own attribute: checked when stored
+            or value.args[0].name == "loop" and value.args[1].value in _LOOP_NUMBERS
+        )
+    ):
+        return value
+    return H("limits.nested", (value,), span=value.span)
+
+
+#: the loop object's fields that are numbers or truths (``loop`` is reserved in a ``for``)
+_LOOP_NUMBERS = frozenset(
+    {"index", "index0", "revindex", "revindex0", "first", "last", "length", "depth", "depth0"}
+)
 
 
 def check_loop_controls(body: tuple, in_loop: bool) -> None:

@@ -21,6 +21,7 @@ result is small (``'-' * 80``).
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 from tmpl2py.runtime.limits import PRINTF_SPEC, repeats_a_name
@@ -113,6 +114,12 @@ def _number(node: Any, counters: frozenset) -> bool:
     return False
 
 
+#: a ``%r`` / ``%a`` field (flags, width, precision before the conversion): what it prints
+#: of a string is longer than the string (quotes, a backslash per backslash); ``%%r`` is
+#: matched too, which only sends a format to the checked path
+_ESCAPING = re.compile(r"%(?:\([^)]*\))?[#0\- +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[ra]")
+
+
 def _plain_format(node: Any) -> bool:
     """A constant format string whose fields take no ``*`` width, no width or precision past
     4,096 and no name twice (``%(a)s%(a)s``): what it builds is its own text and each of its
@@ -120,6 +127,8 @@ def _plain_format(node: Any) -> bool:
     if not isinstance(node, ir.Const) or type(node.value) is not str:
         return False
     if repeats_a_name(node.value):  # '%(a)s%(a)s' prints one value twice
+        return False
+    if _ESCAPING.search(node.value):  # '%r' escapes its value: fed back, it grows each time
         return False
     for match in PRINTF_SPEC.finditer(node.value):
         for part in match.groups():

@@ -308,11 +308,18 @@ class _Resolver:
             inner.declare_parameter(p.name.name)
         _Analyzer(inner).expr(tuple(p.default for p in node.params if p.default is not None))
         idents = [inner.refs[p.name.name] for p in node.params]
+        position = {ident: i for i, ident in enumerate(idents)}
         for i, p in enumerate(node.params):
             default = None
             if p.default is not None:
                 # jinja2 fills the defaults in order: a parameter not filled in yet is undefined
-                default = _load_params(self.expr(p.default, inner), set(idents[i:]))
+                resolved = self.expr(p.default, inner)
+                pending = {  # the parameters it reads from this one on (a set per default)
+                    n.ident
+                    for n in ir.walk(resolved)
+                    if isinstance(n, ir.Name) and position.get(n.ident, -1) >= i
+                }
+                default = _load_params(resolved, pending) if pending else resolved
             params.append(ir.Param(ir.Name(p.name.name, idents[i], p.name.span), default))
         body = self.scope(node.body, inner)
         # jinja2 assigns the frame's names before it fills in defaults (which may read them)

@@ -55,7 +55,8 @@ from __future__ import annotations
 import functools
 import operator
 from collections import abc, namedtuple
-from itertools import chain, groupby
+from itertools import chain, groupby, islice
+from types import GeneratorType
 
 from . import bounded
 from .access import DICT_ATTRS, REFERENCE_PRIVATE, getattr_, getitem, private_attribute
@@ -148,6 +149,12 @@ def _prepare_attribute_parts(attr: Any) -> list:
     return [attr]
 
 
+#: a getter of more attribute parts than this charges each item it reads (``limits.charge``,
+#: a unit a part): the filters charge an item each, and a path of 50,000 parts read for each
+#: of 100,000 items ran inside one C-level ``list``/``sorted``/``join``, never looked at
+LONG_PATH = 64
+
+
 def make_attrgetter(
     attribute: Any, postprocess: Optional[Callable[[Any], Any]] = None, default: Any = None
 ) -> Callable[[Any], Any]:
@@ -155,8 +162,11 @@ def make_attrgetter(
     parts = _prepare_attribute_parts(attribute)
     if len(parts) == 1 and default is None and postprocess is None:
         return _one_part_getter(parts[0])
+    long = len(parts) if len(parts) > LONG_PATH else 0
 
     def attrgetter(item: Any) -> Any:
+        if long:
+            charge(long)
         for part in parts:
             item = getitem(item, part)
             if default is not None and isinstance(item, Undefined):
@@ -188,8 +198,12 @@ def make_multi_attrgetter(
     """Like make_attrgetter for a comma-separated list of paths; returns the list of values."""
     split = attribute.split(",") if isinstance(attribute, str) else [attribute]
     parts = [_prepare_attribute_parts(item) for item in split]
+    count = sum(map(len, parts))
+    long = count if count > LONG_PATH else 0
 
     def attrgetter(item: Any) -> list:
+        if long:
+            charge(long)  # (and the key ``sorted`` keeps per item is this long)
         items = [None] * len(parts)
         for i, attribute_part in enumerate(parts):
             item_i = item
@@ -258,7 +272,7 @@ def do_center(value: Any, width: int = 80) -> str:
 def do_replace(s: Any, old: Any, new: Any, count: Optional[int] = None) -> str:
     if count is None:
         count = -1
-    s, old, new = str(s), str(old), str(new)
+    s, old, new = _text_of(s), str(old), str(new)
     bounded.guard_replace(s, old, new, count)
     return s.replace(old, new, count)
 
@@ -328,7 +342,7 @@ def do_wordwrap(
 
     if wrapstring is None:
         wrapstring = "\n"  # environment.newline_sequence
-    bounded.guard_wrap(s, width, wrapstring)
+    bounded.guard_wrap(s, width, wrapstring, break_long_words)
     return wrapstring.join(
         [
             wrapstring.join(
@@ -389,13 +403,13 @@ def do_safe(value: Any) -> Markup:
 def do_forceescape(value: Any) -> Markup:
     if hasattr(value, "__html__"):
         value = value.__html__()
-    return escape(str(value))
+    return escape(_text_of(value))
 
 
 def do_striptags(value: Any) -> str:
     if hasattr(value, "__html__"):
         value = value.__html__()
-    return Markup(str(value)).striptags()  # markupsafe 3.0.4's: linear
+    return Markup(_text_of(value)).striptags()  # markupsafe 3.0.4's: linear
 
 
 _attr_key_re = _LazyRe(r"(?a)[\s/>=]")  # re.ASCII
@@ -470,6 +484,21 @@ _email_re = _LazyRe(r"^\S+@\w[\w.-]*\.\w+$")
 _uri_scheme_re = _LazyRe(r"^([\w.+-]{2,}:(/){0,2})$")
 
 
+def _trailing_punctuation(text: str) -> int:
+    """The start of the longest end of ``text`` made of ``)``, ``>``, ``.``, ``,``, newlines
+    and ``&gt;``: read from the end, each character decides its piece (only ``&gt;`` ends in
+    ``;``), so the first start the regex's search would find is where this stops."""
+    end = len(text)
+    while end:
+        if text[end - 1] in ")>.,\n":
+            end -= 1
+        elif text.endswith("&gt;", 0, end):
+            end -= 4
+        else:
+            break
+    return end
+
+
 def _split_punctuation(word: str) -> tuple:
     """urlize: (leading punctuation, the candidate link, trailing punctuation)."""
     import re
@@ -480,10 +509,12 @@ def _split_punctuation(word: str) -> tuple:
         head = match.group()
         middle = middle[match.end() :]
     if middle.endswith((")", ">", ".", ",", "\n", "&gt;")):
-        match = re.search(r"([)>.,\n]|&gt;)+$", middle)
-        if match:
-            tail = match.group()
-            middle = middle[: match.start()]
+        # where ``re.search(r"([)>.,\n]|&gt;)+$", middle)`` starts (jinja2's), found from the
+        # end in linear time: the search tries every start and backtracks from each, so a
+        # run of dots not at the end took seconds (30,000 of them in a message: 17 s)
+        start = _trailing_punctuation(middle)
+        tail = middle[start:]
+        middle = middle[:start]
     # Prefer balancing parentheses in URLs instead of ignoring a trailing character.
     for start_char, end_char in ("(", ")"), ("<", ">"), ("&lt;", "&gt;"):
         start_count = middle.count(start_char)
@@ -584,7 +615,7 @@ def do_tojson(
         return (_JSON_STR or _json_str())(x)
     bounded.charge_input(x, 2, 4)  # its work grows with the input (limits.charge)
     if ensure_ascii is False and indent is None and separators is None and sort_keys is False:
-        return (_PLAIN_JSON or _plain_json())(x)
+        return _long_text((_PLAIN_JSON or _plain_json())(x), "tojson")
     bounded.guard_json_indent(x, indent)
     if (
         type(indent) is int
@@ -592,12 +623,32 @@ def do_tojson(
         and type(ensure_ascii) is bool
         and type(sort_keys) is bool
     ):
-        return _indented_json(x, indent, ensure_ascii, sort_keys)
+        return _long_text(_indented_json(x, indent, ensure_ascii, sort_keys), "tojson")
     import json
 
-    return json.dumps(
-        x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
+    return _long_text(
+        json.dumps(
+            x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
+        ),
+        "tojson",
     )
+
+
+def _long_text(text: str, what: str) -> str:
+    """``text``, made from a value: charged as built from 65,536 characters on
+    (``limits.check_built``). Escaping makes a value's text longer than what it holds (JSON
+    and ``repr`` double a backslash), so a text fed back (a recursive macro's argument, a
+    namespace) would otherwise grow geometrically at the cost of its input alone."""
+    if len(text) >= SHORT:
+        check_built(len(text), what)
+    return text
+
+
+def _text_of(value: Any) -> str:
+    """``str(value)``; a long text made from a value that is no string charged as built."""
+    if isinstance(value, str):
+        return str(value)
+    return _long_text(str(value), "a value's text")
 
 
 _PLAIN_JSON: Any = None
@@ -920,7 +971,7 @@ def do_unique(value: Any, case_sensitive: bool = False, attribute: Any = None) -
     bounded.charge_input(value, 1, 2)  # its work grows with the input (limits.charge)
     getter = make_attrgetter(attribute, None if case_sensitive else ignore_case)
     seen = set()
-    for item in value:
+    for item in _items_of(value):
         key = getter(item)
         if key not in seen:
             seen.add(key)
@@ -982,9 +1033,18 @@ def _weighed_slices(slice_filter: Callable[..., Iterator[list]]) -> Callable[...
 do_slice = _weighed_slices(do_slice)
 
 
+def _items_of(value: Any) -> Any:
+    """What a lazy filter's generator iterates for ``value``: a generator (another lazy
+    filter's result) through ``islice``, whose C-level ``next`` counts the recursion (a
+    generator's ``for`` over a generator does not, in CPython 3.11: a chain of 100,000
+    ``batch`` generators, fed back through a namespace, overflowed the C stack when
+    iterated); anything else as it is."""
+    return islice(value, None) if type(value) is GeneratorType else value
+
+
 def do_batch(value: Any, linecount: int, fill_with: Any = None) -> Iterator[list]:
     tmp: list = []
-    for item in value:
+    for item in _items_of(value):
         if len(tmp) == linecount:
             yield tmp
             tmp = []
@@ -1054,7 +1114,7 @@ def do_map(value: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
         if making:
             yield from weighed(map(func, value), "map")
             return
-        for item in value:
+        for item in _items_of(value):
             yield func(item)
 
 
@@ -1103,7 +1163,15 @@ def select_list(value: Any, keep: bool, lookup_attr: bool, *args: Any, **kwargs:
 
 
 def _selected(value: Any, args: tuple, kwargs: dict, keep: bool, lookup_attr: bool) -> Iterator[Any]:
-    """The items of ``value`` that ``select_or_reject`` yields (``value`` is true)."""
+    """The items of ``value`` that ``select_or_reject`` yields (``value`` is true). A long
+    argument of the test (``select('in', long_list)``) is work per item, paid for as the
+    filter starts (or item by item, for an input of unknown length)."""
+    per_item = _argument_cost(args, kwargs)
+    if per_item:
+        if isinstance(value, _SIZED):
+            charge(len(value) * per_item)
+        else:
+            value = _charged(value, per_item)
     fast = _direct_test(args, kwargs, lookup_attr)
     if fast is None:
         modfunc = _keep if keep else operator.not_
@@ -1125,6 +1193,26 @@ def _selected(value: Any, args: tuple, kwargs: dict, keep: bool, lookup_attr: bo
             if not (item[key] if type(item) is dict and key in item else get(item)) == other
         )
     return (item for item in value if bool(test(get(item), *test_args, **kwargs)) is keep)
+
+
+_SIZED = (str, list, tuple, dict, range)
+
+
+def _argument_cost(args: tuple, kwargs: dict) -> int:
+    """Units of work a test's call may take per item for its long arguments: a unit per 64
+    characters or items of each argument longer than 4,096 (``in`` searches it, ``==``
+    compares it), else 0."""
+    cost = 0
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, _SIZED) and len(a) > 4096:
+            cost += len(a) >> 6
+    return cost
+
+
+def _charged(items: Any, per_item: int) -> Iterator[Any]:
+    for item in _items_of(items):
+        charge(per_item)
+        yield item
 
 
 #: ``_direct_test``'s answers for argument tuples of short strings only (a template's filter

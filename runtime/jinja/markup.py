@@ -1,9 +1,12 @@
 """The part of markupsafe that changes printed output without autoescape: ``Markup``,
-``escape``, ``soft_str``. Standard library only."""
+``escape``, ``soft_str``. Standard library only, and the runtime's limits (a long text
+made from a value is checked)."""
 
 from __future__ import annotations
 
 import functools
+
+from ..limits import check_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -28,13 +31,23 @@ def escape(s: Any, /) -> "Markup":
         return Markup(_escape_inner(s))
     if hasattr(s, "__html__"):
         return Markup(s.__html__())
-    return Markup(_escape_inner(str(s)))
+    text = _escape_inner(str(s))
+    if len(text) >= 65536:  # a container's text, escaped: bounded as ``soft_str`` bounds it
+        check_text(len(text))
+    return Markup(text)
 
 
 def soft_str(s: Any, /) -> str:
-    """markupsafe.soft_str: ``str(s)`` unless ``s`` already is a string (Markup stays Markup)."""
+    """markupsafe.soft_str: ``str(s)`` unless ``s`` already is a string (Markup stays Markup).
+    A long text made from a value is bounded (``limits.check_text``): a container's text
+    escapes what it holds (``repr`` doubles a backslash, makes ten characters of an
+    unprintable one), so ``[s]|string`` fed back through a loop grows geometrically past
+    what weighing the container showed."""
     if not isinstance(s, str):
-        return str(s)
+        text = str(s)
+        if len(text) >= 65536:
+            check_text(len(text))
+        return text
     return s
 
 
@@ -48,7 +61,10 @@ class Markup(str):
         if hasattr(object, "__html__"):
             object = object.__html__()
         if encoding is None:
-            return super().__new__(cls, object)
+            made = super().__new__(cls, object)
+            if len(made) >= 65536 and not isinstance(object, str):  # a value's text (``|safe``)
+                check_text(len(made))
+            return made
         return super().__new__(cls, object, encoding, errors)
 
     def __html__(self, /) -> "Markup":
