@@ -15,7 +15,7 @@ import dataclasses
 import itertools
 import keyword
 import operator
-from typing import Any, Iterable
+from typing import Any, Iterable, Optional
 
 from lark import Token, Transformer, v_args
 
@@ -27,6 +27,8 @@ from .library import FILTER_FUNCS, TEST_FUNCS
 from .statements import BlockLowering, check_extends, generator_macros
 
 H = ir.Helper
+#: names jinja2 reads as constants (``nodes.Name.can_assign`` refuses them as targets)
+_CONSTANT_NAMES = frozenset({"true", "false", "none", "True", "False", "None"})
 
 
 def _span(tok: Any) -> ir.Span:
@@ -205,13 +207,15 @@ class Lowering(BlockLowering):
     def ns_target(self, ns: Token, attr: Token) -> tuple:
         return (ir.Name(str(ns), span=_span(ns)), str(attr))
 
-    def set_block(self, tag: Token, name: Token, *rest: Any) -> ir.Stmt:
+    def set_block(self, tag: Token, target: Any, *rest: Any) -> ir.Stmt:
+        """``{% set x %}...{% endset %}``; a tuple target unpacks the block's text (jinja2's
+        ``AssignBlock`` takes any assignment target: ``{% set a, b %}xy{% endset %}``)."""
         parts = _nodes(rest)
         filters = parts.pop(0) if len(parts) == 2 else []
         value: ir.Expr = ir.Capture(parts[0], span=_span(tag))
         for call in filters:
             value = apply_filter(value, call, _span(tag))
-        return ir.Assign(ir.Name(str(name), span=_span(name)), value, span=_span(tag))
+        return ir.Assign(target, value, span=_span(tag))
 
     def set_ns_block(self, tag: Token, ns: Token, attr: Token, *rest: Any) -> ir.Stmt:
         """``{% set ns.attr %}...{% endset %}``: jinja2 stores the block's text with
@@ -293,6 +297,8 @@ class Lowering(BlockLowering):
         return list(params)
 
     def macro_param(self, name: Token, default: Any = None) -> ir.Param:
+        if str(name) in _CONSTANT_NAMES:  # jinja2's parse_signature: ``Name.can_assign``
+            raise CompileError("syntax", "can't assign to 'name'", *_span(name))
         return ir.Param(ir.Name(str(name), span=_span(name)), default)
 
     def call_params(self, *params: Any) -> list:
@@ -434,6 +440,22 @@ class Lowering(BlockLowering):
 
     def filter(self, value: ir.Expr, call: tuple) -> ir.Expr:
         return apply_filter(value, call, ir.NOSPAN)
+
+    @v_args(meta=True, inline=True)
+    def filter_called(self, meta: Any, value: ir.Expr, name: tuple, *calls: tuple) -> ir.Expr:
+        """``x|f(a)(b)``: the filter's result called (jinja2's ``parse_filter_expr``)."""
+        return self._called(meta, self.filter(value, self.filter_call(name, calls[0])), calls[1:])
+
+    @v_args(meta=True, inline=True)
+    def test_called(self, meta: Any, value: ir.Expr, _is: Token, *rest: Any) -> ir.Expr:
+        """``x is t(a)(b)``: the test's result called."""
+        first = next(i for i, r in enumerate(rest) if isinstance(r, tuple))
+        return self._called(meta, self.test(value, _is, *rest[: first + 1]), rest[first + 1 :])
+
+    def _called(self, meta: Any, func: ir.Expr, calls: tuple) -> ir.Expr:
+        for args in calls:
+            func = H("jinja.call", (func, *args[0]), args[1], span=(meta.line or 0, meta.column or 0))
+        return func
 
     def filter_call(self, name: tuple, args: Any = None) -> tuple:
         self.filter_names.add(name[0])
@@ -637,6 +659,8 @@ def check_unknown_names(body: tuple) -> None:
                 kind = "filter" if node.name == "jinja.no_filter" else "test"
                 name = node.args[0].value  # type: ignore[attr-defined]
                 raise CompileError(f"unknown-{kind}", f"No {kind} named {name!r}.", *node.span)
+        if isinstance(node, ir.BoolOp) and _folds_short(node):
+            return  # jinja2's optimizer folds it to a constant before it compiles the rest
         if isinstance(node, (ir.If, ir.CondExpr)):
             soft = True
         elif isinstance(node, ir.For):
@@ -651,6 +675,31 @@ def check_unknown_names(body: tuple) -> None:
             visit(getattr(node, f), soft)
 
     visit(body, False)
+
+
+def _folds_short(node: ir.BoolOp) -> bool:
+    """``node`` (``and`` / ``or``) short-circuits on constants alone (``false and x|f``):
+    jinja2's optimizer folds it (``And.as_const``: the operands before the deciding one are
+    constants too), so what comes after is never compiled, an unknown filter included."""
+    for value in node.values:
+        truth = _constant_truth(value)
+        if truth is None:
+            return False
+        if truth is (node.op == "or"):
+            return True
+    return False
+
+
+def _constant_truth(node: Any) -> Optional[bool]:
+    """The truth of a constant (``true``, ``0``, ``'a'``, ``not none``), or None."""
+    if isinstance(node, ir.Const) and type(node.value) in (bool, int, float, str, type(None)):
+        return bool(node.value)
+    if isinstance(node, ir.Not):
+        inner = _constant_truth(node.operand)
+        return None if inner is None else not inner
+    if isinstance(node, (ir.ListLit, ir.TupleLit, ir.DictLit)) and _folded(node):
+        return bool(node.items)
+    return None
 
 
 def _filters_capture(node: Any) -> bool:
@@ -709,6 +758,38 @@ def _nested_parts(value: ir.Expr, ns: str) -> ir.Expr:
 _LOOP_NUMBERS = frozenset(
     {"index", "index0", "revindex", "revindex0", "first", "last", "length", "depth", "depth0"}
 )
+
+
+def check_loop_stores(body: tuple) -> None:
+    """jinja2 refuses, as it compiles a ``for``, any name ``loop`` stored anywhere in it (its
+    target, a ``set``, a ``with``, a nested loop's target, in a macro defined there): the
+    loop object's name is reserved in the whole statement."""
+    if not _stores_loop(body):  # (the usual case: one walk)
+        return
+    for node in ir.walk(body):
+        if isinstance(node, ir.For):
+            stored = _stores_loop((node.target, node.body, node.else_), node.target)
+            if stored is not None:
+                raise CompileError(
+                    "syntax", "Can't assign to special loop variable in for-loop target", *stored.span
+                )
+
+
+def _stores_loop(root: Any, target: Any = None) -> Optional[ir.Name]:
+    """The first target name ``loop`` of an assignment or loop at or under ``root`` (or in
+    ``target``); a ``with`` binding's is none (jinja2's ``With`` targets are parameters)."""
+    nodes = ir.walk(root)
+    bindings = {id(b) for n in nodes if isinstance(n, ir.Scoped) for b in n.bindings}
+    for node in [None, *nodes]:
+        if node is None or isinstance(node, (ir.Assign, ir.For)) and id(node) not in bindings:
+            stored = [target if node is None else node.target]
+            while stored:
+                name = stored.pop()
+                if isinstance(name, ir.Target):
+                    stored.extend(reversed(name.names))
+                elif isinstance(name, ir.Name) and name.name == "loop":
+                    return name
+    return None
 
 
 def check_loop_controls(body: tuple, in_loop: bool) -> None:

@@ -105,10 +105,11 @@ def run(
     """``exact_undefined``: give every read of an absent name its own undefined value, as
     jinja2 does (default: only in templates that can tell, ``scope.uses_identity``)."""
     if module.dialect == "jinja":
-        from ..jinja.lowering import check_loop_controls, check_unknown_names
+        from ..jinja.lowering import check_loop_controls, check_loop_stores, check_unknown_names
 
         check_unknown_names(module.body)
         check_loop_controls(module.body, in_loop=False)
+        check_loop_stores(module.body)
         if exact_undefined is None:
             exact_undefined = scope.uses_identity(module)
         module = scope.resolve(module, exact_undefined)
