@@ -727,6 +727,8 @@ def _nested_parts(value: ir.Expr, ns: str) -> ir.Expr:
             value, items=tuple((_nested_parts(k, ns), _nested_parts(v, ns)) for k, v in value.items)
         )
     if isinstance(value, ir.BinOp):
+        if value.op != "*" and (value.op != "+" or _adds_a_string(value)):
+            return value  # a number or a string (``-``, ``/``, ``%``...; ``+`` with a text)
         return dataclasses.replace(
             value, left=_nested_parts(value.left, ns), right=_nested_parts(value.right, ns)
         )
@@ -752,6 +754,19 @@ def _nested_parts(value: ir.Expr, ns: str) -> ir.Expr:
     ):
         return value
     return H("limits.nested", (value,), span=value.span)
+
+
+def _adds_a_string(value: ir.BinOp) -> bool:
+    """A ``+`` chain with a string constant among its operands: its value is a string (or
+    the ``+`` raises), whatever the others are (``ns.s + '<' + m``)."""
+    operands = [value]
+    while operands:
+        node = operands.pop()
+        if isinstance(node, ir.BinOp) and node.op == "+":
+            operands += (node.left, node.right)
+        elif isinstance(node, ir.Const) and type(node.value) is str:
+            return True
+    return False
 
 
 #: the loop object's fields that are numbers or truths (``loop`` is reserved in a ``for``)
