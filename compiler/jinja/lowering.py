@@ -719,8 +719,11 @@ def _nested_parts(value: ir.Expr, ns: str) -> ir.Expr:
     overflows the C stack. The namespace's own attributes were checked when stored, so an
     operator's or a literal's parts are checked one by one (``ns.l + [x]`` checks ``x``, not
     the whole list again: no walk a step of a loop that grows it); a tuple literal bounds its
-    depth as it is made (``limits.make_tuple``); constants and strings hold no tuple."""
-    if isinstance(value, (ir.ListLit, ir.TupleLit)):
+    depth as it is made (``limits.make_tuple``: a list or dict in it stops a hash's descent);
+    constants and strings hold no tuple."""
+    if isinstance(value, ir.TupleLit):
+        return value  # ``limits.make_tuple`` measures a tuple's tuples as it is made
+    if isinstance(value, ir.ListLit):
         return dataclasses.replace(value, items=tuple(_nested_parts(v, ns) for v in value.items))
     if isinstance(value, ir.DictLit):
         return dataclasses.replace(
