@@ -615,7 +615,10 @@ def do_tojson(
         return (_JSON_STR or _json_str())(x)
     bounded.charge_input(x, 2, 4)  # its work grows with the input (limits.charge)
     if ensure_ascii is False and indent is None and separators is None and sort_keys is False:
-        return _long_text((_PLAIN_JSON or _plain_json())(x), "tojson")
+        text = (_PLAIN_JSON or _plain_json())(x)
+        if len(text) >= SHORT:  # (``_long_text``, inline: the usual call of this filter)
+            check_built(len(text), "tojson")
+        return text
     bounded.guard_json_indent(x, indent)
     if (
         type(indent) is int
@@ -1166,13 +1169,15 @@ def _selected(value: Any, args: tuple, kwargs: dict, keep: bool, lookup_attr: bo
     """The items of ``value`` that ``select_or_reject`` yields (``value`` is true). A long
     argument of the test (``select('in', long_list)``) is work per item, paid for as the
     filter starts (or item by item, for an input of unknown length)."""
-    per_item = _argument_cost(args, kwargs)
-    if per_item:
-        if isinstance(value, _SIZED):
-            charge(len(value) * per_item)
-        else:
-            value = _charged(value, per_item)
-    fast = _direct_test(args, kwargs, lookup_attr)
+    short = _short_arguments(args, kwargs)
+    if not short:
+        per_item = _argument_cost(args, kwargs)
+        if per_item:
+            if isinstance(value, _SIZED):
+                charge(len(value) * per_item)
+            else:
+                value = _charged(value, per_item)
+    fast = _direct_test(args, kwargs, lookup_attr, short)
     if fast is None:
         modfunc = _keep if keep else operator.not_
         return filter(_prepare_select_or_reject(args, kwargs, modfunc, lookup_attr), value)
@@ -1225,18 +1230,24 @@ PREPARED_MAX = 256
 PREPARED_ARGUMENT = 64
 
 
-def _direct_test(args: tuple, kwargs: dict, lookup_attr: bool) -> Optional[tuple]:
+def _short_arguments(args: tuple, kwargs: dict) -> bool:
+    """No keywords, and every argument a string of at most ``PREPARED_ARGUMENT`` characters
+    (the usual call: ``selectattr('role', 'equalto', 'user')``)."""
+    if kwargs:
+        return False
+    for a in args:
+        if type(a) is not str or len(a) > PREPARED_ARGUMENT:
+            return False
+    return True
+
+
+def _direct_test(args: tuple, kwargs: dict, lookup_attr: bool, cacheable: bool) -> Optional[tuple]:
     """``(test, getter, test arguments, key)`` when the filter names a known test (and, for
     ``selectattr``/``rejectattr``, an attribute): what ``_prepare_select_or_reject``'s
     lambdas compute per item, looked up once (``key``: a one-part attribute no dict method
     is named, which a dict answers with its item, else None). None: the general path (no
     test named, an unknown one, which fails on the first item as jinja2 fails)."""
-    cacheable = not kwargs
-    for a in args:
-        if type(a) is not str or len(a) > PREPARED_ARGUMENT:
-            cacheable = False
-            break
-    if cacheable:
+    if cacheable:  # (``_short_arguments``)
         found = _PREPARED.get((lookup_attr, args))
         if found is not None:
             return found
