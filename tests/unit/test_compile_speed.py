@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import Callable
 
 from tmpl2py.compiler import compile_template
 from tmpl2py.compiler.api import clear_compile_cache, generate
@@ -110,30 +111,31 @@ def test_go_compile_time_is_linear_in_the_number_of_assignments() -> None:
     _assert_doubling_is_linear(_go_assignments_seconds, 500)
 
 
-def _keywords_seconds(count: int) -> float:
-    source = "{{ f(" + ", ".join(f"a{i}=1" for i in range(count)) + ") }}"
-    clear_compile_cache()
-    t0 = time.process_time()
-    compile_template(source)
-    return time.process_time() - t0
+def _seconds_of(make_source: Callable[[int], str]) -> Callable[[int], float]:
+    """A timer for ``_assert_doubling_is_linear``: the compile time of ``make_source(count)``."""
+
+    def seconds(count: int) -> float:
+        source = make_source(count)
+        clear_compile_cache()
+        t0 = time.process_time()
+        compile_template(source)
+        return time.process_time() - t0
+
+    return seconds
 
 
 def test_compile_time_is_linear_in_the_number_of_keyword_arguments() -> None:
     """A call's keywords: the lowering looked each up among the earlier ones, and CPython
     compares every keyword of a call with every other as it compiles it (30,000 took 21 s);
     past ``emit.MANY_KEYWORDS`` they are passed as one ``**{...}`` dict."""
-    _assert_doubling_is_linear(_keywords_seconds, 4000)
-
-
-def _defaults_seconds(count: int) -> float:
-    source = "{% macro m(" + ", ".join(f"a{i}=x" for i in range(count)) + ") %}{% endmacro %}{{ m() }}"
-    clear_compile_cache()
-    t0 = time.process_time()
-    compile_template(source)
-    return time.process_time() - t0
+    keywords = _seconds_of(lambda n: "{{ f(" + ", ".join(f"a{i}=1" for i in range(n)) + ") }}")
+    _assert_doubling_is_linear(keywords, 4000)
 
 
 def test_compile_time_is_linear_in_the_number_of_macro_defaults() -> None:
     """A macro's defaults: the scope pass made the set of the parameters not filled in yet
     for each default (a copy per parameter: 20,000 took 8 s)."""
-    _assert_doubling_is_linear(_defaults_seconds, 2000)
+    defaults = _seconds_of(
+        lambda n: "{% macro m(" + ", ".join(f"a{i}=x" for i in range(n)) + ") %}{% endmacro %}{{ m() }}"
+    )
+    _assert_doubling_is_linear(defaults, 2000)
