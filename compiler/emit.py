@@ -130,20 +130,18 @@ class Emitter(FuelEmitter):
     def keywords(self, kwargs: tuple) -> list[ast.keyword]:
         """Keyword arguments, ``(None, mapping)`` last as ``**mapping``; when one is named like a
         Python keyword (``def=``), all the named ones go in one ``**{...}`` dict, as jinja2 writes
-        them (a repeated name is then no error), merged with the mapping by ``dict(...)``."""
+        them (a repeated name is then no error), merged with the mapping by ``dict(...)``; past
+        ``MANY_KEYWORDS`` they go in one dict too, before the mapping (their names are distinct:
+        the frontends refuse a repeat)."""
         named = [(k, v) for k, v in kwargs if k is not None]
         spread = [ast.keyword(None, self.expr(v)) for k, v in kwargs if k is None]
-        if len(named) > MANY_KEYWORDS:  # (their names are distinct: the frontends refuse a repeat)
-            merged = ast.Dict([ast.Constant(k) for k, _ in named], [self.expr(v) for _, v in named])
+        python_keyword = any(keyword.iskeyword(k) for k, _ in named)
+        if python_keyword or len(named) > MANY_KEYWORDS:
+            merged: ast.expr = ast.Dict([ast.Constant(k) for k, _ in named], [self.expr(v) for _, v in named])
+            if python_keyword and spread:
+                merged = ast.Call(ast.Name(self.helper_name("builtins.dict"), ast.Load()), [merged], spread)
+                spread = []
             return [ast.keyword(None, merged)] + spread
-        if any(keyword.iskeyword(k) for k, _ in named):
-            keys: list = [ast.Constant(k) for k, _ in named]
-            merged: ast.expr = ast.Dict(keys, [self.expr(v) for _, v in named])
-            if spread:
-                merged = ast.Call(
-                    ast.Name(self.helper_name("builtins.dict"), ast.Load()), [merged], spread
-                )
-            return [ast.keyword(None, merged)]
         return [ast.keyword(k, self.expr(v)) for k, v in named] + spread
 
     def x_Starred(self, node: ir.Starred) -> ast.expr:

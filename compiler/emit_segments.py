@@ -47,9 +47,7 @@ METHOD_NAMES = frozenset(
     n for t in (str, dict, list, tuple, int, float) for n in dir(t) if not n.startswith("_")
 )
 #: loop attributes that depend only on the iterable's length
-SHAPE_LOOP_ATTRS = frozenset(
-    {"index", "index0", "revindex", "revindex0", "first", "last", "length", "depth", "depth0"}
-)
+SHAPE_LOOP_ATTRS = ir.LOOP_SCALAR_ATTRS
 RESOLVERS = frozenset({"jinja.resolve", "jinja.resolve_top", "jinja.resolve_missing"})
 ACCESSORS = frozenset({"jinja.getattr_", "jinja.getitem"})
 STATEFUL_GLOBALS = frozenset({"cycler", "joiner"})

@@ -408,6 +408,13 @@ class LoopAttr(Expr):
     span: Span = _span()
 
 
+#: the fields of a Jinja loop object that are numbers or truths (they depend only on the
+#: iterable's length; ``first`` and ``last`` are the truths)
+LOOP_SCALAR_ATTRS = frozenset(
+    {"index", "index0", "revindex", "revindex0", "first", "last", "length", "depth", "depth0"}
+)
+
+
 @node
 class Bind(Expr):
     """``value``, kept in the compiler local ``temp`` as it is computed (Python's ``temp :=

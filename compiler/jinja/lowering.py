@@ -752,7 +752,7 @@ def _nested_parts(value: ir.Expr, ns: str) -> ir.Expr:
         and isinstance(value.args[1], ir.Const)
         and (
             value.args[0].name == ns  # the namespace's own attribute: checked when stored
-            or value.args[0].name == "loop" and value.args[1].value in _LOOP_NUMBERS
+            or value.args[0].name == "loop" and value.args[1].value in ir.LOOP_SCALAR_ATTRS
         )
     ):
         return value
@@ -770,12 +770,6 @@ def _adds_a_string(value: ir.BinOp) -> bool:
         elif isinstance(node, ir.Const) and type(node.value) is str:
             return True
     return False
-
-
-#: the loop object's fields that are numbers or truths (``loop`` is reserved in a ``for``)
-_LOOP_NUMBERS = frozenset(
-    {"index", "index0", "revindex", "revindex0", "first", "last", "length", "depth", "depth0"}
-)
 
 
 def check_loop_stores(body: tuple) -> None:

@@ -96,7 +96,7 @@ def _shares(node: Any, counters: frozenset = frozenset()) -> bool:
 
 
 #: ``loop`` attributes that are always ints
-_NUMERIC_LOOP_ATTRS = frozenset({"index", "index0", "revindex", "revindex0", "length", "depth", "depth0"})
+_NUMERIC_LOOP_ATTRS = ir.LOOP_SCALAR_ATTRS - {"first", "last"}
 _NUMBER_OPS = frozenset({"+", "-", "*", "//", "%"})
 
 
