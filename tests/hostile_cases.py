@@ -32,6 +32,16 @@ TOTAL_SECONDS = 600
 
 NS = "{% set ns = namespace(s='ab', l=[1, 2], t=()) %}"
 
+#: one step of a text fed back (``X``: the text so far) that escapes what it holds: a
+#: container's ``repr`` doubles a backslash, so each step doubles the text (bounded by
+#: ``limits.check_text`` where the filter reads a value as text, charged as built elsewhere,
+#: and charged when a namespace keeps it)
+REPR_STEPS = {
+    "string": "[X]|string", "format": "'%r'|format(X)", "percent": "'%r' % (X,)", "escape": "[X]|e",
+    "safe": "[X]|safe", "replace": "[X]|replace('a', 'b')", "striptags": "[X]|striptags",
+    "tojson": "[X]|tojson", "forceescape": "[X]|forceescape", "title": "[X]|title", "lower": "[X]|lower",
+}
+
 JINJA_DOS = {
     "nested-range": "{% for i in range(100000) %}{% for j in range(100000) %}{{ j }}{% endfor %}{% endfor %}",
     # a loop paid for as it starts still checks its output every chunk of iterations: a new
@@ -158,22 +168,17 @@ JINJA_DOS = {
     "lazy-map-chain": "{% set ns = namespace(g=[1]) %}{% for i in range(100000) %}{% set ns.g = ns.g|map('lower') %}{% endfor %}{{ ns.g|list|length }}",
     # a container's text escapes what it holds (repr doubles a backslash): fed back, it
     # doubles each step past what weighing the container showed
-    "repr-doubling-string": "{% set ns = namespace(s='\\\\') %}{% for i in range(40) %}{% set ns.s = [ns.s]|string %}{% endfor %}{{ ns.s|length }}",
-    "repr-doubling-format": "{% set ns = namespace(s='\\\\') %}{% for i in range(40) %}{% set ns.s = '%r'|format(ns.s) %}{% endfor %}{{ ns.s|length }}",
-    "repr-doubling-percent": "{% set ns = namespace(s='\\\\') %}{% for i in range(40) %}{% set ns.s = '%r' % (ns.s,) %}{% endfor %}{{ ns.s|length }}",
-    "repr-doubling-escape": "{% set ns = namespace(s='\\\\') %}{% for i in range(40) %}{% set ns.s = [ns.s]|e %}{% endfor %}{{ ns.s|length }}",
-    "repr-doubling-safe": "{% set ns = namespace(s='\\\\') %}{% for i in range(40) %}{% set ns.s = [ns.s]|safe %}{% endfor %}{{ ns.s|length }}",
-    # ... and whichever filter made the text: a long one a namespace keeps is charged
-    "repr-doubling-replace": "{% set ns = namespace(s='\\\\') %}{% for i in range(40) %}{% set ns.s = [ns.s]|replace('a', 'b') %}{% endfor %}{{ ns.s|length }}",
-    "repr-doubling-striptags": "{% set ns = namespace(s='\\\\') %}{% for i in range(40) %}{% set ns.s = [ns.s]|striptags %}{% endfor %}{{ ns.s|length }}",
-    "repr-doubling-tojson": "{% set ns = namespace(s='\\\\') %}{% for i in range(40) %}{% set ns.s = [ns.s]|tojson %}{% endfor %}{{ ns.s|length }}",
-    "repr-doubling-forceescape": "{% set ns = namespace(s='\\\\') %}{% for i in range(40) %}{% set ns.s = [ns.s]|forceescape %}{% endfor %}{{ ns.s|length }}",
+    **{
+        f"repr-doubling-{name}": "{% set ns = namespace(s='\\\\') %}{% for i in range(40) %}{% set ns.s = "
+        + step.replace("X", "ns.s") + " %}{% endfor %}{{ ns.s|length }}"
+        for name, step in REPR_STEPS.items()
+    },
     # ... or through a recursive macro's argument: the text a filter makes is charged
-    "macro-repr-doubling-tojson": "{% macro d(s, n) %}{{ d([s]|tojson, n - 1) if n else s|length }}{% endmacro %}{{ d('\\\\', 64) }}",
-    "macro-repr-doubling-replace": "{% macro d(s, n) %}{{ d([s]|replace('a', 'b'), n - 1) if n else s|length }}{% endmacro %}{{ d('\\\\', 64) }}",
-    "macro-repr-doubling-forceescape": "{% macro d(s, n) %}{{ d([s]|forceescape, n - 1) if n else s|length }}{% endmacro %}{{ d('\\\\', 64) }}",
-    "macro-repr-doubling-title": "{% macro d(s, n) %}{{ d([s]|title, n - 1) if n else s|length }}{% endmacro %}{{ d('\\\\', 64) }}",
-    "repr-doubling-lower": "{% set ns = namespace(s='\\\\') %}{% for i in range(40) %}{% set ns.s = [ns.s]|lower %}{% endfor %}{{ ns.s|length }}",
+    **{
+        f"macro-repr-doubling-{name}": "{% macro d(s, n) %}{{ d(" + REPR_STEPS[name].replace("X", "s")
+        + ", n - 1) if n else s|length }}{% endmacro %}{{ d('\\\\', 64) }}"
+        for name in ("tojson", "replace", "forceescape", "title")
+    },
     # per-item work an argument decides, inside one C-level list/sorted/join: an attribute
     # path of 50,000 parts, a sort key of 20,000 attributes, a test's 100,000-item argument
     "attribute-path": "{{ (['x'] * 100000)|map(attribute='" + "0." * 50000 + "0')|join|length }}",
