@@ -20,7 +20,7 @@ from tmpl2py.runtime.limits import SHORT
 GROWN_INLINE = 64
 
 from . import ir, registry
-from .fuel import FuelEmitter, is_leaf
+from .fuel import FuelEmitter
 from .unparse import quote, unparse
 
 MODULE_HEADER = """\
@@ -226,12 +226,13 @@ class Emitter(FuelEmitter):
     def _checked_text(self, made: ast.expr) -> ast.expr:
         """``made`` (a sum, or a text built at once from a chain of ``+``:
         ``passes/fstrings.py``) checked as ``limits.concat`` checks a sum: ``_r if
-        length_hint(_r := made) < SHORT else concatenated(_r)``."""
+        length_hint(_r := made) < SHORT else concatenated(_r)`` (an f-string's text is a
+        ``str``: its size is ``len``, which CPython calls inline, where a ``+`` may make any
+        value the caller's objects make)."""
         result = self.fresh("r")
         store, load = ast.Name(result, ast.Store()), ast.Name(result, ast.Load())
-        size = ast.Call(
-            ast.Name(self.helper_name("limits.length_hint"), ast.Load()), [ast.NamedExpr(store, made)], []
-        )
+        measure = "len" if isinstance(made, ast.JoinedStr) else self.helper_name("limits.length_hint")
+        size = ast.Call(ast.Name(measure, ast.Load()), [ast.NamedExpr(store, made)], [])
         small = ast.Compare(size, [ast.Lt()], [ast.Constant(SHORT)])
         check = ast.Call(ast.Name(self.helper_name("limits.concatenated"), ast.Load()), [load], [])
         return ast.IfExp(small, load, check)
@@ -607,7 +608,7 @@ class Emitter(FuelEmitter):
             self.line("_out = []")
             self.line("_w = _out.append")
         own = (node.prologue, node.body)
-        self.fuel_function_start(own, is_leaf(own))
+        self.fuel_function_start(own, self.fuel_closed(node))
         self.writer = "_w"
         self.block(node.prologue, allow_empty=True)
         if node.missing_helper:

@@ -64,8 +64,6 @@ def body_cost(body: Any, leaves: Optional[dict] = None) -> int:
 UNMETERED_COST = 256
 
 
-#: helpers that call a value the template holds (a macro, ``caller``): not a leaf
-CALLING_HELPERS = frozenset({"jinja.call", "gotmpl.call", "gotmpl.method_call"})
 #: helpers that take the render's registry of built containers (``_built``, made in the
 #: prologue when the module calls one)
 BUILDERS = ("limits.make_tuple", "limits.built_value", "limits.add", "limits.added", "limits.add_item", "limits.mul")
@@ -76,7 +74,7 @@ BUILDERS = ("limits.make_tuple", "limits.built_value", "limits.add", "limits.add
 #: object whose methods do (``tests/unit/test_quiet_helpers.py`` reads each one's source, and
 #: what it calls, in the runtime): a render that calls only these, the counter's own refuels
 #: (whose meter it holds in ``_m``) and :data:`QUIET_GLOBALS` leaves the context's meter as it
-#: found it, so its end does not read it (``live()``: ~30 ns of a 1 us render)
+#: found it, so its end does not look at it (``active and live()``)
 QUIET_HELPERS = frozenset({
     "jinja.getitem", "jinja.getattr_", "jinja.subscript", "jinja.start_values", "jinja.to_str",
     "jinja.Undefined", "jinja.loop_last", "jinja.loop_context", "jinja.undefined",
@@ -92,7 +90,7 @@ QUIET_HELPERS = frozenset({
         "slice", "str", "len", "isinstance", "type", "enumerate", "dict", "list", "tuple",
     )),
     "limits.length_hint", "limits.refuel", "limits.refuel_loop",
-    "limits.begin", "limits.live", "limits.settle",  # the end's own
+    "limits.active", "limits.clear", "limits.live", "limits.settle",  # the end's own
 })
 #: a Jinja render's own entry and exit (``limits.render_entry``, ``render_failed``): run
 #: only when a call passes other limits (the render then runs under them) or when the render
@@ -157,21 +155,54 @@ def _quiet_method(callee: Any) -> bool:
     )
 
 
-def is_leaf(body: Any) -> bool:
-    """Whether code can call no function the template defines (no call of a template
-    function or of a value, outside functions nested in it, which count for themselves). A
-    method read without the sandbox (``LoopAttr``: a loop object's, an Ollama view's, a
-    builtin ``str`` or ``dict``'s that a pass calls directly) is the runtime's own code."""
-    for node in _own_nodes(body):
-        if isinstance(node, ir.CallValue) and isinstance(node.func, ir.LoopAttr):
-            continue  # a method of a runtime value (``s.strip()``, ``loop.cycle(...)``)
-        if isinstance(node, (ir.CallFunc, ir.CallValue)):
-            return False
-        if isinstance(node, ir.Helper) and node.name in CALLING_HELPERS:
-            return False
-        if isinstance(node, ir.For) and node.recursive:
-            return False
-    return True
+def closed_functions(module: ir.Module) -> dict:
+    """The functions of ``module`` that pay nothing as they start, with what a call of one
+    costs (:func:`body_cost`, the costs of the closed functions it calls included): its
+    callers' loop bodies pay that for each call, as for a leaf. A function is closed when
+    nothing calls it but the code that names it (no value holds it: its name is never read,
+    so no ``caller``, namespace or argument can reach it), it is in no cycle of such calls,
+    and it calls no closed function or a call of it, with the closed functions it calls,
+    costs at most :data:`UNMETERED_COST` (a chain of functions each calling the next twice
+    is exponential in the template's length: past that, each pays for itself). What else it calls pays for itself: a function a value
+    holds pays as it starts, a value's method or the caller's function is theirs. So every
+    cycle of calls, and every call tree larger than a loop body's, still pays at each call
+    of a function that is not closed."""
+    funcs = {node.ident: node for node in ir.walk(module) if isinstance(node, ir.FuncDef)}
+    if not funcs:
+        return {}
+    values = {node.ident for node in ir.walk(module) if isinstance(node, (ir.Name, ir.Local))}
+    callees = {
+        ident: {node.ident for node in _own_nodes((f.prologue, f.body)) if isinstance(node, ir.CallFunc)}
+        for ident, f in funcs.items()
+    }
+    closed: dict = {}
+    state: dict = {}  # ident -> "open" while its callees are judged, then "done"
+
+    def judge(ident: str) -> None:
+        state[ident] = "open"
+        cyclic = False
+        for callee in callees[ident]:
+            if callee not in funcs:
+                continue
+            if state.get(callee) == "open":
+                cyclic = True  # a cycle: every function on it pays (none is judged closed)
+                continue
+            if callee not in state:
+                judge(callee)
+            if state[callee] == "cycle":
+                cyclic = True
+        state[ident] = "cycle" if cyclic else "done"
+        if cyclic or ident in values:
+            return
+        f = funcs[ident]
+        cost = body_cost((f.prologue, f.body), closed)
+        if cost <= UNMETERED_COST or not any(callee in closed for callee in callees[ident]):
+            closed[ident] = cost  # (a body's own cost grows with its length only)
+
+    for ident in funcs:
+        if ident not in state:
+            judge(ident)
+    return closed
 
 
 def _has_loop(body: Any) -> bool:
@@ -279,19 +310,19 @@ class FuelEmitter:
         self.fuel_items = saved
 
     def _leaf_costs(self) -> dict:
-        """The own body's cost of each leaf function of the module (:func:`body_cost`)."""
+        """What a call of each closed function of the module costs (:func:`closed_functions`)."""
         if self.fuel_leaf_costs is None:
-            self.fuel_leaf_costs = {}
-            if self.fuel_module is not None:
-                for node in ir.walk(self.fuel_module):
-                    own = (node.prologue, node.body) if isinstance(node, ir.FuncDef) else None
-                    if own is not None and is_leaf(own):
-                        self.fuel_leaf_costs[node.ident] = body_cost(own)
+            self.fuel_leaf_costs = closed_functions(self.fuel_module) if self.fuel_module is not None else {}
         return self.fuel_leaf_costs
+
+    def fuel_closed(self, node: ir.FuncDef) -> bool:
+        """Function ``node`` pays nothing as it starts (its callers' loops pay for it)."""
+        return node.ident in self._leaf_costs()
 
     def _inputs(self) -> InputLoops:
         if self.fuel_inputs is None:
-            self.fuel_inputs = InputLoops(self.fuel_module, is_leaf)  # type: ignore[arg-type]
+            closed = self._leaf_costs()
+            self.fuel_inputs = InputLoops(self.fuel_module, lambda f: f.ident in closed)  # type: ignore[arg-type]
         return self.fuel_inputs
 
     def fuel_parts(self, left: Any, right: Any) -> int:
@@ -355,10 +386,9 @@ class FuelEmitter:
         statements, which stops such a render within about the fuel's time. Otherwise one
         read of the context (a render with a long value is rare; the look costs nothing else)."""
         self.fuel_used = True
-        live = self.helper_name("limits.live")  # type: ignore[attr-defined]
         refuel = self.helper_name("limits.refuel")  # type: ignore[attr-defined]
         out = "None" if self.fuel_functions else "_out"
-        self.line(f"if {live}() is not None:")  # type: ignore[attr-defined]
+        self.line(f"if {self._live_test()}:")  # type: ignore[attr-defined]
         self.line(f"    _m, _fuel = {refuel}(_m, {out}, _fuel)")  # type: ignore[attr-defined]
 
     def fuel_prologue(self) -> list:
@@ -386,7 +416,7 @@ class FuelEmitter:
 
     def fuel_epilogue(self, body_start: int, body: tuple = ()) -> None:
         """Close the render's ``try``: a render that ends, by an error or by returning, leaves
-        its context's meter clear (``limits.begin(None)``, only when something is there: a
+        its context's meter clear (``limits.clear()``, only when something is there: a
         refuel or an early charge made it), so the next render finds it clear without looking
         (a ``try`` costs nothing in CPython 3.11 until it catches). A render that returns and
         refueled or charged has the output it wrote since the meter last looked checked
@@ -411,13 +441,20 @@ class FuelEmitter:
             self.line(f"    {failed}(_e)")  # type: ignore[attr-defined]
             self.line("    raise")  # type: ignore[attr-defined]
             return
-        live = self.helper_name("limits.live")  # type: ignore[attr-defined]
-        begin = self.helper_name("limits.begin")  # type: ignore[attr-defined]
+        active = self.helper_name("limits.active")  # type: ignore[attr-defined]
+        clear = self.helper_name("limits.clear")  # type: ignore[attr-defined]
         self.line("except:  # any exit by an error (a bare except names nothing: re-raised)")  # type: ignore[attr-defined]
-        self.line(f"    if {live}() is not None:")  # type: ignore[attr-defined]
-        self.line(f"        {begin}(None)")  # type: ignore[attr-defined]
+        self.line(f"    if {active}:")  # type: ignore[attr-defined]
+        self.line(f"        {clear}()")  # type: ignore[attr-defined]
         self.line("    raise")  # type: ignore[attr-defined]
         self._settle_check(body)
+
+    def _live_test(self) -> str:
+        """The test that this context's meter is set (a refuel, a charge or a mark of a
+        helper): ``limits.active`` first, a global list that is empty while no render
+        anywhere has one (the context variable is read only when some render has)."""
+        active = self.helper_name("limits.active")  # type: ignore[attr-defined]
+        return f"{active} and {self.helper_name('limits.live')}() is not None"  # type: ignore[attr-defined]
 
     def _settle_check(self, body: tuple) -> None:
         """``if <output may be long or the meter was touched>: settle(meter, _out)``, placed
@@ -434,7 +471,7 @@ class FuelEmitter:
         if module is not None and quiet(module, self.aliases):  # type: ignore[attr-defined]
             test = many  # nothing it calls touches the context's meter (``quiet``)
         else:
-            test = f"{many} or {self.helper_name('limits.live')}() is not None"  # type: ignore[attr-defined]
+            test = f"{many} or {self._live_test()}"
         if self.fuel_used:
             test = f"_m is not None or {test}"
         self.line(f"if {test}:")  # type: ignore[attr-defined]

@@ -92,11 +92,10 @@ class InputLoops:
     (:meth:`unmetered`). ``derived`` names are those every binding of which gives a part of
     the input or a constant (:meth:`_fixpoint`)."""
 
-    def __init__(self, module: ir.Module, is_leaf: Callable[[Any], bool]) -> None:
-        """``is_leaf``: whether a function body calls no other (``fuel.is_leaf``): a
-        function that does pays for each call as it starts."""
+    def __init__(self, module: ir.Module, closed: Callable[[Any], bool]) -> None:
+        """``closed``: whether a function (its ``FuncDef``) pays nothing as it starts
+        (``fuel.closed_functions``): one that does pays for each call of it."""
         self.derived: dict = {}  # name -> degree (:meth:`degree`)
-        self.calling = False  # judging a leaf function's body for a call (one level)
         binds, funcs, self.loop_objects, self.bound = _scan(module)
         #: loop counters and last indexes: numbers
         self.numbers = {
@@ -105,10 +104,10 @@ class InputLoops:
         }
         #: values the render assigns at most once (in no loop body, in no function)
         self.once = {id(stmt.value) for stmt in _straight(module.body) if isinstance(stmt, ir.Assign)}
-        #: functions whose every call pays as it starts (``CALL_COST``): the ones that call
-        #: others (a leaf's calls are paid by its callers' loops, which this loop is not)
-        self.paying = {f.ident for f in funcs if not is_leaf((f.prologue, f.body))}
-        #: leaf functions (their calls pay nothing): light when called with parts
+        #: functions whose every call pays as it starts (``CALL_COST``): the ones that are
+        #: not closed (a closed one's calls are paid by its callers' loops, which this loop is not)
+        self.paying = {f.ident for f in funcs if not closed(f)}
+        #: closed functions ("leaves": their calls pay nothing): light when called with parts
         self.leaves = {f.ident: f for f in funcs if f.ident not in self.paying}
         self.judging: set = set()  # Bind temps whose value is being judged (no cycle)
         self.itemwise = False  # judging a loop's body: parts are pieces of its items
@@ -483,6 +482,11 @@ class InputLoops:
             return self.cheap(e.value)
         if isinstance(e, ir.Helper) and e.name in ("jinja.getattr_", "jinja.getitem"):
             return not e.kwargs and self.cheap(e.args[0]) and all(self.part(a) for a in e.args[1:])
+        if isinstance(e, ir.Helper) and e.name == "jinja.subscript" and len(e.args) == 2 and not e.kwargs:
+            # an item read by a number or a name (``messages[loop.index0 - 1]``, inline): O(1)
+            # (a slice, a copy as long as what it takes, is a part but not cheap)
+            key = e.args[1]
+            return self.cheap(e.args[0]) and (self._number(key) or isinstance(key, ir.Const) and type(key.value) is str)
         if isinstance(e, ir.Helper) and (e.name in ("builtins.type", "builtins.isinstance") or e.name.startswith("jinja_filters.test_")):
             return not e.kwargs and all(self.cheap(a) for a in e.args)  # a type test
         if isinstance(e, ir.Compare):
@@ -492,6 +496,8 @@ class InputLoops:
                     continue
                 if op in ("==", "!=") and (_scalar(left) and self.cheap(right) or _scalar(right) and self.cheap(left)):
                     continue  # a comparison with a number or a short string stops early
+                if op in ("==", "!=") and (self.part(left) and self.cheap(right) or self.part(right) and self.cheap(left)):
+                    continue  # equality walks no more than the smaller side: O(the part)
                 if op in _ORDERS and (self._number(left) and self.cheap(right) or self._number(right) and self.cheap(left)):
                     continue  # a number compared with anything: O(1) (or a TypeError)
                 if not (self.part(left) and self.part(right)):
@@ -500,22 +506,22 @@ class InputLoops:
         return self.part(e)
 
     def _light_call(self, e: ir.CallFunc) -> bool:
-        """A call of a leaf function (it pays nothing as it starts) with parts for arguments,
-        whose body is light with its parameters taken as those parts: it does this loop's
-        kind of work, once a call."""
+        """A call of a closed function (it pays nothing as it starts) with parts for
+        arguments, whose body is light with its parameters taken as those parts: it does
+        this loop's kind of work, once a call. The closed functions it calls are judged the
+        same way (they call one another without a cycle, in a tree of bounded cost:
+        ``fuel.closed_functions``)."""
         func = self.leaves.get(e.ident)
         if func is None or len(e.args) > len(func.params) or not all(self.part(a) for a in e.args):
             return False
-        if self.calling:
-            return False  # a leaf calls no function: only through a value (refused here)
         params = [(i, ir.Const(0)) for p in func.params for i in target_idents(p.name)]
         inner = params + [(i, v) for i, v in _scan((func.prologue, func.body))[0] if i not in self.derived]
         outer = self.derived
-        self.derived, self.calling = self._fixpoint(inner, outer), True
+        self.derived = self._fixpoint(inner, outer)
         try:
             return self.light(func.prologue) and self.light(func.body)
         finally:
-            self.derived, self.calling = outer, False
+            self.derived = outer
 
     def printed_call(self, e: Any) -> bool:
         """``e`` prints what a call of a value the context holds gives (an environment

@@ -21,6 +21,7 @@ from tmpl2py.runtime.jinja import (
 )
 from tmpl2py.runtime.jinja.filters import do_d, do_lower, do_tojson, do_upper, test_mapping
 from tmpl2py.runtime.limits import (
+    active,
     add_item,
     length_hint,
     live,
@@ -190,9 +191,6 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
         # line 42: macro tool_call_id_to_int
         def _f_l_0_tool_call_id_to_int(_w, l_1_messages=MISSING, l_1_tool_call_id=MISSING) -> None:
             nonlocal _fuel, _m
-            _fuel -= 16
-            if _fuel < 0:
-                _m, _fuel = refuel(_m, None, _fuel)
             if l_1_messages is MISSING:
                 l_1_messages = missing_param("messages")
             if l_1_tool_call_id is MISSING:
@@ -267,9 +265,6 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
         # line 61: macro format_tool_message
         def _f_l_0_format_tool_message(_w, l_1_messages=MISSING, l_1_tool_msg=MISSING) -> None:
             nonlocal _fuel, _m
-            _fuel -= 16
-            if _fuel < 0:
-                _m, _fuel = refuel(_m, None, _fuel)
             if l_1_messages is MISSING:
                 l_1_messages = missing_param("messages")
             if l_1_tool_msg is MISSING:
@@ -385,9 +380,6 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
         # line 94: macro print_msg
         def _f_l_0_print_msg(_w, l_1_msg=MISSING) -> None:
             nonlocal _fuel, _m
-            _fuel -= 16
-            if _fuel < 0:
-                _m, _fuel = refuel(_m, None, _fuel)
             if l_1_msg is MISSING:
                 l_1_msg = missing_param("msg")
             # line 95: if
@@ -669,7 +661,7 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
             _w("<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|><|START_TEXT|>")
         elif not l_0_render_developer_instruction:
             _w("<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|>")
-        if live() is not None:
+        if active and live() is not None:
             _m, _fuel = refuel(_m, _out, _fuel)
         l_0_rendered_platform_turn_chunk = False
         # line 153: if
@@ -780,9 +772,9 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
             _w("<|END_OF_TURN_TOKEN|>")
         # line 216: for
         _items7 = l_0_messages
-        _fuel -= length_hint(_items7) * 36
+        _fuel -= length_hint(_items7) * 61
         if _fuel < 0:
-            _m, _fuel, _items7 = refuel_loop(_m, _out, _fuel, _items7, 36)
+            _m, _fuel, _items7 = refuel_loop(_m, _out, _fuel, _items7, 61)
         for _i1, l_1_message in enumerate(_items7):
             l_1_msg_role_downcased = (
                 _x7.lower()
@@ -823,7 +815,7 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                         ns_check(l_0_tool_idx)
                         ns_set(l_0_tool_idx, "value", getattr_(l_0_tool_idx, "value") + 1)
                     _f_l_0_document_turn(_w, l_0_documents)
-                    if live() is not None:
+                    if active and live() is not None:
                         _m, _fuel = refuel(_m, _out, _fuel)
             elif l_1_msg_role_downcased == "assistant" or l_1_msg_role_downcased == "chatbot":
                 _w("<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>")
@@ -1010,9 +1002,9 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                 _f_l_0_format_tool_message(_w, l_0_messages, l_1_message)
                 # line 249: for
                 _items9 = l_0_messages[slice(_i1 + 1, None, None)]
-                _fuel -= length_hint(_items9) * 8
+                _fuel -= length_hint(_items9) * 18
                 if _fuel < 0:
-                    _m, _fuel, _items9 = refuel_loop(_m, _out, _fuel, _items9, 8)
+                    _m, _fuel, _items9 = refuel_loop(_m, _out, _fuel, _items9, 18)
                 for _i2, l_2_msg in enumerate(_items9):
                     # line 251: if
                     if (
@@ -1092,7 +1084,7 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                 _w("<|START_THINKING|>")
             else:
                 _w("<|START_THINKING|><|END_THINKING|>")
-        if _m is not None or len(_out) > 256 or live() is not None:
+        if _m is not None or len(_out) > 256 or active and live() is not None:
             settle(_m, _out)
     except BaseException as _e:  # any exit by an error: re-raised
         render_failed(_e)

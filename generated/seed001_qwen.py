@@ -7,7 +7,7 @@
 
 from tmpl2py.runtime.jinja import Undefined, getattr_, getitem, start_values
 from tmpl2py.runtime.jinja.filters import do_tojson
-from tmpl2py.runtime.limits import live, render_entry, render_failed, settle
+from tmpl2py.runtime.limits import active, live, render_entry, render_failed, settle
 
 TEMPLATE_NAME = "examples/seed001_qwen.jinja"
 SOURCE_SHA256 = "85fd0223b6eeca23c4fe88554bcfb50979697ef3eb6a30b88c73eee4d9737491"
@@ -335,7 +335,7 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
         # line 43: if
         if l_0_add_generation_prompt:
             _w("<|im_start|>assistant\n")
-        if len(_out) > 256 or live() is not None:
+        if len(_out) > 256 or active and live() is not None:
             settle(None, _out)
     except BaseException as _e:  # any exit by an error: re-raised
         render_failed(_e)

@@ -19,7 +19,7 @@ from tmpl2py.runtime.go.execute import (
     to_str,
 )
 from tmpl2py.runtime.go.ollama import TemplateMessage, TemplateTool, TemplateToolCall
-from tmpl2py.runtime.limits import begin, length_hint, live, refuel_loop, settle
+from tmpl2py.runtime.limits import active, clear, length_hint, live, refuel_loop, settle
 
 TEMPLATE_NAME = "examples/seed002_gemma3_tools.gotmpl"
 SOURCE_SHA256 = "5e4271c679cca23c0c3c4d983acfc708966b0187a8044a4280ec35c933973fb8"
@@ -190,9 +190,9 @@ def render(context: dict) -> str:
                     _w("<start_of_turn>model\n")
         _w("\n")
     except:  # any exit by an error (a bare except names nothing: re-raised)
-        if live() is not None:
-            begin(None)
+        if active:
+            clear()
         raise
-    if _m is not None or len(_out) > 256 or live() is not None:
+    if _m is not None or len(_out) > 256 or active and live() is not None:
         settle(_m, _out)
     return "".join(_out)

@@ -239,7 +239,7 @@ def mark() -> None:
     if _long.get() is None:
         _long.set(True)
     if _live.get() is None:  # the render's end looks (at ``live()``) and measures
-        _live.set(0)
+        _set_live(0)
 
 
 class Meter:
@@ -343,7 +343,7 @@ class Meter:
 
     def _exhausted(self) -> None:
         self.fuel = 0
-        _live.set(None)  # this render is over: later renders' work is not charged to it
+        clear()  # this render is over: later renders' work is not charged to it
         raise RenderLimitExceeded(
             "fuel",
             f"the render used more than its {self.limits.fuel:,} units of fuel: loop iterations"
@@ -378,7 +378,7 @@ def refuel(meter: Optional[Meter], out: Optional[list] = None, fuel: int = 0) ->
         meter = early if type(early) is Meter else Meter(_current.get())
         if type(early) is int:
             meter.fuel -= early  # take() below refuses what the pool cannot pay
-        _live.set(weakref.ref(meter))
+        _set_live(weakref.ref(meter))
     if out is not None and meter.out is None:
         meter.out = out
     return meter, meter.take(-fuel if fuel < 0 else 0)
@@ -489,11 +489,30 @@ def _counted_blocks(count: int) -> Iterator[range]:
 #: Every render ends by clearing it (:data:`begin`, in the ``except`` around its body, or
 #: :func:`settle`), so work is never charged to another render's account.
 _live: ContextVar[Any] = ContextVar("tmpl2py_meter", default=None)
-#: generated code's last lines: ``if live() is not None: begin(None)`` as an error leaves
-#: the render, ``settle`` as it returns (a get costs a third of a set: most renders never
-#: refuel nor charge, and leave it clear untouched)
-begin = _live.set
 live = _live.get
+#: One entry for each thread or task whose ``_live`` is set (appended as a render sets it,
+#: popped as it clears it): while it is empty no render anywhere holds a meter, an early
+#: charge or a mark, so generated code's looks (``if active and live() is not None``) cost
+#: the truth of a global list (a context variable's read cost ~400 machine instructions, a
+#: few percent of a small render's bounds). Only :func:`_set_live` and :func:`clear` change
+#: ``_live`` to or from None. A context copied while its render runs (a render never
+#: copies one) would share its entry: the count is of renders, as each clears its own.
+active: list = []
+
+
+def _set_live(value: Any) -> None:
+    """This context's ``_live`` becomes ``value`` (not None), counted in :data:`active`."""
+    if _live.get() is None:
+        active.append(None)
+    _live.set(value)
+
+
+def clear() -> None:
+    """Leave this context's meter clear (a render's end; generated Go code's ``except``)."""
+    if _live.get() is not None:
+        _live.set(None)
+        if active:
+            active.pop()
 
 
 #: ``limits=`` not passed to a render (the keyword's default: the template's own limits):
@@ -517,8 +536,8 @@ def render_failed(error: BaseException) -> None:
     (:class:`RenderDepthExceeded`, itself a RecursionError). The module of a compiled
     template binds its own (``CompiledTemplate._render_failed``), which also positions the
     error in the template."""
-    if _live.get() is not None:
-        _live.set(None)
+    if active:
+        clear()
     if isinstance(error, RecursionError) and not isinstance(error, RenderLimitExceeded):
         raise too_deep() from None
 
@@ -573,7 +592,10 @@ def settle(meter: Optional[Meter], out: list) -> None:
     ``OUTPUT_PER_UNIT`` characters per unit it was charged (a concatenation is charged by its size,
     a filter by its input), so ``len(out)`` pieces of that are enough."""
     early = _live.get()
-    _live.set(None)
+    if early is not None:
+        _live.set(None)
+        if active:
+            active.pop()
     marked = _long.get()
     if marked is not None:
         _long.set(None)
@@ -609,9 +631,11 @@ def charge(units: int) -> None:
     if units < 64:
         if units <= 0:
             return
+        if not active:
+            return  # work of a few units is left to the first chunk's slack
         live = _live.get()
         if live is None:
-            return  # work of a few units is left to the first chunk's slack
+            return
     else:
         live = _live.get()
     units *= FUEL_PER_UNIT
@@ -619,11 +643,11 @@ def charge(units: int) -> None:
         owed = units if live is None else live + units
         limits = _current.get()
         if limits.fuel is None or (owed <= limits.fuel - FIRST_CHUNK and units < CHUNK * FUEL_PER_UNIT):
-            _live.set(owed)  # the meter made now would still hold fuel - CHUNK - owed >= 0
+            _set_live(owed)  # the meter made now would still hold fuel - CHUNK - owed >= 0
             return
         live = Meter(limits)  # past the pool, or heavy work: its clock starts now
         live.fuel -= owed - units
-        _live.set(live)
+        _set_live(live)
     meter = live if type(live) is Meter else live()
     if meter is not None:
         meter.fuel -= units

@@ -79,6 +79,18 @@ JINJA_DOS = {
     "ns-doubling-sum": NS + "{% for i in range(64) %}{% set ns.l = [ns.l, ns.l]|sum(start=[]) %}{% endfor %}{{ ns.l|length }}",
     "macro-doubling": "{% macro d(s, n) %}{{ d(s + s, n - 1) if n else s|length }}{% endmacro %}{{ d('ab', 64) }}",
     "macro-fanout": "{% macro f(n) %}{% if n %}{{ f(n - 1) }}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(60) }}",
+    # no cycle: 48 macros, each calling the next twice (2**48 calls; the closed ones at the
+    # bottom, a tree of bounded cost, are paid by the first that pays above them)
+    "macro-dag-fanout": "".join(
+        "{% macro m" + str(i) + "() %}{{ m" + str(i + 1) + "() }}{{ m" + str(i + 1) + "() }}{% endmacro %}"
+        for i in range(48)
+    ) + "{% macro m48() %}x{% endmacro %}{{ m0() }}",
+    # a cycle through values: a namespace's attribute, a name set to the macro
+    "macro-fanout-namespace": "{% set ns = namespace() %}{% macro f(n) %}{% if n %}{{ ns.f(n - 1) }}"
+    "{{ ns.f(n - 1) }}{% endif %}{% endmacro %}{% set ns.f = f %}{{ f(60) }}",
+    "macro-fanout-alias": "{% macro g(n) %}{{ h(n) }}{{ h(n) }}{% endmacro %}{% macro f(n) %}{% if n %}"
+    "{{ g(n - 1) }}{% endif %}{% endmacro %}{% set h = f %}{{ f(60) }}",
+    "block-self-fanout": "{% block a %}{{ self.a() }}{{ self.a() }}{% endblock %}",
     "output": "{% for i in range(100000) %}{% for j in range(100) %}{{ 'x' * 90000 }}{% endfor %}{% endfor %}",
     "deep-list-print": NS + "{% for i in range(100000) %}{% set ns.l = [ns.l] %}{% endfor %}{{ ns.l }}",
     "deep-list-tojson": NS + "{% for i in range(100000) %}{% set ns.l = [ns.l] %}{% endfor %}{{ ns.l|tojson }}",

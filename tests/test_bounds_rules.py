@@ -86,7 +86,7 @@ def test_early_charges_are_owed_as_an_int_and_refused_as_the_meter_would() -> No
     work costs ``FUEL_PER_UNIT`` fuel; a charge of a chunk of units or more (heavy work)
     makes the meter at once, so its clock runs."""
     unit = limits.FUEL_PER_UNIT
-    token = limits._live.set(None)
+    limits.clear()
     try:
         with limits.using(Limits(fuel=1000 * unit + limits.FIRST_CHUNK)):
             limits.charge(10)  # a few units: the first chunk's slack
@@ -107,13 +107,79 @@ def test_early_charges_are_owed_as_an_int_and_refused_as_the_meter_would() -> No
             assert meter.fuel == 1000 * unit - 100 * unit - 5 - limits.CHUNK
             with pytest.raises(RenderLimitExceeded):
                 limits.charge(900)  # now charged to the meter itself
-        limits._live.set(None)
+        limits.clear()
         with limits.using(Limits(fuel=1000 * unit + limits.FIRST_CHUNK)):
             limits.charge(limits.CHUNK)  # heavy work: the meter is made at once
             assert type(limits.live()) is limits.Meter
             assert limits.live().fuel == 1000 * unit - limits.CHUNK * unit
     finally:
-        limits._live.reset(token)
+        limits.clear()
+    assert limits.active == []
+
+
+JINJA_ENDS = [
+    "{{ 'ok' }}",  # quiet
+    "{% for i in range(3000) %}{% endfor %}{{ 'ok' }}",  # refuels
+    "{% set inner = namespace(s='x' * 10) %}{{ ([inner] * 300)|string|length }}",  # an early charge
+    "{{ ('x' * 70000)|length }}",  # a mark (a long value built)
+    "{% for i in range(3000) %}{% endfor %}{{ 1 / 0 }}",  # refuels, then an error
+    "{{ ('x' * 70000)|length }}{{ raise_exception('no') }}",  # a mark, then an error
+]
+
+
+@pytest.mark.parametrize("source", JINJA_ENDS)
+def test_the_live_renders_count_is_kept_exactly(source: str) -> None:
+    """``limits.active`` counts the contexts whose meter is set: every way a render ends,
+    returning or raising, after a refuel, an early charge or a mark, leaves it as it found
+    it (empty), so generated code's looks read the context only while some render has one."""
+    assert limits.active == [] and limits.live() is None
+    template = compile_template(source)
+    for _ in range(2):
+        try:
+            template.render({})
+        except Exception:
+            pass
+        assert limits.active == [] and limits.live() is None
+    go = compile_template("{{range .}}{{.}}{{end}}{{index . 5000}}", dialect="go", profile="plain")
+    for data in (list(range(3000)), list(range(6000)), [1]):
+        try:
+            go.render(data)
+        except Exception:
+            pass
+        assert limits.active == [] and limits.live() is None
+
+
+def test_a_render_while_another_thread_holds_a_meter_still_settles() -> None:
+    """Another thread's meter makes ``active`` non-empty: this thread's looks then read its
+    own context (nothing there), and its own charges and refuels are still settled as it
+    ends, its count taken back; the other thread's entry stays until it clears."""
+    import threading
+
+    holding, release, done = threading.Event(), threading.Event(), threading.Event()
+
+    def other() -> None:
+        limits.charge(limits.CHUNK)  # this thread's context now holds a meter
+        holding.set()
+        release.wait(10)
+        limits.clear()
+        done.set()
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    try:
+        assert holding.wait(10)
+        assert len(limits.active) == 1 and limits.live() is None  # not this thread's
+        for source in JINJA_ENDS[1:4]:
+            template = compile_template(source)
+            assert template.render({}) == ref_render(source, {})[1]
+            assert len(limits.active) == 1 and limits.live() is None
+        with pytest.raises(RenderLimitExceeded):
+            compile_template("{% for i in range(10**5) %}{% for j in range(100) %}{% endfor %}{% endfor %}").render({})
+        assert len(limits.active) == 1 and limits.live() is None
+    finally:
+        release.set()
+        thread.join(10)
+    assert done.is_set() and limits.active == []
 
 
 # ------------------------------------------------------------------ quick weighing of leaves

@@ -17,7 +17,7 @@ import pytest
 
 from reference import ours_render, ref_render, same_outcome
 from tmpl2py.compiler import build, compile_template, ir
-from tmpl2py.compiler.fuel import UNMETERED_COST, is_leaf
+from tmpl2py.compiler.fuel import UNMETERED_COST, closed_functions
 from tmpl2py.compiler.input_loops import InputLoops
 from tmpl2py.compiler.passes import pipeline
 from tmpl2py.runtime.limits import RenderLimitExceeded
@@ -45,9 +45,12 @@ UNMETERED = [
     # a leaf macro called with parts, whose body is light with them
     "{% macro turn(m) %}<{{ m.role }}>{{ m.content }}{% endmacro %}"
     "{% for m in messages %}{{ turn(m) }}{% endfor %}",
-    # a macro that pays for each call (it calls another) may do anything: it is counted
+    # a macro that pays for each call (a value holds it) may do anything: it is counted
     "{% macro inner(x) %}{{ x }}{% endmacro %}{% macro outer(m) %}{{ inner(m.role * 3) }}{% endmacro %}"
-    "{% for m in messages %}{{ outer(m) }}{% endfor %}",
+    "{% set also = outer %}{% for m in messages %}{{ outer(m) }}{% endfor %}",
+    # closed macros calling closed macros with parts, light all the way down
+    "{% macro inner(x) %}[{{ x }}]{% endmacro %}{% macro outer(m) %}{{ inner(m.role) }}{{ inner(m.content) }}"
+    "{% endmacro %}{% for m in messages %}{{ outer(m) }}{% endfor %}",
     "{% set ns = namespace(n=0) %}{% for m in messages %}{% set ns.n = ns.n + 1 %}{% endfor %}{{ ns.n }}",
     # methods that give pieces of their receiver, a replace that cannot grow it
     "{% for m in messages %}{% set c = m.content.replace('\\n\\n', '\\n') %}"
@@ -77,6 +80,9 @@ UNMETERED = [
     "{% set ns = namespace(last=1) %}{% for m in messages %}{% if loop.index0 > ns.last %}"
     "{{ m.role }}{% endif %}{% endfor %}",
     "{% for m in messages %}{% set idx = (messages|length - 1) - loop.index0 %}{{ idx }}{{ m.role }}{% endfor %}",
+    # an item of the whole input read by a number in each iteration: O(1)
+    "{% for m in messages %}{% if loop.index0 == 0 or messages[loop.index0 - 1].role != m.role %}"
+    "{{ m.role }}{% endif %}{% endfor %}",
     # a slice of a part is a piece of it, whatever its bounds (numbers, or a TypeError)
     "{% set ns = namespace(i=1) %}{% set hist = messages[:ns.i + 1] %}{% for m in hist %}{{ m.role }}{% endfor %}",
 ]
@@ -104,6 +110,11 @@ METERED = [
     "{% set all = messages|map(attribute='content')|join %}{% for m in messages %}{{ all + m.role }}{% endfor %}",
     "{% for m in messages %}{{ m.content.replace('i', 'iii') }}{% endfor %}",  # a growing replace
     "{% for m in messages %}{{ m.content.center(9) }}{% endfor %}",  # a padding method
+    # a closed macro (it pays nothing as it starts) doing more than parts' work: the loop pays
+    "{% macro inner(x) %}{{ x }}{% endmacro %}{% macro outer(m) %}{{ inner(m.role * 3) }}{% endmacro %}"
+    "{% for m in messages %}{{ outer(m) }}{% endfor %}",
+    # a slice taken in each iteration is a copy as long as the input: not an item read
+    "{% for m in messages %}{% if messages[loop.index0:]|length > 1 %}{{ m.role }}{% endif %}{% endfor %}",
     # a name fed back through a concatenation grows: no part of the input
     "{% set c = messages[0].content %}{% if c %}{% set c = c ~ c %}{% endif %}"
     "{% for m in messages %}{% if m.content in c %}{{ c }}{% endif %}{% endfor %}",
@@ -124,12 +135,17 @@ def _top_loops(body: tuple) -> list:
     return out
 
 
+def _inputs(module: ir.Module) -> InputLoops:
+    closed = closed_functions(module)
+    return InputLoops(module, lambda f: f.ident in closed)
+
+
 def _first_loop_exempt(source: str) -> bool:
     module = build.parse(source, "jinja", "t", "hf")
     module = pipeline.before_emit(pipeline.run(module, profile="hf", optimize=True))
     loops = _top_loops(module.body)
     assert loops, "the case has a top-level loop"
-    return InputLoops(module, is_leaf).unmetered(loops[-1])
+    return _inputs(module).unmetered(loops[-1])
 
 
 @pytest.mark.parametrize("source", UNMETERED)
@@ -142,7 +158,7 @@ def test_a_light_top_level_loop_over_the_input_is_not_charged(source: str) -> No
 def test_every_other_loop_keeps_its_charge(source: str) -> None:
     module = build.parse(source, "jinja", "t", "hf")
     module = pipeline.before_emit(pipeline.run(module, profile="hf", optimize=True))
-    inputs = InputLoops(module, is_leaf)
+    inputs = _inputs(module)
     assert not any(inputs.unmetered(loop) for loop in _top_loops(module.body))
     text = build.emitted(source, "jinja", None, "t", True, True)[0]
     assert "length_hint(" in text  # some loop is charged as it starts
@@ -312,3 +328,45 @@ def test_a_loop_calling_a_long_leaf_macro_pays_for_its_body() -> None:
     short = "{% macro f(m) %}<{{ m.role }}>{% endmacro %}{% for m in messages %}{{ f(m) }}{% endfor %}"
     assert "_fuel" not in build.emitted(short, "jinja", None, "t", True, True)[0]
     assert same_outcome(ours_render(short, CONTEXT), ref_render(short, CONTEXT))
+
+
+CLOSED = (
+    "{% macro inner(x) %}[{{ x }}]{% endmacro %}{% macro outer(m) %}{{ inner(m.role) }}{{ inner(m.content) }}"
+    "{% endmacro %}{% for m in messages %}{{ outer(m) }}{% endfor %}{{ outer(messages[0]) }}"
+)
+
+
+def test_a_macro_calling_only_closed_macros_pays_nothing_as_it_starts() -> None:
+    """``fuel.closed_functions``: a macro nothing reaches but its calls by name, in no cycle,
+    whose call tree is small, is paid for by the loops that call it (as a leaf is): its code
+    has no counter; the loop's charge covers its tree."""
+    module = pipeline.before_emit(pipeline.run(build.parse(CLOSED, "jinja", "t", "hf"), profile="hf", optimize=True))
+    closed = closed_functions(module)
+    assert set(closed) == {"l_0_inner", "l_0_outer"} and closed["l_0_outer"] > closed["l_0_inner"]
+    text = build.emitted(CLOSED, "jinja", None, "t", True, True)[0]
+    assert "nonlocal" not in text and "_fuel -= 16" not in text
+    assert same_outcome(ours_render(CLOSED, CONTEXT), ref_render(CLOSED, CONTEXT))
+
+
+@pytest.mark.parametrize(
+    "source,paying",
+    [
+        # a value holds it: a namespace's attribute, another name, an argument
+        ("{% macro f(n) %}{{ n }}{% endmacro %}{% set ns = namespace(g=f) %}{{ ns.g(1) }}", {"l_0_f"}),
+        ("{% macro f(n) %}{{ n }}{% endmacro %}{% set g = f %}{{ g(1) }}{{ f(2) }}", {"l_0_f"}),
+        ("{% macro f(n) %}{{ n }}{% endmacro %}{% macro h(k) %}{{ k(3) }}{% endmacro %}{{ h(f) }}", {"l_0_f"}),
+        # a cycle of calls by name: every function on it pays
+        ("{% macro f(n) %}{% if n %}{{ g(n - 1) }}{% endif %}{% endmacro %}"
+         "{% macro g(n) %}{{ f(n) }}{% endmacro %}{{ f(3) }}", {"l_0_f", "l_0_g"}),
+        # a chain doubling at each link: the link whose tree passes UNMETERED_COST pays for
+        # itself (m5: m6's tree is 190), and so, every few links, one pays for those below
+        ("".join("{% macro m" + str(i) + "() %}{{ m" + str(i + 1) + "() }}{{ m" + str(i + 1) + "() }}{% endmacro %}"
+                 for i in range(12)) + "{% macro m12() %}x{% endmacro %}{{ m0() }}",
+         {"l_0_m5"}),
+    ],
+)
+def test_functions_reachable_by_a_value_a_cycle_or_a_large_tree_still_pay(source: str, paying: set) -> None:
+    module = pipeline.before_emit(pipeline.run(build.parse(source, "jinja", "t", "hf"), profile="hf", optimize=True))
+    funcs = {n.ident for n in ir.walk(module) if isinstance(n, ir.FuncDef)}
+    assert paying <= funcs and not paying & set(closed_functions(module))
+    assert same_outcome(ours_render(source, CONTEXT), ref_render(source, CONTEXT))

@@ -748,7 +748,7 @@ def _ours(case: Case) -> tuple:
     from tmpl2py.runtime import limits
 
     ctx = {k: (Undefined(name=k) if v is UNDEF else v) for k, v in case.ctx.items()}
-    limits.begin(None)  # a fresh account, as a render's prologue makes (helpers charge work)
+    limits.clear()  # a fresh account, as a render's prologue makes (helpers charge work)
     return _outcome(lambda: case.ours(ctx))
 
 

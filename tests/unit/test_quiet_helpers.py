@@ -27,7 +27,7 @@ from tmpl2py.compiler.passes import pipeline
 
 #: the end's own helpers and the counter's refuels: they touch the meter by design (the
 #: refuels return it in ``_m``, which the end tests)
-BY_DESIGN = {"limits.begin", "limits.live", "limits.settle", "limits.refuel", "limits.refuel_loop"}
+BY_DESIGN = {"limits.active", "limits.clear", "limits.live", "limits.settle", "limits.refuel", "limits.refuel_loop"}
 METER_VARIABLES = {"_live", "_long"}
 
 
