@@ -47,14 +47,32 @@ def body_cost(body: Any, leaves: Optional[dict] = None) -> int:
     """Fuel one iteration of ``body`` costs: 1, plus a unit per CALLS_PER_FUEL calls of the
     body itself (a nested loop's body and a function's pay at their own charge), plus, for
     each call of a leaf function (``leaves``: its ident -> its own body's cost), what that
-    body costs: a leaf pays nothing as it starts, so a loop calling one pays for its work."""
+    body costs: a leaf pays nothing as it starts, so a loop calling one pays for its work.
+    Of an ``if``'s branches (and a conditional expression's) only one runs: the costlier
+    counts (a chat template's loop body is a dispatch on the message's role, each branch a
+    few calls; their sum charged a 100-message render ten times its work)."""
+    return 1 + _calls(body, leaves or {}) // CALLS_PER_FUEL
+
+
+def _calls(node: Any, leaves: dict) -> int:
+    """The runtime calls ``node`` makes on its costliest path (a leaf's call counting its
+    body's), outside the bodies of the loops and functions in it."""
+    if isinstance(node, tuple):
+        return sum(_calls(item, leaves) for item in node)
+    if not isinstance(node, ir.Node) or isinstance(node, ir.FuncDef):
+        return 0
+    if isinstance(node, (ir.If, ir.CondExpr)):
+        return _calls(node.test, leaves) + max(_calls(node.body, leaves), _calls(node.orelse, leaves))
+    if isinstance(node, ir.For):  # its items (and filter) here; its body pays at its own start
+        return _calls(node.iter, leaves) + _calls(getattr(node, "filter", None), leaves)
     calls = 0
-    for node in _own_nodes(body, inner_loops=False):
-        if isinstance(node, _CALLS):
-            calls += 1
-            if leaves and isinstance(node, ir.CallFunc) and node.ident in leaves:
-                calls += leaves[node.ident] * CALLS_PER_FUEL
-    return 1 + calls // CALLS_PER_FUEL
+    if isinstance(node, _CALLS):
+        calls = 1
+        if isinstance(node, ir.CallFunc) and node.ident in leaves:
+            calls += leaves[node.ident] * CALLS_PER_FUEL
+    for _field, value in ir.children(node):
+        calls += _calls(value, leaves)
+    return calls
 
 
 #: the most one iteration of a loop with no counter may cost (:func:`body_cost`): a body

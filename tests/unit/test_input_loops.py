@@ -370,3 +370,26 @@ def test_functions_reachable_by_a_value_a_cycle_or_a_large_tree_still_pay(source
     funcs = {n.ident for n in ir.walk(module) if isinstance(n, ir.FuncDef)}
     assert paying <= funcs and not paying & set(closed_functions(module))
     assert same_outcome(ours_render(source, CONTEXT), ref_render(source, CONTEXT))
+
+
+def test_a_loop_pays_for_its_costliest_branch_not_for_every_branch() -> None:
+    """``fuel.body_cost``: one branch of an ``if`` (or of a conditional expression) runs in
+    an iteration, so an iteration costs its test and its costliest branch; the charge still
+    grows with what one iteration can do (a long branch alone costs as much as before)."""
+    branch = "{{ m.role|upper }}{{ m.content|lower }}" * 10
+    one = "{% for i in range(3) %}{% set m = messages[i] %}{% if m.role == 'user' %}" + branch + "{% endif %}{% endfor %}"
+    four = (
+        "{% for i in range(3) %}{% set m = messages[i] %}{% if m.role == 'user' %}" + branch
+        + "{% elif m.role == 'system' %}" + branch + "{% elif m.role == 'tool' %}" + branch
+        + "{% else %}{{ m.role if m.content else (m|string) }}" + branch + "{% endif %}{% endfor %}"
+    )
+
+    def charge(source: str) -> int:
+        text = build.emitted(source, "jinja", None, "t", True, True)[0]
+        found = re.search(r"_fuel -= length_hint\(_items\d+\) \* (\d+)", text)
+        assert found, text
+        return int(found.group(1))
+
+    assert charge(one) > 10 and charge(one) <= charge(four) <= charge(one) + 4
+    for source in (one, four):
+        assert same_outcome(ours_render(source, CONTEXT), ref_render(source, CONTEXT))
