@@ -484,14 +484,19 @@ class FuelEmitter:
             self.span = last  # type: ignore[attr-defined]
         settle = self.helper_name("limits.settle")  # type: ignore[attr-defined]
         meter = "_m" if self.fuel_used else "None"
-        many = f"len(_out) > {SETTLE_PIECES}"
-        module = self.fuel_module
-        if module is not None and quiet(module, self.aliases):  # type: ignore[attr-defined]
-            test = many  # nothing it calls touches the context's meter (``quiet``)
-        else:
-            test = f"{many} or {self._live_test()}"
+        # touched: a refuel made the meter (``_m``; a meter is the context's, so ``active``
+        # holds an entry for it until the render clears it), or a helper charged or marked
+        # (``live()``); either way ``active`` is not empty, and is tested first (a global)
+        touched = []
         if self.fuel_used:
-            test = f"_m is not None or {test}"
+            touched.append("_m is not None")
+        module = self.fuel_module
+        if module is None or not quiet(module, self.aliases):  # type: ignore[attr-defined]
+            touched.append(f"{self.helper_name('limits.live')}() is not None")  # type: ignore[attr-defined]
+        test = f"len(_out) > {SETTLE_PIECES}"
+        if touched:
+            either = touched[0] if len(touched) == 1 else f"({' or '.join(touched)})"
+            test += f" or {self.helper_name('limits.active')} and {either}"  # type: ignore[attr-defined]
         self.line(f"if {test}:")  # type: ignore[attr-defined]
         self.line(f"    {settle}({meter}, _out)")  # type: ignore[attr-defined]
         self.span = saved  # type: ignore[attr-defined]

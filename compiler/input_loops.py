@@ -102,8 +102,13 @@ class InputLoops:
             ident for node in ir.walk(module) if isinstance(node, ir.For)
             for ident in (node.counter, node.last) if ident
         }
-        #: values the render assigns at most once (in no loop body, in no function)
+        #: values the render assigns at most once (in no loop body, in no function), and
+        #: values a loop body assigns at most once an iteration to a name the iteration set
+        #: before from something else (:func:`_once_an_iteration`): each grows a fresh value once
         self.once = {id(stmt.value) for stmt in _straight(module.body) if isinstance(stmt, ir.Assign)}
+        for node in ir.walk(module):
+            if isinstance(node, ir.For):
+                self.once |= _once_an_iteration(node.body)
         #: functions whose every call pays as it starts (``CALL_COST``): the ones that are
         #: not closed (a closed one's calls are paid by its callers' loops, which this loop is not)
         self.paying = {f.ident for f in funcs if not closed(f)}

@@ -299,9 +299,9 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
             else:
                 # line 74: for
                 _items5 = _v7 if _dict4 else getattr_(l_1_tool_msg, "content")
-                _fuel -= length_hint(_items5) * 11
+                _fuel -= length_hint(_items5) * 8
                 if _fuel < 0:
-                    _m, _fuel, _items5 = refuel_loop(_m, None, _fuel, _items5, 11, _w)
+                    _m, _fuel, _items5 = refuel_loop(_m, None, _fuel, _items5, 8, _w)
                 _n2, l_2_loop = loop_last(_items5)
                 for _i2, l_2_content in enumerate(l_2_loop):
                     _w('\n            "')
@@ -415,9 +415,9 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                     if type(l_1_msg) is dict and "content" in l_1_msg
                     else getattr_(l_1_msg, "content")
                 )
-                _fuel -= length_hint(_items6) * 9
+                _fuel -= length_hint(_items6) * 7
                 if _fuel < 0:
-                    _m, _fuel, _items6 = refuel_loop(_m, None, _fuel, _items6, 9, _w)
+                    _m, _fuel, _items6 = refuel_loop(_m, None, _fuel, _items6, 7, _w)
                 _n2, l_2_loop = loop_last(_items6)
                 for _i2, l_2_content in enumerate(l_2_loop):
                     # line 102: if
@@ -772,9 +772,9 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
             _w("<|END_OF_TURN_TOKEN|>")
         # line 216: for
         _items7 = l_0_messages
-        _fuel -= length_hint(_items7) * 61
+        _fuel -= length_hint(_items7) * 16
         if _fuel < 0:
-            _m, _fuel, _items7 = refuel_loop(_m, _out, _fuel, _items7, 61)
+            _m, _fuel, _items7 = refuel_loop(_m, _out, _fuel, _items7, 16)
         for _i1, l_1_message in enumerate(_items7):
             l_1_msg_role_downcased = (
                 _x7.lower()
@@ -890,9 +890,9 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                         if type(l_1_message) is dict and "tool_calls" in l_1_message
                         else getattr_(l_1_message, "tool_calls")
                     )
-                    _fuel -= length_hint(_items8) * 7
+                    _fuel -= length_hint(_items8) * 6
                     if _fuel < 0:
-                        _m, _fuel, _items8 = refuel_loop(_m, _out, _fuel, _items8, 7)
+                        _m, _fuel, _items8 = refuel_loop(_m, _out, _fuel, _items8, 6)
                     _n2, l_2_loop = loop_last(_items8)
                     for _i2, l_2_tc in enumerate(l_2_loop):
                         _w('\n    {"tool_call_id": "')
@@ -1002,9 +1002,9 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                 _f_l_0_format_tool_message(_w, l_0_messages, l_1_message)
                 # line 249: for
                 _items9 = l_0_messages[slice(_i1 + 1, None, None)]
-                _fuel -= length_hint(_items9) * 18
+                _fuel -= length_hint(_items9) * 14
                 if _fuel < 0:
-                    _m, _fuel, _items9 = refuel_loop(_m, _out, _fuel, _items9, 18)
+                    _m, _fuel, _items9 = refuel_loop(_m, _out, _fuel, _items9, 14)
                 for _i2, l_2_msg in enumerate(_items9):
                     # line 251: if
                     if (
@@ -1084,7 +1084,7 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                 _w("<|START_THINKING|>")
             else:
                 _w("<|START_THINKING|><|END_THINKING|>")
-        if _m is not None or len(_out) > 256 or active and live() is not None:
+        if len(_out) > 256 or active and (_m is not None or live() is not None):
             settle(_m, _out)
     except BaseException as _e:  # any exit by an error: re-raised
         render_failed(_e)

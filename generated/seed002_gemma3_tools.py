@@ -103,9 +103,9 @@ def render(context: dict) -> str:
         v___3 = v_i_2
         # line 68: for
         _items2 = range_pairs(v_i_2)
-        _fuel -= length_hint(_items2) * 12
+        _fuel -= length_hint(_items2) * 7
         if _fuel < 0:
-            _m, _fuel, _items2 = refuel_loop(_m, _out, _fuel, _items2, 12)
+            _m, _fuel, _items2 = refuel_loop(_m, _out, _fuel, _items2, 7)
         for v_i_2, dot_4 in _items2:
             v___3 = dot_4
             v_last_5 = slice_length(field(dot, "Messages"), v_i_2) == 1
@@ -193,6 +193,6 @@ def render(context: dict) -> str:
         if active:
             clear()
         raise
-    if _m is not None or len(_out) > 256 or active and live() is not None:
+    if len(_out) > 256 or active and (_m is not None or live() is not None):
         settle(_m, _out)
     return "".join(_out)

@@ -398,17 +398,40 @@ def test_self_fed_doubling_is_still_stopped_by_its_length() -> None:
 
 
 def test_a_loops_copy_of_a_list_only_its_set_reads() -> None:
-    """jinja2's scoping: a ``set`` in a loop body assigns the loop's own copy, which the next
-    iteration starts again from the outer list (Mistral's ``filtered_messages``): the copy is
-    self-fed; the outer list, read by the next loop, is not affected."""
+    """jinja2's scoping: a ``set`` in a loop body assigns the loop's own copy, which each
+    iteration starts again from the outer list (Mistral's ``filtered_messages``): grown once
+    an iteration from that fresh copy, it is the outer list and one item (a part: no check),
+    and the outer list, read by the next loop, is not affected. Read twice by its ``+`` it
+    would double within the iteration: checked."""
     source = (
         "{% set kept = [] %}{% for m in messages %}{% if m.role != 'tool' %}"
         "{% set kept = kept + [m] %}{% endif %}{% endfor %}"
         "{% for m in kept %}{{ m.role }}{% endfor %}{{ kept|length }}"
     )
     template = compile_template(source)
-    assert "concatenated(" in template.python_source
+    assert "concatenated(" not in template.python_source and "added(" not in template.python_source
     _same_as_jinja2(source, {"messages": [{"role": "user"}, {"role": "tool"}]})
+    doubled = source.replace("kept + [m]", "kept + kept + [m]")
+    assert "concatenated(" in compile_template(doubled).python_source
+    _same_as_jinja2(doubled, {"messages": [{"role": "user"}, {"role": "tool"}]})
+
+
+def test_a_value_grown_once_an_iteration_from_a_fresh_one_is_not_checked() -> None:
+    """``InputLoops.once``: a name an iteration sets from a part, then grows once (Llama 3's
+    ``content = bos_token + content`` in the first iteration), holds a part in every
+    iteration: its ``+`` needs no check and the render stays quiet (no look at the meter at
+    its end). Fed across iterations (a namespace, or a name the next iteration reads before
+    setting it), the same ``+`` is still checked, and doubling is still refused."""
+    source = (
+        "{% for m in messages %}{% set c = '<' + m.role + '>' + m.content %}"
+        "{% if loop.index0 == 0 %}{% set c = bos_token + c %}{% endif %}{{ c }}{% endfor %}"
+    )
+    text = compile_template(source).python_source
+    assert "concatenated(" not in text and "live()" not in text
+    _same_as_jinja2(source, {"messages": [{"role": "user", "content": "hi"}] * 3, "bos_token": "<s>"})
+    across = "{% set ns = namespace(c='ab') %}{% for m in messages %}{% set ns.c = ns.c + ns.c %}{% endfor %}{{ ns.c|length }}"
+    with pytest.raises(RenderLimitExceeded):
+        compile_template(across).render({"messages": [{"role": "user"}] * 64})
 
 
 # ------------------------------------------------------------------ the output measured at the end
@@ -438,6 +461,19 @@ def test_a_long_string_printed_within_the_first_chunk_is_refused_before_the_join
         template.render({})
     assert info.value.limit == "output"
     assert limits.live() is None
+
+
+def test_a_render_that_refueled_is_settled_however_few_its_pieces() -> None:
+    """The end tests ``active`` before the meter (``_m``): a refuel makes the context's meter,
+    which ``active`` counts until the render clears it, so a render that refueled is
+    settled: the 200 prints of a long value after it are measured before the join."""
+    source = "{% for i in range(5000) %}{% endfor %}{% for i in range(200) %}{{ big }}{% endfor %}"
+    template = compile_template(source)
+    assert "active and (_m is not None" in template.python_source
+    with pytest.raises(RenderLimitExceeded) as info:
+        template.render({"big": "x" * 1_000_000})
+    assert info.value.limit == "output"
+    assert limits.live() is None and limits.active == []
 
 
 @pytest.mark.parametrize("dialect", ["jinja", "go"])
