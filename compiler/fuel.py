@@ -285,7 +285,8 @@ class FuelEmitter:
     fuel_items: Optional[frozenset] = frozenset()
     fuel_module: Optional[ir.Module] = None  # the module being emitted (bounded)
     fuel_inputs: Optional["InputLoops"] = None  # its top-level input loops, once asked
-    fuel_leaf_costs: Optional[dict] = None  # its leaf functions' costs, once asked
+    fuel_leaf_costs: Optional[dict] = None  # its closed functions' costs, once asked
+    fuel_body_costs: Optional[dict] = None  # id(loop body) -> (body, its cost)
     fuel_straight = 0  # statements written since the last look (:meth:`fuel_statement`)
 
     def fuel_tick(self, cost: Any = 1, items: str = "", unit: int = 1) -> None:
@@ -311,7 +312,7 @@ class FuelEmitter:
         with a light body (:class:`InputLoops`)."""
         if self.fuel_functions or self.fuel_items is None or self.fuel_module is None:
             return False
-        if body_cost(node.body, self._leaf_costs()) > UNMETERED_COST:
+        if self._body_cost(node.body) > UNMETERED_COST:
             return False
         return self._inputs().unmetered(node, self.fuel_items)
 
@@ -337,6 +338,18 @@ class FuelEmitter:
         if self.fuel_leaf_costs is None:
             self.fuel_leaf_costs = closed_functions(self.fuel_module) if self.fuel_module is not None else {}
         return self.fuel_leaf_costs
+
+    def _body_cost(self, body: tuple) -> int:
+        """:func:`body_cost` of a loop's body, with the module's closed functions, once a body
+        (a loop's is asked as it is judged unmetered and as it is charged)."""
+        if self.fuel_body_costs is None:
+            self.fuel_body_costs = {}
+        known = self.fuel_body_costs.get(id(body))
+        if known is not None and known[0] is body:
+            return known[1]
+        cost = body_cost(body, self._leaf_costs())
+        self.fuel_body_costs[id(body)] = (body, cost)
+        return cost
 
     def fuel_closed(self, node: ir.FuncDef) -> bool:
         """Function ``node`` pays nothing as it starts (its callers' loops pay for it)."""
@@ -371,7 +384,7 @@ class FuelEmitter:
         if not self.fuel_enabled:
             return
         hint = self.helper_name("limits.length_hint")  # type: ignore[attr-defined]
-        cost = body_cost(body, self._leaf_costs())
+        cost = self._body_cost(body)
         self.fuel_tick(f"{hint}({items})" + (f" * {cost}" if cost > 1 else ""), items, cost)
 
     def fuel_function_start(self, body: Any, leaf: bool, own: bool = True) -> None:

@@ -163,9 +163,9 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
             )
             # line 31: for
             _items2 = l_1_documents
-            _fuel -= length_hint(_items2) * 3
+            _fuel -= length_hint(_items2) * 2
             if _fuel < 0:
-                _m, _fuel, _items2 = refuel_loop(_m, None, _fuel, _items2, 3, _w)
+                _m, _fuel, _items2 = refuel_loop(_m, None, _fuel, _items2, 2, _w)
             _n2, l_2_loop = loop_last(_items2)
             for _i2, l_2_doc in enumerate(l_2_loop):
                 l_2_doc_val = (
@@ -219,9 +219,9 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                     )
                 # line 46: for
                 _items3 = l_1_messages
-                _fuel -= length_hint(_items3) * 2
+                _fuel -= length_hint(_items3)
                 if _fuel < 0:
-                    _m, _fuel, _items3 = refuel_loop(_m, None, _fuel, _items3, 2, _w)
+                    _m, _fuel, _items3 = refuel_loop(_m, None, _fuel, _items3, 1, _w)
                 for l_2_msg in _items3:
                     # line 47: if
                     if (
@@ -235,9 +235,9 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                             if _dict2 and "tool_calls" in l_2_msg
                             else getattr_(l_2_msg, "tool_calls")
                         )
-                        _fuel -= length_hint(_items4) * 5
+                        _fuel -= length_hint(_items4) * 3
                         if _fuel < 0:
-                            _m, _fuel, _items4 = refuel_loop(_m, None, _fuel, _items4, 5, _w)
+                            _m, _fuel, _items4 = refuel_loop(_m, None, _fuel, _items4, 3, _w)
                         for l_3_tool_call in _items4:
                             # line 49: if
                             if (
@@ -299,9 +299,9 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
             else:
                 # line 74: for
                 _items5 = _v7 if _dict4 else getattr_(l_1_tool_msg, "content")
-                _fuel -= length_hint(_items5) * 8
+                _fuel -= length_hint(_items5) * 4
                 if _fuel < 0:
-                    _m, _fuel, _items5 = refuel_loop(_m, None, _fuel, _items5, 8, _w)
+                    _m, _fuel, _items5 = refuel_loop(_m, None, _fuel, _items5, 4, _w)
                 _n2, l_2_loop = loop_last(_items5)
                 for _i2, l_2_content in enumerate(l_2_loop):
                     _w('\n            "')
@@ -415,9 +415,9 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                     if type(l_1_msg) is dict and "content" in l_1_msg
                     else getattr_(l_1_msg, "content")
                 )
-                _fuel -= length_hint(_items6) * 7
+                _fuel -= length_hint(_items6) * 4
                 if _fuel < 0:
-                    _m, _fuel, _items6 = refuel_loop(_m, None, _fuel, _items6, 7, _w)
+                    _m, _fuel, _items6 = refuel_loop(_m, None, _fuel, _items6, 4, _w)
                 _n2, l_2_loop = loop_last(_items6)
                 for _i2, l_2_content in enumerate(l_2_loop):
                     # line 102: if
@@ -772,9 +772,9 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
             _w("<|END_OF_TURN_TOKEN|>")
         # line 216: for
         _items7 = l_0_messages
-        _fuel -= length_hint(_items7) * 16
+        _fuel -= length_hint(_items7) * 9
         if _fuel < 0:
-            _m, _fuel, _items7 = refuel_loop(_m, _out, _fuel, _items7, 16)
+            _m, _fuel, _items7 = refuel_loop(_m, _out, _fuel, _items7, 9)
         for _i1, l_1_message in enumerate(_items7):
             l_1_msg_role_downcased = (
                 _x7.lower()
@@ -890,9 +890,9 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                         if type(l_1_message) is dict and "tool_calls" in l_1_message
                         else getattr_(l_1_message, "tool_calls")
                     )
-                    _fuel -= length_hint(_items8) * 6
+                    _fuel -= length_hint(_items8) * 3
                     if _fuel < 0:
-                        _m, _fuel, _items8 = refuel_loop(_m, _out, _fuel, _items8, 6)
+                        _m, _fuel, _items8 = refuel_loop(_m, _out, _fuel, _items8, 3)
                     _n2, l_2_loop = loop_last(_items8)
                     for _i2, l_2_tc in enumerate(l_2_loop):
                         _w('\n    {"tool_call_id": "')
@@ -1002,9 +1002,9 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                 _f_l_0_format_tool_message(_w, l_0_messages, l_1_message)
                 # line 249: for
                 _items9 = l_0_messages[slice(_i1 + 1, None, None)]
-                _fuel -= length_hint(_items9) * 14
+                _fuel -= length_hint(_items9) * 7
                 if _fuel < 0:
-                    _m, _fuel, _items9 = refuel_loop(_m, _out, _fuel, _items9, 14)
+                    _m, _fuel, _items9 = refuel_loop(_m, _out, _fuel, _items9, 7)
                 for _i2, l_2_msg in enumerate(_items9):
                     # line 251: if
                     if (

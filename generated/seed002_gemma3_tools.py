@@ -103,9 +103,9 @@ def render(context: dict) -> str:
         v___3 = v_i_2
         # line 68: for
         _items2 = range_pairs(v_i_2)
-        _fuel -= length_hint(_items2) * 7
+        _fuel -= length_hint(_items2) * 4
         if _fuel < 0:
-            _m, _fuel, _items2 = refuel_loop(_m, _out, _fuel, _items2, 7)
+            _m, _fuel, _items2 = refuel_loop(_m, _out, _fuel, _items2, 4)
         for v_i_2, dot_4 in _items2:
             v___3 = dot_4
             v_last_5 = slice_length(field(dot, "Messages"), v_i_2) == 1
@@ -143,9 +143,9 @@ def render(context: dict) -> str:
                         if type(dot_4) is TemplateMessage
                         else field_of_elem(dot_4, "ToolCalls")
                     )
-                    _fuel -= length_hint(_items3) * 3
+                    _fuel -= length_hint(_items3) * 2
                     if _fuel < 0:
-                        _m, _fuel, _items3 = refuel_loop(_m, _out, _fuel, _items3, 3)
+                        _m, _fuel, _items3 = refuel_loop(_m, _out, _fuel, _items3, 2)
                     for dot_6 in _items3:
                         _w('\n```tool_call\n{"name": "')
                         _w(
