@@ -4,10 +4,10 @@ A loop is charged for all its iterations as it starts: ``_fuel -= length_hint(it
 (a template's loops only walk finite values, lists, dicts, strings, ranges, so the count is
 known before the first iteration; a filter's lazy result has no length, and the filter
 paid for its input when it was called: ``limits.charge``). A function the template defines
-(macro, call block, recursive loop, Go ``define``) that calls others starts with ``_fuel -=
+(macro, call block, recursive loop, Go ``define``) that is not closed starts with ``_fuel -=
 CALL_COST`` (a tree of calls can be exponential in the template's size without any loop); a
-leaf function's calls are paid by its callers (the loop bodies that call it, at
-:func:`body_cost`; straight-line code runs once). Only when the count goes below zero does
+closed function's calls are paid by its callers (the loop bodies that call it, at
+:func:`body_cost`; straight-line code runs once): :func:`closed_functions`. Only when the count goes below zero does
 the code call ``refuel``, which takes what the counter owes, lends the next chunk after
 checking the render's limits (fuel, output, deadline) and makes the render's meter on its
 first call; a loop longer than a chunk iterates checked items (``limits.refuel_loop``), so
@@ -51,8 +51,8 @@ _CALLS = (ir.Helper, ir.CallValue, ir.CallFunc)
 def body_cost(body: Any, leaves: Optional[dict] = None) -> int:
     """Fuel one iteration of ``body`` costs: 1, plus a unit per CALLS_PER_FUEL calls of the
     body itself (a nested loop's body and a function's pay at their own charge), plus, for
-    each call of a leaf function (``leaves``: its ident -> its own body's cost), what that
-    body costs: a leaf pays nothing as it starts, so a loop calling one pays for its work.
+    each call of a closed function (``leaves``: its ident -> what a call of it costs), that
+    cost: a closed function pays nothing as it starts, so a loop calling one pays for its work.
     Of an ``if``'s branches (and a conditional expression's) only one runs: the costlier
     counts (a chat template's loop body is a dispatch on the message's role, each branch a
     few calls; their sum charged a 100-message render ten times its work)."""
@@ -81,9 +81,10 @@ def _calls(node: Any, leaves: dict) -> int:
 
 
 #: the most one iteration of a loop with no counter may cost (:func:`body_cost`): a body
-#: of a few hundred runtime calls (the corpus's largest costs 49), so a loop over the input
-#: with a light body still does work in proportion to the input, not to the input times a
-#: template-sized body (a leaf macro of thousands of statements called once an item)
+#: of about a thousand runtime calls, so a loop over the input with a light body still does
+#: work in proportion to the input, not to the input times a template-sized body (a closed
+#: macro of thousands of statements called once an item); also the largest call tree of a
+#: closed function that calls closed functions
 UNMETERED_COST = 256
 
 
