@@ -20,7 +20,7 @@ from tmpl2py.runtime.limits import SHORT
 GROWN_INLINE = 64
 
 from . import ir, registry
-from .fuel import FuelEmitter
+from .fuel import FuelEmitter, own_code
 from .unparse import quote, unparse
 
 MODULE_HEADER = """\
@@ -607,7 +607,7 @@ class Emitter(FuelEmitter):
             self.indent += 1
             self.line("_out = []")
             self.line("_w = _out.append")
-        own = (node.prologue, node.body)
+        own = own_code(node)
         self.fuel_function_start(own, self.fuel_closed(node))
         self.writer = "_w"
         self.block(node.prologue, allow_empty=True)

@@ -68,8 +68,9 @@ def _calls(node: Any, leaves: dict) -> int:
         return 0
     if isinstance(node, (ir.If, ir.CondExpr)):
         return _calls(node.test, leaves) + max(_calls(node.body, leaves), _calls(node.orelse, leaves))
-    if isinstance(node, ir.For):  # its items (and filter) here; its body pays at its own start
-        return _calls(node.iter, leaves) + _calls(getattr(node, "filter", None), leaves)
+    if isinstance(node, ir.For):  # its items, filter and ``else`` (run once) here; its body
+        # pays at its own start
+        return _calls(node.iter, leaves) + _calls(node.filter, leaves) + _calls(node.else_, leaves)
     calls = 0
     if isinstance(node, _CALLS):
         calls = 1
@@ -185,18 +186,20 @@ def closed_functions(module: ir.Module) -> dict:
     callers' loop bodies pay that for each call, as for a leaf. A function is closed when
     nothing calls it but the code that names it (no value holds it: its name is never read,
     so no ``caller``, namespace or argument can reach it), it is in no cycle of such calls,
-    and it calls no closed function or a call of it, with the closed functions it calls,
-    costs at most :data:`UNMETERED_COST` (a chain of functions each calling the next twice
-    is exponential in the template's length: past that, each pays for itself). What else it calls pays for itself: a function a value
-    holds pays as it starts, a value's method or the caller's function is theirs. So every
-    cycle of calls, and every call tree larger than a loop body's, still pays at each call
-    of a function that is not closed."""
+    and a call of it, with the closed functions it calls, costs at most
+    :data:`UNMETERED_COST` (a chain of functions each calling the next twice is exponential
+    in the template's length, and straight code runs a function once a call site without a
+    loop to pay: past that, each pays for itself). A call runs the parameters' defaults, the
+    prologue and the body (:func:`own_code`). What else it calls pays for itself: a function
+    a value holds pays as it starts, a value's method or the caller's function is theirs. So
+    every cycle of calls, and every call tree larger than a loop body's, still pays at each
+    call of a function that is not closed."""
     funcs = {node.ident: node for node in ir.walk(module) if isinstance(node, ir.FuncDef)}
     if not funcs:
         return {}
     values = {node.ident for node in ir.walk(module) if isinstance(node, (ir.Name, ir.Local))}
     callees = {
-        ident: {node.ident for node in _own_nodes((f.prologue, f.body)) if isinstance(node, ir.CallFunc)}
+        ident: {node.ident for node in _own_nodes(own_code(f)) if isinstance(node, ir.CallFunc)}
         for ident, f in funcs.items()
     }
     closed: dict = {}
@@ -218,15 +221,20 @@ def closed_functions(module: ir.Module) -> dict:
         state[ident] = "cycle" if cyclic else "done"
         if cyclic or ident in values:
             return
-        f = funcs[ident]
-        cost = body_cost((f.prologue, f.body), closed)
-        if cost <= UNMETERED_COST or not any(callee in closed for callee in callees[ident]):
-            closed[ident] = cost  # (a body's own cost grows with its length only)
+        cost = body_cost(own_code(funcs[ident]), closed)
+        if cost <= UNMETERED_COST:
+            closed[ident] = cost
 
     for ident in funcs:
         if ident not in state:
             judge(ident)
     return closed
+
+
+def own_code(f: ir.FuncDef) -> tuple:
+    """What a call of function ``f`` runs: its parameters' defaults (evaluated in the call),
+    its prologue and its body."""
+    return (tuple(p.default for p in f.params if p.default is not None), f.prologue, f.body)
 
 
 def _has_loop(body: Any) -> bool:

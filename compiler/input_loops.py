@@ -519,6 +519,8 @@ class InputLoops:
         func = self.leaves.get(e.ident)
         if func is None or len(e.args) > len(func.params) or not all(self.part(a) for a in e.args):
             return False
+        if not all(p.default is None or isinstance(p.default, ir.Const) for p in func.params[len(e.args):]):
+            return False  # a default computed in the call (not judged here)
         params = [(i, ir.Const(0)) for p in func.params for i in target_idents(p.name)]
         inner = params + [(i, v) for i, v in _scan((func.prologue, func.body))[0] if i not in self.derived]
         outer = self.derived

@@ -508,11 +508,14 @@ def _set_live(value: Any) -> None:
 
 
 def clear() -> None:
-    """Leave this context's meter clear (a render's end; generated Go code's ``except``)."""
+    """Leave this context's meter clear (a render's end by an error; generated Go code's
+    ``except``), and its mark of a long value (:func:`mark`, which sets the meter too)."""
     if _live.get() is not None:
         _live.set(None)
         if active:
             active.pop()
+        if _long.get() is not None:
+            _long.set(None)
 
 
 #: ``limits=`` not passed to a render (the keyword's default: the template's own limits):

@@ -91,6 +91,19 @@ JINJA_DOS = {
     "macro-fanout-alias": "{% macro g(n) %}{{ h(n) }}{{ h(n) }}{% endmacro %}{% macro f(n) %}{% if n %}"
     "{{ g(n - 1) }}{% endif %}{% endmacro %}{% set h = f %}{{ f(60) }}",
     "block-self-fanout": "{% block a %}{{ self.a() }}{{ self.a() }}{% endblock %}",
+    # ... the calls in a loop's ``else`` (run once, but run), or in a parameter's default
+    "macro-dag-forelse": "{% macro a0() %}x{% endmacro %}" + "".join(
+        "{% macro a" + str(i) + "() %}{% for _ in [] %}{% else %}" + ("{{ a" + str(i - 1) + "() }}") * 4
+        + "{% endfor %}{% endmacro %}" for i in range(1, 16)
+    ) + "{{ a15() }}",
+    "macro-default-self": "{% macro a(n, x=(a(n - 1) ~ a(n - 1)) if n > 0 else '') %}{{ x }}{% endmacro %}{{ a(40) }}",
+    "macro-default-chain": "{% macro a0() %}x{% endmacro %}" + "".join(
+        "{% macro a" + str(i) + "(x=a" + str(i - 1) + "() ~ a" + str(i - 1) + "()) %}{{ x }}{% endmacro %}"
+        for i in range(1, 40)
+    ) + "{{ a39()|length }}",
+    # straight code calling a long macro once a call site (no loop to pay for it)
+    "straight-calls-of-a-long-macro": "{% macro L(x) %}" + "{{ (x ~ 'a')|trim }}" * 3000 + "{% endmacro %}"
+    + "{{ L('b')|length }}" * 3000,
     "output": "{% for i in range(100000) %}{% for j in range(100) %}{{ 'x' * 90000 }}{% endfor %}{% endfor %}",
     "deep-list-print": NS + "{% for i in range(100000) %}{% set ns.l = [ns.l] %}{% endfor %}{{ ns.l }}",
     "deep-list-tojson": NS + "{% for i in range(100000) %}{% set ns.l = [ns.l] %}{% endfor %}{{ ns.l|tojson }}",
