@@ -568,8 +568,8 @@ class InputLoops:
                     isinstance(e, ir.Helper) and e.name in _STORES and not e.kwargs
                     and all(self.cheap(a) for a in e.args)
                 ) or self.part(e) or isinstance(e, ir.CallFunc) and self.cheap(e)
-            elif isinstance(stmt, ir.For):
-                ok = not stmt.recursive and self.cheap(stmt.iter)
+            elif isinstance(stmt, ir.For):  # its body pays at its own start; its else runs here
+                ok = not stmt.recursive and self.cheap(stmt.iter) and self.light(stmt.else_)
             elif isinstance(stmt, ir.Scoped):
                 ok = all(self.cheap(b.value) for b in stmt.bindings) and self.light(stmt.body)
             else:

@@ -113,6 +113,8 @@ METERED = [
     # a closed macro (it pays nothing as it starts) doing more than parts' work: the loop pays
     "{% macro inner(x) %}{{ x }}{% endmacro %}{% macro outer(m) %}{{ inner(m.role * 3) }}{% endmacro %}"
     "{% for m in messages %}{{ outer(m) }}{% endfor %}",
+    # a nested loop's else runs once an item of the outer loop: the whole input there is quadratic
+    "{% for m in messages %}{% for c in m.tool_calls %}{{ c }}{% else %}{{ tools|tojson }}{% endfor %}{% endfor %}",
     # a slice taken in each iteration is a copy as long as the input: not an item read
     "{% for m in messages %}{% if messages[loop.index0:]|length > 1 %}{{ m.role }}{% endif %}{% endfor %}",
     # a name fed back through a concatenation grows: no part of the input
