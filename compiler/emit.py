@@ -444,11 +444,14 @@ class Emitter(FuelEmitter):
     def block(self, body: tuple, allow_empty: bool = False) -> None:
         start = len(self.lines)
         outer = self.span
+        owed = self.fuel_block_start()
         for stmt in body:
             span = getattr(stmt, "span", None)
             self.span = span if span and span[0] else outer
+            inner = self.fuel_inner_start()
             getattr(self, "s_" + type(stmt).__name__)(stmt)
-            self.fuel_statement()
+            self.fuel_statement(stmt, self.fuel_inner_end(inner))
+        self.fuel_block_end(owed)
         self.span = outer
         if len(self.lines) == start and not allow_empty:
             self.line("pass")

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from tmpl2py.runtime.jinja.bounded import SPLITTING_STR_METHODS, STRIPPING_STR_METHODS
 from tmpl2py.runtime.limits import CALL_COST, FIRST_CHUNK
 
 from . import ir
@@ -153,7 +154,7 @@ def quiet(module: ir.Module, helpers: Any) -> bool:
         if not (isinstance(node, ir.Helper) and node.name == "jinja.call"):
             continue
         callee = node.args[0] if node.args else None
-        if _quiet_method(callee):
+        if _quiet_method(callee, node.args[1:], node.kwargs):
             continue
         if not (isinstance(callee, ir.Name) and callee.name in QUIET_GLOBALS):
             return False
@@ -165,19 +166,30 @@ def quiet(module: ir.Module, helpers: Any) -> bool:
     return True
 
 
-def _quiet_method(callee: Any) -> bool:
+def _quiet_method(callee: Any, args: tuple = (), kwargs: tuple = ()) -> bool:
     """A method of :data:`QUIET_METHODS` read from a value (the sandbox's read, or a dict's
-    key read inline that falls back to it)."""
+    key read inline that falls back to it), called with ``args``: a split charges the pieces
+    of a long text (``bounded.SPLITTING_STR_METHODS``), a strip its text x chars unless its
+    chars are a few constant characters."""
     if isinstance(callee, ir.DictLookup):
         callee = callee.fallback
-    return (
+    if not (
         isinstance(callee, ir.Helper)
         and callee.name in ("jinja.getattr_", "jinja.getitem")
         and len(callee.args) == 2
         and isinstance(callee.args[1], ir.Const)
         and type(callee.args[1].value) is str
         and callee.args[1].value in QUIET_METHODS
-    )
+    ):
+        return False
+    name = callee.args[1].value
+    if name in SPLITTING_STR_METHODS:
+        return False
+    if name in STRIPPING_STR_METHODS:
+        return not kwargs and all(
+            isinstance(a, ir.Const) and type(a.value) is str and len(a.value) <= 16 for a in args
+        )
+    return True
 
 
 def closed_functions(module: ir.Module) -> dict:
@@ -235,6 +247,25 @@ def own_code(f: ir.FuncDef) -> tuple:
     """What a call of function ``f`` runs: its parameters' defaults (evaluated in the call),
     its prologue and its body."""
     return (tuple(p.default for p in f.params if p.default is not None), f.prologue, f.body)
+
+
+#: calls render's straight code makes between two charges of what they cost
+#: (:meth:`FuelEmitter.fuel_statement`): 64 units of work
+STRAIGHT_OWED = 64 * CALLS_PER_FUEL
+
+
+def own_calls(stmt: Any, leaves: dict) -> int:
+    """The runtime calls statement ``stmt`` makes itself (its expressions; the statements
+    nested in it count for themselves), a closed function's call counting its tree's."""
+    calls = 0
+    parts = [stmt, *stmt.bindings] if isinstance(stmt, ir.Scoped) else [stmt]
+    for part in parts:
+        for node in ir.walk_own(part):
+            if isinstance(node, _CALLS):
+                calls += 1
+                if isinstance(node, ir.CallFunc) and node.ident in leaves:
+                    calls += leaves[node.ident] * CALLS_PER_FUEL
+    return calls
 
 
 def _has_loop(body: Any) -> bool:
@@ -297,6 +328,8 @@ class FuelEmitter:
     fuel_leaf_costs: Optional[dict] = None  # its closed functions' costs, once asked
     fuel_body_costs: Optional[dict] = None  # id(loop body) -> (body, its cost)
     fuel_straight = 0  # statements written since the last look (:meth:`fuel_statement`)
+    fuel_owed = 0  # calls render's straight code made since its last charge, in this block
+    fuel_branches = 0  # the most a block of the statement being written still owes
 
     def fuel_tick(self, cost: Any = 1, items: str = "", unit: int = 1) -> None:
         """Pay ``cost`` (a constant, or the source of a count): a call; with ``items`` (a
@@ -415,11 +448,45 @@ class FuelEmitter:
         self.fuel_functions -= 1
         self.fuel_straight = self.fuel_straight_saved.pop()
 
-    def fuel_statement(self) -> None:
+    def fuel_block_start(self) -> int:
+        """A block starts: its straight code's calls are owed apart (returns the enclosing
+        block's, for :meth:`fuel_block_end`)."""
+        owed, self.fuel_owed = self.fuel_owed, 0
+        return owed
+
+    def fuel_block_end(self, owed: int) -> None:
+        """A block ends: what it still owes (less than a charge) is owed by the statement it
+        is a branch of, as the most any of that statement's blocks owes (one of them runs),
+        so no path runs calls a charge never counts (a charge is written where a count passes
+        :data:`STRAIGHT_OWED`, which may be a branch that does not run)."""
+        self.fuel_branches = max(self.fuel_branches, self.fuel_owed)
+        self.fuel_owed = owed
+
+    def fuel_inner_start(self) -> int:
+        branches, self.fuel_branches = self.fuel_branches, 0
+        return branches
+
+    def fuel_inner_end(self, branches: int) -> int:
+        inner, self.fuel_branches = self.fuel_branches, branches
+        return inner
+
+    def fuel_statement(self, stmt: Any = None, inner: int = 0) -> None:
         """After each statement the emitter writes: every :data:`STRAIGHT_LOOK` statements of
-        a function's (or render's) own code, a look (:meth:`fuel_look`)."""
+        a function's (or render's) own code, a look (:meth:`fuel_look`); and in render's
+        straight code (in no loop body, no function), what its statements cost
+        (:func:`own_calls`: the closed functions they call included) is paid every
+        :data:`STRAIGHT_OWED` calls. Straight code runs once a render, but a template of
+        thousands of statements, each calling a closed macro or a method on a long string,
+        would otherwise run uncounted (and its CPU time unlooked) for seconds."""
         self.fuel_straight += 1
-        if self.fuel_straight >= STRAIGHT_LOOK and self.fuel_enabled:
+        if not self.fuel_enabled:
+            return
+        if stmt is not None and not self.fuel_functions and not self.fuel_loops:
+            self.fuel_owed += own_calls(stmt, self._leaf_costs()) + inner
+            if self.fuel_owed >= STRAIGHT_OWED:
+                self.fuel_tick(self.fuel_owed // CALLS_PER_FUEL)
+                self.fuel_owed = 0
+        if self.fuel_straight >= STRAIGHT_LOOK:
             self.fuel_straight = 0
             self.fuel_look()
 

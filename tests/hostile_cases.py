@@ -101,6 +101,15 @@ JINJA_DOS = {
         "{% macro a" + str(i) + "(x=a" + str(i - 1) + "() ~ a" + str(i - 1) + "()) %}{{ x }}{% endmacro %}"
         for i in range(1, 40)
     ) + "{{ a39()|length }}",
+    # one call of a builtin method hiding much work on a text under the size checks
+    "strip-long-chars": "{% set s = 'y' * 60000 %}{% set c = 'x' * 59999 ~ 'y' %}"
+    "{% for i in range(400) %}{{ s.strip(c)|length }}{% endfor %}",
+    "split-kept-many-times": "{% set s = 'xab' * 21000 %}" + "".join(
+        "{% set a" + str(i) + " = s.split('x') %}" for i in range(1000)
+    ) + "{{ a0|length }}",
+    # straight code calling a closed macro from thousands of sites (each call a tree of ~245)
+    "straight-calls-of-a-closed-macro": "{% macro L(x) %}" + "{{ (x ~ 'a')|trim }}" * 200
+    + "{% endmacro %}" + "{{ L('b')|length }}" * 3000,
     # straight code calling a long macro once a call site (no loop to pay for it)
     "straight-calls-of-a-long-macro": "{% macro L(x) %}" + "{{ (x ~ 'a')|trim }}" * 3000 + "{% endmacro %}"
     + "{{ L('b')|length }}" * 3000,

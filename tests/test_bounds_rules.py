@@ -591,3 +591,4 @@ def test_a_tuple_of_constants_and_one_string_is_built_inline() -> None:
     nesting = NS + "{% for i in range(100000) %}{% set ns.t = ('x', ns.t) %}{% endfor %}{{ ns.t in {} }}"
     with pytest.raises(RenderLimitExceeded):
         compile_template(nesting).render({})
+

@@ -24,7 +24,12 @@ import dataclasses
 from typing import Any, Optional
 
 from tmpl2py.runtime.jinja import safe_methods
-from tmpl2py.runtime.jinja.bounded import GROWING_STR_METHODS
+from tmpl2py.runtime.jinja.bounded import (
+    FREE_ITEMS,
+    GROWING_STR_METHODS,
+    SPLITTING_STR_METHODS,
+    STRIPPING_STR_METHODS,
+)
 
 from .. import ir
 from .util import has_node, map_nodes
@@ -75,9 +80,14 @@ def _lower(node: Any, methods: dict) -> Any:
     ):
         return node
     receiver, name = func.args[0], func.args[1].value
-    is_type = ir.Compare(
+    if name in STRIPPING_STR_METHODS and (node.kwargs or not all(_short_text(a) for a in args)):
+        return node  # chars of any length: the general call charges text x chars
+    is_type: ir.Expr = ir.Compare(
         ir.Helper("builtins.type", (receiver,)), (("is", ir.Ref("builtins." + methods[name])),)
     )
+    if name in SPLITTING_STR_METHODS:  # a long text's pieces are charged by the general call
+        short = ir.Compare(ir.Helper("builtins.len", (receiver,)), (("<", ir.Const(FREE_ITEMS)),))
+        is_type = ir.BoolOp("and", (is_type, short))
     direct = ir.CallValue(ir.LoopAttr(receiver, name), args, node.kwargs, span=node.span)
     return ir.CondExpr(is_type, direct, node, span=node.span)
 
@@ -89,6 +99,12 @@ def run(module: ir.Module) -> ir.Module:
         return module  # (``_lower`` changes only those)
     methods = method_types()
     return dataclasses.replace(module, body=map_nodes(module.body, lambda n: _lower(n, methods)))
+
+
+def _short_text(arg: Any) -> bool:
+    """A constant string of a few characters (``'\\n'``, ``' '``): a strip's chars whose
+    steps are a small multiple of the text's length."""
+    return isinstance(arg, ir.Const) and type(arg.value) is str and len(arg.value) <= 16
 
 
 def _is_method_call(node: Any) -> bool:

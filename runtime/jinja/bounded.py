@@ -189,11 +189,30 @@ def call_str_method(method: Any, args: tuple, kwargs: dict) -> Any:
 _TEXTS = (str, bytes, bytearray)
 
 
+#: methods whose result is a list of pieces of the text: as many items as it has
+#: separators, each a new object (60,000 of them from a 60,000-character text)
+SPLITTING_STR_METHODS = frozenset({"split", "rsplit", "splitlines"})
+#: methods that test each character of the text against each of their argument's
+#: (``str.strip(chars)``: a text of n characters and m chars take n * m steps)
+STRIPPING_STR_METHODS = frozenset({"strip", "lstrip", "rstrip"})
+#: a split's items, or a strip's steps (text x chars), free of any charge
+FREE_ITEMS = 4096
+FREE_STEPS = 1 << 16
+
+
 def _str_method(method: Any, args: tuple, kwargs: dict) -> Any:
     s = method.__self__
     name = method.__name__
     if name not in GROWING_STR_METHODS:
-        return method(*args, **kwargs)
+        if name in STRIPPING_STR_METHODS and args and isinstance(args[0], _TEXTS):
+            steps = len(s) * len(args[0])
+            if steps > FREE_STEPS:
+                charge(steps // 100_000)  # ~100,000 steps a microsecond
+            return method(*args, **kwargs)
+        made = method(*args, **kwargs)
+        if name in SPLITTING_STR_METHODS and type(made) is list and len(made) > FREE_ITEMS:
+            charge(len(made) >> 3)  # the items it made (memory): a unit per 8
+        return made
     if name == "join" and len(args) == 1 and not kwargs:
         items = args[0] if isinstance(args[0], (list, tuple)) else list(args[0])
         guard_join(items, s)

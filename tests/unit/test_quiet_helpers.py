@@ -229,7 +229,8 @@ def _end_reads_the_meter(source: str) -> bool:
         "{% for m in messages %}{{ m.role | trim }}{% endfor %}",
         "{% if x %}{{ raise_exception('no') }}{% endif %}{{ messages[0]['content'] }}",
         "{{ strftime_now('%Y') }}{% for m in messages %}{% if loop.last %}{{ m }}{% endif %}{% endfor %}",
-        "{% for m in messages %}{{ m.content.strip() }}{{ m['content'].split(',') }}{% endfor %}",
+        "{% for m in messages %}{{ m.content.strip() }}{{ m['content'].partition(',') }}{% endfor %}",
+        "{% for m in messages %}{{ m.content.strip('\\n') }}{{ m.content.rstrip(' ') }}{% endfor %}",
         "{% for m in messages %}{{ (m.content | trim).startswith('a') }}{{ m.items() | first }}{% endfor %}",
     ],
 )
@@ -249,6 +250,8 @@ def test_a_quiet_render_ends_without_reading_the_meter(source: str) -> None:
         "{{ s.center(n) }}",  # a growing method: its width is checked
         "{{ dict.fromkeys(l, s) }}",  # the environment's dict: its result is weighed
         "{% for m in messages %}{{ m.content | join(',') }}{% endfor %}",
+        "{% for m in messages %}{{ m['content'].split(',') }}{% endfor %}",  # a long text's pieces
+        "{% for m in messages %}{{ m.content.strip(chars) }}{% endfor %}",  # text x chars
     ],
 )
 def test_a_render_that_may_touch_the_meter_reads_it(source: str) -> None:

@@ -1,0 +1,74 @@
+"""Work hidden in one call under the size checks, charged as it is done (issue #18): a
+builtin method whose steps grow with its arguments (``str.strip(chars)``: text x chars), one
+that makes a new object per piece of a long text (``split``), and render's straight code
+calling closed macros from thousands of call sites (each site runs the macro's tree)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tmpl2py.compiler import compile_template
+from tmpl2py.runtime.limits import RenderLimitExceeded
+
+from reference import ref_render
+
+
+def _same_as_jinja2(source: str, context: dict) -> None:
+    expected = ref_render(source, context)
+    assert expected[0] == "ok", expected
+    assert compile_template(source).render(context) == expected[1]
+
+
+
+def test_a_strip_of_long_chars_is_charged_its_text_times_chars() -> None:
+    """``str.strip(chars)`` tests each character against each of ``chars``: a 60,000-character
+    text and as many chars take ~30 ms in one call, under every size check. With chars of a
+    few constant characters the call stays inline; any other chars take the general call,
+    which charges text x chars (``bounded.STRIPPING_STR_METHODS``)."""
+    short = compile_template("{{ m.content.strip('\\n') }}{{ m.content.lstrip() }}").python_source
+    assert re.search(r'\.strip\("\\n"\)\s+if type', short) and re.search(r"\.lstrip\(\)\s+if type", short)
+    long = "{% set s = 'y' * 60000 %}{% set c = 'x' * 59999 ~ 'y' %}{% for i in range(n) %}{{ s.strip(c)|length }}{% endfor %}"
+    template = compile_template(long)
+    assert ".strip(l_" not in template.python_source  # not inline
+    assert template.render({"n": 1}) == ref_render(long, {"n": 1})[1]
+    with pytest.raises(RenderLimitExceeded) as info:
+        template.render({"n": 400})
+    assert info.value.limit == "fuel"
+    _same_as_jinja2("{{ 'xxhixx'.strip(c) }}{{ 'ab'.rstrip('b') }}", {"c": "x"})
+
+
+def test_a_split_of_a_long_text_is_charged_its_pieces() -> None:
+    """A split makes as many new objects as its text has separators (60,000 from a 60,000-
+    character text, ~3.5 MB): inline below 4,096 characters, and charged a unit per 8 pieces
+    past that (a thousand kept made 1.5 GB). Such a render is not quiet (its end looks at the
+    meter)."""
+    text = compile_template("{{ m.content.split('</think>')[-1] }}").python_source
+    assert "len(l_0_m" not in text or "< 4096" in text
+    many = "{% set s = 'xab' * 21000 %}{% for i in range(n) %}{% set a = s.split('x') %}{{ a|length }}{% endfor %}"
+    template = compile_template(many)
+    assert "< 4096" in template.python_source and "live()" in template.python_source
+    assert template.render({"n": 2}) == ref_render(many, {"n": 2})[1]
+    with pytest.raises(RenderLimitExceeded) as info:
+        template.render({"n": 1000})
+    assert info.value.limit == "fuel"
+    _same_as_jinja2("{{ 'a b c'.split() }}{{ 'a,b'.rsplit(',', 1) }}{{ 'a\\nb'.splitlines() }}", {})
+
+
+def test_straight_code_pays_for_the_closed_macros_it_calls() -> None:
+    """Render's straight code (in no loop, no function) runs once, but a call site of a closed
+    macro runs its tree: every ``STRAIGHT_OWED`` calls its statements made are charged, and
+    what a block still owes is owed by the statement around it (the most of its branches), so
+    no branch escapes the count where the charge was written in another."""
+    macro = "{% macro L(x) %}" + "{{ (x ~ 'a')|trim }}" * 200 + "{% endmacro %}"
+    template = compile_template(macro + "{{ L('b')|length }}" * 3000)
+    with pytest.raises(RenderLimitExceeded) as info:
+        template.render({})
+    assert info.value.limit == "fuel"
+    branches = "{% if x %}" + "{{ y|upper }}" * 200 + "{% else %}{{ y|lower }}{% endif %}"
+    text = compile_template(branches * 4).python_source
+    assert text.count("_fuel -=") >= 3  # each taken branch's 200 calls are paid somewhere
+    _same_as_jinja2(branches * 4, {"x": True, "y": "a"})
+    small = compile_template("{{ a|upper }}{% if b %}{{ c|lower }}{% endif %}").python_source
+    assert "_fuel" not in small
