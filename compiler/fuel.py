@@ -60,9 +60,19 @@ def body_cost(body: Any, leaves: Optional[dict] = None) -> int:
     return 1 + _calls(body, leaves or {}) // CALLS_PER_FUEL
 
 
+def _weight(node: Any, leaves: dict) -> int:
+    """The runtime calls node ``node`` itself makes: one for a call, a closed function's
+    call counting its tree's (``leaves``), none for any other node."""
+    if not isinstance(node, _CALLS):
+        return 0
+    if isinstance(node, ir.CallFunc) and node.ident in leaves:
+        return 1 + leaves[node.ident] * CALLS_PER_FUEL
+    return 1
+
+
 def _calls(node: Any, leaves: dict) -> int:
-    """The runtime calls ``node`` makes on its costliest path (a leaf's call counting its
-    body's), outside the bodies of the loops and functions in it."""
+    """The runtime calls ``node`` makes on its costliest path (a closed function's call
+    counting its tree's), outside the bodies of the loops and functions in it."""
     if isinstance(node, tuple):
         return sum(_calls(item, leaves) for item in node)
     if not isinstance(node, ir.Node) or isinstance(node, ir.FuncDef):
@@ -72,11 +82,7 @@ def _calls(node: Any, leaves: dict) -> int:
     if isinstance(node, ir.For):  # its items, filter and ``else`` (run once) here; its body
         # pays at its own start
         return _calls(node.iter, leaves) + _calls(node.filter, leaves) + _calls(node.else_, leaves)
-    calls = 0
-    if isinstance(node, _CALLS):
-        calls = 1
-        if isinstance(node, ir.CallFunc) and node.ident in leaves:
-            calls += leaves[node.ident] * CALLS_PER_FUEL
+    calls = _weight(node, leaves)
     for _field, value in ir.children(node):
         calls += _calls(value, leaves)
     return calls
@@ -215,7 +221,8 @@ def closed_functions(module: ir.Module) -> dict:
         for ident, f in funcs.items()
     }
     closed: dict = {}
-    state: dict = {}  # ident -> "open" while its callees are judged, then "done"
+    state: dict = {}  # ident -> "open" while its callees are judged, then "done" or "cycle"
+    # ("cycle": on a cycle of calls by name, or calling a function that is: it pays)
 
     def judge(ident: str) -> None:
         state[ident] = "open"
@@ -257,15 +264,8 @@ STRAIGHT_OWED = 64 * CALLS_PER_FUEL
 def own_calls(stmt: Any, leaves: dict) -> int:
     """The runtime calls statement ``stmt`` makes itself (its expressions; the statements
     nested in it count for themselves), a closed function's call counting its tree's."""
-    calls = 0
     parts = [stmt, *stmt.bindings] if isinstance(stmt, ir.Scoped) else [stmt]
-    for part in parts:
-        for node in ir.walk_own(part):
-            if isinstance(node, _CALLS):
-                calls += 1
-                if isinstance(node, ir.CallFunc) and node.ident in leaves:
-                    calls += leaves[node.ident] * CALLS_PER_FUEL
-    return calls
+    return sum(_weight(node, leaves) for part in parts for node in ir.walk_own(part))
 
 
 def _has_loop(body: Any) -> bool:
