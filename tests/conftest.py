@@ -20,3 +20,16 @@ def frozen_clock():
     rj.CLOCK[0] = lambda: FROZEN
     yield
     rj.CLOCK[0] = saved
+
+
+@pytest.fixture(autouse=True)
+def clear_render_account():
+    """Each test starts with its context's meter clear, as a render does: a test that calls a
+    charging helper outside any render (a filter, ``limits.charge``) leaves what it owes in the
+    context, and the next render there would start owing it (a fuel error in an unrelated test,
+    depending on what random inputs charged before it)."""
+    from tmpl2py.runtime import limits
+
+    limits.clear()
+    yield
+    limits.clear()
