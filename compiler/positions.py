@@ -125,6 +125,19 @@ class PositionTable:
                 self._table = build_table(raw[0], raw[1], self.final_text)
         return self._table
 
+    def span_at(self, line: int) -> Optional[Span]:
+        """The template span of generated line ``line``. A module compiled from the
+        emitter's own text (``compile_template``'s, unformatted) is read straight from its
+        spans, the n-th line's being the n-th the emitter wrote (``table`` parses the module:
+        seconds for a module of megabytes, on an error path a hostile template can take);
+        a formatted one pairs its statements with the emitter's (:func:`build_table`)."""
+        raw = self.raw
+        if type(raw) is tuple and raw[0] is self.final_text:
+            first, spans = raw[1]
+            i = line - 1 - first
+            return spans[i] if 0 <= i < len(spans) and spans[i][0] else None
+        return self.table().get(line)
+
     def span_of(self, exc: BaseException) -> Optional[Span]:
         """The template span of the innermost generated frame that ``exc`` (or an exception
         it replaced) passed through."""
@@ -139,7 +152,7 @@ class PositionTable:
                     line = tb.tb_lineno
                 tb = tb.tb_next
             if line is not None:
-                return self.table().get(line)
+                return self.span_at(line)
             current = current.__cause__ or current.__context__
         return None
 

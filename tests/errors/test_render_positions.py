@@ -125,5 +125,43 @@ def test_cli_prints_position_and_caret(tmp_path: Path, capsys: pytest.CaptureFix
     assert err[-1] == "      ^"
 
 
+def _templates_for_spans() -> list:
+    examples = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.jinja"))
+    from tmpl2py_paths import SHARED
+
+    corpus = sorted((SHARED / "corpus" / "jinja" / "templates").glob("*.jinja"))
+    return [pytest.param(p, id=p.name) for p in examples + corpus[::4]]
+
+
+@pytest.mark.parametrize("path", _templates_for_spans())
+def test_unformatted_modules_read_spans_by_line(path: Path) -> None:
+    """A module compiled from the emitter's own text finds a line's span by its number, without
+    parsing the module (``PositionTable.span_at``: on a megabyte module the parse took
+    seconds, on an error path): the same span as pairing the module's statements
+    (``build_table``) for every line of code that pairing maps. Fails if the emitter ever writes a
+    statement over lines that do not match its span list. (Every fourth corpus template when
+    ../shared is present; the project's examples always.)"""
+    from tmpl2py.compiler.positions import build_table
+
+    from tmpl2py.compiler import CompileError
+
+    source = path.read_text(encoding="utf-8")
+    try:
+        t = compile_template(source, name=path.name)
+    except CompileError:  # a corpus template the reference refuses too: no module, no table
+        with pytest.raises(Exception):
+            _compile_jinja_template(source)
+        return
+    table = t.positions
+    text, raw_spans = table.raw
+    assert text is table.final_text  # the direct path is the one taken
+    paired = build_table(text, raw_spans, table.final_text)
+    assert len(paired) > 3
+    lines = text.splitlines()
+    for line, span in paired.items():
+        if not lines[line - 1].lstrip().startswith("#"):  # a header's range takes in comments
+            assert table.span_at(line) == span, line
+
+
 if sys.version_info < (3, 11):  # pragma: no cover
     pytest.skip("PEP 678 notes need Python 3.11", allow_module_level=True)
