@@ -111,7 +111,7 @@ QUIET_HELPERS = frozenset({
     "jinja.getitem", "jinja.getattr_", "jinja.subscript", "jinja.start_values", "jinja.to_str",
     "jinja.Undefined", "jinja.loop_last", "jinja.loop_context", "jinja.undefined",
     "jinja.cond_undefined", "jinja.resolve_top", "jinja.strftime_now",
-    "jinja_filters.do_trim", "jinja_filters.do_string", "jinja_filters.do_upper",
+    "jinja_filters.do_string", "jinja_filters.do_upper",
     "jinja_filters.do_lower", "jinja_filters.do_capitalize", "jinja_filters.do_first",
     "jinja_filters.do_last", "jinja_filters.do_d", "jinja_filters.do_default",
     *(f"jinja_filters.test_{t}" for t in (
@@ -121,7 +121,7 @@ QUIET_HELPERS = frozenset({
     *(f"builtins.{b}" for b in (
         "slice", "str", "len", "isinstance", "type", "enumerate", "dict", "list", "tuple",
     )),
-    "limits.length_hint", "limits.refuel", "limits.refuel_loop",
+    "limits.length_hint", "limits.refuel", "limits.refuel_loop", "limits.holding",
     "limits.active", "limits.clear", "limits.live", "limits.settle",  # the end's own
 })
 #: a Jinja render's own entry and exit (``limits.render_entry``, ``render_failed``): run
@@ -151,13 +151,17 @@ def quiet(module: ir.Module, helpers: Any) -> bool:
     leaves the context's meter as it found it: each helper is in :data:`QUIET_HELPERS`, and
     each value it calls is a method of :data:`QUIET_METHODS` or the start value of a name in
     :data:`QUIET_GLOBALS` that the template never binds."""
-    if not all(h in QUIET_HELPERS or h in ENTRY_HELPERS or h == "jinja.call" for h in helpers):
+    if not all(h in QUIET_HELPERS or h in ENTRY_HELPERS or h in _QUIET_WHEN for h in helpers):
         return False
-    if "jinja.call" not in helpers:
+    if not any(h in _QUIET_WHEN for h in helpers):
         return True
     bound: Optional[dict] = None
     for node in ir.walk(module.body):
-        if not (isinstance(node, ir.Helper) and node.name == "jinja.call"):
+        if not (isinstance(node, ir.Helper) and node.name in _QUIET_WHEN):
+            continue
+        if node.name == "jinja_filters.do_trim":
+            if not _short_chars(node.args[1:], node.kwargs):
+                return False
             continue
         callee = node.args[0] if node.args else None
         if _quiet_method(callee, node.args[1:], node.kwargs):
@@ -192,10 +196,21 @@ def _quiet_method(callee: Any, args: tuple = (), kwargs: tuple = ()) -> bool:
     if name in SPLITTING_STR_METHODS:
         return False
     if name in STRIPPING_STR_METHODS:
-        return not kwargs and all(
-            isinstance(a, ir.Const) and type(a.value) is str and len(a.value) <= 16 for a in args
-        )
+        return _short_chars(args, kwargs)
     return True
+
+
+#: helpers quiet by their arguments: a value called (``jinja.call``: :func:`_quiet_method`, a
+#: quiet global) and the ``trim`` filter (its chars: :func:`_short_chars`)
+_QUIET_WHEN = frozenset({"jinja.call", "jinja_filters.do_trim"})
+
+
+def _short_chars(args: tuple, kwargs: tuple) -> bool:
+    """A strip's arguments (after its text) are none or a few constant characters: it is
+    charged nothing (``bounded.charge_strip``)."""
+    return not kwargs and all(
+        isinstance(a, ir.Const) and type(a.value) is str and len(a.value) <= 16 for a in args
+    )
 
 
 def closed_functions(module: ir.Module) -> dict:
@@ -339,7 +354,11 @@ class FuelEmitter:
         self.fuel_used = True
         out = "None" if self.fuel_functions else "_out"
         self.line(f"_fuel -= {cost}")  # type: ignore[attr-defined]
-        self.line("if _fuel < 0:")  # type: ignore[attr-defined]
+        if items:  # a loop is looked at as it starts in a render holding a long value
+            holding = self.helper_name("limits.holding")  # type: ignore[attr-defined]
+            self.line(f"if _fuel < 0 or {holding}:")  # type: ignore[attr-defined]
+        else:
+            self.line("if _fuel < 0:")  # type: ignore[attr-defined]
         if items:
             again = self.helper_name("limits.refuel_loop")  # type: ignore[attr-defined]
             write = f", {self.writer}" if self.fuel_functions else ""  # type: ignore[attr-defined]

@@ -98,6 +98,29 @@ FUEL_PER_UNIT = 10
 #: Characters of output (charged at each refuel) or of a long string a ``+`` builds that
 #: make a unit of work.
 OUTPUT_PER_UNIT = 32
+#: Characters (or items) a long ``+``, ``~``, ``join``, ``sum`` or Go ``printf`` builds that make
+#: a unit of work: copying runs at memory speed (gigabytes a second), not at a printing
+#: helper's (``OUTPUT_PER_UNIT``); so a string built up message by message (``ns.p = ns.p ~
+#: m.content``: each step copies what came before, quadratic) pays for its copies as the
+#: time they take: 200 messages of 1 KB, 18M characters copied in ~3 ms, cost 18,000 units
+#: (at ``OUTPUT_PER_UNIT`` they cost 560,000 and such a render of 200 KB ran out of fuel). A
+#: long string's first charge is still a chunk's worth: ``SHORT`` is 64 units of this. A
+#: list's items are copied a quarter as fast (each item's reference count is raised too).
+#: Past :data:`LONG_BUILT` (longer than any real prompt) a value is charged at the printing
+#: rate again: one step can copy it many times over (``{{ s + s + ... }}`` written out, a
+#: join of it, a filter), so the fuel, not only the output cap, bounds how long it gets
+#: (about 16M characters: at the copying rate a 51M-character string was cheap to make and
+#: 24 copies of it in one written chain took 1.2 GB).
+BUILT_PER_UNIT = 1024
+ITEMS_BUILT_PER_UNIT = BUILT_PER_UNIT >> 2
+LONG_BUILT = 1 << 20
+
+
+def _built_units(size: int, text: bool) -> int:
+    """The units of work building a value of ``size`` characters (``text``) or items is."""
+    if size > LONG_BUILT:
+        return size // OUTPUT_PER_UNIT
+    return size // (BUILT_PER_UNIT if text else ITEMS_BUILT_PER_UNIT)
 #: Output between two checks when it grows fast: the next chunk is made smaller to keep it so.
 OUTPUT_PER_CHECK = 1 << 20
 #: Fuel a microsecond of the render thread's CPU time costs, where the time is more than
@@ -238,6 +261,7 @@ def mark() -> None:
     within the first chunk of fuel. Owing nothing, as an early charge's int would."""
     if _long.get() is None:
         _long.set(True)
+        holding.append(None)
     if _live.get() is None:  # the render's end looks (at ``live()``) and measures
         _set_live(0)
 
@@ -268,8 +292,8 @@ class Meter:
 
     def take(self, owed: int = 0) -> int:
         """Lend the next chunk, after taking what the counter ``owed`` (it ran below zero by
-        that much: a loop charged for all its iterations) and checking the pool, the output
-        and the deadline.
+        that much: a loop charged for all its iterations; below zero: fuel it held, given
+        back) and checking the pool, the output and the deadline.
 
         Writing output is work too (printing a value costs in proportion to the characters
         it makes: ``tojson``, a Go ``%v`` of a float or a map), so the output written since
@@ -372,7 +396,11 @@ def refuel(meter: Optional[Meter], out: Optional[list] = None, fuel: int = 0) ->
 
     ``meter`` is the render's (None before its first refuel); ``out`` its top-level output
     list when the call comes from ``render`` itself (a macro's own buffer is not passed);
-    ``fuel`` the counter's value, below zero by what it owes."""
+    ``fuel`` the counter's value: below zero by what it owes, or what it still holds (a look
+    at the meter mid-chunk, ``if active and live() is not None``, which a template's straight
+    code makes every few dozen statements, inside a loop too): given back to the pool before
+    the next chunk is lent, so a look costs no fuel (dropping it made each look spend up to a
+    chunk: a 1,500-message conversation ran out of fuel by its looks alone)."""
     if meter is None:
         early = _live.get()  # a meter :func:`charge` made, or the units it owes, for this render's early work
         meter = early if type(early) is Meter else Meter(_current.get())
@@ -381,25 +409,29 @@ def refuel(meter: Optional[Meter], out: Optional[list] = None, fuel: int = 0) ->
         _set_live(weakref.ref(meter))
     if out is not None and meter.out is None:
         meter.out = out
-    return meter, meter.take(-fuel if fuel < 0 else 0)
+    return meter, meter.take(-fuel)
 
 
 def refuel_loop(
     meter: Optional[Meter], out: Optional[list], fuel: int, items: Any, cost: int, write: Any = None
 ) -> tuple:
-    """A loop's charge ran the counter out: ``(meter, fuel, items)``, as :func:`refuel`, and
-    the items to iterate. A loop longer than a chunk gets them through :func:`_checked`, so
+    """A loop's charge ran the counter out, or the render holds a long value (:data:`holding`):
+    ``(meter, fuel, items)``, as :func:`refuel`, and the items to iterate. A loop longer than a chunk gets them through :func:`_checked`, so
     the output it writes, the pool and the deadline are still looked at every chunk of its
     iterations (a loop of 100,000 iterations, each printing a new 100 KB string, is stopped
     at the output cap, not after building 10 GB). ``write``: a function's writer (its
     buffer's ``append``), whose buffer is measured the same way (render's is ``out``)."""
+    held = _long.get()
+    if fuel >= 0 and held is None:
+        return meter, fuel, items  # (another thread's render holds a long value)
     meter, fuel = refuel(meter, out, fuel)
     # render's own output is measured before it is joined (``settle``), a function's is not
     # (its join comes first): a function's loop is looked at every chunk of its fuel, the
     # render's every largest chunk (the output a look finds is references, and a string an
-    # iteration builds is a short one, at most ``SHORT`` characters, or paid for)
+    # iteration builds is a short one, at most ``SHORT`` characters, or paid for); a render
+    # holding a long value (:data:`holding`), from its first iterations on
     every = max(1, (CHUNK if out is None else CHUNK_MAX) // cost)
-    if length_hint(items) > min(every, LOOKED_LOOP):
+    if length_hint(items) > (1 if held is not None else min(every, LOOKED_LOOP)):
         buffer = getattr(write, "__self__", None) if out is None else None
         items = _checked(meter, items, every, buffer if type(buffer) is list else None)
     return meter, fuel, items
@@ -516,6 +548,8 @@ def clear() -> None:
             active.pop()
         if _long.get() is not None:
             _long.set(None)
+            if holding:
+                holding.pop()
 
 
 #: ``limits=`` not passed to a render (the keyword's default: the template's own limits):
@@ -580,6 +614,13 @@ def within_output(result: Any, limits: Limits) -> Any:
 UNMARKED = 1 << 19
 #: set (True) while the render holds a long value a guard let be built (:func:`mark`)
 _long: ContextVar[Any] = ContextVar("tmpl2py_long", default=None)
+#: one entry per context whose render holds a long value (:func:`mark`; popped as it ends):
+#: generated code's loops look at the meter as they start while it is not empty
+#: (``if _fuel < 0 or holding:``), and such a render's loops are looked at from their first
+#: iterations (:func:`refuel_loop`): one iteration can then hide a C-level step over the
+#: long value (a search of 100M characters, a list of a million items compared: 26 ms), so
+#: a loop of 1,000 that its first chunk of fuel pays for ran 26 s unlooked
+holding: list = []
 
 
 def settle(meter: Optional[Meter], out: list) -> None:
@@ -592,7 +633,7 @@ def settle(meter: Optional[Meter], out: list) -> None:
 
     Measuring is skipped when a bound shows it under the cap: a render that built no long
     value (no :func:`mark`) printed strings of at most :data:`UNMARKED` characters, or
-    ``OUTPUT_PER_UNIT`` characters per unit it was charged (a concatenation is charged by its size,
+    ``BUILT_PER_UNIT`` characters per unit it was charged (a concatenation is charged by its size,
     a filter by its input), so ``len(out)`` pieces of that are enough."""
     early = _live.get()
     if early is not None:
@@ -602,6 +643,8 @@ def settle(meter: Optional[Meter], out: list) -> None:
     marked = _long.get()
     if marked is not None:
         _long.set(None)
+        if holding:
+            holding.pop()
     cap = (meter.limits if meter is not None else _current.get()).output
     if cap is None:
         return
@@ -609,7 +652,7 @@ def settle(meter: Optional[Meter], out: list) -> None:
         meter._grown()  # what was written since its last look: refused past the cap
         return
     if marked is None and meter is None:
-        longest = UNMARKED + (OUTPUT_PER_UNIT * early // FUEL_PER_UNIT if type(early) is int else 0)
+        longest = UNMARKED + (BUILT_PER_UNIT * early // FUEL_PER_UNIT if type(early) is int else 0)
         if len(out) * longest <= cap:
             return
     if sum(map(len, out)) > cap:
@@ -704,12 +747,12 @@ def check_built(size: int, what: str) -> None:
     """A value just built from others (``~``, ``join``, ``sum``) is at most ``Limits.output``
     long: checked after the fact, which is enough to stop doubling, as the next step would
     start from at most the cap. Building it was work, as a long ``+`` is (``_check_concat``):
-    a unit per :data:`OUTPUT_PER_UNIT` characters or items (callers check only from :data:`SHORT`)."""
-    charge(size // OUTPUT_PER_UNIT)
+    a unit per :data:`BUILT_PER_UNIT` characters or items (callers check only from :data:`SHORT`)."""
+    text = what != "sum"  # sum(start=[]) builds a list: ten times ``value`` items
+    charge(_built_units(size, text))
     if size > 65536:  # a long string exists: the render's end measures its output
         mark()
     limits = _current.get()
-    text = what != "sum"  # sum(start=[]) builds a list: ten times ``value`` items
     cap = limits.output if text else _times(limits.value, 10)
     if cap is not None and size > cap:
         raise RenderLimitExceeded(
@@ -779,6 +822,7 @@ def mul(built: dict, left: Any, right: Any) -> Any:
             bits = abs(left).bit_length() + abs(right).bit_length()
             if bits > 256:
                 check_size(bits // 4, "a product")
+                _charge_digits(left, right, 8192)
         return left * right
     if count > 1:
         if len(seq) * count > 4096:
@@ -798,6 +842,23 @@ def power(base: Any, exponent: Any) -> Any:
     return base**exponent
 
 
+def _charge_digits(left: Any, right: Any, per_unit: int) -> None:
+    """An operation on two integers of more than 4,096 bits each: CPython divides them digit
+    by digit of each (quadratic: a 400,000-bit number by a 200,000-bit one takes 0.26 s),
+    and multiplies them in about as many steps over a hundred; ``per_unit`` products of
+    their 32-bit digit counts make a unit of work (a microsecond)."""
+    if type(left) is int and type(right) is int:
+        a, b = left.bit_length(), right.bit_length()
+        if a > 4096 and b > 4096:
+            charge((a >> 5) * (b >> 5) // per_unit)
+
+
+def floordiv(left: Any, right: Any) -> Any:
+    """``left // right``, a division of two integers charged by their digits (``_charge_digits``)."""
+    _charge_digits(left, right, 256)
+    return left // right
+
+
 def mod(left: Any, right: Any) -> Any:
     """``left % right``: printf-style widths and precisions (``'%*d'``, ``'%999999999s'``) are
     bounded by ``Limits.value`` before Python pads; a name used by several fields
@@ -815,6 +876,8 @@ def mod(left: Any, right: Any) -> Any:
                     check_size(int(part), "a format width")
         if "%(" in left and repeats_a_name(left):  # '%(a)s%(a)s' prints a value twice
             _check_weight(left.count("%(") * weigh(right, {}), "a format")
+    else:
+        _charge_digits(left, right, 256)  # a remainder of big integers: a division
     made = left % right
     if type(made) is str and len(made) >= SHORT:  # ``%r`` escapes: ``'%r' % (s,)`` doubles
         check_built(len(made), "a format")
@@ -923,8 +986,11 @@ def concat(left: Any, right: Any) -> Any:
 def _check_concat(left: Any, size: int) -> None:
     """A concatenation of ``size`` characters or items from :data:`SHORT` on: building it is work (a
     loop adding 100 KB each time), and it is refused past the cap (``output`` for strings,
-    ten times ``value`` for lists), before it is built."""
-    charge(size // OUTPUT_PER_UNIT)
+    ten times ``value`` for lists), before it is built: a unit per :data:`BUILT_PER_UNIT`
+    characters (:data:`ITEMS_BUILT_PER_UNIT` items; past :data:`LONG_BUILT`, per
+    :data:`OUTPUT_PER_UNIT`)."""
+    charge(_built_units(size, isinstance(left, str)))
+    mark()  # a long value: the render's end measures its output, its loops are looked at
     limits = _current.get()
     cap = limits.output if isinstance(left, str) else _times(limits.value, 10)
     if cap is not None and size > cap:

@@ -3,14 +3,15 @@ inspection and pass tests see the template's own operators): operators that can 
 value from a small template go through a checking helper of ``runtime/limits``.
 
 Invariant left: no ``BinOp`` ``*``, ``**`` or ``%`` whose operands are not both constants
-(repetition ``'x' * n``, ``2 ** n``, ``'%*d' % (n, 1)``), no ``+`` of two computed values
+(repetition ``'x' * n``, ``2 ** n``, ``'%*d' % (n, 1)``), no ``//`` of two numbers neither of
+which is known small (a division of big integers is quadratic in their digits), no ``+`` of two computed values
 (doubling through a loop or a macro: ``s + s``; ``s + 'literal'`` grows by a constant when the literal is short,
 a ``+`` with an operand known to be a number builds no sequence, one with a string literal outside
 loops and functions runs once per render, and a ``+`` chain an ``Output`` writes is never kept: these
 stay plain ``+``), and no tuple literal holding a computed item other than a number (nesting tuples deeper
 than hashing can recurse: ``ns.t = (ns.t,)``) remain plain Python; each is a
-``Helper("limits.mul" | "limits.power" | "limits.mod" | "limits.add" | "limits.make_tuple")``
-computing the same value. List and dict literals holding two computed items or more become
+``Helper("limits.mul" | "limits.power" | "limits.mod" | "limits.floordiv" | "limits.add" |
+"limits.make_tuple")`` computing the same value. List and dict literals holding two computed items or more become
 ``Helper("limits.built_value", (_built, literal))``: every container that can share a value
 is weighed as it is built (``runtime/limits.py``, "weights": ``[l, l]`` doubles what printing
 ``l`` costs); one holding a single computed item (``[message]``) weighs that item plus its
@@ -29,7 +30,7 @@ from tmpl2py.runtime.limits import PRINTF_SPEC, repeats_a_name
 from .. import ir
 from .util import TO_STR_HELPERS, is_str
 
-_GUARDED = {"*": "limits.mul", "**": "limits.power", "%": "limits.mod", "+": "limits.add"}
+_GUARDED = {"*": "limits.mul", "**": "limits.power", "%": "limits.mod", "+": "limits.add", "//": "limits.floordiv"}
 
 #: the render's registry of the containers it built (their weights, tuples' depths), passed
 #: to the helpers that build containers (``runtime/limits.py``, "weights")
@@ -52,7 +53,9 @@ def _guard(node: Any, counters: frozenset, looped: bool = True) -> Any:
             return node
         if node.op == "%" and (_number(node.left, counters) or _plain_format(node.left)):
             return node  # not printf-style formatting, or a format without wide fields
-        if node.op in ("**", "%"):
+        if node.op == "//" and (_small_number(node.left, counters) or _small_number(node.right, counters)):
+            return node  # a division by (or of) a small number is linear in the other's digits
+        if node.op in ("**", "%", "//"):
             return ir.Helper(_GUARDED[node.op], (node.left, node.right))
         right = node.right
         if node.op == "+" and isinstance(right, ir.ListLit) and len(right.items) == 1:
@@ -98,6 +101,14 @@ def _shares(node: Any, counters: frozenset = frozenset()) -> bool:
 #: ``loop`` attributes that are always ints
 _NUMERIC_LOOP_ATTRS = ir.LOOP_SCALAR_ATTRS - {"first", "last"}
 _NUMBER_OPS = frozenset({"+", "-", "*", "//", "%"})
+
+
+def _small_number(node: Any, counters: frozenset) -> bool:
+    """Whether ``node`` is an int of a few digits at most: a loop's counter, a numeric ``loop``
+    attribute, a number constant of at most 64 bits."""
+    if isinstance(node, ir.Const):
+        return type(node.value) is float or (type(node.value) is int and node.value.bit_length() <= 64)
+    return not isinstance(node, ir.BinOp) and _number(node, counters)
 
 
 def _number(node: Any, counters: frozenset) -> bool:

@@ -260,7 +260,10 @@ def do_title(s: Any) -> str:
 
 
 def do_trim(value: Any, chars: Optional[str] = None) -> str:
-    return soft_str(value).strip(chars)
+    text = soft_str(value)
+    if isinstance(chars, str):
+        bounded.charge_strip(text, chars)  # the text x chars steps of a long ``chars``
+    return text.strip(chars)
 
 
 def do_center(value: Any, width: int = 80) -> str:
