@@ -23,6 +23,7 @@ from tmpl2py.runtime.jinja.filters import do_d, do_lower, do_tojson, do_upper, t
 from tmpl2py.runtime.limits import (
     active,
     add_item,
+    holding,
     length_hint,
     live,
     nested,
@@ -164,7 +165,7 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
             # line 31: for
             _items2 = l_1_documents
             _fuel -= length_hint(_items2) * 2
-            if _fuel < 0:
+            if _fuel < 0 or holding:
                 _m, _fuel, _items2 = refuel_loop(_m, None, _fuel, _items2, 2, _w)
             _n2, l_2_loop = loop_last(_items2)
             for _i2, l_2_doc in enumerate(l_2_loop):
@@ -220,7 +221,7 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                 # line 46: for
                 _items3 = l_1_messages
                 _fuel -= length_hint(_items3)
-                if _fuel < 0:
+                if _fuel < 0 or holding:
                     _m, _fuel, _items3 = refuel_loop(_m, None, _fuel, _items3, 1, _w)
                 for l_2_msg in _items3:
                     # line 47: if
@@ -236,7 +237,7 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                             else getattr_(l_2_msg, "tool_calls")
                         )
                         _fuel -= length_hint(_items4) * 3
-                        if _fuel < 0:
+                        if _fuel < 0 or holding:
                             _m, _fuel, _items4 = refuel_loop(_m, None, _fuel, _items4, 3, _w)
                         for l_3_tool_call in _items4:
                             # line 49: if
@@ -300,7 +301,7 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                 # line 74: for
                 _items5 = _v7 if _dict4 else getattr_(l_1_tool_msg, "content")
                 _fuel -= length_hint(_items5) * 4
-                if _fuel < 0:
+                if _fuel < 0 or holding:
                     _m, _fuel, _items5 = refuel_loop(_m, None, _fuel, _items5, 4, _w)
                 _n2, l_2_loop = loop_last(_items5)
                 for _i2, l_2_content in enumerate(l_2_loop):
@@ -416,7 +417,7 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                     else getattr_(l_1_msg, "content")
                 )
                 _fuel -= length_hint(_items6) * 4
-                if _fuel < 0:
+                if _fuel < 0 or holding:
                     _m, _fuel, _items6 = refuel_loop(_m, None, _fuel, _items6, 4, _w)
                 _n2, l_2_loop = loop_last(_items6)
                 for _i2, l_2_content in enumerate(l_2_loop):
@@ -773,7 +774,7 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
         # line 216: for
         _items7 = l_0_messages
         _fuel -= length_hint(_items7) * 9
-        if _fuel < 0:
+        if _fuel < 0 or holding:
             _m, _fuel, _items7 = refuel_loop(_m, _out, _fuel, _items7, 9)
         for _i1, l_1_message in enumerate(_items7):
             l_1_msg_role_downcased = (
@@ -891,7 +892,7 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                         else getattr_(l_1_message, "tool_calls")
                     )
                     _fuel -= length_hint(_items8) * 3
-                    if _fuel < 0:
+                    if _fuel < 0 or holding:
                         _m, _fuel, _items8 = refuel_loop(_m, _out, _fuel, _items8, 3)
                     _n2, l_2_loop = loop_last(_items8)
                     for _i2, l_2_tc in enumerate(l_2_loop):
@@ -1003,7 +1004,7 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                 # line 249: for
                 _items9 = l_0_messages[slice(_i1 + 1, None, None)]
                 _fuel -= length_hint(_items9) * 7
-                if _fuel < 0:
+                if _fuel < 0 or holding:
                     _m, _fuel, _items9 = refuel_loop(_m, _out, _fuel, _items9, 7)
                 for _i2, l_2_msg in enumerate(_items9):
                     # line 251: if

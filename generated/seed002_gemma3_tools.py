@@ -19,7 +19,7 @@ from tmpl2py.runtime.go.execute import (
     to_str,
 )
 from tmpl2py.runtime.go.ollama import TemplateMessage, TemplateTool, TemplateToolCall
-from tmpl2py.runtime.limits import active, clear, length_hint, live, refuel_loop, settle
+from tmpl2py.runtime.limits import active, clear, holding, length_hint, live, refuel_loop, settle
 
 TEMPLATE_NAME = "examples/seed002_gemma3_tools.gotmpl"
 SOURCE_SHA256 = "5e4271c679cca23c0c3c4d983acfc708966b0187a8044a4280ec35c933973fb8"
@@ -91,7 +91,7 @@ def render(context: dict) -> str:
                 # line 58: for
                 _items1 = range_values(v_tool_0)
                 _fuel -= length_hint(_items1)
-                if _fuel < 0:
+                if _fuel < 0 or holding:
                     _m, _fuel, _items1 = refuel_loop(_m, _out, _fuel, _items1, 1)
                 for dot_1 in _items1:
                     v_tool_0 = dot_1
@@ -104,7 +104,7 @@ def render(context: dict) -> str:
         # line 68: for
         _items2 = range_pairs(v_i_2)
         _fuel -= length_hint(_items2) * 4
-        if _fuel < 0:
+        if _fuel < 0 or holding:
             _m, _fuel, _items2 = refuel_loop(_m, _out, _fuel, _items2, 4)
         for v_i_2, dot_4 in _items2:
             v___3 = dot_4
@@ -144,7 +144,7 @@ def render(context: dict) -> str:
                         else field_of_elem(dot_4, "ToolCalls")
                     )
                     _fuel -= length_hint(_items3) * 2
-                    if _fuel < 0:
+                    if _fuel < 0 or holding:
                         _m, _fuel, _items3 = refuel_loop(_m, _out, _fuel, _items3, 2)
                     for dot_6 in _items3:
                         _w('\n```tool_call\n{"name": "')
