@@ -116,7 +116,7 @@ ITEMS_BUILT_PER_UNIT = BUILT_PER_UNIT >> 2
 LONG_BUILT = 1 << 20
 
 
-def _built_units(size: int, text: bool) -> int:
+def built_units(size: int, text: bool = True) -> int:
     """The units of work building a value of ``size`` characters (``text``) or items is."""
     if size > LONG_BUILT:
         return size // OUTPUT_PER_UNIT
@@ -734,6 +734,14 @@ def check_size(size: int, what: str) -> None:
         )
 
 
+def check_making(size: int, what: str) -> None:
+    """A text being made of pieces (Go's ``printf``) has reached ``size`` characters: refused
+    past ``Limits.output`` before its pieces are joined."""
+    cap = _current.get().output
+    if cap is not None and size > cap:
+        raise RenderLimitExceeded("output", f"{what} would build more than {cap:,} characters")
+
+
 def check_iterations(count: int) -> None:
     """A loop of ``count`` iterations that the fuel cannot pay for fails before it starts."""
     fuel = _current.get().fuel
@@ -749,7 +757,7 @@ def check_built(size: int, what: str) -> None:
     start from at most the cap. Building it was work, as a long ``+`` is (``_check_concat``):
     a unit per :data:`BUILT_PER_UNIT` characters or items (callers check only from :data:`SHORT`)."""
     text = what != "sum"  # sum(start=[]) builds a list: ten times ``value`` items
-    charge(_built_units(size, text))
+    charge(built_units(size, text))
     if size > 65536:  # a long string exists: the render's end measures its output
         mark()
     limits = _current.get()
@@ -989,7 +997,7 @@ def _check_concat(left: Any, size: int) -> None:
     ten times ``value`` for lists), before it is built: a unit per :data:`BUILT_PER_UNIT`
     characters (:data:`ITEMS_BUILT_PER_UNIT` items; past :data:`LONG_BUILT`, per
     :data:`OUTPUT_PER_UNIT`)."""
-    charge(_built_units(size, isinstance(left, str)))
+    charge(built_units(size, isinstance(left, str)))
     mark()  # a long value: the render's end measures its output, its loops are looked at
     limits = _current.get()
     cap = limits.output if isinstance(left, str) else _times(limits.value, 10)

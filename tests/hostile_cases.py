@@ -239,6 +239,12 @@ JINJA_DOS = {
     " + l + l %}{% for i in range(1000) %}{% if 'x' in l2 %}{% endif %}{% endfor %}{{ l2|length }}",
     "first-chunk-counts-long-list": "{% set l = range(100000)|list %}{% set l2 = l + l + l + l + l + l + l + l"
     " + l + l %}{% for i in range(1000) %}{% if l2.count('x') %}{% endif %}{% endfor %}{{ l2|length }}",
+    # a text of 100M characters made in one step, then one more step on it: x3 (a ligature's
+    # upper case), x10 (an emoji escaped), 33M pieces of a split (each 1.6-2.4 GB)
+    "one-step-100M-then-upper": "{% set s = ('x' * 100000)|replace('x', '\ufb03' * 999) %}{{ (s|upper)|length }}",
+    "one-step-100M-then-escape": "{% set s = ('x' * 100000)|replace('x', '\U0001f600' * 999) %}"
+    "{{ s.encode('unicode_escape')|length }}",
+    "split-of-12M-characters": "{% set s = ('x' * 12000)|replace('x', 'ab ' * 333) %}{{ s.split()|length }}",
     # a division (or remainder) of big integers is quadratic in their digits: 0.26 s each
     "bigint-division": "{% set a = 2 ** 99999 %}{% set b = a * a %}{% set c = b * b - 1 %}{% set d = b + 12345 %}"
     "{% for i in range(1000) %}{{ (c // d) > 0 }}{% endfor %}",
@@ -247,6 +253,11 @@ JINJA_DOS = {
 }
 
 GO_DOS = {
+    # one print repeating a 100 KB operand: measured as its pieces are made, not after the join
+    "printf-index-repeats": ('{{ $s := printf "%099999d" 1 }}{{ len (printf "' + "%[1]s" * 2000 + '" $s) }}', {}),
+    "printf-doubled-format": ('{{ $s := printf "%099999d" 1 }}{{ $f := "%[1]s" }}{{ range 14 }}'
+                              '{{ $f = printf "%s%s" $f $f }}{{ end }}{{ len (printf $f $s) }}', {}),
+    "print-many-operands": ('{{ $s := printf "%099999d" 1 }}{{ len (print' + " $s" * 1100 + ') }}', {}),
     "range-int": ("{{ range 1000000000 }}x{{ end }}", {}),
     "nested-range": ("{{ range $.a }}{{ range $.a }}{{ range $.a }}{{ . }}{{ end }}{{ end }}{{ end }}", {"a": ["ab"] * 1000}),
     "printf-width": ('{{ range $.a }}{{ printf "%999999d" 1 }}{{ end }}', {"a": list(range(1000))}),

@@ -2,7 +2,10 @@
 builtin method whose steps grow with its arguments (``str.strip(chars)``, the ``trim`` filter:
 text x chars), one
 that makes a new object per piece of a long text (``split``), and render's straight code
-calling closed macros from thousands of call sites (each site runs the macro's tree)."""
+calling closed macros from thousands of call sites (each site runs the macro's tree); big
+integers divided (quadratic), loops of a render holding a long value (each iteration can hide a
+C-level step over it), texts past a megabyte made in one step and the splits and Go prints that
+multiply one (charged or measured before they are made: red team, round 3)."""
 
 from __future__ import annotations
 
@@ -127,3 +130,73 @@ def test_a_render_holding_a_long_value_looks_at_its_loops_from_their_start() -> 
     with pytest.raises(RenderLimitExceeded) as info:
         template.render({"n": 1000})  # ~5 ms an iteration: 5 s unlooked
     assert info.value.limit == "fuel"
+
+
+def _peak_mb(fn) -> float:
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        fn()
+    finally:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    return peak / 1e6
+
+
+def test_a_text_past_a_megabyte_built_in_one_step_is_charged_before_it_is_built() -> None:
+    """A ``replace`` (or ``join``, ``indent``...) that makes a text of tens of millions of
+    characters in one step was checked against the output cap only: a 100M-character text
+    was free, and one more step on it (``upper`` of a ligature: x3; ``encode('unicode_escape')``
+    of an emoji: x10) took 1.6 GB. Past 1M characters such a text is charged at the output's
+    rate before it is built (``limits.built_units``), so the fuel refuses it first."""
+    big = "{% set s = ('x' * 100000)|replace('x', y * 999) %}{{ (s|upper)|length }}"
+    template = compile_template(big)
+
+    def render() -> None:
+        with pytest.raises(RenderLimitExceeded) as info:
+            template.render({"y": "\ufb03"})
+        assert info.value.limit == "fuel"
+
+    assert _peak_mb(render) < 50
+    _same_as_jinja2("{% set s = ('x' * 500)|replace('x', y * 999) %}{{ (s|upper)|length }}", {"y": "\ufb03"})
+
+
+def test_a_split_is_charged_before_it_makes_its_pieces() -> None:
+    """A split's pieces are counted before they are made (a separator's count; at whitespace,
+    one per two characters; line breaks): a split of 12M characters into 4M pieces took
+    320 MB before its charge refused it (100M characters: 2.4 GB)."""
+    source = "{% set s = ('x' * 12000)|replace('x', 'ab ' * 333) %}{{ s.split()|length }}"
+    template = compile_template(source)
+
+    def render() -> None:
+        with pytest.raises(RenderLimitExceeded) as info:
+            template.render({})
+        assert info.value.limit == "fuel"
+
+    assert _peak_mb(render) < 60
+    _same_as_jinja2(
+        "{{ s.split() }}{{ s.split(' ', 2) }}{{ s.rsplit(',', maxsplit=1) }}{{ s.splitlines() }}"
+        "{{ s.split(sep='a') }}{{ s.encode().split() }}{{ s.encode().splitlines() }}",
+        {"s": "a b,c\nd\r\ne  \u2028f" * 700},
+    )
+
+
+def test_go_print_is_measured_as_its_pieces_are_made() -> None:
+    """One Go ``printf`` repeating an operand (``%[1]s`` 2,000 times, or 1,100 operands to
+    ``print``) joined 200 MB (20,000: 2 GB) before its size was looked at: its pieces are
+    summed as they are made, and the output cap refuses it before the join."""
+    for source in (
+        '{{ $s := printf "%099999d" 1 }}{{ len (printf "' + "%[1]s" * 2000 + '" $s) }}',
+        '{{ $s := printf "%099999d" 1 }}{{ len (print' + " $s" * 1100 + ") }}",
+    ):
+        template = compile_template(source, dialect="go", profile="plain")
+
+        def render() -> None:
+            with pytest.raises(RenderLimitExceeded) as info:
+                template.render({})
+            assert info.value.limit == "output"
+
+        assert _peak_mb(render) < 150
+    small = compile_template('{{ printf "%[1]s-%[1]s %[2]d" "a" 3 }}|{{ print "a" 1 2 "b" }}|{{ println 1 "x" }}', dialect="go", profile="plain")
+    assert small.render({}) == "a-a 3|a1 2b|1 x\n"

@@ -34,7 +34,7 @@ import struct
 import unicodedata
 from typing import Any, ClassVar
 
-from ..limits import OUTPUT_PER_UNIT, SHORT, charge, check_built, check_size
+from ..limits import OUTPUT_PER_UNIT, SHORT, charge, check_built, check_making, check_size
 
 # ----------------------------------------------------------------------------- value model
 
@@ -836,17 +836,37 @@ def sprint(*args: Any) -> str:
     """fmt.Sprint: spaces between operands when neither is a string."""
     out = []
     prev_string = False
+    size = 0
     for i, arg in enumerate(args):
         is_string = arg is not None and kind(arg) == "string"
         if i > 0 and not is_string and not prev_string:
             out.append(" ")
-        out.append(_format(arg, "v", _PLAIN, 0))
+        text = _format(arg, "v", _PLAIN, 0)
+        out.append(text)
+        size = _grown(size, text, "print")
         prev_string = is_string
     return _made("".join(out), "print")
 
 
 def sprintln(*args: Any) -> str:
-    return _made(" ".join(_format(a, "v", _PLAIN, 0) for a in args) + "\n", "println")
+    out = []
+    size = 0
+    for arg in args:
+        text = _format(arg, "v", _PLAIN, 0)
+        out.append(text)
+        size = _grown(size, text, "println")
+    return _made(" ".join(out) + "\n", "println")
+
+
+def _grown(size: int, text: str, what: str) -> int:
+    """``size`` plus the length of ``text``, a piece of the text ``print``, ``printf`` or
+    ``println`` is making: past :data:`SHORT` characters, refused past ``Limits.output``
+    before the pieces are joined (one value printed by 20,000 operands, or by ``%[1]s``
+    20,000 times, joined 2 GB; the check on the result came after the join)."""
+    size += len(text)
+    if size >= SHORT:
+        check_making(size, what)
+    return size
 
 
 def _made(text: str, what: str) -> str:
@@ -916,6 +936,7 @@ def sprintf(fmt: str, *args: Any) -> str:
 def _sprintf(fmt: str, args: tuple) -> str:
     charge(3 * fmt.count("%"))  # parsing flags, widths, verbs in Python: ~3 units a verb
     out: list[str] = []
+    size = len(fmt)  # the format's own text, and each operand's as it is made (``_grown``)
     state = _PrintfState(len(args))
     end = len(fmt)
     i = 0
@@ -997,7 +1018,9 @@ def _sprintf(fmt: str, args: tuple) -> str:
                 verb = "v"
                 f.sharp_v, f.sharp = f.sharp, False
                 f.plus_v, f.plus = f.plus, False
-            out.append(_format(args[state.argnum], verb, f, 0))
+            text = _format(args[state.argnum], verb, f, 0)
+            out.append(text)
+            size = _grown(size, text, "printf")
             state.argnum += 1
     if not state.reordered and state.argnum < len(args):
         extra = ", ".join(

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-from ..limits import SHORT, RenderLimitExceeded, charge, check_built, check_size, current
+from ..limits import SHORT, RenderLimitExceeded, built_units, charge, check_built, check_size, current
 
 #: sizes below this are never checked (one compare on the common path)
 SMALL = 4096
@@ -112,11 +112,17 @@ def _json_shape(value: Any) -> tuple[int, int]:
 
 
 def _check_output(size: int, what: str) -> None:
+    """A text about to be built in one step (a ``replace``, ``join``, ``indent``, ``wordwrap``,
+    an ``expandtabs``...) of about ``size`` characters: charged as building it is
+    (``limits.built_units``: past 1M characters at the output's rate, so the fuel stops a
+    text of tens of millions before it is built, and no later step multiplies one of 100M:
+    an ``upper`` of it took 1.6 GB); refused past ``Limits.output`` first."""
     cap = current().output
     if cap is not None and size > cap:
         raise RenderLimitExceeded(
             "output", f"{what} would build {size:,} characters (limit {cap:,})"
         )
+    charge(built_units(size))
 
 
 
@@ -209,6 +215,32 @@ def charge_strip(text: Any, chars: Any) -> None:
         charge(steps // 100_000)
 
 
+#: what ``splitlines`` breaks lines at (``\r\n`` is one break: counted twice, a bound)
+_LINE_BREAKS = ("\n", "\r", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+
+
+def _pieces_bound(s: Any, name: str, args: tuple, kwargs: dict) -> int:
+    """At most how many pieces a split of ``s`` makes, known before it makes them (a split of
+    100M characters into 33M pieces took 2.4 GB before a charge after it could refuse it):
+    by a separator, its count (C-level); at whitespace, one piece per two characters; lines,
+    their breaks; ``maxsplit`` caps it. Arguments the method refuses give 1 (it raises)."""
+    if name == "splitlines":
+        if isinstance(s, str):
+            return sum(map(s.count, _LINE_BREAKS)) + 1
+        return s.count(b"\n") + s.count(b"\r") + 1
+    sep = args[0] if args else kwargs.get("sep")
+    maxsplit = args[1] if len(args) > 1 else kwargs.get("maxsplit", -1)
+    if sep is None:
+        pieces = len(s) // 2 + 1
+    elif type(sep) is type(s) and sep:
+        pieces = s.count(sep) + 1
+    else:
+        return 1
+    if type(maxsplit) is int and maxsplit >= 0:
+        pieces = min(pieces, maxsplit + 1)
+    return pieces
+
+
 def _str_method(method: Any, args: tuple, kwargs: dict) -> Any:
     s = method.__self__
     name = method.__name__
@@ -216,10 +248,11 @@ def _str_method(method: Any, args: tuple, kwargs: dict) -> Any:
         if name in STRIPPING_STR_METHODS and args and isinstance(args[0], _TEXTS):
             charge_strip(s, args[0])
             return method(*args, **kwargs)
-        made = method(*args, **kwargs)
-        if name in SPLITTING_STR_METHODS and type(made) is list and len(made) > FREE_ITEMS:
-            charge(len(made) >> 3)  # the items it made (memory): a unit per 8
-        return made
+        if name in SPLITTING_STR_METHODS and len(s) > FREE_ITEMS:
+            pieces = _pieces_bound(s, name, args, kwargs)
+            if pieces > FREE_ITEMS:
+                charge(pieces >> 3)  # the items it will make (memory): a unit per 8
+        return method(*args, **kwargs)
     if name == "join" and len(args) == 1 and not kwargs:
         items = args[0] if isinstance(args[0], (list, tuple)) else list(args[0])
         guard_join(items, s)
