@@ -24,6 +24,7 @@ from lark.parse_tree_builder import ChildFilterLALR_NoPlaceholders, ExpandSingle
 from lark.parsers.lalr_analysis import Shift
 from lark.parsers.lalr_interactive_parser import InteractiveParser
 from lark.parsers.lalr_parser import _Parser as _LarkParser
+from lark.parsers.lalr_parser_state import ParserState
 from lark.visitors import _VArgsWrapper, _vargs_inline, _vargs_meta_inline
 
 
@@ -167,21 +168,35 @@ class FastContextualLexer(ContextualLexer):
     matches, tokens, line counting, callbacks and errors: a position no terminal matches is
     left to Lark's ``next_token``, which raises what it raises)."""
 
+    def _state_lexer(self, state: Any) -> tuple:
+        """(lexer, its scanner's patterns, ignored types, newline types, callbacks) of the
+        parser state ``state``: what ``lex`` reads per token, looked up once per state."""
+        lexer = self.lexers[state]
+        scanner = lexer._scanner
+        if scanner is None:
+            scanner = lexer.scanner  # builds it, and the lexer's ``callback``
+        entry = (lexer, scanner._mres, lexer.ignore_types, lexer.newline_types, lexer.callback)
+        self.__dict__.setdefault("_by_state", {})[state] = entry
+        return entry
+
     def lex(self, lexer_state: Any, parser_state: Any) -> Any:
-        lexers = self.lexers
+        by_state = self.__dict__.get("_by_state") or {}
         source = lexer_state.text
         text, end = source.text, source.end
         line_ctr = lexer_state.line_ctr
         nl = line_ctr.newline_char
         new_token = Token._future_new
+        # the parser's state: ``parser_state.position``, read off the stack Lark's loops and
+        # ours change in place (another kind of state is asked its ``position``)
+        stack = parser_state.state_stack if type(parser_state) is ParserState else None
         try:
             while True:
-                lexer = lexers[parser_state.position]
-                scanner = lexer._scanner
-                if scanner is None:
-                    scanner = lexer.scanner  # builds it, and the lexer's ``callback``
-                mres = scanner._mres
-                ignore, newline, callback = lexer.ignore_types, lexer.newline_types, lexer.callback
+                state = stack[-1] if stack is not None else parser_state.position
+                entry = by_state.get(state)
+                if entry is None:
+                    entry = self._state_lexer(state)
+                    by_state = self.__dict__["_by_state"]
+                lexer, mres, ignore, newline, callback = entry
                 while True:
                     pos = line_ctr.char_pos
                     if pos >= end:
@@ -194,28 +209,28 @@ class FastContextualLexer(ContextualLexer):
                         lexer.next_token(lexer_state, parser_state)  # raises
                         raise AssertionError("unreachable")  # pragma: no cover
                     value, type_ = m.group(0), m.lastgroup
-                    ignored = type_ in ignore
-                    t = None
-                    if not ignored or type_ in callback:
-                        t = new_token(type_, value, pos, line_ctr.line, line_ctr.column)
+                    line = line_ctr.line
+                    column = line_ctr.column
                     if type_ in newline:  # LineCounter.feed
                         newlines = value.count(nl)
                         if newlines:
                             line_ctr.line += newlines
                             line_ctr.line_start_pos = pos + value.rindex(nl) + 1
-                    line_ctr.char_pos = pos = pos + len(value)
-                    line_ctr.column = pos - line_ctr.line_start_pos + 1
-                    if t is not None:
-                        t.end_line = line_ctr.line
-                        t.end_column = line_ctr.column
-                        t.end_pos = pos
-                        if t.type in callback:
-                            t = callback[t.type](t)
-                        if not ignored:
+                    line_ctr.char_pos = new_pos = pos + len(value)
+                    line_ctr.column = new_pos - line_ctr.line_start_pos + 1
+                    if type_ not in ignore:
+                        t = new_token(type_, value, pos, line, column, line_ctr.line,
+                                      line_ctr.column, new_pos)
+                        if type_ in callback:
+                            t = callback[type_](t)
                             if not isinstance(t, Token):
                                 raise LexError("Callbacks must return a token (returned %r)" % t)
-                            lexer_state.last_token = t
-                            break
+                        lexer_state.last_token = t
+                        break
+                    if type_ in callback:  # an ignored token's callback (its value unused)
+                        t = new_token(type_, value, pos, line, column, line_ctr.line,
+                                      line_ctr.column, new_pos)
+                        callback[type_](t)
                 yield t
         except EOFError:
             pass
