@@ -13,9 +13,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, TypeVar
 
-from . import lark_tables
+from . import lark_loops, lark_tables
 from lark import Discard, Lark, Token, Transformer, Tree
 from lark.exceptions import GrammarError, UnexpectedInput, VisitError
+from lark.parsers.lalr_parser_state import ParseConf, ParserState
 from lark.visitors import _vargs_inline, _vargs_meta_inline
 
 from .errors import CompileError, position
@@ -122,6 +123,47 @@ class CachedTransformer(Transformer):
             raise
         except Exception as e:  # as above
             raise VisitError(token.type, token, e)
+
+
+def parse_and_transform(parser: Lark, text: str, make: Any) -> Any:
+    """``make().transform(parser.parse(text))``, the same value, the same calls of the
+    transformer's methods in the same order, with each rule's method called as the parser
+    reduces the rule (``FastParser.parse_lowered``) instead of on a tree built first and
+    walked after: no ``Tree`` is made (but for a rule with no method, where the transformer's
+    ``__default__`` makes one) and no walk. Anything raised on the way (an error of the text,
+    of a method, a tree deeper than ``LOWERING_DEPTH``) and a transformer or parser this does
+    not know (see ``_lowering_step``) go Lark's way, with a fresh transformer, from the
+    start: what is raised is what Lark's way raises (a syntax error after a method's error in
+    the text is the error, as when the whole tree was built first), the way ``run_parser``
+    expects it (a method's error in a ``VisitError``)."""
+    front = parser.parser  # ParsingFrontend -> LALR_Parser -> _Parser
+    inner = front.parser.parser
+    transformer = make()
+    if (
+        type(inner) is lark_loops.FastParser
+        and _lowers_as_cached(type(transformer))
+        and inner._lowering_table(type(transformer)) is not None
+    ):
+        try:
+            stream = front._make_lexer_thread(text)
+            conf = ParseConf(inner.parse_table, inner.callbacks, front._verify_start(None))
+            return inner.parse_lowered(ParserState(conf, stream), transformer)
+        except Exception:  # noqa: BLE001 - Lark's way says what it is
+            transformer = make()
+    return transformer.transform(parser.parse(text))
+
+
+def _lowers_as_cached(cls: type) -> bool:
+    """``cls`` transforms as ``CachedTransformer`` does (what ``parse_lowered`` repeats)."""
+    return (
+        issubclass(cls, CachedTransformer)
+        and cls.transform is Transformer.transform
+        and cls._transform_tree is CachedTransformer._transform_tree
+        and cls._call_userfunc is CachedTransformer._call_userfunc
+        and cls._call_userfunc_token is CachedTransformer._call_userfunc_token
+        and cls.__default_token__ is Transformer.__default_token__
+    )
+
 
 
 class TokenNames:

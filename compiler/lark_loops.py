@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import functools
+import types
 from typing import Any, Optional
 
 from lark import Lark, Token, Tree
@@ -23,6 +24,8 @@ from lark.parse_tree_builder import ChildFilterLALR_NoPlaceholders, ExpandSingle
 from lark.parsers.lalr_analysis import Shift
 from lark.parsers.lalr_interactive_parser import InteractiveParser
 from lark.parsers.lalr_parser import _Parser as _LarkParser
+from lark.parsers.lalr_parser_state import ParserState
+from lark.visitors import _VArgsWrapper, _vargs_inline, _vargs_meta_inline
 
 
 def with_span_starts(parser: Lark) -> Lark:
@@ -165,21 +168,35 @@ class FastContextualLexer(ContextualLexer):
     matches, tokens, line counting, callbacks and errors: a position no terminal matches is
     left to Lark's ``next_token``, which raises what it raises)."""
 
+    def _state_lexer(self, state: Any) -> tuple:
+        """(lexer, its scanner's patterns, ignored types, newline types, callbacks) of the
+        parser state ``state``: what ``lex`` reads per token, looked up once per state."""
+        lexer = self.lexers[state]
+        scanner = lexer._scanner
+        if scanner is None:
+            scanner = lexer.scanner  # builds it, and the lexer's ``callback``
+        entry = (lexer, scanner._mres, lexer.ignore_types, lexer.newline_types, lexer.callback)
+        self.__dict__.setdefault("_by_state", {})[state] = entry
+        return entry
+
     def lex(self, lexer_state: Any, parser_state: Any) -> Any:
-        lexers = self.lexers
+        by_state = self.__dict__.get("_by_state") or {}
         source = lexer_state.text
         text, end = source.text, source.end
         line_ctr = lexer_state.line_ctr
         nl = line_ctr.newline_char
         new_token = Token._future_new
+        # the parser's state: ``parser_state.position``, read off the stack Lark's loops and
+        # ours change in place (another kind of state is asked its ``position``)
+        stack = parser_state.state_stack if type(parser_state) is ParserState else None
         try:
             while True:
-                lexer = lexers[parser_state.position]
-                scanner = lexer._scanner
-                if scanner is None:
-                    scanner = lexer.scanner  # builds it, and the lexer's ``callback``
-                mres = scanner._mres
-                ignore, newline, callback = lexer.ignore_types, lexer.newline_types, lexer.callback
+                state = stack[-1] if stack is not None else parser_state.position
+                entry = by_state.get(state)
+                if entry is None:
+                    entry = self._state_lexer(state)
+                    by_state = self.__dict__["_by_state"]
+                lexer, mres, ignore, newline, callback = entry
                 while True:
                     pos = line_ctr.char_pos
                     if pos >= end:
@@ -192,28 +209,28 @@ class FastContextualLexer(ContextualLexer):
                         lexer.next_token(lexer_state, parser_state)  # raises
                         raise AssertionError("unreachable")  # pragma: no cover
                     value, type_ = m.group(0), m.lastgroup
-                    ignored = type_ in ignore
-                    t = None
-                    if not ignored or type_ in callback:
-                        t = new_token(type_, value, pos, line_ctr.line, line_ctr.column)
+                    line = line_ctr.line
+                    column = line_ctr.column
                     if type_ in newline:  # LineCounter.feed
                         newlines = value.count(nl)
                         if newlines:
                             line_ctr.line += newlines
                             line_ctr.line_start_pos = pos + value.rindex(nl) + 1
-                    line_ctr.char_pos = pos = pos + len(value)
-                    line_ctr.column = pos - line_ctr.line_start_pos + 1
-                    if t is not None:
-                        t.end_line = line_ctr.line
-                        t.end_column = line_ctr.column
-                        t.end_pos = pos
-                        if t.type in callback:
-                            t = callback[t.type](t)
-                        if not ignored:
+                    line_ctr.char_pos = new_pos = pos + len(value)
+                    line_ctr.column = new_pos - line_ctr.line_start_pos + 1
+                    if type_ not in ignore:
+                        t = new_token(type_, value, pos, line, column, line_ctr.line,
+                                      line_ctr.column, new_pos)
+                        if type_ in callback:
+                            t = callback[type_](t)
                             if not isinstance(t, Token):
                                 raise LexError("Callbacks must return a token (returned %r)" % t)
-                            lexer_state.last_token = t
-                            break
+                        lexer_state.last_token = t
+                        break
+                    if type_ in callback:  # an ignored token's callback (its value unused)
+                        t = new_token(type_, value, pos, line, column, line_ctr.line,
+                                      line_ctr.column, new_pos)
+                        callback[type_](t)
                 yield t
         except EOFError:
             pass
@@ -251,24 +268,32 @@ class FastParser(_LarkParser):
     def _fast_table(self) -> list:
         table = self.__dict__.get("_table")
         if table is None:
-            states = self.parse_table.states
             callbacks = self.callbacks
-            # by the rule's id: a ``Rule`` hashes in Python, ~13,000 times here
-            reductions: dict = {}
-            for row in states.values():
-                for action, arg in row.values():
-                    if action is not Shift and id(arg) not in reductions:
-                        size, callback = len(arg.expansion), callbacks[arg]
-                        if size == 1 and _passes_single_child_up(callback):
-                            callback = None
-                        reductions[id(arg)] = (size, callback, arg.origin.name)
-            table = [None] * (max(states) + 1)
-            for state, row in states.items():
-                table[state] = {
-                    k: arg if action is Shift else reductions[id(arg)]
-                    for k, (action, arg) in row.items()
-                }
-            self._table = table
+
+            def reduction(rule: Any) -> tuple:
+                size, callback = len(rule.expansion), callbacks[rule]
+                if size == 1 and _passes_single_child_up(callback):
+                    callback = None
+                return (size, callback, rule.origin.name)
+
+            table = self._table = self._made_table(reduction)
+        return table
+
+    def _made_table(self, reduction: Any) -> list:
+        """The table, each reduction's entry ``reduction(rule)`` (made once per rule)."""
+        states = self.parse_table.states
+        # by the rule's id: a ``Rule`` hashes in Python, ~13,000 times here
+        reductions: dict = {}
+        for row in states.values():
+            for action, arg in row.values():
+                if action is not Shift and id(arg) not in reductions:
+                    reductions[id(arg)] = reduction(arg)
+        table = [None] * (max(states) + 1)
+        for state, row in states.items():
+            table[state] = {
+                k: arg if action is Shift else reductions[id(arg)]
+                for k, (action, arg) in row.items()
+            }
         return table
 
     def parse_from_state(self, state: Any, last_token: Any = None) -> Any:
@@ -337,9 +362,175 @@ class FastParser(_LarkParser):
             e.interactive_parser = InteractiveParser(self, state, state.lexer)
             raise e
 
+    def _lowering_table(self, transformer: type) -> Optional[list]:
+        """The table of ``_fast_table`` with each reduction's callback replaced by its
+        ``_lowering_step`` for ``transformer`` (a class; made once per class), or None when
+        a step is not known or a token type has a callback (``parse_lowered`` calls none)."""
+        tables = self.__dict__.setdefault("_lowering_tables", {})
+        if transformer in tables:
+            return tables[transformer]
+        callbacks = self.callbacks
+        known = [True]
+
+        def reduction(rule: Any) -> tuple:
+            size, callback, origin = len(rule.expansion), callbacks[rule], rule.origin.name
+            step = None  # a ``?rule``'s one child passed up
+            if not (size == 1 and _passes_single_child_up(callback)):
+                step = _lowering_step(transformer, callback, origin)
+                known[0] = known[0] and step is not None
+            return (size, step, origin)
+
+        table: Optional[list] = self._made_table(reduction)
+        upper = [name for name in dir(transformer) if name.isupper()]
+        if not known[0] or any(name in row for name in upper for row in table if row):
+            table = None
+        tables[transformer] = table
+        return table
+
+    def parse_lowered(self, state: Any, transformer: Any) -> Any:
+        """``parse_from_state`` from a fresh start, each reduction lowered by ``transformer``
+        as ``_lowering_step`` says (``frontend.parse_and_transform``). Beside the value stack,
+        for each value: the first token of its text (None: no token), from which a new
+        tree's ``meta`` start is made as ``TreeBuilder`` makes it, and the depth of the tree
+        Lark's way would have built (raises ``_LowerAsLark`` past ``LOWERING_DEPTH``)."""
+        table = self._lowering_table(type(transformer))
+        end_state = state.parse_conf.end_state
+        state_stack = state.state_stack
+        value_stack = state.value_stack
+        starts: list = []  # the first token of each value's text, or None
+        depths: list = []  # the depth of each value's tree (a token: 0)
+        push_state, push_value = state_stack.append, value_stack.append
+        push_start, push_depth = starts.append, depths.append
+
+        def reduce(size: int, step: tuple) -> Any:
+            """The value of a reduction of ``size`` symbols (off the stacks, its start and
+            depth pushed)."""
+            if size:
+                children = value_stack[-size:]
+                first = starts[-size]
+                if first is None:
+                    for first in starts[-size:]:
+                        if first is not None:
+                            break
+                depth = max(depths[-size:])
+                del state_stack[-size:], value_stack[-size:], starts[-size:], depths[-size:]
+            else:
+                children, first, depth = [], None, 0
+            how, include, expand1, function, name = step
+            if include is None:
+                filtered = children
+            else:  # as ``TreeBuilder`` (an ``_rule``'s value is its list of children)
+                filtered = []
+                for i, to_expand in include:
+                    if to_expand:
+                        if filtered:
+                            filtered += children[i]
+                        else:
+                            filtered = children[i]
+                    else:
+                        filtered.append(children[i])
+            push_start(first)
+            if how == _INLINED:
+                push_depth(depth)
+                return filtered
+            if expand1 and len(filtered) == 1:  # a ``?rule``'s one child passed up
+                push_depth(depth)
+                return filtered[0]
+            depth += 1
+            if depth > LOWERING_DEPTH:
+                raise _LowerAsLark()
+            push_depth(depth)
+            if how == _INLINE:
+                return function(transformer, *filtered)
+            meta = Meta()
+            if first is not None:
+                meta.line, meta.column, meta.empty = first.line, first.column, False
+                meta.container_line, meta.container_column = first.line, first.column
+            if how == _META:
+                return function(transformer, meta, *filtered)
+            if how == _PLAIN:
+                return function(transformer, filtered)
+            return transformer.__default__(name, filtered, meta)
+
+        token = None
+        for token in state.lexer.lex(state):
+            ttype = token.type
+            while True:
+                try:
+                    action = table[state_stack[-1]][ttype]
+                except KeyError:
+                    raise self._unexpected(state, token)
+                if action.__class__ is int:
+                    push_state(action)
+                    push_value(token)
+                    push_start(token)
+                    push_depth(0)
+                    break
+                size, step, origin = action
+                if step is None:  # ``?rule`` of one symbol: its value passes up
+                    del state_stack[-1]
+                else:
+                    push_value(reduce(size, step))
+                push_state(table[state_stack[-1]][origin])
+        end_token = Token.new_borrow_pos("$END", "", token) if token else Token("$END", "", 0, 1, 1)
+        while True:
+            try:
+                size, step, origin = table[state_stack[-1]]["$END"]  # never shifted
+            except KeyError:
+                raise self._unexpected(state, end_token)
+            if step is None:
+                del state_stack[-1]
+            else:
+                push_value(reduce(size, step))
+            push_state(table[state_stack[-1]][origin])
+            if state_stack[-1] == end_state:
+                return value_stack[-1]
+
     @staticmethod
     def _unexpected(state: Any, token: Any) -> UnexpectedToken:
         """Lark's error for a token the state has no action for (``feed_token``'s)."""
         row = state.parse_conf.states[state.state_stack[-1]]
         expected = {s for s in row.keys() if s.isupper()}
         return UnexpectedToken(token, expected, state=state, interactive_parser=None)
+
+
+# ----------------------------------------------------------------------------- lowering in the reductions
+
+#: a tree deeper than this is lowered again by Lark's way (``parse_and_transform``): the
+#: transformer recursed once per level of the tree, and past Python's stack that was a
+#: ``too-deep`` error at the rule it reached; the shared corpus nests 46 deep at most
+LOWERING_DEPTH = 100
+
+_INLINED, _INLINE, _META, _PLAIN, _DEFAULT = range(5)  # what a reduction does (``_lowering_step``)
+
+
+class _LowerAsLark(Exception):
+    """Raised by ``FastParser.parse_lowered`` for a tree deeper than ``LOWERING_DEPTH``."""
+
+
+def _lowering_step(transformer: type, callback: Any, origin: str) -> Optional[tuple]:
+    """What the reduction of a rule does for ``transformer`` (a ``CachedTransformer``
+    class), from the rule's ``TreeBuilder``: ``(how, include, expand1, function, name)``;
+    None where this does not know the transformer's callback (Lark's way then).
+
+    ``how``: ``_INLINED``, an ``_rule`` (its children are spliced into the parent's, as
+    Lark's child filter splices its tree's); else, after the child filter and a ``?rule``'s
+    single child passed up, the method of the tree's name: ``_INLINE`` (``v_args(inline)``),
+    ``_META`` (``v_args(meta, inline)``: the tree's ``meta`` first), ``_PLAIN`` (the list of
+    children) or ``_DEFAULT`` (none: ``__default__``, which makes the tree)."""
+    if not isinstance(callback, TreeBuilder):
+        return None
+    if origin.startswith("_"):
+        return None if callback.expand1 else (_INLINED, callback.include, False, None, None)
+    name = callback.name
+    # the class's own attribute (``getattr`` would make a bound ``_VArgsWrapper``, ~5 us)
+    found = next((c.__dict__[name] for c in transformer.__mro__ if name in c.__dict__), None)
+    if found is None:
+        return (_DEFAULT, callback.include, callback.expand1, None, name)
+    how = _PLAIN
+    if isinstance(found, _VArgsWrapper):
+        how = {_vargs_inline: _INLINE, _vargs_meta_inline: _META}.get(found.visit_wrapper)
+        found = found.base_func
+    if how is None or type(found) is not types.FunctionType:
+        return None
+    return (how, callback.include, callback.expand1, found, name)

@@ -17,7 +17,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from .. import ir
 from ..errors import CompileError
-from ..frontend import LazyParser, TokenNames, run_parser
+from ..frontend import LazyParser, TokenNames, parse_and_transform, run_parser
 from .lowering import Lowering
 
 _NEWLINE_RE = re.compile(r"(\r\n|\r|\n)")
@@ -271,8 +271,7 @@ def parse(source: str, name: Optional[str] = None) -> ir.Module:
     text = normalize_source(source)
 
     def build() -> tuple:
-        tree = parser().parse(text)
-        return Lowering(text).transform(tree)
+        return parse_and_transform(parser(), text, lambda: Lowering(text))
 
     body = run_parser(build, (CompileError,), lambda e: e, lambda e: _syntax_error(e, text))
     return ir.Module(body=body, dialect="jinja", profile="hf")
