@@ -146,3 +146,35 @@ def test_precompiled_patterns_are_re_s(name):
         assert shim.compile(pattern, flags) == re.compile(pattern, flags), pattern[:80]
     parser = FRONTENDS[name].parser()
     assert all(type(x.re) is lark_tables.PrecompiledRe for x in lark_tables._lexers(parser))
+
+
+def _lowered(make, text: str, direct: bool):
+    """The Jinja lowering of ``text`` by ``frontend.parse_and_transform`` (``direct``) or by
+    Lark's way, a tree first and the transformer after; or the error raised."""
+    from tmpl2py.compiler.frontend import parse_and_transform
+
+    parser = FRONTENDS["jinja"].parser()
+    try:
+        if direct:
+            return ("ir", parse_and_transform(parser, text, make))
+        return ("ir", make().transform(parser.parse(text)))
+    except Exception as e:  # noqa: BLE001 - comparing the two ways' errors
+        return (type(e).__name__, str(e))
+
+
+def test_lowering_as_the_parser_reduces_is_lowering_the_tree():
+    """``parse_and_transform`` calls each rule's lowering method as the parser reduces the rule
+    (no tree built and walked): the same IR, positions included, or the same error, as
+    Lark's tree and the transformer after it, on every shared corpus template (when present),
+    the project's examples, a few broken inputs and a nesting past ``LOWERING_DEPTH`` (which
+    goes Lark's way)."""
+    from tmpl2py.compiler.jinja.frontend import normalize_source
+    from tmpl2py.compiler.jinja.lowering import Lowering
+
+    texts = _texts("jinja") + [p.read_text(encoding="utf-8") for p in sorted((ROOT / "examples").glob("*.jinja"))]
+    texts.append("{{ " + "(" * 120 + "x" + ")" * 120 + " }}")
+    texts.append("{% for a in b %}{{ a.c(d, *e, f=g)|h(1)[2:3] if i else j }}{% endfor %}{% macro m() %}{% endmacro %}")
+    for raw in texts:
+        text = normalize_source(raw)
+        make = lambda: Lowering(text)  # noqa: E731
+        assert _lowered(make, text, True) == _lowered(make, text, False), raw[:80]
