@@ -260,3 +260,22 @@ _message = st.fixed_dictionaries(
 def test_hypothesis_conversations(qwen: tuple[Any, Any], conversation: list, agp: bool, cfm: bool) -> None:
     ref_tok, ours = qwen
     compare(ref_tok, ours, conversation, add_generation_prompt=agp, continue_final_message=cfm)
+
+
+def test_rich_values_become_what_transformers_makes_them() -> None:
+    """transformers rebuilds what a template sees from plain data (``_plain_template_data``): a
+    numpy scalar becomes its Python value, any other numpy value (an image's array) the
+    placeholder ``<ndarray>``, and the tools a new list. An array of one item was unwrapped
+    here (``5``) and a larger one raised ``ValueError``; a tuple of tools stayed a tuple."""
+    np = pytest.importorskip("numpy")
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    source = "{{ tools }}|{{ messages[0].content[0].image }}|{{ messages[0].content[1] }}"
+    content = [
+        {"type": "image", "image": np.zeros((2, 2))},
+        {"type": "text", "n": np.array([5]), "f": np.float32(1.5), "b": np.bool_(False), "i": np.int64(3)},
+    ]
+    for tools in (({"a": 1},), (), None):
+        messages = [{"role": "user", "content": content}]
+        expected = render_jinja_template(conversations=[messages], tools=tools, chat_template=source)[0][0]
+        assert tmpl2py.compile_template(source).render_conversation(messages, tools=tools) == expected

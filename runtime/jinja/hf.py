@@ -9,6 +9,8 @@ cast down, unknown objects replaced by ``"<TypeName>"``), reasoning fields alias
 
 from __future__ import annotations
 
+import sys
+
 from collections.abc import Mapping
 from typing import Any, Callable, Optional
 
@@ -34,9 +36,9 @@ def plain_data(value: Any) -> Any:
         return [plain_data(v) for v in value]
     if isinstance(value, tuple):
         return tuple(plain_data(v) for v in value)
-    item = getattr(value, "item", None)
-    if type(value).__module__ == "numpy" and callable(item):
-        return plain_data(item())
+    numpy = sys.modules.get("numpy")  # (a numpy value exists only where numpy is loaded)
+    if numpy is not None and isinstance(value, numpy.generic):  # a scalar: its Python value
+        return plain_data(value.item())
     if hasattr(type(value), "__dataclass_fields__"):  # a dataclass instance (its module is loaded)
         import dataclasses
 
@@ -90,7 +92,7 @@ def conversation_context(
     context = dict(plain_data(kwargs))
     context.update(
         messages=chat,
-        tools=plain_data(tools),
+        tools=plain_data(list(tools)) if tools is not None else None,  # (transformers' new list)
         documents=plain_data(documents),
         add_generation_prompt=add_generation_prompt,
     )
