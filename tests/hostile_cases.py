@@ -245,6 +245,9 @@ JINJA_DOS = {
     "one-step-100M-then-escape": "{% set s = ('x' * 100000)|replace('x', '\U0001f600' * 999) %}"
     "{{ s.encode('unicode_escape')|length }}",
     "split-of-12M-characters": "{% set s = ('x' * 12000)|replace('x', 'ab ' * 333) %}{{ s.split()|length }}",
+    # numbers of one hash (multiples of 2**61 - 1): a set or dict of them is quadratic in C
+    "hash-flood-unique": "{% set l = range(0, 100000 * 2305843009213693951, 2305843009213693951)|list %}"
+    "{{ l|unique|list|length }}{{ dict.fromkeys(l)|length }}",
     # a division (or remainder) of big integers is quadratic in their digits: 0.26 s each
     "bigint-division": "{% set a = 2 ** 99999 %}{% set b = a * a %}{% set c = b * b - 1 %}{% set d = b + 12345 %}"
     "{% for i in range(1000) %}{{ (c // d) > 0 }}{% endfor %}",

@@ -200,3 +200,22 @@ def test_go_print_is_measured_as_its_pieces_are_made() -> None:
         assert _peak_mb(render) < 150
     small = compile_template('{{ printf "%[1]s-%[1]s %[2]d" "a" 3 }}|{{ print "a" 1 2 "b" }}|{{ println 1 "x" }}', dialect="go", profile="plain")
     assert small.render({}) == "a-a 3|a1 2b|1 x\n"
+
+
+def test_numbers_of_one_hash_are_not_a_quadratic_step() -> None:
+    """CPython hashes an int or float to its value modulo 2**61 - 1: ``range(0, n * p, p)`` (or
+    the input) gives 100,000 distinct numbers of one hash, and putting them in a set or dict
+    probes every earlier one (minutes, in one C-level step; jinja2 too). ``unique`` keys such
+    numbers by their bytes (randomised hash); ``dict(pairs)`` / ``dict.fromkeys`` charge the
+    probes first (``limits.charge_hashing``). Equal numbers stay equal (an int and its float)."""
+    p = 2**61 - 1
+    colliding = [i * p for i in range(100_000)]
+    assert compile_template("{{ ids|unique|list|length }}").render({"ids": colliding}) == "100000"
+    for source in ("{{ dict.fromkeys(ids)|length }}", "{{ dict(ids|batch(2))|length }}"):
+        with pytest.raises(RenderLimitExceeded) as info:
+            compile_template(source).render({"ids": colliding})
+        assert info.value.limit == "fuel"
+    _same_as_jinja2(
+        "{{ l|unique|list }}|{{ dict.fromkeys(l) }}|{{ dict(l|batch(2)|list) }}",
+        {"l": [1, 2, 2**62, 2.0**62, float("inf"), float("inf"), -(2**70), -(2**70), 3.5, "a", "A", True]},
+    )

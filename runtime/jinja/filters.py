@@ -979,9 +979,30 @@ def do_unique(value: Any, case_sensitive: bool = False, attribute: Any = None) -
     seen = set()
     for item in _items_of(value):
         key = getter(item)
+        if type(key) in _NUMBERS and not -_HASH_SAFE < key < _HASH_SAFE:
+            key = _hashed_as_bytes(key)
         if key not in seen:
             seen.add(key)
             yield item
+
+
+#: numbers of at least this size hash to their value modulo 2**61 - 1 (CPython): a template
+#: (``range(0, n * p, p)``) or its input can give 100,000 distinct ones of one hash, and a set
+#: of them takes quadratic time in one C-level step (20,000 took 3.7 s, 100,000 minutes);
+#: ``unique`` keys them by their bytes instead (hashed with the randomised string hash)
+_HASH_SAFE = 1 << 61
+_NUMBERS = (int, float)
+_BIG = object()
+
+
+def _hashed_as_bytes(number: Any) -> Any:
+    """A key equal for equal numbers (an int and the float of the same value too) whose hash
+    no input chooses; infinities and NaN as they are."""
+    if type(number) is float:
+        if number != number or number in (float("inf"), float("-inf")):
+            return number
+        number = int(number)
+    return (_BIG, number.to_bytes((number.bit_length() + 8) // 8, "little", signed=True))
 
 
 def _min_or_max(value: Any, func: Callable[..., Any], case_sensitive: bool, attribute: Any) -> Any:

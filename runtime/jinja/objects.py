@@ -19,7 +19,7 @@ from .core import (
 )
 
 from .markup import Markup, escape
-from ..limits import NODE, charge, check_size, check_weight, checked_weight, nested
+from ..limits import NODE, charge, charge_hashing, check_size, check_weight, checked_weight, nested
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -345,11 +345,17 @@ class TemplateDict:
     """transformers' ``dict`` global: calling it makes a plain dict; the type is never exposed."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> dict:
+        if len(args) == 1 and not hasattr(args[0], "keys"):  # pairs: their keys' hashes charged
+            pairs = args[0] if isinstance(args[0], (list, tuple)) else list(args[0])
+            charge_hashing(pair[0] for pair in pairs if isinstance(pair, (list, tuple)) and pair)
+            args = (pairs,)
         made = dict(*args, **kwargs)
         check_weight(made, "a dict")  # dict(a=l, b=l) holds l twice
         return made
 
     def fromkeys(self, *args: Any, **kwargs: Any) -> dict:
+        if args:  # the keys' hashes charged (``limits.charge_hashing``)
+            args = (charge_hashing(args[0]),) + args[1:]
         made = dict.fromkeys(*args, **kwargs)
         check_weight(made, "dict.fromkeys")  # one value under every key
         return made
