@@ -436,7 +436,8 @@ def test_a_value_grown_once_an_iteration_from_a_fresh_one_is_not_checked() -> No
 
 # ------------------------------------------------------------------ the output measured at the end
 
-_LONG_JINJA = "{% set s = ('x' * 100000)|replace('x', 'y' * 999) %}"
+#: ~10M characters (one of 100M is refused by the fuel as it is built: ``bounded._check_output``)
+_LONG_JINJA = "{% set s = ('x' * 10000)|replace('x', 'y' * 999) %}"
 _LONG_GO = '{{ $s := printf "%099999d" 1 }}{{ range 5 }}{{ $s = printf "%s%s" $s $s }}{{ end }}'
 
 
@@ -455,11 +456,22 @@ def test_a_long_string_printed_within_the_first_chunk_is_refused_before_the_join
 ) -> None:
     """No refuel looks at this output (the loop fits in the first chunk, or the prints are
     straight code): the render's end measures it (``limits.settle``), as the long string's
-    guard marked the render, before ``"".join`` would allocate 25 GB."""
+    guard marked the render, before ``"".join`` would allocate 2.5 GB. (A loop of a render
+    holding a long value is looked at from its first iterations, which charge the
+    output written at 32 characters a unit: the fuel refuses that one first.)"""
+    import tracemalloc
+
     template = compile_template(source, dialect=dialect, profile="plain" if dialect == "go" else "hf")
-    with pytest.raises(RenderLimitExceeded) as info:
-        template.render({})
-    assert info.value.limit == "output"
+    tracemalloc.start()
+    try:
+        with pytest.raises(RenderLimitExceeded) as info:
+            template.render({})
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    looked = "{% for" in source or "{{ range 240 }}" in source  # a loop printing it
+    assert info.value.limit == ("fuel" if looked else "output")
+    assert peak < 300_000_000  # the long value and its copies, never the join
     assert limits.live() is None
 
 
