@@ -184,7 +184,7 @@ def run(module: ir.Module) -> ir.Module:
     memo: dict = {}
     body = module.body
     if not kinds.isdisjoint(_SCOPES):
-        body = map_nodes(body, fold) if ir.Capture in kinds else _map_stmts(body, fold)
+        body = map_nodes(body, fold) if ir.Capture in kinds else map_stmts(body, fold)
     return dataclasses.replace(module, body=_prune(body, (), kinds, memo))
 
 
@@ -192,10 +192,11 @@ def run(module: ir.Module) -> ir.Module:
 _SCOPES = (ir.For, ir.Scoped, ir.Capture, ir.FuncDef)
 
 
-def _map_stmts(body: tuple, fold: Any) -> tuple:
+def map_stmts(body: tuple, fold: Any) -> tuple:
     """``map_nodes(body, fold)`` for a tree without a ``Capture``, where ``fold`` changes only
     statements: its blocks are all statements' (``is_block`` fields), so only statements are
-    visited, bottom-up, each passed to ``fold`` once its blocks are mapped."""
+    visited, bottom-up, each passed to ``fold`` once its blocks are mapped. (Shared with
+    ``loop_counters``; its place is ``util``.)"""
 
     def block(stmts: tuple) -> tuple:
         new = [fold(ir.map_children(s, child)) for s in stmts]
