@@ -83,6 +83,18 @@ class _Pass:
         self.flag_names: dict[str, str] = {}
         self.reused: set[str] = set()  # kept values read again
         self.flag_used: set[int] = set()  # reads whose flag another read relies on
+        # ids of the nodes this traversal made (``_finished`` visits only them: every other
+        # node is the input's, with no kept lookup under it), and whether a helper
+        # ``_shared`` may hoist was seen (then ``_finished`` visits every node)
+        self.made: set[int] = set()
+        self.shareable = False
+
+    def replaced(self, node: Any, **fields: Any) -> Any:
+        """``_replaced``, the node made noted in ``made``."""
+        new = _replaced(node, **fields)
+        if new is not node:
+            self.made.add(id(new))
+        return new
 
     # ------------------------------------------------------------------ expressions
 
@@ -125,7 +137,7 @@ class _Pass:
             return node
         if isinstance(node, ir.DictLookup):
             if node.bind is not None:  # a lookup on an expression: the expression runs first
-                return _replaced(node, bind=self.expr(node.bind, known, first_ok))
+                return self.replaced(node, bind=self.expr(node.bind, known, first_ok))
             return self.lookup(node, known, first_ok)
         if isinstance(node, ir.BoolOp):
             values = [self.expr(node.values[0], known, first_ok)]
@@ -133,12 +145,12 @@ class _Pass:
             for v in node.values[1:]:  # each runs only after the ones before it
                 region = region.branch()
                 values.append(self.expr(v, region, first_ok))
-            return _replaced(node, values=_same_tuple(values, node.values))
+            return self.replaced(node, values=_same_tuple(values, node.values))
         if isinstance(node, ir.CondExpr):
             test = self.expr(node.test, known, first_ok)
             body = self.expr(node.body, known.branch(), first_ok)
             orelse = self.expr(node.orelse, known.branch(), first_ok)
-            return _replaced(node, test=test, body=body, orelse=orelse)
+            return self.replaced(node, test=test, body=body, orelse=orelse)
         if isinstance(node, ir.Compare):
             left = self.expr(node.left, known, first_ok)
             ops, region = [], known
@@ -147,13 +159,17 @@ class _Pass:
                     region = region.branch()  # a chain stops at the first false comparison
                 e = self.expr(pair[1], region, first_ok)
                 ops.append(pair if e is pair[1] else (pair[0], e))
-            return _replaced(node, left=left, ops=_same_tuple(ops, node.ops))
+            return self.replaced(node, left=left, ops=_same_tuple(ops, node.ops))
         if isinstance(node, ir.Capture):
             # emitted before the statement that holds it: nothing kept is known there yet
-            return _replaced(node, body=self.block(node.body, _Known(known)))
+            return self.replaced(node, body=self.block(node.body, _Known(known)))
         changed = ir.map_children(node, lambda child: self.expr(child, known, first_ok))
+        if changed is not node:
+            self.made.add(id(changed))
         if calls_foreign_code(node):
             known.forget()  # after its arguments ran
+        elif node.__class__ is ir.Helper and node.name in _SHAREABLE:
+            self.shareable = True
         return changed
 
     # ------------------------------------------------------------------ statements
@@ -163,28 +179,30 @@ class _Pass:
 
     def stmt(self, node: Any, known: _Known) -> Any:
         if isinstance(node, (ir.Output, ir.ExprStmt)):
-            return _replaced(node, expr=self.expr(node.expr, known))
+            return self.replaced(node, expr=self.expr(node.expr, known))
         if isinstance(node, ir.Return):
-            return _replaced(node, value=self.expr(node.value, known))
+            return self.replaced(node, value=self.expr(node.value, known))
         if isinstance(node, ir.Assign):
             value = self.expr(node.value, known)
             known.forget(_bound(node.target))
-            return _replaced(node, value=value)
+            return self.replaced(node, value=value)
         if isinstance(node, ir.If):
             test = self.expr(node.test, known)
             body = self.block(node.body, known.branch())
             orelse = self.block(node.orelse, known.branch())
-            return _replaced(node, test=test, body=body, orelse=orelse)
+            return self.replaced(node, test=test, body=body, orelse=orelse)
         if isinstance(node, ir.Scoped):
             bindings = self.block(node.bindings, known)  # run first, in this block
             body = self.block(node.body, known.branch())
-            return _replaced(node, bindings=bindings, body=body)
+            return self.replaced(node, bindings=bindings, body=body)
         if isinstance(node, ir.For):
             return self.for_(node, known)
         if isinstance(node, ir.FuncDef):
+            if ir.has((node.params, node.wrap_args), _shareable):  # (not traversed)
+                self.shareable = True
             # its own Python function: starts from nothing, and runs only when called
             prologue = self.block(node.prologue, _Known())
-            return _replaced(node, prologue=prologue, body=self.block(node.body, _Known()))
+            return self.replaced(node, prologue=prologue, body=self.block(node.body, _Known()))
         return node  # Text, Break, Continue
 
     def for_(self, node: ir.For, known: _Known) -> ir.For:
@@ -196,27 +214,38 @@ class _Pass:
         if changes is not None:
             inner.values = {k: v for k, v in known.values.items() if k[0] not in changes}
             inner.flags = {k: v for k, v in known.flags.items() if k not in changes}
-        if node.filter is not None and any(calls_foreign_code(n) for n in ir.walk(node.filter)):
-            known.forget()
+        if node.filter is not None:  # (not traversed: a generator's, where nothing is kept)
+            filtered = ir.walk(node.filter)
+            if any(calls_foreign_code(n) for n in filtered):
+                known.forget()
+            if any(_shareable(n) for n in filtered):
+                self.shareable = True
         body = self.block(node.body, inner)
         else_ = self.block(node.else_, known.branch())
         known.forget(_bound(node.target) | ({node.loop} if node.loop else set()))
-        return _replaced(node, iter=it, body=body, else_=else_)
+        return self.replaced(node, iter=it, body=body, else_=else_)
 
 
 def _changes(node: ir.Node) -> Optional[set]:
-    """The idents a statement may bind, or None when it may call foreign code."""
+    """The idents a statement may bind, or None when it may call foreign code (each node
+    dispatched on its class: ``calls_foreign_code`` asked of the call classes only)."""
     out: set = set()
+    calls, binders, func = _CALLS, _BINDERS, ir.FuncDef
     for n in ir.walk(node):
-        if calls_foreign_code(n):
-            return None
-        if isinstance(n, ir.Assign):
+        cls = n.__class__
+        if cls in calls:
+            if calls_foreign_code(n):
+                return None
+        elif cls in binders:
             out |= _bound(n.target)
-        elif isinstance(n, ir.For):
-            out |= _bound(n.target)
-        elif isinstance(n, ir.FuncDef):
+        elif cls is func:
             out.add(n.ident)
     return out
+
+
+#: the classes of the nodes ``calls_foreign_code`` may be true of, and of those with a target
+_CALLS = frozenset({ir.CallValue, ir.CallFunc, ir.Helper})
+_BINDERS = frozenset({ir.Assign, ir.For})
 
 
 def _unkept(node: Any, p: _Pass) -> Any:
@@ -239,8 +268,12 @@ def _unkept(node: Any, p: _Pass) -> Any:
 
 def _finished(node: Any, p: _Pass) -> Any:
     """``_shared(_unkept(node, p))`` in one walk (``_unkept`` changes only ``DictLookup``
-    nodes and what is under them, ``_shared`` only helpers of constants, which hold none)."""
+    nodes and what is under them, ``_shared`` only helpers of constants, which hold none).
+    Unless ``p`` saw a helper ``_shared`` may hoist, only the nodes ``p`` made (and every
+    lookup) are visited: a node of the input holds no lookup ``p`` changed (the input holds
+    no kept value: this pass runs once), so ``_unkept`` leaves it as it is."""
     mappers = ir._MAPPERS
+    made = None if p.shareable else p.made
 
     def go(n: Any) -> Any:
         if isinstance(n, tuple):
@@ -249,6 +282,8 @@ def _finished(node: Any, p: _Pass) -> Any:
             return n
         if isinstance(n, ir.DictLookup):
             return _shared(_unkept(n, p))
+        if made is not None and id(n) not in made:
+            return n
         if _shareable(n):
             return ir.Hoisted(n, span=n.span)
         mapper = mappers.get(n.__class__) or ir._mapper(n.__class__)

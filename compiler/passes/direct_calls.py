@@ -110,6 +110,8 @@ class _Known:
 def run(module: ir.Module) -> ir.Module:
     if module.dialect != "jinja":
         return module
+    if ir.FuncDef not in set(map(type, ir.walk(module.body))):
+        return module  # no macro (the walk is remembered for ``bindings``)
     binds: dict = {}  # every binder of each ident (``util.assignments``, in another order)
     wraps = False  # some macro is wrapped (else there is nothing to do)
     for ident, why in bindings(module.body):
@@ -131,6 +133,16 @@ def run(module: ir.Module) -> ir.Module:
         return tuple(out)
 
     def rewrite(node: Any, known: _Known) -> Any:
+        if isinstance(node, ir.Stmt):
+
+            def child(n: Any) -> Any:
+                if is_block(n):  # statement blocks are scopes in order
+                    return block(n, known)
+                if calls.isdisjoint(map(id, ir.walk(n))):
+                    return n  # no call under it may be made direct (the usual case)
+                return rewrite(n, known)
+
+            return ir.map_children(node, child)
         if isinstance(node, ir.Node) and not isinstance(node, ir.Module):
             # statement blocks are scopes in order: a macro is known after its definition
             node = ir.map_children(
@@ -158,14 +170,16 @@ def run(module: ir.Module) -> ir.Module:
         if isinstance(why, ir.FuncDef) and _callable_directly(why, whys) is not None
     }
     body = module.body
-    if macros and any(  # a call the rewrite may make direct (else it would change nothing)
-        isinstance(n, ir.Helper)
+    calls = {  # the calls the rewrite may make direct (by identity: the module holds them)
+        id(n)
+        for n in ir.walk(body)
+        if isinstance(n, ir.Helper)
         and n.name == "jinja.call"
         and n.args
         and isinstance(n.args[0], ir.Name)
         and n.args[0].ident in macros
-        for n in ir.walk(body)
-    ):
+    } if macros else set()
+    if calls:  # (else it would change nothing)
         body = block(body, None)
     # Macros nobody reads as a value any more need no Macro object.
     targets: set = set()
@@ -176,19 +190,28 @@ def run(module: ir.Module) -> ir.Module:
             if id(node) not in targets:
                 read.add(node.ident)
         elif isinstance(node, ir.Assign):
-            targets.update(id(n) for n in ir.walk(node.target))
+            target = node.target
+            if isinstance(target, ir.Name):
+                targets.add(id(target))
+            else:
+                targets.update(map(id, ir.walk(target)))
         elif isinstance(node, ir.FuncDef) and node.wrap == "jinja.make_macro":
             wrapped.append(node)
     if all(m.ident in read for m in wrapped):
         return module if body is module.body else dataclasses.replace(module, body=body)
 
-    def unbind(node: Any) -> Any:
-        if (
+    def unbound(node: Any) -> bool:
+        return (
             isinstance(node, ir.FuncDef)
             and node.wrap == "jinja.make_macro"
             and node.ident not in read
-        ):
-            return dataclasses.replace(node, bind=False)
-        return node
+        )
 
+    def unbind(node: Any) -> Any:
+        return dataclasses.replace(node, bind=False) if unbound(node) else node
+
+    # (the usual case: every such macro the walk met is a statement of the template's own
+    # body, so the body's statements are all that change)
+    if sum(map(unbound, wrapped)) == sum(map(unbound, body)):
+        return dataclasses.replace(module, body=tuple(map(unbind, body)))
     return dataclasses.replace(module, body=map_nodes(body, unbind))

@@ -10,10 +10,11 @@ captured blocks. Jinja modules only; keeps output byte-identical (pure IR -> IR)
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from operator import is_not
+from typing import Any, Optional
 
 from .. import ir
-from .util import is_init, map_nodes
+from .util import is_block, is_init, map_nodes
 
 
 def _reads(node: Any, out: set, into_funcs: bool = True) -> set:
@@ -33,8 +34,10 @@ def _reads(node: Any, out: set, into_funcs: bool = True) -> set:
     return out
 
 
-def _funcs_read(body: tuple) -> set:
-    """Idents read by functions (macros) defined in ``body``: they read them at call time."""
+def _funcs_read(body: tuple, captures: bool = True) -> set:
+    """Idents read by functions (macros) defined in ``body``: they read them at call time.
+    Without ``captures`` (no ``Capture`` in the module) every function is a statement of a
+    statement's block: expressions are not searched."""
     out: set = set()
 
     def walk(node: Any) -> None:
@@ -45,7 +48,9 @@ def _funcs_read(body: tuple) -> set:
             _reads((node.prologue, node.params, node.body, node.wrap_args), out)
         elif isinstance(node, ir.Node):
             for f in ir.child_fields(type(node)):
-                walk(getattr(node, f))
+                value = getattr(node, f)
+                if captures or is_block(value):
+                    walk(value)
 
     walk(body)
     return out
@@ -60,8 +65,13 @@ def _targets(target: Any) -> set:
     return out
 
 
-def _read_before_assigned(body: tuple, candidates: set) -> set:
-    """Candidates that some path may read before it definitely assigns them."""
+def _read_before_assigned(
+    body: tuple, candidates: set, captures: bool = True, memo: Optional[dict] = None
+) -> set:
+    """Candidates that some path may read before it definitely assigns them (``captures``:
+    the module may hold a ``Capture``, else none is looked for). ``memo`` keeps the reads of
+    each node checked, by identity (the node held): a nested scope's statements are checked
+    again for each scope around it."""
     unsafe: set = set()
 
     def block(stmts: tuple, assigned: set) -> set:
@@ -70,7 +80,14 @@ def _read_before_assigned(body: tuple, candidates: set) -> set:
         return assigned
 
     def check(expr: Any, assigned: set) -> None:
-        unsafe.update((_reads(expr, set(), into_funcs=False) & candidates) - assigned)
+        if memo is None or expr.__class__ is tuple:
+            reads = _reads(expr, set(), into_funcs=False)
+        else:
+            known = memo.get(id(expr))
+            if known is None:
+                known = memo[id(expr)] = (expr, _reads(expr, set(), into_funcs=False))
+            reads = known[1]
+        unsafe.update((reads & candidates) - assigned)
 
     def one(stmt: Any, assigned: set) -> set:
         if isinstance(stmt, ir.Assign):
@@ -91,8 +108,9 @@ def _read_before_assigned(body: tuple, candidates: set) -> set:
             check(stmt.wrap_args, assigned)
             return assigned | {stmt.ident}
         check(stmt, assigned)  # Output, ExprStmt, Return: captures are checked inside
-        for sub in _walk_captures(stmt):
-            block(sub.body, assigned)
+        if captures:
+            for sub in _walk_captures(stmt):
+                block(sub.body, assigned)
         return assigned
 
     block(body, set())
@@ -116,15 +134,23 @@ def _walk_captures(node: Any) -> list:
     return found
 
 
-def _prune(block: tuple, rest: tuple = ()) -> tuple:
+def _prune(
+    block: tuple, rest: tuple = (), kinds: Any = None, memo: Optional[dict] = None
+) -> tuple:
     """``block`` without the start values that no path of the scope can read.
 
-    The scope's statements are ``block`` (minus its start values) followed by ``rest``."""
+    The scope's statements are ``block`` (minus its start values) followed by ``rest``.
+    ``kinds``, when given, holds the class of every node of the module: no ``Capture`` or
+    ``FuncDef`` among them, none is looked for. ``memo``: ``_read_before_assigned``'s,
+    shared by the scopes of one module."""
     inits = {s.target.ident for s in block if is_init(s)}
     if not inits:
         return block
     stmts = tuple(s for s in block if not is_init(s)) + rest
-    keep = _read_before_assigned(stmts, inits) | (_funcs_read(stmts) & inits)
+    captures = kinds is None or ir.Capture in kinds
+    keep = _read_before_assigned(stmts, inits, captures, memo)
+    if kinds is None or ir.FuncDef in kinds:
+        keep |= _funcs_read(stmts, captures) & inits
     if inits <= keep:
         return block  # every start value may be read: the same block (no node rebuilt)
     return tuple(s for s in block if not (is_init(s) and s.target.ident not in keep))
@@ -138,17 +164,45 @@ def run(module: ir.Module) -> ir.Module:
 
     def fold(node: Any) -> Any:
         if isinstance(node, ir.For):
-            body, else_ = _prune(node.body), _prune(node.else_)
+            body, else_ = _prune(node.body, (), kinds, memo), _prune(node.else_, (), kinds, memo)
             if body is node.body and else_ is node.else_:
                 return node
             return dataclasses.replace(node, body=body, else_=else_)
         if isinstance(node, (ir.Scoped, ir.Capture)):
-            body = _prune(node.body)
+            body = _prune(node.body, (), kinds, memo)
             return node if body is node.body else dataclasses.replace(node, body=body)
         if isinstance(node, ir.FuncDef):
             defaults = tuple(ir.ExprStmt(p.default) for p in node.params if p.default is not None)
-            prologue = _prune(node.prologue, defaults + node.body)
+            prologue = _prune(node.prologue, defaults + node.body, kinds, memo)
             return node if prologue is node.prologue else dataclasses.replace(node, prologue=prologue)
         return node
 
-    return dataclasses.replace(module, body=_prune(map_nodes(module.body, fold)))
+    # the classes of the module's nodes (its walk is usually remembered: the pass before
+    # walked the same body): no scope statement, nothing to fold; no ``Capture``, every
+    # block is a statement's, and only statements need visiting
+    kinds = set(map(type, ir.walk(module.body)))
+    memo: dict = {}
+    body = module.body
+    if not kinds.isdisjoint(_SCOPES):
+        body = map_nodes(body, fold) if ir.Capture in kinds else map_stmts(body, fold)
+    return dataclasses.replace(module, body=_prune(body, (), kinds, memo))
+
+
+#: the nodes whose blocks ``run`` prunes (the module's own body aside)
+_SCOPES = (ir.For, ir.Scoped, ir.Capture, ir.FuncDef)
+
+
+def map_stmts(body: tuple, fold: Any) -> tuple:
+    """``map_nodes(body, fold)`` for a tree without a ``Capture``, where ``fold`` changes only
+    statements: its blocks are all statements' (``is_block`` fields), so only statements are
+    visited, bottom-up, each passed to ``fold`` once its blocks are mapped. (Shared with
+    ``loop_counters``; its place is ``util``.)"""
+
+    def block(stmts: tuple) -> tuple:
+        new = [fold(ir.map_children(s, child)) for s in stmts]
+        return tuple(new) if any(map(is_not, new, stmts)) else stmts
+
+    def child(value: Any) -> Any:
+        return block(value) if is_block(value) else value
+
+    return block(body)

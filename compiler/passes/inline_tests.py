@@ -67,12 +67,17 @@ def run(module: ir.Module) -> ir.Module:
     """Invariant: no call of a test helper whose body is one Python expression."""
 
     def fold(node: Any) -> Any:
-        # ``1 is None`` (or ``(1 + 2) is None``, which Python folds to it) would make Python
-        # warn about ``is`` with a literal
-        if unary_helper(node, INLINE_TESTS) and not _literal_like(node.args[0]):
-            return dataclasses.replace(INLINE_TESTS[node.name](node.args[0]), span=node.span)
-        if unary_helper(node, TWICE) and isinstance(node.args[0], (ir.Name, ir.Local)):
-            return dataclasses.replace(TWICE[node.name](node.args[0]), span=node.span)
+        cls = node.__class__  # (most nodes are neither a helper nor a ``not``)
+        if cls is ir.Helper:
+            # ``1 is None`` (or ``(1 + 2) is None``, which Python folds to it) would make
+            # Python warn about ``is`` with a literal
+            if unary_helper(node, INLINE_TESTS) and not _literal_like(node.args[0]):
+                return dataclasses.replace(INLINE_TESTS[node.name](node.args[0]), span=node.span)
+            if unary_helper(node, TWICE) and isinstance(node.args[0], (ir.Name, ir.Local)):
+                return dataclasses.replace(TWICE[node.name](node.args[0]), span=node.span)
+            return node
+        if cls is not ir.Not:
+            return node
         if (
             isinstance(node, ir.Not)
             and isinstance(node.operand, ir.Not)

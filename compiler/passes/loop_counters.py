@@ -12,7 +12,8 @@ import dataclasses
 from typing import Any
 
 from .. import ir
-from .util import calls_foreign_code, has_node, map_nodes
+from .drop_dead_inits import map_stmts
+from .util import calls_foreign_code, map_nodes
 
 _COUNTER_ATTRS = frozenset({"index", "index0", "first"})
 
@@ -27,39 +28,39 @@ def run(module: ir.Module) -> ir.Module:
     every mutating method to the template itself); a builtin method called directly (the
     sandbox's safe ones, ``method_calls``) and the template's own functions that call no
     foreign code themselves (``_pure_functions``) are no foreign code."""
-    if module.dialect != "jinja" or not has_node(module.body, _counted):
+    if module.dialect != "jinja":
+        return module
+    nodes = ir.walk(module.body)  # (remembered for ``_pure_functions``)
+    kinds = set(map(type, nodes))
+    if ir.For not in kinds or not any(_counted(n) for n in nodes if n.__class__ is ir.For):
         return module
     pure = _pure_functions(module)
 
     def foreign(n: Any) -> bool:
         return calls_foreign_code(n) and not _own_call(n, pure)
 
-    def uses(node: Any, ident: str, ok: list) -> None:
-        if isinstance(node, tuple):
-            for n in node:
-                uses(n, ident, ok)
-        elif isinstance(node, ir.Node):
-            if (
-                isinstance(node, ir.LoopAttr)
-                and isinstance(node.loop, ir.Name)
-                and node.loop.ident == ident
-            ):
-                if node.attr == "last":
-                    ok[1] = True
-                elif node.attr not in _COUNTER_ATTRS:
-                    ok[0] = False
-                return
-            if isinstance(node, (ir.Name, ir.Local)) and node.ident == ident:
-                ok[0] = False
-                return
-            for f in ir.child_fields(type(node)):
-                uses(getattr(node, f), ident, ok)
+    def uses(node: ir.For) -> tuple:
+        """(whether the loop's body and filter read its loop object only for counters and
+        ``last``, whether ``last``): one walk, each read of the object's ident counted against
+        the attribute reads on it (each holds one such read)."""
+        ident, names, attrs, last = node.loop, 0, 0, False
+        for n in ir.walk((node.body, node.filter)):
+            cls = n.__class__
+            if cls is ir.LoopAttr:
+                if n.loop.__class__ is ir.Name and n.loop.ident == ident:
+                    attrs += 1
+                    if n.attr == "last":
+                        last = True
+                    elif n.attr not in _COUNTER_ATTRS:
+                        return False, last
+            elif (cls is ir.Name or cls is ir.Local) and n.ident == ident:
+                names += 1
+        return names == attrs, last
 
     def fold(node: Any) -> Any:
         if not _counted(node):
             return node
-        ok = [True, False]  # only counters and ``last``; ``last`` read
-        uses((node.body, node.filter), node.loop, ok)
+        ok = uses(node)  # only counters and ``last``; ``last`` read
         if not ok[0] or (ok[1] and any(foreign(n) for n in ir.walk(node.body))):
             return node
         counter = "_i" + node.loop.split("_")[1]
@@ -94,7 +95,10 @@ def run(module: ir.Module) -> ir.Module:
             node, body=map_nodes(node.body, attr), loop="", loop_helper="", counter=counter
         )
 
-    return dataclasses.replace(module, body=map_nodes(module.body, fold))
+    # only loops change: without a ``Capture`` they are all statements of statements' blocks
+    if ir.Capture in kinds:
+        return dataclasses.replace(module, body=map_nodes(module.body, fold))
+    return dataclasses.replace(module, body=map_stmts(module.body, fold))
 
 
 def _counted(node: Any) -> bool:

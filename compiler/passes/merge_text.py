@@ -21,6 +21,7 @@ from operator import is_
 from typing import Any
 
 from .. import ir
+from .drop_dead_inits import map_stmts
 from .util import map_nodes
 
 
@@ -51,19 +52,30 @@ def run(module: ir.Module) -> ir.Module:
 
     def fold(node: Any) -> Any:
         changes = {}
-        for f in ("body", "orelse", "else_"):
-            if (
-                hasattr(node, f)
-                and isinstance(getattr(node, f), tuple)
-                and not isinstance(node, ir.Module)
-            ):
+        for f in _BLOCK_FIELDS.get(node.__class__, ()):
+            if isinstance(getattr(node, f), tuple):
                 new = merge_block(getattr(node, f))
                 if new is not getattr(node, f):
                     changes[f] = new
         return dataclasses.replace(node, **changes) if changes else node
 
-    body = merge_block(map_nodes(module.body, fold))
+    # only blocks change: without a ``Capture`` they are all statements' (then only
+    # statements are visited)
+    if ir.Capture in set(map(type, ir.walk(module.body))):
+        body = merge_block(map_nodes(module.body, fold))
+    else:
+        body = merge_block(map_stmts(module.body, fold))
     return dataclasses.replace(module, body=body)
+
+
+#: node class -> its fields ``run`` merges the text of (``body``, ``orelse``, ``else_``), for
+#: each class with one (the module's own body is merged apart)
+_BLOCK_FIELDS = {
+    cls: fields
+    for cls in ir.NODE_CLASSES
+    if cls is not ir.Module
+    and (fields := tuple(f for f in ("body", "orelse", "else_") if f in cls.__dataclass_fields__))
+}
 
 
 #: what ``markupsafe.escape`` changes: text without any is its own escape
