@@ -798,7 +798,7 @@ def check_text(size: int) -> None:
     of ``Limits.output``: escaping makes a container's text longer than what it holds
     (``repr`` doubles a backslash), so ``[s]|string`` fed back through a loop grows
     geometrically; stopped here, the steps before built at most twice that. Raises only,
-    never charges (the filters that call it leave the meter alone: ``fuel.QUIET_HELPERS``);
+    never charges (the filters that call it leave the meter alone: ``quiet.QUIET_HELPERS``);
     no real template prints a container of millions of characters through a filter."""
     cap = _current.get().output
     if cap is not None and size > cap >> 4:

@@ -6,6 +6,8 @@ check only, and variables that only their own ``+`` reads (self-fed) without wei
 
 from __future__ import annotations
 
+import tracemalloc
+
 import pytest
 
 from tmpl2py.compiler import compile_template
@@ -436,7 +438,6 @@ def test_a_value_grown_once_an_iteration_from_a_fresh_one_is_not_checked() -> No
 
 # ------------------------------------------------------------------ the output measured at the end
 
-#: ~10M characters (one of 100M is refused by the fuel as it is built: ``bounded._check_output``)
 _LONG_JINJA = "{% set s = ('x' * 10000)|replace('x', 'y' * 999) %}"
 _LONG_GO = '{{ $s := printf "%099999d" 1 }}{{ range 5 }}{{ $s = printf "%s%s" $s $s }}{{ end }}'
 
@@ -454,25 +455,18 @@ _LONG_GO = '{{ $s := printf "%099999d" 1 }}{{ range 5 }}{{ $s = printf "%s%s" $s
 def test_a_long_string_printed_within_the_first_chunk_is_refused_before_the_join(
     source: str, dialect: str
 ) -> None:
-    """No refuel looks at this output (the loop fits in the first chunk, or the prints are
-    straight code): the render's end measures it (``limits.settle``), as the long string's
-    guard marked the render, before ``"".join`` would allocate 2.5 GB. (A loop of a render
-    holding a long value is looked at from its first iterations, which charge the
-    output written at 32 characters a unit: the fuel refuses that one first.)"""
-    import tracemalloc
-
+    """Straight prints: the render's end measures them (``limits.settle``; the long string's
+    guard marked the render) before ``"".join`` would allocate 2.5 GB; a loop of a render
+    holding a long value is looked at as it starts, the output charged: the fuel first."""
     template = compile_template(source, dialect=dialect, profile="plain" if dialect == "go" else "hf")
     tracemalloc.start()
-    try:
-        with pytest.raises(RenderLimitExceeded) as info:
-            template.render({})
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    with pytest.raises(RenderLimitExceeded) as info:
+        template.render({})
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
     looked = "{% for" in source or "{{ range 240 }}" in source  # a loop printing it
-    assert info.value.limit == ("fuel" if looked else "output")
+    assert info.value.limit == ("fuel" if looked else "output") and limits.live() is None
     assert peak < 300_000_000  # the long value and its copies, never the join
-    assert limits.live() is None
 
 
 def test_a_render_that_refueled_is_settled_however_few_its_pieces() -> None:
