@@ -41,10 +41,13 @@ def run(module: ir.Module) -> ir.Module:
     if not has_node(module.body, _constant_slice):
         return module
 
+    helper, hoisted = ir.Helper, ir.Hoisted
+
     def hoist(node: Any) -> Any:
-        if isinstance(node, ir.Hoisted) and isinstance(node.value, ir.Hoisted):
+        cls = node.__class__
+        if cls is hoisted and isinstance(node.value, ir.Hoisted):
             return node.value  # one made already (its slice was rebuilt first, bottom-up)
-        if _constant_slice(node):
+        if cls is helper and _constant_slice(node):
             return ir.Hoisted(node, span=node.span)
         return node
 

@@ -13,7 +13,7 @@ import dataclasses
 from typing import Any
 
 from .. import ir
-from .util import is_str, map_nodes, reads_top_output
+from .util import is_str, map_nodes
 
 
 def _outputs_str(body: tuple) -> bool:
@@ -35,17 +35,23 @@ def _outputs_str(body: tuple) -> bool:
 
 
 def run(module: ir.Module) -> ir.Module:
-    if module.dialect != "jinja" or reads_top_output(module.body):
+    if module.dialect != "jinja":
         return module
     calls: dict = {}
     outputs: dict = {}
     macros = []
+    # one walk, dispatched on the class: the macros, their calls, the calls output at once,
+    # and whether the module reads its top-level output (``util.reads_top_output``)
+    top = False
     for node in ir.walk(module.body):
-        if isinstance(node, ir.FuncDef):
+        cls = node.__class__
+        if cls is ir.Local:
+            top = top or node == ir.TOP_OUTPUT
+        elif cls is ir.FuncDef:
             macros.append(node)
-        elif isinstance(node, ir.CallFunc):
+        elif cls is ir.CallFunc:
             calls[node.ident] = calls.get(node.ident, 0) + 1
-        elif isinstance(node, ir.Output):
+        elif cls is ir.Output:
             expr = node.expr
             if isinstance(expr, ir.Helper) and expr.name == "jinja.to_str" and len(expr.args) == 1:
                 expr = expr.args[0]  # dropped later: a macro returns a str (known_str)
@@ -60,7 +66,7 @@ def run(module: ir.Module) -> ir.Module:
             and _outputs_str(node.body)
         )
 
-    if not any(writes(n) for n in macros):
+    if top or not any(writes(n) for n in macros):
         return module
 
     def into(node: Any) -> Any:

@@ -166,12 +166,19 @@ def _chain(operands: list, span: ir.Span, links: Any = None) -> ir.Expr:
     return node
 
 
+#: node classes with no child (a name, a constant, a text): no chain, nothing to rebuild
+_NO_CHILDREN = frozenset(cls for cls in ir.NODE_CLASSES if not ir.child_fields(cls))
+
+
 class _Rewriter:
     def __init__(self, post: Optional[Callable[[Any], Any]] = None) -> None:
         self.count = 0
         #: another pass's rewrite of one node, applied to every node of the input after its
         #: children (as ``map_nodes`` would): two passes, one traversal
         self.post = post
+        #: the classes ``post`` is applied to: those named by its ``classes`` (the only ones
+        #: it may change), else every node class
+        self.posted = frozenset(getattr(post, "classes", ir.NODE_CLASSES)) if post else frozenset()
 
     def chain(self, node: ir.Expr, written: bool = False) -> ir.Expr:
         """``written``: the chain is what an ``Output`` prints (through ``to_str``): its
@@ -213,12 +220,15 @@ class _Rewriter:
         return ir.CondExpr(test, fast, _chain(kept, node.span, links), span=node.span)
 
     def rewrite(self, node: Any) -> Any:
-        if isinstance(node, tuple):
-            return ir.map_children(node, self.rewrite)
+        cls = node.__class__
+        if cls is tuple:
+            return ir._map_tuple(node, self.rewrite) if node else node
+        if cls in _NO_CHILDREN:
+            return self.post(node) if cls in self.posted else node  # type: ignore[misc]
         if not isinstance(node, ir.Node):
-            return node
+            return ir.map_children(node, self.rewrite) if isinstance(node, tuple) else node
         post = self.post
-        if isinstance(node, ir.For) and node.filter is not None:
+        if cls is ir.For and node.filter is not None:
             # the iterable and the filter are a generator's: only the rest is rewritten
             body, else_ = self.rewrite(node.body), self.rewrite(node.else_)
             if post is not None:  # the other fields get the other pass alone
@@ -227,9 +237,9 @@ class _Rewriter:
                 )
                 return post(dataclasses.replace(node, body=body, else_=else_))
             return dataclasses.replace(node, body=body, else_=else_)
-        if _is_chain(node):
+        if (cls is ir.BinOp or cls is ir.Helper) and _is_chain(node):
             return self.chain(node)  # (it makes no node the other pass rewrites)
-        if isinstance(node, ir.Output) and _printed_chain(node.expr):
+        if cls is ir.Output and _printed_chain(node.expr):
             text = node.expr
             made = self.chain(text.args[0], written=True)
             if isinstance(made, ir.CondExpr) and isinstance(made.body, ir.Format):
@@ -239,9 +249,9 @@ class _Rewriter:
             else:
                 printed = dataclasses.replace(text, args=(made,))
             node = dataclasses.replace(node, expr=printed)
-            return node if post is None else post(node)
-        node = ir.map_children(node, self.rewrite)
-        return node if post is None else post(node)
+            return post(node) if cls in self.posted else node  # type: ignore[misc]
+        node = (ir._MAPPERS.get(cls) or ir._mapper(cls))(node, self.rewrite)  # map_children's
+        return post(node) if cls in self.posted else node  # type: ignore[misc]
 
 
 def _is_chain(node: Any) -> bool:

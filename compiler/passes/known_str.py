@@ -19,8 +19,10 @@ from .util import TO_STR_HELPERS, is_str, map_nodes
 def run(module: ir.Module) -> ir.Module:
     """Invariant: no ``to_str`` is applied to an expression already known to be a str."""
 
+    helper = ir.Helper
+
     def fold(node: Any) -> Any:
-        if isinstance(node, ir.Helper) and node.name in TO_STR_HELPERS and len(node.args) == 1:
+        if node.__class__ is helper and node.name in TO_STR_HELPERS and len(node.args) == 1:
             if is_str(node.args[0]):
                 return node.args[0]
         return node

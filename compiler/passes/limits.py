@@ -185,18 +185,51 @@ def _text(node: Any) -> bool:
 _PLAIN = (ir.Const, ir.Ref)
 
 
+#: node classes with no child (a name, a constant, a text): no rule applies to them
+_LEAVES = frozenset(cls for cls in ir.NODE_CLASSES if not ir.child_fields(cls))
+#: the classes ``fn`` may rewrite (:func:`_guard`, and an ``Assign`` to a self-fed name):
+#: every other node is only rebuilt around its children
+_RULED = frozenset({ir.BinOp, ir.TupleLit, ir.ListLit, ir.DictLit, ir.Assign})
+#: the nodes inside which code may run many times per render
+_LOOPING = (ir.For, ir.FuncDef)
+
+
 def _map_guarded(node: Any, fn: Any, looped: bool = False) -> Any:
     """``node`` rebuilt bottom-up with ``fn(node, looped)`` applied to every IR node, except
     the ``+`` chains an ``Output`` writes (:func:`_written`); ``looped``: the node is inside a
-    loop or a function the template defines (it may run many times per render; else once)."""
-    if isinstance(node, tuple):
-        return ir.map_children(node, lambda n: _map_guarded(n, fn, looped))
-    if not isinstance(node, ir.Node):
-        return node
-    if isinstance(node, ir.Output):
-        return dataclasses.replace(node, expr=_written(node.expr, fn, False, looped))
-    inner = looped or isinstance(node, (ir.For, ir.FuncDef))
-    return fn(ir.map_children(node, lambda n: _map_guarded(n, fn, inner)), looped)
+    loop or a function the template defines (it may run many times per render; else once).
+    ``fn`` is applied only where it can change a node (:data:`_RULED`), and a leaf is its
+    own result: one dispatch on the class per node, no call for most."""
+    return _mapper(fn, looped)(node)
+
+
+def _mapper(fn: Any, looped: bool) -> Any:
+    """The function :func:`_map_guarded` applies to each node under ``looped`` (the one for
+    the children of a loop or a function, when not looped, made on first use)."""
+    mappers, map_tuple, make_mapper = ir._MAPPERS, ir._map_tuple, ir._mapper
+    leaves, ruled, output, node_class = _LEAVES, _RULED, ir.Output, ir.Node
+    inner: list = []
+
+    def go(n: Any) -> Any:
+        cls = n.__class__
+        if cls is tuple:
+            return map_tuple(n, go) if n else n
+        if cls in leaves:
+            return n
+        if cls is output:
+            return dataclasses.replace(n, expr=_written(n.expr, fn, False, looped))
+        if not isinstance(n, node_class):
+            return map_tuple(n, go) if isinstance(n, tuple) else n
+        mapper = mappers.get(cls) or make_mapper(cls)
+        if not looped and issubclass(cls, _LOOPING):
+            if not inner:
+                inner.append(_mapper(fn, True))
+            n = mapper(n, inner[0])
+        else:
+            n = mapper(n, go)
+        return fn(n, looped) if cls in ruled else n
+
+    return go
 
 
 def _written(expr: Any, fn: Any, converted: bool, looped: bool = True) -> Any:
@@ -236,6 +269,10 @@ def _chain(node: Any) -> list:
     return [node]
 
 
+#: the nodes that read a name (by ``ident``)
+_READS = frozenset({ir.Name, ir.Local, ir.CallFunc})
+
+
 def _self_fed(body: tuple) -> frozenset:
     """Variables whose every read is an operand of a ``+`` chain that is the whole value of
     an assignment to that same variable (``{% set l = l + [m] %}``, ``l = l + l``; a loop's
@@ -243,35 +280,36 @@ def _self_fed(body: tuple) -> frozenset:
     ever seen but by the next ``+`` into them, so none is printed, compared, passed on or
     held by a container, and those ``+`` need no weight, only the size check
     (``limits.concat``: doubling is still stopped by length). Any other read of the name
-    anywhere (a print, a loop over it, a macro's, a copy into another name) keeps it out."""
-    fed: dict = {}
-    reads: set = set()
-    stack: list = [body]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, tuple):
-            stack.extend(node)
-            continue
-        if not isinstance(node, ir.Node):
-            continue
-        if isinstance(node, (ir.Name, ir.Local, ir.CallFunc)):
-            reads.add(node.ident)
-        if isinstance(node, ir.Assign):
+    anywhere (a print, a loop over it, a macro's, a copy into another name) keeps it out.
+
+    The walk of ``body`` counts each ident's reads (a ``Name``, ``Local`` or ``CallFunc``)
+    and, apart, those that are no read: an assignment's target names, and the self-operands
+    of such a chain; a name is self-fed when all its reads are of the second kind."""
+    fed: set = set()
+    reads: dict = {}
+    stores: dict = {}
+    for node in ir.walk(body):
+        cls = node.__class__
+        if cls in _READS:
+            reads[node.ident] = reads.get(node.ident, 0) + 1
+        elif cls is ir.Assign:
             target = node.target
-            value = node.value
-            if isinstance(target, ir.Name) and isinstance(value, ir.BinOp) and value.op == "+":
-                for operand in _chain(node.value):
-                    if isinstance(operand, ir.Name) and operand.ident == target.ident != "":
-                        fed[target.ident] = True
-                    else:
-                        stack.append(operand)
+            if isinstance(target, ir.Name):
+                not_read = [target]
+                value = node.value
+                if isinstance(value, ir.BinOp) and value.op == "+":
+                    for operand in _chain(value):
+                        if isinstance(operand, ir.Name) and operand.ident == target.ident != "":
+                            fed.add(target.ident)
+                            not_read.append(operand)
+            elif isinstance(target, ir.Target):
+                not_read = ir.walk(target)
             else:
-                stack.append(value)
-            if not isinstance(target, (ir.Name, ir.Target)):
-                stack.append(target)  # not a plain store: its parts count as reads
-            continue
-        stack.extend(value for _, value in ir.children(node))
-    return frozenset(ident for ident in fed if ident not in reads)
+                continue  # not a plain store: its parts count as reads
+            for n in not_read:
+                if n.__class__ in _READS:
+                    stores[n.ident] = stores.get(n.ident, 0) + 1
+    return frozenset(ident for ident in fed if reads[ident] == stores[ident])
 
 
 def _unweighed(node: Any) -> Any:
@@ -285,11 +323,34 @@ def _unweighed(node: Any) -> Any:
     return node
 
 
-def run(module: ir.Module) -> ir.Module:
-    counters = frozenset(
-        n.counter for n in ir.walk(module.body) if isinstance(n, ir.For) and n.counter
+def _feeds_itself(node: Any) -> bool:
+    """An assignment of a ``+`` chain that reads its own target (``l = l + [m]``): what
+    :func:`_self_fed` looks for (none: it has nothing to find)."""
+    target, value = node.target, node.value
+    if not (isinstance(target, ir.Name) and target.ident and isinstance(value, ir.BinOp)):
+        return False
+    return value.op == "+" and any(
+        isinstance(operand, ir.Name) and operand.ident == target.ident for operand in _chain(value)
     )
-    self_fed = _self_fed(module.body)
+
+
+def run(module: ir.Module) -> ir.Module:
+    # one walk: the loops' counters, and whether a variable may feed itself (rare: only then
+    # is _self_fed's walk of every read needed) or any node has a rule (else nothing changes)
+    counted: set = set()
+    feeds = ruled = False
+    for n in ir.walk(module.body):
+        cls = n.__class__
+        if cls in _RULED:
+            ruled = True
+            if cls is ir.Assign and not feeds:
+                feeds = _feeds_itself(n)
+        elif cls is ir.For and n.counter:
+            counted.add(n.counter)
+    if not ruled:
+        return module
+    counters = frozenset(counted)
+    self_fed = _self_fed(module.body) if feeds else frozenset()
 
     def guard(node: Any, looped: bool) -> Any:
         target = node.target if isinstance(node, ir.Assign) else None

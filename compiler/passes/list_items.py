@@ -39,16 +39,17 @@ def _int_constant(node: Any) -> Optional[int]:
     return None
 
 
-def _counted(node: Any, counters: frozenset) -> bool:
-    """``node`` is always an int: a loop's counter, moved by int constants."""
+def _counted(node: Any, counters: Callable[[], frozenset]) -> bool:
+    """``node`` is always an int: a loop's counter (one of ``counters()``), moved by int
+    constants."""
     if isinstance(node, ir.Local):
-        return node.ident in counters
+        return node.ident in counters()
     if isinstance(node, ir.BinOp) and node.op in ("+", "-"):
         return _int_constant(node.right) is not None and _counted(node.left, counters)
     return False
 
 
-def _list_item(node: ir.Helper, counters: frozenset) -> Optional[ir.Expr]:
+def _list_item(node: ir.Helper, counters: Callable[[], frozenset]) -> Optional[ir.Expr]:
     if len(node.args) != 2 or node.kwargs or not isinstance(node.args[0], _VARIABLE):
         return None
     obj, index = node.args
@@ -69,16 +70,25 @@ def _list_item(node: ir.Helper, counters: frozenset) -> Optional[ir.Expr]:
 def folder(module: ir.Module) -> Optional[Callable[[Any], Any]]:
     """The rewrite of one node (bottom-up, as ``map_nodes`` applies it) for ``module``, or
     None where there is nothing to fold (Go): for a pass that traverses the module anyway
-    (``fstrings.with_list_items``)."""
+    (``fstrings.with_list_items``). Its ``classes``: the only node classes it may change
+    (the traversal need not call it on others). The loops' counters are gathered the first
+    time an index may be one (most modules have no such lookup)."""
     if module.dialect != "jinja":
         return None
-    counters = frozenset(n.counter for n in ir.walk(module.body) if isinstance(n, ir.For) and n.counter)
+    known: list = []
+
+    def counters() -> frozenset:
+        if not known:
+            loops = [n for n in ir.walk(module.body) if isinstance(n, ir.For)]
+            known.append(frozenset(n.counter for n in loops if n.counter))
+        return known[0]
 
     def fold(node: Any) -> Any:
         if isinstance(node, ir.Helper) and node.name == "jinja.getitem":
             return _list_item(node, counters) or node
         return node
 
+    fold.classes = frozenset({ir.Helper})  # type: ignore[attr-defined]
     return fold
 
 

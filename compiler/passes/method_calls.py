@@ -98,7 +98,12 @@ def run(module: ir.Module) -> ir.Module:
     if not has_node(module.body, _is_method_call):
         return module  # (``_lower`` changes only those)
     methods = method_types()
-    return dataclasses.replace(module, body=map_nodes(module.body, lambda n: _lower(n, methods)))
+    helper = ir.Helper
+
+    def lower(node: Any) -> Any:  # (one call per node: most are not helpers)
+        return _lower(node, methods) if node.__class__ is helper else node
+
+    return dataclasses.replace(module, body=map_nodes(module.body, lower))
 
 
 def _short_text(arg: Any) -> bool:

@@ -14,6 +14,7 @@ Keeps output byte-identical (pure IR -> IR, Jinja modules after scope resolution
 from __future__ import annotations
 
 import dataclasses
+from operator import attrgetter
 from typing import Any, Optional
 
 from .. import ir
@@ -86,6 +87,24 @@ def _names_of(node: Any, ident: str, memo: Optional[dict] = None) -> int:
     return _tables(node, memo)[0].get(ident, 0)
 
 
+def _one(field: str) -> Any:
+    """The getter of a 1-tuple of ``node``'s one child field."""
+    get = attrgetter(field)
+    return lambda node: (get(node),)
+
+
+#: per node class with children, the getter of its child fields' values, last first (a
+#: stack's order), as a tuple (a class with one child field: of a 1-tuple, ``_one``)
+_CHILDREN = {
+    cls: attrgetter(*fields[::-1]) if len(fields) > 1 else _one(*fields)
+    for cls, fields in ((cls, ir.child_fields(cls)) for cls in ir.NODE_CLASSES)
+    if fields
+}
+_STMTS = frozenset(cls for cls in ir.NODE_CLASSES if issubclass(cls, ir.Stmt))
+#: the nodes that bind names (``util.own_bindings``)
+_BINDERS = frozenset({ir.Assign, ir.For, ir.FuncDef})
+
+
 def _tables(stmt: ir.Stmt, memo: dict) -> tuple:
     """What the rounds ask of each statement, at or under it, from one walk: (the ``Name``
     count of each watched ident, the namespace bindings (``_ns_candidate``), the binders of
@@ -100,8 +119,27 @@ def _tables(stmt: ir.Stmt, memo: dict) -> tuple:
         counts: dict = {}
         found: list = []
         binds: dict = {}
-        for item in ir.walk_own(stmt):
-            if item is not stmt and isinstance(item, ir.Stmt):
+        # ``ir.walk_own(stmt)``'s nodes in its order (parents first, children in field order),
+        # read off a stack here: a walk per statement made a list, and called its test of a
+        # nested statement on every node
+        stack = [stmt]
+        pop, push, extend = stack.pop, stack.append, stack.extend
+        while stack:
+            item = pop()
+            cls = item.__class__
+            if cls is ir.Name:
+                if item.ident in watched:
+                    counts[item.ident] = counts.get(item.ident, 0) + 1
+                continue
+            if cls is tuple:
+                extend(reversed(item))
+                continue
+            get = _CHILDREN.get(cls)
+            if get is None:  # a node without children, a plain value, a tuple of a subclass
+                if isinstance(item, tuple):
+                    extend(reversed(item))
+                continue
+            if cls in _STMTS and item is not stmt:
                 sub_counts, sub_found, sub_binds = _tables(item, memo)
                 for k, n in sub_counts.items():
                     counts[k] = counts.get(k, 0) + n
@@ -109,16 +147,13 @@ def _tables(stmt: ir.Stmt, memo: dict) -> tuple:
                 for k, whys in sub_binds.items():
                     binds.setdefault(k, []).extend(whys)
                 continue
-            if isinstance(item, ir.Name):
-                if item.ident in watched:
-                    counts[item.ident] = counts.get(item.ident, 0) + 1
-                continue
-            if isinstance(item, ir.Assign) and _ns_candidate(item) is not None:
+            if cls is ir.Assign and _ns_candidate(item) is not None:
                 found.append(item)
-            if isinstance(item, (ir.Assign, ir.For, ir.FuncDef)):
+            if cls in _BINDERS:
                 for k, why in own_bindings(item):
                     if k in watched:
                         binds.setdefault(k, []).append(why)
+            extend(get(item))
         hit = memo[("tables", id(stmt))] = (stmt, counts, tuple(found), binds)
     return hit[1:]
 
