@@ -744,6 +744,12 @@ _WALKS_KEPT = 32
 _WALK_KEPT_FROM = 64
 
 
+def remembered_walk(node: Any) -> Optional[List[Any]]:
+    """``walk(node)`` when it is remembered (:data:`_WALKS`), else None (nothing is walked)."""
+    known = _WALKS.get(id(node))
+    return known[1] if known is not None and known[0] is node else None
+
+
 def forget_walks() -> None:
     """Drop the remembered walks (a compile's end: the trees they hold are garbage then)."""
     _WALKS.clear()
