@@ -446,10 +446,17 @@ class FuelEmitter:
 
         A Jinja render (its own entry point: ``self.entry``) checks its output inside the
         ``try``, whose ``except`` is ``limits.render_failed`` (the meter cleared, the error
-        positioned by the compiled template); an unbounded one has that ``try`` alone."""
+        positioned by the compiled template); an unbounded one has that ``try`` and, as it
+        returns, clears what a runtime helper it called charged or marked (a long ``~``, a
+        ``tojson`` of many items: left set, the next render in its thread started owing it,
+        and every loop of the process looked at its meter)."""
         entry = self.entry  # type: ignore[attr-defined]
         if entry and self.fuel_enabled:
             self._settle_check(body)
+        elif entry:  # unbounded: what a runtime helper charged or marked is left clear
+            active = self.helper_name("limits.active")  # type: ignore[attr-defined]
+            self.line(f"if {active}:")  # type: ignore[attr-defined]
+            self.line(f"    {self.helper_name('limits.clear')}()")  # type: ignore[attr-defined]
         if len(self.lines) == body_start:  # type: ignore[attr-defined]
             self.line("pass")  # type: ignore[attr-defined]
         self.indent -= 1  # type: ignore[attr-defined]

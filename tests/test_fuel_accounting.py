@@ -70,3 +70,28 @@ def test_go_printf_accumulation_is_charged_as_the_jinja_one() -> None:
     with pytest.raises(RenderLimitExceeded) as info:
         template.render({"Messages": messages * 12})
     assert info.value.limit == "fuel"
+
+
+@pytest.mark.parametrize(
+    "source, dialect, raises",
+    [
+        ("{% set s = 'ab' * 40000 %}{% set t = s ~ s %}{% for i in range(3) %}{{ t|length }}{% endfor %}", "jinja", False),
+        ("{% set s = 'ab' * 40000 %}{% set t = s ~ s %}{% for i in range(3) %}{{ t|length }}{% endfor %}{{ 1 / 0 }}", "jinja", True),
+        ('{{ $s := printf "%099999d" 1 }}{{ $t := printf "%s%s" $s $s }}{{ range 3 }}{{ len $t }}{{ end }}', "go", False),
+    ],
+)
+def test_a_render_holding_a_long_value_leaves_no_entry_in_holding(source: str, dialect: str, raises: bool) -> None:
+    """``limits.holding`` (one entry per render holding a long value: its loops are looked at as
+    they start) is exact after every way a render ends, as ``limits.active`` is: an entry left
+    behind would make every later loop in the process call ``refuel_loop``."""
+    from tmpl2py.runtime import limits
+
+    options = {"dialect": dialect, **({"profile": "plain"} if dialect == "go" else {})}
+    template = compile_template(source, **options)
+    assert "holding" in template.python_source
+    if raises:
+        with pytest.raises(ZeroDivisionError):
+            template.render({})
+    else:
+        assert template.render({}) == compile_template(source, bounded=False, **options).render({})
+    assert limits.holding == [] and limits.active == []
