@@ -661,8 +661,7 @@ class Emitter(FuelEmitter):
         if tried:
             self.fuel_epilogue(body_start, module.body)
         else:  # an unbounded Go render: what a runtime helper charged or marked is left clear
-            self.line(f"if {self.helper_name('limits.active')}:")
-            self.line(f"    {self.helper_name('limits.clear')}()")
+            self.fuel_clear()
         if self.uses_top:  # only modules that read it name the top-level output list
             self.lines.insert(prologue_end, f"    {ir.TOP_OUTPUT.ident} = _out")
             self.spans.insert(prologue_end, ir.NOSPAN)

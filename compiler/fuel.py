@@ -454,9 +454,7 @@ class FuelEmitter:
         if entry and self.fuel_enabled:
             self._settle_check(body)
         elif entry:  # unbounded: what a runtime helper charged or marked is left clear
-            active = self.helper_name("limits.active")  # type: ignore[attr-defined]
-            self.line(f"if {active}:")  # type: ignore[attr-defined]
-            self.line(f"    {self.helper_name('limits.clear')}()")  # type: ignore[attr-defined]
+            self.fuel_clear()
         if len(self.lines) == body_start:  # type: ignore[attr-defined]
             self.line("pass")  # type: ignore[attr-defined]
         self.indent -= 1  # type: ignore[attr-defined]
@@ -466,13 +464,18 @@ class FuelEmitter:
             self.line(f"    {failed}(_e)")  # type: ignore[attr-defined]
             self.line("    raise")  # type: ignore[attr-defined]
             return
-        active = self.helper_name("limits.active")  # type: ignore[attr-defined]
-        clear = self.helper_name("limits.clear")  # type: ignore[attr-defined]
         self.line("except:  # any exit by an error (a bare except names nothing: re-raised)")  # type: ignore[attr-defined]
-        self.line(f"    if {active}:")  # type: ignore[attr-defined]
-        self.line(f"        {clear}()")  # type: ignore[attr-defined]
-        self.line("    raise")  # type: ignore[attr-defined]
+        self.indent += 1  # type: ignore[attr-defined]
+        self.fuel_clear()
+        self.line("raise")  # type: ignore[attr-defined]
+        self.indent -= 1  # type: ignore[attr-defined]
         self._settle_check(body)
+
+    def fuel_clear(self) -> None:
+        """``if active: clear()``: the context's meter left clear (whatever a refuel, a charge
+        or a mark of a runtime helper set), read only when some render anywhere has one."""
+        self.line(f"if {self.helper_name('limits.active')}:")  # type: ignore[attr-defined]
+        self.line(f"    {self.helper_name('limits.clear')}()")  # type: ignore[attr-defined]
 
     def _live_test(self) -> str:
         """The test that this context's meter is set (a refuel, a charge or a mark of a

@@ -744,7 +744,7 @@ def check_making(size: int, what: str) -> None:
 
 #: numbers of at least this size hash to their value modulo 2**61 - 1 (CPython's rule for
 #: ints and floats): a template or its input can give 100,000 distinct ones of one hash
-_HASH_SAFE = 1 << 61
+HASH_SAFE = 1 << 61
 
 
 def charge_hashing(keys: Any) -> list:
@@ -755,7 +755,7 @@ def charge_hashing(keys: Any) -> list:
     items = keys if type(keys) is list else list(keys)
     counts: dict = {}
     for key in items:
-        if (type(key) is int or type(key) is float) and not -_HASH_SAFE < key < _HASH_SAFE:
+        if (type(key) is int or type(key) is float) and not -HASH_SAFE < key < HASH_SAFE:
             h = hash(key)
             counts[h] = counts.get(h, 0) + 1
     if counts:

@@ -62,7 +62,7 @@ from . import bounded
 from .access import DICT_ATTRS, REFERENCE_PRIVATE, getattr_, getitem, private_attribute
 from .core import TemplateRuntimeError, Undefined
 from .markup import Markup, escape, soft_str
-from ..limits import NODE, SHORT, charge, check_built, check_weight, mod as limits_mod, weigh, weighed
+from ..limits import HASH_SAFE, NODE, SHORT, charge, check_built, check_weight, mod as limits_mod, weigh, weighed
 
 # Imported where used, not here: json, re, string and numbers serve a few filters, and a
 # server importing a generated module should not pay for them (nor typing: annotations only).
@@ -979,18 +979,17 @@ def do_unique(value: Any, case_sensitive: bool = False, attribute: Any = None) -
     seen = set()
     for item in _items_of(value):
         key = getter(item)
-        if type(key) in _NUMBERS and not -_HASH_SAFE < key < _HASH_SAFE:
+        if type(key) in _NUMBERS and not -HASH_SAFE < key < HASH_SAFE:
             key = _hashed_as_bytes(key)
         if key not in seen:
             seen.add(key)
             yield item
 
 
-#: numbers of at least this size hash to their value modulo 2**61 - 1 (CPython): a template
-#: (``range(0, n * p, p)``) or its input can give 100,000 distinct ones of one hash, and a set
-#: of them takes quadratic time in one C-level step (20,000 took 3.7 s, 100,000 minutes);
-#: ``unique`` keys them by their bytes instead (hashed with the randomised string hash)
-_HASH_SAFE = 1 << 61
+#: numbers past ``limits.HASH_SAFE`` (a template's ``range(0, n * p, p)``, or its input, can
+#: give 100,000 distinct ones of one hash; a set of them is quadratic in one C-level step:
+#: 20,000 took 3.7 s, 100,000 minutes): ``unique`` keys them by their bytes instead (hashed
+#: with the randomised string hash)
 _NUMBERS = (int, float)
 _BIG = object()
 
