@@ -385,6 +385,12 @@ GROWTH = {
     # round trip through bytes doubles (hex) or quadruples (utf-32) a string each step
     "hex-doubling": ("{% set ns = namespace(s='x' * 99999) %}{% for i in range(14) %}{% set ns.s = ns.s.encode().hex() %}{% endfor %}{{ ns.s|length }}",
                      "fuel", "{{ 'ab'.encode().hex() }}"),
+    # a codec written in Python (punycode; idna runs it) scans the text once per distinct
+    # character: one encode of 27,000 distinct characters ran 45 s; charged before it runs
+    "punycode-distinct": ("{% set ns = namespace(s='') %}{% for i in range(4000) %}{% set ns.s = ns.s ~ '%c' % (19968 + i) %}{% endfor %}{{ ns.s.encode('punycode')|length }}",
+                          "fuel", "{% set ns = namespace(s='') %}{% for i in range(40) %}{% set ns.s = ns.s ~ '%c' % (19968 + i) %}{% endfor %}{{ ns.s.encode('punycode') }}|{{ 'b\u00fccher'.encode('idna') }}|{{ 'b\u00fccher'.encode('punycode').decode('punycode') }}"),
+    "punycode-loop": ("{% set s = '\u00e9\u4e00' * 4500 %}{% for i in range(300) %}{% if s.encode(encoding='punycode') %}{% endif %}{% endfor %}",
+                      "fuel", "{{ ('\u00e9\u4e00' * 3).encode(encoding='punycode') }}"),
     "codec-growth": ("{% set ns = namespace(s='x' * 99999) %}{% for i in range(9) %}{% set ns.s = ns.s.encode('utf-32').decode('latin-1') %}{% endfor %}{{ ns.s|length }}",
                      "fuel", "{{ 'ab'.encode('utf-32').decode('latin-1')|length }}"),
     # each ``~`` past 4,096 characters charges what it builds: the fuel stops the doubling
