@@ -15,6 +15,7 @@ from tmpl2py.runtime.jinja import (
     getitem,
     loop_last,
     missing_param,
+    new_namespace,
     ns_check,
     ns_set,
     start_values,
@@ -204,7 +205,7 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                     l_1_counter = None
                 else:
                     l_1_counter = (
-                        l_0_namespace(value=0)
+                        new_namespace(value=0)
                         if l_0_namespace is Namespace
                         else call(l_0_namespace, value=0)
                     )
@@ -214,7 +215,7 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                     l_1_tool_call_id_seen = None
                 else:
                     l_1_tool_call_id_seen = (
-                        l_0_namespace(value=False)
+                        new_namespace(value=False)
                         if l_0_namespace is Namespace
                         else call(l_0_namespace, value=False)
                     )
@@ -406,7 +407,7 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                     l_1_last_was_text = None
                 else:
                     l_1_last_was_text = (
-                        l_0_namespace(value=False)
+                        new_namespace(value=False)
                         if l_0_namespace is Namespace
                         else call(l_0_namespace, value=False)
                     )
@@ -627,7 +628,7 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
             l_0_tool_idx = None
         else:
             l_0_tool_idx = (
-                l_0_namespace(value=0)
+                new_namespace(value=0)
                 if l_0_namespace is Namespace
                 else call(l_0_namespace, value=0)
             )
@@ -637,7 +638,7 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
             l_0_tool_ids_seen = None
         else:
             l_0_tool_ids_seen = (
-                l_0_namespace(value=[])
+                new_namespace(value=[])
                 if l_0_namespace is Namespace
                 else call(l_0_namespace, value=[])
             )
@@ -648,7 +649,7 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
             l_0_sent_documents = None
         else:
             l_0_sent_documents = (
-                l_0_namespace(value=False)
+                new_namespace(value=False)
                 if l_0_namespace is Namespace
                 else call(l_0_namespace, value=False)
             )

@@ -13,6 +13,11 @@ Five rules, each the general call's own result for that type or value:
   it is evaluated once: ``_x1.split(",") if type(_x1 := <receiver>) is str else <the general
   call on _x1>``. The same methods and guards as ``method_calls`` (``access.safe_methods``
   of ``str`` and ``dict``; arguments constants or variable reads).
+- **The replace filter.** ``x | replace(old, new)`` with constant strings on a value that is
+  exactly a ``str`` is jinja2's ``str(x).replace(old, new, -1)``: the builtin method, where the
+  filter's size check (``bounded.guard_replace``) cannot refuse it, which it cannot when ``new``
+  is no longer than ``old`` or the text is shorter than ``SMALL // (len(new) - len(old))``
+  characters (a test of the text's length in the code).
 - **Shrinking replace.** ``s.replace(old, new)`` with constant strings, ``old`` not empty and
   ``new`` no longer than ``old``: the result is never longer than ``s``, so the size check
   the general call makes first (``bounded.call_str_method``) cannot refuse it; on a ``str``
@@ -21,7 +26,9 @@ Five rules, each the general call's own result for that type or value:
   ``cycler(...)``, ``joiner(...)``: a call of a variable named like one of the environment's
   globals calls it directly when the variable holds exactly that global (the render context
   may bind the name to anything else: then the general call runs); the sandbox's call
-  checks nothing on these (``access.call``). Its arguments appear in both branches, so each
+  checks nothing on these (``access.call``). A ``namespace`` of keyword arguments only, none
+  named with a leading ``_`` (which the namespace refuses), is made over them without its
+  checks (``objects.new_namespace``). Its arguments appear in both branches, so each
   must be small (``SMALL_ARGUMENT`` nodes): the code grows by a bounded amount per call.
 - **A string's key, compared.** ``part['type'] == 'text'`` (or ``part.type != 'image'``) where
   ``part`` is exactly a ``str`` (a template iterating ``message['content']`` expecting parts,
@@ -43,6 +50,8 @@ from __future__ import annotations
 
 import dataclasses
 from typing import Any, Optional
+
+from tmpl2py.runtime.jinja.bounded import SMALL
 
 from .. import ir
 from . import method_calls
@@ -92,6 +101,23 @@ def _str_filter(node: ir.Helper, temps: _Temps) -> Optional[ir.Expr]:
     fast = again if not method else ir.CallValue(ir.LoopAttr(again, method), ())
     general = dataclasses.replace(node, args=(again,))
     return ir.CondExpr(type_is(test, "builtins.str"), fast, general, span=node.span)
+
+
+def _replace_filter(node: ir.Helper, temps: _Temps) -> Optional[ir.Expr]:
+    if len(node.args) != 3 or node.kwargs or isinstance(node.args[0], (ir.Const, ir.Starred)):
+        return None
+    old, new = node.args[1], node.args[2]
+    if not all(isinstance(a, ir.Const) and type(a.value) is str for a in (old, new)):
+        return None
+    test, again = temps.bind(node.args[0])
+    fast = ir.CallValue(ir.LoopAttr(again, "replace"), (old, new))
+    is_str: ir.Expr = type_is(test, "builtins.str")
+    grow = len(new.value) - len(old.value)
+    if grow > 0:  # (``guard_replace`` passes any text of at most this length)
+        short = ir.Compare(ir.Helper("builtins.len", (again,)), (("<=", ir.Const(SMALL // grow)),))
+        is_str = ir.BoolOp("and", (is_str, short))
+    general = dataclasses.replace(node, args=(again, old, new))
+    return ir.CondExpr(is_str, fast, general, span=node.span)
 
 
 def _receiver(func: Any) -> Optional[tuple[ir.Expr, str]]:
@@ -169,7 +195,11 @@ def _global_call(node: ir.Helper) -> Optional[ir.Expr]:
     ):
         return None
     is_global = ir.Compare(func, (("is", ir.Ref(GLOBAL_CALLS[func.name])),))
-    direct = ir.CallValue(func, args, node.kwargs, span=node.span)
+    direct: ir.Expr = ir.CallValue(func, args, node.kwargs, span=node.span)
+    names = [k for k, _ in node.kwargs]
+    if func.name == "namespace" and not args and all(k[:1] != "_" for k in names):
+        if len(set(names)) == len(names):  # (a name given twice is the general call's error)
+            direct = ir.Helper("jinja.new_namespace", (), node.kwargs, span=node.span)
     return ir.CondExpr(is_global, direct, node, span=node.span)
 
 
@@ -225,6 +255,8 @@ def run(module: ir.Module) -> ir.Module:
         if isinstance(node, ir.Helper):
             if node.name in STR_FILTERS:
                 return _str_filter(node, temps) or node
+            if node.name == "jinja_filters.do_replace":
+                return _replace_filter(node, temps) or node
             if node.name == "jinja.call" and node.args:
                 return _method_call(node, temps, methods) or _global_call(node) or node
         return node

@@ -78,6 +78,20 @@ Namespace.__module__ = "transformers.utils.chat_template_utils"
 Namespace.__qualname__ = "_cached_compile_jinja_template.<locals>.TemplateNamespace"
 
 
+_new_object = object.__new__
+_set_attribute = object.__setattr__
+
+
+def new_namespace(**attrs: Any) -> Namespace:
+    """``namespace(name=value, ...)`` as the compiled code calls it when the template's
+    ``namespace`` is the environment's and every argument is a keyword whose name the
+    compiler checked (none starts with ``_``): the namespace over the call's own fresh dict
+    of them, without ``Namespace.__init__``'s checks (a third of the time)."""
+    ns = _new_object(Namespace)
+    _set_attribute(ns, "_Namespace__attrs", attrs)
+    return ns
+
+
 def ns_attrs(ns: Namespace) -> dict:
     return object.__getattribute__(ns, "_Namespace__attrs")
 
@@ -557,6 +571,7 @@ class Joiner:
 
 __all__ = [
     "Namespace",
+    "new_namespace",
     "ns_attrs",
     "ns_check",
     "ns_set",

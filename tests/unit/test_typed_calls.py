@@ -1,6 +1,7 @@
-"""The ``typed_calls`` pass (issue 15): string filters of an exact ``str`` as its methods, method
-calls on a computed receiver bound once, and a replace that cannot grow its input, called
-directly; every other value takes the general path.
+"""The ``typed_calls`` pass (issue 15): string filters of an exact ``str`` as its methods (the
+``replace`` filter where its size check cannot refuse), method calls on a computed receiver
+bound once, a replace that cannot grow its input, and the environment's globals (a namespace of
+keywords made directly), called directly; every other value takes the general path.
 
 Every case renders through ``compile_template`` and through transformers' environment and must
 come out (or fail) the same, for values of every kind (strings, ``Markup``, dicts with and
@@ -39,6 +40,7 @@ TEMPLATES = [
     "{{ m.v.replace('l', 'L') }}|{{ m.v.replace('ll', '') }}|{{ m.v.replace('l', 'L', 1) }}",
     "{{ m.v.replace('l', 'LL') }}|{{ m.v.replace('', '-') }}",  # may grow: the general call
     "{{ m.w.strip() }}",
+    "{{ m.v | replace('l', 'L') }}|{{ m.v | replace('l', 'LLL') }}|{{ m.v | replace('', '-') }}|{{ m.w | replace('a', 'b') }}",
     "{{ m.v.format(1) }}",
     "{{ m.v.pop('a') }}",
     "{{ m.v.strip(_loop_vars=1) }}",
@@ -106,6 +108,21 @@ def test_a_replace_that_may_grow_keeps_its_size_check() -> None:
     assert info.value.limit == "output"
     shrinking = compile_template("{{ m.v.replace('aa', 'a') | length }}", limits=Limits(output=30_000))
     assert shrinking.render(text) == "10000"
+    # the filter: the builtin method only where its size check could not refuse
+    filtered = compile_template("{{ m.v | replace('a', 'aa') | length }}", limits=Limits(output=30_000))
+    with pytest.raises(RenderLimitExceeded) as info:
+        filtered.render(text)
+    assert info.value.limit == "output"
+    assert filtered.render({"m": {"v": "a" * 4_000}}) == "8000"
+    assert _nodes("{{ s | replace('a', 'aa') }}{{ s | replace('aa', '') }}", ir.CondExpr)
+
+
+def test_a_namespace_of_keywords_is_made_directly() -> None:
+    def made(source: str) -> int:
+        return len([n for n in _nodes(source, ir.Helper) if n.name == "jinja.new_namespace"])
+
+    assert made("{% set ns = namespace(a=1, b=x) %}{% set n2 = namespace() %}{{ ns.a }}{{ n2 }}") == 2
+    assert made("{{ namespace(_a=1) }}{{ namespace({'a': 1}) }}{{ namespace(x, b=1) }}") == 0
 
 
 GLOBAL_TEMPLATES = [
@@ -116,6 +133,8 @@ GLOBAL_TEMPLATES = [
     "{% set j = joiner(', ') %}{% for i in x %}{{ j() }}{{ i }}{% endfor %}",
     "{{ range(10 ** 12) | length }}",
     "{{ namespace(_a=1) }}",
+    "{% set ns = namespace() %}{{ ns }}{% set ns = namespace(self=1, y=none) %}{{ ns.self }}{{ ns.y }}{{ ns }}",
+    "{{ namespace({'a': 1}, b=2).a }}{{ namespace(x=1, _y=2) }}",
 ]
 
 
