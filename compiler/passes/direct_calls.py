@@ -2,11 +2,13 @@
 
 a call ``m(a, b)`` of a macro whose binding can only be that macro when the call runs (the
 ``{% macro %}`` precedes the call in the same scope and nothing else assigns the name; or
-the call is in the body of a macro defined earlier that nothing uses before ``m`` is
-defined), with no more positional arguments than the macro has parameters, no ``*args`` and
-no keyword arguments, calls the macro's function directly (``CallFunc``): jinja2's argument
-binding would pass exactly these arguments. A macro whose name is then never read is not
-wrapped into a ``Macro`` object at all.
+the call is in the body of a macro defined earlier that nothing can call before ``m`` is
+defined: no statement uses it before, and no macro whose body uses it can be called before,
+transitively), with no more arguments than the macro has parameters, no ``*args``, and
+keyword arguments only for the parameters after the positional ones, in their order
+(``m(a, b=x)``: positional in effect), calls the macro's function directly (``CallFunc``):
+jinja2's argument binding would pass exactly these arguments, evaluated in the same order. A
+macro whose name is then never read is not wrapped into a ``Macro`` object at all.
 
 Keeps output byte-identical (pure IR -> IR, Jinja modules after scope resolution).
 """
@@ -22,8 +24,9 @@ from .. import ir
 from .util import bindings, is_block, is_init, map_nodes
 
 
-def _callable_directly(node: ir.FuncDef, binds: list) -> Optional[int]:
-    """The macro's parameter count when calls may bypass its ``Macro`` object, else None."""
+def _callable_directly(node: ir.FuncDef, binds: list) -> Optional[tuple]:
+    """The macro's parameter names (jinja2's, in order) when calls may bypass its ``Macro``
+    object, else None."""
     if node.wrap != "jinja.make_macro" or not isinstance(node.wrap_args[1], ir.Const):
         return None
     catch_kwargs, catch_varargs, caller = (a.value for a in node.wrap_args[2:5])  # type: ignore[attr-defined]
@@ -32,7 +35,20 @@ def _callable_directly(node: ir.FuncDef, binds: list) -> Optional[int]:
     for why in binds:  # only the macro itself, and the scope's start value before it
         if why is not node and not is_init(why):
             return None
-    return len(node.params)
+    names = node.wrap_args[1].value  # type: ignore[attr-defined]
+    return tuple(names) if isinstance(names, tuple) and len(names) == len(node.params) else None
+
+
+def _positional(args: tuple, kwargs: tuple, names: tuple) -> Optional[tuple]:
+    """The call's arguments by position, when its keywords name the parameters after the
+    positional ones in their order (so jinja2 binds them to the same parameters and the
+    arguments are evaluated in the same order), else None."""
+    if len(args) + len(kwargs) > len(names):
+        return None
+    for i, (name, _) in enumerate(kwargs):
+        if name != names[len(args) + i]:
+            return None
+    return args + tuple(value for _, value in kwargs)
 
 
 def _referenced(node: Any) -> set:
@@ -40,37 +56,67 @@ def _referenced(node: Any) -> set:
     return {n.ident for n in ir.walk(node) if isinstance(n, (ir.Name, ir.Local, ir.CallFunc))}
 
 
+def _call_times(body: tuple) -> dict:
+    """For each function defined in ``body`` (by index): the index of the first statement from
+    which it may be called. A statement that refers to it may call it from there on (a
+    reference is taken as a call: the value can be kept and called later); a macro whose body
+    refers to it, from that macro's own call time. So the least direct reference time over
+    every macro that reaches it through references: each macro's time is handed down its
+    references once, in increasing order of the times (linear in references)."""
+    index = {stmt.ident: i for i, stmt in enumerate(body) if isinstance(stmt, ir.FuncDef)}
+    deferred = {  # macros: their bodies run only when they are called
+        i for i, stmt in enumerate(body)
+        if isinstance(stmt, ir.FuncDef) and stmt.wrap == "jinja.make_macro"
+    }
+    direct = {i: len(body) for i in index.values()}
+    refers: dict = {}  # macro index -> the functions its body refers to
+    for k, stmt in enumerate(body):
+        if is_init(stmt):
+            continue
+        for ident in _referenced(stmt):
+            i = index.get(ident)
+            if i is None or i == k:
+                continue
+            if k in deferred:
+                refers.setdefault(k, []).append(i)
+            elif k < direct[i]:
+                direct[i] = k
+    times: dict = {}
+    for start, i in sorted((t, i) for i, t in direct.items()):
+        if i in times:
+            continue
+        times[i] = start
+        stack = [i]
+        while stack:
+            for j in refers.get(stack.pop(), ()):
+                if j not in times:  # (reached from an earlier time already)
+                    times[j] = start
+                    stack.append(j)
+    return times
+
+
 def _later_macros(body: tuple, binds: dict) -> dict:
     """For a function defined at index ``i`` of ``body``: the macros defined after it that its
-    body may call directly, because nothing before their definition can call it (every
-    statement before them, except its own definition, leaves it alone)."""
+    body may call directly, because nothing can call it before their definition
+    (``_call_times``)."""
     macros = []
     for j, stmt in enumerate(body):
         if isinstance(stmt, ir.FuncDef):
-            count = _callable_directly(stmt, binds.get(stmt.ident, []))
-            if count is not None:
-                macros.append((j, stmt.ident, count))
+            names = _callable_directly(stmt, binds.get(stmt.ident, []))
+            if names is not None:
+                macros.append((j, stmt.ident, names))
     if not macros:
         return {}
-    # the first two statements that refer to each ident (start values are no use): the
-    # first of them other than its own definition bounds the macros it may call
-    first: dict = {}
-    for k, stmt in enumerate(body):
-        if not is_init(stmt):
-            for ident in _referenced(stmt):
-                seen = first.setdefault(ident, [])
-                if len(seen) < 2:
-                    seen.append(k)
+    times = _call_times(body)
     starts = [j for j, _, _ in macros]
-    table: dict = {}  # ident -> [(its index in ``macros``, count)]
-    for index, (_, ident, count) in enumerate(macros):
-        table.setdefault(ident, []).append((index, count))
+    table: dict = {}  # ident -> [(its index in ``macros``, parameter names)]
+    for index, (_, ident, names) in enumerate(macros):
+        table.setdefault(ident, []).append((index, names))
     later: dict = {}
     for i, stmt in enumerate(body):
         if not isinstance(stmt, ir.FuncDef):
             continue
-        uses = [k for k in first.get(stmt.ident, ()) if k != i]
-        limit = uses[0] if uses else len(body)  # no statement before ``limit`` refers to it
+        limit = times[i]  # no statement before ``limit`` can call it
         lo, hi = bisect.bisect_right(starts, i), bisect.bisect_right(starts, limit)
         if lo < hi:
             later[i] = (table, lo, hi)  # the macros ``macros[lo:hi]``, looked up, not copied
@@ -78,7 +124,7 @@ def _later_macros(body: tuple, binds: dict) -> dict:
 
 
 class _Known:
-    """The macros a statement may call directly, by ident -> how many arguments they take:
+    """The macros a statement may call directly, by ident -> their parameter names:
     a layer per block (the macros defined in it so far) over the enclosing blocks' layers,
     and per function statement the later macros it may call (``_later_macros``: a range of
     the block's macros). Looked up through the layers (a block nests in at most the compile
@@ -92,17 +138,17 @@ class _Known:
         self.parent = parent
         self.later = later
 
-    def get(self, ident: str) -> Optional[int]:
+    def get(self, ident: str) -> Optional[tuple]:
         layer: Optional[_Known] = self
         while layer is not None:
             if layer.later is not None:  # (it overrides what the block knows)
                 table, lo, hi = layer.later
-                for index, count in reversed(table.get(ident, ())):
+                for index, names in reversed(table.get(ident, ())):
                     if lo <= index < hi:
-                        return count
-            count = layer.own.get(ident)
-            if count is not None:
-                return count
+                        return names
+            names = layer.own.get(ident)
+            if names is not None:
+                return names
             layer = layer.parent
         return None
 
@@ -126,9 +172,9 @@ def run(module: ir.Module) -> ir.Module:
         out = []
         for i, stmt in enumerate(body):
             if isinstance(stmt, ir.FuncDef):
-                count = _callable_directly(stmt, binds.get(stmt.ident, []))
-                if count is not None:
-                    known.own[stmt.ident] = count  # from here on (its own body included) the name is it
+                names = _callable_directly(stmt, binds.get(stmt.ident, []))
+                if names is not None:
+                    known.own[stmt.ident] = names  # from here on (its own body included) the name is it
             out.append(rewrite(stmt, _Known(known, later[i]) if i in later else known))
         return tuple(out)
 
@@ -154,13 +200,12 @@ def run(module: ir.Module) -> ir.Module:
         if (
             isinstance(node, ir.Helper)
             and node.name == "jinja.call"
-            and not node.kwargs
             and not any(isinstance(a, ir.Starred) for a in node.args)
             and isinstance(node.args[0], ir.Name)
-            and (count := known.get(node.args[0].ident)) is not None
-            and len(node.args) - 1 <= count
+            and (names := known.get(node.args[0].ident)) is not None
+            and (args := _positional(node.args[1:], node.kwargs, names)) is not None
         ):
-            return ir.CallFunc(node.args[0].ident, node.args[1:], span=node.span)
+            return ir.CallFunc(node.args[0].ident, args, span=node.span)
         return node
 
     macros = {

@@ -67,7 +67,11 @@ def test_a_macro_whose_result_is_used_as_a_value_returns_it(source: str) -> None
         "{{ m(1) }}{% macro m(a) %}{{ a }}{% endmacro %}",  # called before it exists
         "{% macro m(a) %}{{ a }}{% endmacro %}{% set m = 2 %}{{ m(1) }}",  # rebound
         "{% macro m(a) %}{{ a }}{% endmacro %}{{ m(1, 2) }}",  # too many arguments
-        "{% macro m(a) %}{{ a }}{% endmacro %}{{ m(a=1) }}",  # keyword argument
+        "{% macro m(a, b) %}{{ a }}{{ b }}{% endmacro %}{{ m(b=1) }}",  # a keyword past a gap
+        "{% macro m(a, b) %}{{ a }}{{ b }}{% endmacro %}{{ m(b=1, a=2) }}",  # out of order
+        "{% macro m(a, b) %}{{ a }}{{ b }}{% endmacro %}{{ m(1, a=2) }}",  # one given twice
+        "{% macro m(a) %}{{ a }}{% endmacro %}{{ m(1, c=2) }}",  # no such parameter
+        "{% macro m(a) %}{{ a }}{% endmacro %}{{ m(**{'a': 1}) }}",
         "{% macro m(a) %}{{ varargs }}{% endmacro %}{{ m(1, 2) }}",  # catches varargs
         "{% if x %}{% macro m(a) %}{{ a }}{% endmacro %}{% endif %}{{ m(1) }}",  # maybe defined
         "{% macro m(a) %}{{ a }}{% endmacro %}{{ m.name }}{{ m(1) }}",  # read as a value
@@ -76,6 +80,17 @@ def test_a_macro_whose_result_is_used_as_a_value_returns_it(source: str) -> None
 def test_macro_calls_keep_the_general_path_where_the_binding_is_not_proved(source: str) -> None:
     for x in (True, False):
         assert same_outcome(_ours(source, {"x": x}), ref_render(source, {"x": x})), source
+
+
+def test_keywords_naming_the_next_parameters_in_order_are_passed_by_position() -> None:
+    src = (
+        "{% macro m(a, b=2, c=3) %}{{ a }}{{ b }}{{ c }}{% endmacro %}"
+        "{{ m(1, b=5) }}|{{ m(a=1, b=x, c=x) }}|{{ m(b=1, a=2) }}"
+    )
+    out = ir_of(src)
+    assert "callfunc l_0_m(1, 5)" in out and "callfunc l_0_m(1, x@l_0_x, x@l_0_x)" in out
+    assert out.count("callfunc") == 2  # the third goes through jinja2's binding
+    assert same_outcome(_ours(src, {"x": 7}), ref_render(src, {"x": 7}))
 
 
 def test_a_macro_read_as_a_value_keeps_its_macro_object() -> None:
@@ -87,6 +102,22 @@ def test_a_macro_defined_later_is_called_directly_from_an_earlier_macro_used_aft
     src = "{% macro a() %}{{ b() }}{% endmacro %}{% macro b() %}B{% endmacro %}{{ a() }}"
     out = ir_of(src)
     assert "callfunc l_0_a()" in out and "callfunc l_0_b()" in out
+    assert same_outcome(_ours(src, {}), ref_render(src, {}))
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        # a is called only through b, and b only after c is defined
+        "{% macro a() %}{{ c() }}{% endmacro %}{% macro b() %}{{ a() }}{% endmacro %}"
+        "{% macro c() %}C{% endmacro %}{{ b() }}",
+        # mutual recursion, both called after c exists
+        "{% macro a(n) %}{{ c() }}{% if n %}{{ b(n - 1) }}{% endif %}{% endmacro %}"
+        "{% macro b(n) %}{{ a(n) }}{% endmacro %}{% macro c() %}C{% endmacro %}{{ b(2) }}",
+    ],
+)
+def test_a_macro_reached_only_through_later_calls_calls_a_later_macro_directly(src: str) -> None:
+    assert "callfunc l_0_c()" in ir_of(src)
     assert same_outcome(_ours(src, {}), ref_render(src, {}))
 
 
