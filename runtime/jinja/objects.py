@@ -80,6 +80,7 @@ Namespace.__qualname__ = "_cached_compile_jinja_template.<locals>.TemplateNamesp
 
 _new_object = object.__new__
 _set_attribute = object.__setattr__
+_get_attribute = object.__getattribute__
 
 
 def new_namespace(**attrs: Any) -> Namespace:
@@ -107,7 +108,7 @@ def ns_set(ns: Any, attr: str, value: Any) -> None:
     if type(value) is tuple:
         nested(value)
     if type(ns) is Namespace and attr[:1] != "_":
-        ns_attrs(ns)[attr] = value
+        _get_attribute(ns, "_Namespace__attrs")[attr] = value  # (``ns_attrs``, inline)
         return
     if not isinstance(ns, Namespace):
         raise TemplateRuntimeError("cannot assign attribute on non-namespace object")
@@ -120,7 +121,7 @@ def ns_store(ns: Any, attr: str, value: Any) -> None:
     if type(value) is tuple:
         nested(value)
     if type(ns) is Namespace and attr[:1] != "_":
-        ns_attrs(ns)[attr] = value
+        _get_attribute(ns, "_Namespace__attrs")[attr] = value
         return
     if type(ns) is Undefined and ns._undefined_obj is MISSING and not ns._undefined_hint:
         # a name the context lacks is jinja2's ``missing`` sentinel there (resolve_or_missing)
