@@ -71,7 +71,7 @@ from collections import Counter
 from contextlib import contextmanager
 from contextvars import ContextVar
 from itertools import chain, islice
-from operator import length_hint  # noqa: F401 - generated code's loop charge (a C function)
+from operator import is_, length_hint  # noqa: F401 - length_hint: generated code's loop charge (a C function)
 from typing import Any, Iterator, Optional
 
 #: Fuel lent to a function's local counter at a time (the deadline is read once per chunk).
@@ -747,19 +747,48 @@ def check_making(size: int, what: str) -> None:
 HASH_SAFE = 1 << 61
 
 
+def hash_key(key: Any) -> Any:
+    """A key equal to ``key``'s equals only, whose hash no input chooses, for a number past
+    :data:`HASH_SAFE` or a tuple holding one (at any depth: a tuple's hash is made of its
+    items', so tuples of numbers of one hash have one hash too); ``key`` itself otherwise.
+    Numbers become their bytes (an int and the float of the same value alike; infinities
+    and NaN as they are), hashed with the randomised hash."""
+    kind = type(key)
+    if kind is int or kind is float:
+        if -HASH_SAFE < key < HASH_SAFE:
+            return key
+        if kind is float:
+            if key != key or key in (float("inf"), float("-inf")):
+                return key
+            key = int(key)
+        return (_BIG, key.to_bytes((key.bit_length() + 8) // 8, "little", signed=True))
+    if kind is tuple:
+        keys = tuple(map(hash_key, key))
+        return key if all(map(is_, keys, key)) else (_BIG, keys)
+    return key
+
+
+#: marks a key :func:`hash_key` made (no value of the template is this object)
+_BIG = object()
+
+
 def charge_hashing(keys: Any) -> list:
     """``keys`` (a list of them) about to be hashed into a dict (``dict.fromkeys``, ``dict``
-    of pairs): numbers of one hash make each insertion probe every earlier one (quadratic
-    in one C-level step: 20,000 took 1.9 s, 100,000 minutes), so their probes are charged
-    first, about 100 a microsecond. Keys of other types hash with the randomised hash."""
+    of pairs): numbers of one hash, or tuples of them, make each insertion probe every
+    earlier one (quadratic in one C-level step: 20,000 took 1.9 s, 100,000 minutes), so
+    their probes are charged first, about 100 a microsecond: distinct keys counted per hash
+    (by :func:`hash_key`, whose hashes no input chooses). Other keys hash with the
+    randomised hash (strings), or are few of one hash (small numbers)."""
     items = keys if type(keys) is list else list(keys)
-    counts: dict = {}
+    distinct: dict = {}
     for key in items:
-        if (type(key) is int or type(key) is float) and not -HASH_SAFE < key < HASH_SAFE:
-            h = hash(key)
-            counts[h] = counts.get(h, 0) + 1
-    if counts:
-        probes = sum(m * m for m in counts.values()) >> 1
+        kind = type(key)
+        if kind is tuple or ((kind is int or kind is float) and not -HASH_SAFE < key < HASH_SAFE):
+            safe = hash_key(key)
+            if safe is not key:
+                distinct.setdefault(hash(key), set()).add(safe)
+    if distinct:
+        probes = sum(len(d) * len(d) for d in distinct.values()) >> 1
         if probes > 1 << 16:
             charge(probes // 100)
     return items

@@ -248,6 +248,10 @@ JINJA_DOS = {
     # numbers of one hash (multiples of 2**61 - 1): a set or dict of them is quadratic in C
     "hash-flood-unique": "{% set l = range(0, 100000 * 2305843009213693951, 2305843009213693951)|list %}"
     "{{ l|unique|list|length }}{{ dict.fromkeys(l)|length }}",
+    # tuples of such numbers have one hash too (40,000 in ``unique``: 39 s)
+    "hash-flood-tuples": "{% set ns = namespace(l=[]) %}{% for i in range(400) %}{% set ns.c = [] %}"
+    "{% for j in range(100) %}{% set ns.c = ns.c + [((i * 100 + j) * 2305843009213693951,)] %}{% endfor %}"
+    "{% set ns.l = ns.l + ns.c %}{% endfor %}{{ ns.l|unique|list|length }}{{ dict.fromkeys(ns.l)|length }}",
     # a division (or remainder) of big integers is quadratic in their digits: 0.26 s each
     "bigint-division": "{% set a = 2 ** 99999 %}{% set b = a * a %}{% set c = b * b - 1 %}{% set d = b + 12345 %}"
     "{% for i in range(1000) %}{{ (c // d) > 0 }}{% endfor %}",

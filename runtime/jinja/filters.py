@@ -62,7 +62,7 @@ from . import bounded
 from .access import DICT_ATTRS, REFERENCE_PRIVATE, getattr_, getitem, private_attribute
 from .core import TemplateRuntimeError, Undefined
 from .markup import Markup, escape, soft_str
-from ..limits import HASH_SAFE, NODE, SHORT, charge, check_built, check_weight, mod as limits_mod, weigh, weighed
+from ..limits import NODE, SHORT, charge, check_built, check_weight, hash_key, mod as limits_mod, weigh, weighed
 
 # Imported where used, not here: json, re, string and numbers serve a few filters, and a
 # server importing a generated module should not pay for them (nor typing: annotations only).
@@ -979,29 +979,18 @@ def do_unique(value: Any, case_sensitive: bool = False, attribute: Any = None) -
     seen = set()
     for item in _items_of(value):
         key = getter(item)
-        if type(key) in _NUMBERS and not -HASH_SAFE < key < HASH_SAFE:
-            key = _hashed_as_bytes(key)
+        if type(key) in _KEYED:
+            key = hash_key(key)
         if key not in seen:
             seen.add(key)
             yield item
 
 
-#: numbers past ``limits.HASH_SAFE`` (a template's ``range(0, n * p, p)``, or its input, can
-#: give 100,000 distinct ones of one hash; a set of them is quadratic in one C-level step:
-#: 20,000 took 3.7 s, 100,000 minutes): ``unique`` keys them by their bytes instead (hashed
-#: with the randomised string hash)
-_NUMBERS = (int, float)
-_BIG = object()
-
-
-def _hashed_as_bytes(number: Any) -> Any:
-    """A key equal for equal numbers (an int and the float of the same value too) whose hash
-    no input chooses; infinities and NaN as they are."""
-    if type(number) is float:
-        if number != number or number in (float("inf"), float("-inf")):
-            return number
-        number = int(number)
-    return (_BIG, number.to_bytes((number.bit_length() + 8) // 8, "little", signed=True))
+#: keys whose hash an input can choose (numbers past ``limits.HASH_SAFE``, tuples of them: a
+#: template's ``range(0, n * p, p)``, or its input, can give 100,000 distinct ones of one
+#: hash; a set of them is quadratic in one C-level step: 20,000 took 3.7 s, 100,000
+#: minutes): ``unique`` keys them by ``limits.hash_key`` instead
+_KEYED = frozenset({int, float, tuple})
 
 
 def _min_or_max(value: Any, func: Callable[..., Any], case_sensitive: bool, attribute: Any) -> Any:
