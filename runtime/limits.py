@@ -99,21 +99,23 @@ FUEL_PER_UNIT = 10
 #: make a unit of work.
 OUTPUT_PER_UNIT = 32
 #: Characters (or items) a long ``+``, ``~``, ``join``, ``sum`` or Go ``printf`` builds that make
-#: a unit of work: copying runs at memory speed (gigabytes a second), not at a printing
-#: helper's (``OUTPUT_PER_UNIT``); so a string built up message by message (``ns.p = ns.p ~
-#: m.content``: each step copies what came before, quadratic) pays for its copies as the
-#: time they take: 200 messages of 1 KB, 18M characters copied in ~3 ms, cost 18,000 units
-#: (at ``OUTPUT_PER_UNIT`` they cost 560,000 and such a render of 200 KB ran out of fuel). A
-#: long string's first charge is still a chunk's worth: ``SHORT`` is 64 units of this. A
-#: list's items are copied a quarter as fast (each item's reference count is raised too).
-#: Past :data:`LONG_BUILT` (longer than any real prompt) a value is charged at the printing
-#: rate again: one step can copy it many times over (``{{ s + s + ... }}`` written out, a
-#: join of it, a filter), so the fuel, not only the output cap, bounds how long it gets
-#: (about 16M characters: at the copying rate a 51M-character string was cheap to make and
-#: 24 copies of it in one written chain took 1.2 GB).
-BUILT_PER_UNIT = 1024
+#: a unit of work: copying runs at memory speed (measured: 20 characters a nanosecond for a
+#: 1M-character ASCII string, 6 for one of two-byte characters; 2-5 past the caches), not at
+#: a printing helper's (``OUTPUT_PER_UNIT``); so a string built up message by message (``ns.p
+#: = ns.p ~ m.content``, Ollama's ``$docs = print $docs ...``: each step copies what came
+#: before, quadratic) pays for its copies as the time they take, at 4 characters a
+#: nanosecond: 800 documents of 1 KB, 320M characters copied in ~0.1 s, cost 78,000 units (at
+#: 1 a nanosecond, session 6's rate, they ran out of fuel: a shipped Granite template's
+#: documents, red team s7p F8). A long string's first charge is still a chunk's worth:
+#: ``SHORT`` is 16 units of this. A list's items are copied a quarter as fast (each item's
+#: reference count is raised too). Past :data:`LONG_BUILT` (longer than any real prompt) a
+#: value is charged at the printing rate again: one step can copy it many times over (``{{ s
+#: + s + ... }}`` written out, a join of it, a filter), so the fuel, not only the output cap,
+#: bounds how long it gets (about 16M characters: at the copying rate a 51M-character string
+#: was cheap to make and 24 copies of it in one written chain took 1.2 GB).
+BUILT_PER_UNIT = 4096
 ITEMS_BUILT_PER_UNIT = BUILT_PER_UNIT >> 2
-LONG_BUILT = 1 << 20
+LONG_BUILT = 1 << 22
 
 
 def built_units(size: int, text: bool = True) -> int:

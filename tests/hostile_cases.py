@@ -395,6 +395,10 @@ GROWTH = {
                           "fuel", "{% set ns = namespace(s='') %}{% for i in range(40) %}{% set ns.s = ns.s ~ '%c' % (19968 + i) %}{% endfor %}{{ ns.s.encode('punycode') }}|{{ 'b\u00fccher'.encode('idna') }}|{{ 'b\u00fccher'.encode('punycode').decode('punycode') }}"),
     "punycode-loop": ("{% set s = '\u00e9\u4e00' * 4500 %}{% for i in range(300) %}{% if s.encode(encoding='punycode') %}{% endif %}{% endfor %}",
                       "fuel", "{{ ('\u00e9\u4e00' * 3).encode(encoding='punycode') }}"),
+    # idna's decode encodes its result again to check it: 6,000 distinct characters 3.8 s
+    "idna-decode": ("{{ 'xn--" + "".join(map(chr, range(0x4E00, 0x4E00 + 6000))).encode("punycode").decode()
+                    + "'.encode().decode('idna')|length }}", "fuel",
+                    "{{ 'xn--bcher-kva'.encode().decode('idna') }}|{{ 'abc'.encode().decode(encoding='idna') }}"),
     "codec-growth": ("{% set ns = namespace(s='x' * 99999) %}{% for i in range(9) %}{% set ns.s = ns.s.encode('utf-32').decode('latin-1') %}{% endfor %}{{ ns.s|length }}",
                      "fuel", "{{ 'ab'.encode('utf-32').decode('latin-1')|length }}"),
     # each ``~`` past 4,096 characters charges what it builds: the fuel stops the doubling

@@ -10,6 +10,7 @@ templates below put blocks in each of those places.
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import pytest
 
@@ -280,3 +281,60 @@ def test_continue_final_message_leaves_the_messages_alone() -> None:
         messages, continue_final_message=True
     )
     assert messages == before
+
+
+# ----------------------------------------------------------------------------- tools
+
+
+def _weather(city: str) -> str:
+    """Get the weather.
+
+    Args:
+        city: The city.
+    """
+    return city
+
+
+class _Tools:
+    def lookup(self, key: int) -> str:
+        """Look a key up.
+
+        Args:
+            key: The key.
+        """
+        return str(key)
+
+
+TOOLS_TEMPLATE = "{{ tools|tojson }}|{% for m in messages %}{{ m.content }}{% endfor %}"
+
+
+@pytest.mark.parametrize(
+    "tools",
+    [
+        lambda: [_weather],
+        lambda: [_Tools().lookup, {"type": "function", "function": {"name": "x"}}],
+        lambda: (t for t in [{"a": 1}, {"b": 2}]),  # iterated once, kept
+        lambda: iter([_weather]),
+        lambda: [lambda city: city],  # no docstring: get_json_schema's own error
+        lambda: ["not a schema"],
+        lambda: [],
+    ],
+    ids=["function", "method-and-dict", "generator", "iterator", "lambda", "string", "empty"],
+)
+def test_tools_as_transformers_takes_them(tools: Any) -> None:
+    """``render_conversation`` takes tools as ``render_jinja_template`` does: functions and
+    methods become JSON schemas (``get_json_schema``), any iterable is read once."""
+    import transformers.utils.chat_template_utils as ctu
+
+    messages = [{"role": "user", "content": "hi"}]
+    try:
+        expected = ("ok", ctu.render_jinja_template(
+            conversations=[messages], tools=tools(), chat_template=TOOLS_TEMPLATE
+        )[0][0])
+    except Exception as e:  # noqa: BLE001
+        expected = ("err", type(e).__name__)
+    try:
+        ours = ("ok", compile_cached(TOOLS_TEMPLATE).render_conversation(messages, tools=tools()))
+    except Exception as e:  # noqa: BLE001
+        ours = ("err", type(e).__name__)
+    assert ours == expected

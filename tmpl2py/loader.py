@@ -30,13 +30,13 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
-from types import FunctionType, MethodType
 from pathlib import Path
 from typing import Any, Optional, Union
 
 from . import cache as _cache_module  # noqa: F401 - load() compiles through it: imported once, here
 from . import sources
 from .compiler import CompileError, CompiledTemplate, compile_template
+from .runtime.jinja.hf import tool_schemas
 from .sources import SPECIAL_TOKENS, SourceError, TemplateSource
 
 __all__ = ["ChatTemplate", "FallbackTemplate", "load", "read_model"]
@@ -392,7 +392,7 @@ class ChatTemplate:
                 "`return_assistant_tokens_mask=True`."
             )
         renderer = self._compile(text, "<chat_template argument>")
-        tools = _tool_schemas(tools)
+        tools = tool_schemas(tools)  # (once: a generator's tools serve every conversation)
         options = {**self.special_tokens_map, **kwargs}
         rendered = [
             renderer.render_conversation(
@@ -471,20 +471,6 @@ def _normalize_messages(conversation: Any) -> list:
             )
         out.append({k: v for k, v in message.items() if v is not None})
     return out
-
-
-def _tool_schemas(tools: Optional[list]) -> Optional[list]:
-    """Functions among the tools become JSON schemas (transformers' ``get_json_schema``)."""
-    if tools is None or not any(isinstance(t, (FunctionType, MethodType)) for t in tools):
-        return tools
-    try:
-        from transformers.utils import get_json_schema
-    except ImportError:
-        raise ValueError(
-            "tools given as Python functions are converted to JSON schemas by transformers' "
-            "get_json_schema, and transformers is not installed: pass JSON schemas"
-        ) from None
-    return [get_json_schema(t) if isinstance(t, (FunctionType, MethodType)) else t for t in tools]
 
 
 def _fallback_or_raise(text: str, label: str, error: CompileError) -> FallbackTemplate:

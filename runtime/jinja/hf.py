@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 
 from collections.abc import Mapping
+from types import FunctionType, MethodType
 from typing import Any, Callable, Optional
 
 from .objects import track_generation
@@ -62,6 +63,34 @@ def alias_reasoning(chat: list) -> list:
     return out
 
 
+def tool_schemas(tools: Any) -> Optional[list]:
+    """transformers' tools: iterated once into a new list (a generator's tools are kept), each a
+    JSON schema (a dict) or a function or method, made one by ``get_json_schema`` (imported from
+    transformers when one is given: the runtime does not need it otherwise)."""
+    if tools is None:
+        return None
+    schemas = []
+    for tool in tools:
+        if isinstance(tool, dict):
+            schemas.append(tool)
+        elif isinstance(tool, (FunctionType, MethodType)):  # (inspect's isfunction / ismethod)
+            try:
+                from transformers.utils import get_json_schema
+            except ImportError:
+                raise ValueError(
+                    "tools given as Python functions are converted to JSON schemas by"
+                    " transformers' get_json_schema, and transformers is not installed: pass JSON"
+                    " schemas"
+                ) from None
+            schemas.append(get_json_schema(tool))
+        else:
+            raise ValueError(
+                "Tools should either be a JSON schema, or a callable function with type hints "
+                "and a docstring suitable for auto-conversion to a schema."
+            )
+    return schemas
+
+
 def conversation_context(
     messages: Any,
     tools: Optional[list] = None,
@@ -70,13 +99,7 @@ def conversation_context(
     **kwargs: Any,
 ) -> dict:
     """The keyword arguments transformers renders a chat template with."""
-    if tools is not None:
-        for tool in tools:
-            if not isinstance(tool, dict):
-                raise ValueError(
-                    "Tools should either be a JSON schema, or a callable function with type hints "
-                    "and a docstring suitable for auto-conversion to a schema."
-                )
+    tools = tool_schemas(tools)
     if documents is not None:
         for document in documents:
             if not isinstance(document, dict):
@@ -92,7 +115,7 @@ def conversation_context(
     context = dict(plain_data(kwargs))
     context.update(
         messages=chat,
-        tools=plain_data(list(tools)) if tools is not None else None,  # (transformers' new list)
+        tools=plain_data(tools),
         documents=plain_data(documents),
         add_generation_prompt=add_generation_prompt,
     )
