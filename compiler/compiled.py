@@ -238,9 +238,18 @@ class CompiledTemplate:
         ``(start, end)`` character spans of the ``{% generation %}`` blocks, as transformers'
         ``render_jinja_template`` returns them for one conversation.
         """
-        entry = self._conversation
         if options and options.get("segments"):
             return self._conversation_segments(messages, budget, options)
+        return self.render_conversation_with(messages, options, budget, limits)
+
+    def render_conversation_with(
+        self, messages: Any, options: dict, budget: Optional[float] = None, limits: Any = _DEFAULT
+    ) -> Any:
+        """:meth:`render_conversation` with the entry point's keywords in a dict: every one
+        reaches the template, whatever its name (``apply_chat_template`` passes its own
+        keywords so: a template variable named ``budget``, ``limits`` or ``segments`` is the
+        template's, as in transformers)."""
+        entry = self._conversation
         if entry is None:
             raise TypeError(
                 f"profile {self.profile!r} has no conversation entry point; use render()"

@@ -238,6 +238,14 @@ def test_tools_as_python_functions(qwen: tuple[Any, Any]) -> None:
     compare(ref_tok, ours, CONV[:2], tools=[get_weather], add_generation_prompt=True)
 
 
+@pytest.mark.parametrize("kwargs", [{"budget": 2048}, {"budget": "low"}, {"limits": 5}, {"segments": True}])
+def test_every_keyword_reaches_the_template(tmp_path: Path, cache: ModuleCache, kwargs: dict) -> None:
+    """transformers passes every extra keyword to the template: names of tmpl2py's own
+    render options (``budget``, ``limits``, ``segments``) too."""
+    ref_tok, folder = saved(tmp_path, "b={{ budget }}|l={{ limits }}|s={{ segments }}", **TOKENS)
+    compare(ref_tok, tmpl2py.load(folder, cache=cache), HI, **kwargs)
+
+
 def test_tokenize_true_is_refused(qwen: tuple[Any, Any]) -> None:
     with pytest.raises(ValueError, match="tokenize=False"):
         qwen[1].apply_chat_template(CONV, tokenize=True)

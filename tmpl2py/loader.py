@@ -219,6 +219,9 @@ class FallbackTemplate:
         )
         return (texts[0], spans[0]) if return_assistant_tokens_mask else texts[0]
 
+    def render_conversation_with(self, messages: Any, options: dict) -> Any:
+        return self.render_conversation(messages, **options)
+
     def render(self, context: Optional[dict] = None) -> str:
         return str(self._ctu._compile_jinja_template(self.source).render(**(context or {})))
 
@@ -394,14 +397,11 @@ class ChatTemplate:
         renderer = self._compile(text, "<chat_template argument>")
         tools = tool_schemas(tools)  # (once: a generator's tools serve every conversation)
         options = {**self.special_tokens_map, **kwargs}
-        rendered = [
-            renderer.render_conversation(
-                chat, tools=tools, documents=documents,
-                add_generation_prompt=add_generation_prompt,
-                continue_final_message=continue_final_message, **options,
-            )  # fmt: skip
-            for chat in conversations
-        ]
+        options.update(  # (every keyword reaches the template: none is an option of ours)
+            tools=tools, documents=documents, add_generation_prompt=add_generation_prompt,
+            continue_final_message=continue_final_message,
+        )  # fmt: skip
+        rendered = [renderer.render_conversation_with(chat, options) for chat in conversations]
         return rendered if batched else rendered[0]
 
     def __repr__(self) -> str:

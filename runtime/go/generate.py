@@ -24,11 +24,10 @@ window (the prompt is taken to fit), and ``context`` token ids (detokenizing nee
 
 from __future__ import annotations
 
-import base64
 from typing import Any
 
 from . import ollama
-from .ollama import RequestError
+from .ollama import RequestError, decode_image
 
 #: ChatHandler / GenerateHandler answer these requests without rendering a template.
 EMPTY_PROMPT = "empty prompt: Ollama only loads the model (no template is rendered)"
@@ -117,12 +116,7 @@ def _check_images(images: Any) -> None:
             "json: cannot unmarshal images into Go struct field GenerateRequest.images of type []api.ImageData"
         )
     for image in images:
-        if isinstance(image, (bytes, bytearray)):
-            continue
-        try:
-            base64.b64decode(image, validate=True)
-        except (ValueError, TypeError):
-            raise RequestError("illegal base64 data in image") from None
+        decode_image(image)  # (line breaks skipped, as Go's decoder does)
 
 
 def _generate_messages(

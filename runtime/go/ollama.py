@@ -667,7 +667,7 @@ def _message(raw: Any) -> Any:
     )
     m.Content = content if type(content) is str else _str(content, "Message.content")
     m.Thinking = thinking if type(thinking) is str else _str(thinking, "Message.thinking")
-    m.Images = _slice([_image(i) for i in images], "[]main.ImageData") if images else _NIL_IMAGES
+    m.Images = _slice([decode_image(i) for i in images], "[]main.ImageData") if images else _NIL_IMAGES
     m.ToolCalls = (
         _slice([_tool_call(c) for c in calls], "[]main.templateToolCall")
         if calls
@@ -684,9 +684,13 @@ _NIL_IMAGES = _slice((), "[]main.ImageData", nil=True)
 _NIL_TOOL_CALLS = _slice((), "[]main.templateToolCall", nil=True)
 
 
-def _image(raw: Any) -> Any:
+def decode_image(raw: Any) -> Any:
+    """An image of the request: bytes as they are, a base64 string decoded as Go's
+    ``encoding/base64`` decodes it (line breaks skipped), else ``RequestError``."""
     if isinstance(raw, (bytes, bytearray)):
         return ImageData(raw)
+    if isinstance(raw, str) and ("\n" in raw or "\r" in raw):
+        raw = raw.replace("\r", "").replace("\n", "")  # Go's base64 decoder skips line breaks
     try:
         return ImageData(base64.b64decode(raw, validate=True))
     except (ValueError, TypeError):
