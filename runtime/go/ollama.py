@@ -451,12 +451,42 @@ _SCHEMA_TYPES = {
 }
 
 
+def _object(value: Any, where: str) -> dict:
+    """A JSON object field of the request (``null`` or absent: Go's zero value, ``{}``); any
+    other kind is Go's binding error, as a typed refusal."""
+    if value is None:
+        return {}
+    if isinstance(value, dict):
+        return value
+    raise RequestError(f"json: cannot unmarshal {_json_kind(value)} into Go struct field {where}")
+
+
+def _json_kind(value: Any) -> str:
+    """The JSON kind Go's binding errors name for ``value``."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    return "object"
+
+
 def _tool(raw: Any) -> Any:
+    if raw is None:
+        raw = {}  # (a JSON null in the list: Go's zero Tool)
     if type(raw) is not dict and not isinstance(raw, dict):
         raise RequestError("json: cannot unmarshal into Go value of type api.Tool")
-    fn = raw.get("function") or {}
-    params = fn.get("parameters") or {}
+    fn = _object(raw.get("function"), "Tool.function of type api.ToolFunction")
+    params = _object(fn.get("parameters"), "ToolFunction.parameters of type api.ToolFunctionParameters")
     props = params.get("properties")
+    if props is not None and not isinstance(props, dict):
+        raise RequestError(
+            f"json: cannot unmarshal {_json_kind(props)} into Go struct field"
+            " ToolFunctionParameters.properties of type map[string]api.ToolProperty"
+        )
     required = params.get("required")
     properties = TemplateProperties(
         {k if type(k) is str else str(k): _property(v) for k, v in (props or {}).items()}
@@ -628,7 +658,14 @@ def _strings_text(key: str, value: Any) -> str | None:
 
 
 def _tool_call(raw: Any) -> Any:
-    fn = raw.get("function") or {}
+    if raw is None:
+        raw = {}  # (a JSON null in the list: Go's zero ToolCall)
+    if not isinstance(raw, dict):
+        raise RequestError(
+            f"json: cannot unmarshal {_json_kind(raw)} into Go struct field Message.tool_calls"
+            " of type api.ToolCall"
+        )
+    fn = _object(raw.get("function"), "ToolCall.function of type api.ToolCallFunction")
     args = fn.get("arguments")
     if args is None:
         arguments = TemplateArgs()
@@ -650,8 +687,19 @@ def _tool_call(raw: Any) -> Any:
     return call
 
 
+def _array(value: Any, field: str) -> Any:
+    """A JSON array field of a message; any other kind is Go's binding error."""
+    if isinstance(value, (list, tuple)):
+        return value
+    raise RequestError(
+        f"json: cannot unmarshal {_json_kind(value)} into Go struct field Message.{field}"
+    )
+
+
 def _message(raw: Any) -> Any:
     """A request message shaped (collate shapes the usual one itself)."""
+    if raw is None:
+        raw = {}  # (a JSON null in the list: Go's zero Message)
     if not isinstance(raw, dict):
         raise RequestError("json: cannot unmarshal into Go value of type api.Message")
     get = raw.get
@@ -667,9 +715,9 @@ def _message(raw: Any) -> Any:
     )
     m.Content = content if type(content) is str else _str(content, "Message.content")
     m.Thinking = thinking if type(thinking) is str else _str(thinking, "Message.thinking")
-    m.Images = _slice([decode_image(i) for i in images], "[]main.ImageData") if images else _NIL_IMAGES
+    m.Images = _slice([decode_image(i) for i in _array(images, "images")], "[]main.ImageData") if images else _NIL_IMAGES
     m.ToolCalls = (
-        _slice([_tool_call(c) for c in calls], "[]main.templateToolCall")
+        _slice([_tool_call(c) for c in _array(calls, "tool_calls")], "[]main.templateToolCall")
         if calls
         else _NIL_TOOL_CALLS
     )
