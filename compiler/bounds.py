@@ -83,9 +83,12 @@ def check_depth(
 #: ``elif`` / ``else if`` chain (no level: the compile nests it, which ``MAX_CHAIN`` bounds)
 _FUNCTION = 2
 _LINK = 3
-#: the longest ``elif`` / ``else if`` chain (the IR nests each link in the last: the compile
-#: recurses through them, within ``build.COMPILE_RECURSION``)
-MAX_CHAIN = 500
+#: the longest ``elif`` / ``else if`` chain (the IR nests each link in the last, and the
+#: compile recurses through them, about five frames a link, within Python's recursion limit:
+#: never raised for a compile, as the limit is the process's, and a render in another thread
+#: recursing in C under a raised limit can overflow its stack (red team s7h F2, F3); real
+#: templates' longest chains have about 20 links)
+MAX_CHAIN = 100
 _TOO_LONG = "an elif chain has more than {} links (compile_template(..., max_depth=None) lifts the cap)"
 
 

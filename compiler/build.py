@@ -11,13 +11,10 @@ this module (``compiled``).
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import gc
 import hashlib
-import sys
-import threading
-from typing import Any, Iterator, Optional
+from typing import Any, Optional
 
 from . import bounds, ir
 from .emit import MODULE_HEADER, emit_with_spans
@@ -104,47 +101,10 @@ def emitted(
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        with recursion_room(source):
-            return _generate_text(source, dialect, profile, name, optimize, bounded)
+        return _generate_text(source, dialect, profile, name, optimize, bounded)
     finally:
         if gc_was_enabled:
             gc.enable()
-
-
-#: the recursion limit a compile of a template with long ``elif`` chains runs under (at least):
-#: the passes recurse about ten frames per level of the IR, and a chain (at most
-#: ``bounds.MAX_CHAIN`` links, which the depth cap does not count: the tags do not nest) is
-#: that many nested levels; Python 3.11 calls Python functions without growing the C stack
-COMPILE_RECURSION = 12_000
-#: links (``elif``, Go's ``else if`` / ``else with``) past which a template's compile gets the
-#: room (the limit is the process's: raised only for the templates that need it)
-ROOM_LINKS = 64
-_room_lock = threading.Lock()
-_room_users = [0, 0]  # compiles in progress, the limit before the first of them
-
-
-@contextlib.contextmanager
-def recursion_room(source: str) -> Iterator[None]:
-    """Run a compile step of ``source`` with the recursion limit at least
-    :data:`COMPILE_RECURSION` when its chains may be long (more than :data:`ROOM_LINKS`
-    links in all); the limit is the process's: raised by the first such compile in
-    progress, restored by the last."""
-    if source.count("elif") + source.count("else if") + source.count("else with") <= ROOM_LINKS:
-        yield
-        return
-    with _room_lock:
-        if _room_users[0] == 0:
-            _room_users[1] = sys.getrecursionlimit()
-            if _room_users[1] < COMPILE_RECURSION:
-                sys.setrecursionlimit(COMPILE_RECURSION)
-        _room_users[0] += 1
-    try:
-        yield
-    finally:
-        with _room_lock:
-            _room_users[0] -= 1
-            if _room_users[0] == 0:
-                sys.setrecursionlimit(_room_users[1])
 
 
 def _generate_text(
@@ -225,5 +185,4 @@ def segments_module(source: str, dialect: str, profile: str, name: str, final: i
 
     sha = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
     header = module_header(name, sha, dialect, profile)
-    with recursion_room(source):
-        return generate_segments(source, dialect, profile, name, header, final=final)
+    return generate_segments(source, dialect, profile, name, header, final=final)

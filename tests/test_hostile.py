@@ -186,16 +186,48 @@ def test_nesting_past_the_stack_is_a_compile_error(source: str, dialect: str) ->
     assert info.value.line in (0, 1)
 
 
-@pytest.mark.parametrize("links", [150, 500])
+@pytest.mark.parametrize("links", [60, 100])
 def test_long_elif_chains_compile(links: int) -> None:
     """A chain of ``elif`` (``else if``) links is no nesting for the depth cap, and the IR
-    nests each link in the last: the compile runs with room for ``MAX_CHAIN`` links
-    (``build.recursion_room``; 150 were refused as too deep before)."""
+    nests each link in the last: up to ``bounds.MAX_CHAIN`` links compile within Python's
+    recursion limit (never raised: the limit is the process's, and other threads' renders
+    recursing in C under a raised limit could overflow their stacks)."""
     source = "{% if x == 0 %}a" + "".join(f"{{% elif x == {i} %}}v{i}" for i in range(1, links)) + "{% endif %}"
     for x in (0, links // 2, links - 1, links):
         assert same_outcome(ours_render(source, {"x": x}), ref_render(source, {"x": x}))
     go = '{{if eq .x "0"}}a' + "".join(f'{{{{else if eq .x "{i}"}}}}v{i}' for i in range(1, links)) + "{{end}}"
     assert compile_template(go, dialect="go", profile="plain").render({"x": str(links - 1)}) == f"v{links - 1}"
+
+
+def test_a_compile_never_changes_the_recursion_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Red team s7h F2/F3: a compile that raised the process's recursion limit for a long
+    chain let a render in another thread recurse in C past its stack (SIGSEGV on 1 MiB
+    thread stacks), and crashed its own compile of deep parentheses on such a thread."""
+    import sys
+    import threading
+
+    calls: list = []
+    monkeypatch.setattr(sys, "setrecursionlimit", lambda n: calls.append(n))
+    chain = "{% if x == 0 %}a" + "{% elif x %}b" * 99 + "{% endif %}"
+    go = "{{ " + "(" * 1500 + "1" + ")" * 1500 + " }}{{ if .x }}a" + "{{ else if .x }}b" * 99 + "{{ end }}"
+    outcomes: list = []
+
+    def compile_both() -> None:
+        outcomes.append(compile_template(chain).render({"x": 1}))
+        try:
+            compile_template(go, dialect="go")
+        except CompileError as e:
+            outcomes.append(e.code)
+
+    threading.stack_size(1 << 20)
+    try:
+        thread = threading.Thread(target=compile_both)
+        thread.start()
+        thread.join()
+    finally:
+        threading.stack_size(0)
+    assert outcomes == ["b", "too-deep"] and calls == []
+
 
 
 def test_lone_surrogates_are_clear_errors() -> None:
