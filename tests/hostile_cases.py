@@ -340,6 +340,13 @@ GO_HIDDEN_WORK = {
     "html": '{{ $s := printf "%99999s" "<" }}{{ range 100000 }}{{ $x := html $s }}{{ end }}',
     "slice": '{{ $s := printf "%99999s" "<" }}{{ range 100000 }}{{ $x := slice $s 1 }}{{ end }}',
     "print": '{{ $s := printf "%99999s" "<" }}{{ range 100000 }}{{ $x := print $s $s }}{{ end }}',
+    # Go's len / index / slice of a string are O(1); here each encodes it (red team s7h F5: a
+    # range looked at its clock every 2,560 iterations: 55 s), in a counted range and in one
+    # charged as it starts
+    "slice-long": '{{ $s := printf "%99999s" "\U0001F600" }}{{ $s = print $s $s $s $s $s $s $s $s $s $s }}'
+    '{{ range 100000 }}{{ $x := slice $s 1 }}{{ end }}',
+    "index-long-short-range": '{{ $s := printf "%99999s" "\u00e9" }}{{ $s = print $s $s $s $s $s $s $s $s $s $s }}'
+    '{{ range 3000 }}{{ $x := index $s 5 }}{{ $y := len $s }}{{ end }}',
 }
 
 #: Filters and methods that build a large value from small input: (hostile template, the

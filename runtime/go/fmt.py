@@ -189,7 +189,12 @@ def is_stringer(v: Any) -> bool:
 def to_bytes(s: str) -> bytes:
     """A Go string's bytes: the UTF-8 of the text, a byte a JSON decoder could not decode
     kept as the one byte it was (``surrogateescape``); a lone surrogate of any other value
-    (text that never was bytes: a ``\\ud800`` escape) as its three bytes, never an error."""
+    (text that never was bytes: a ``\\ud800`` escape) as its three bytes, never an error.
+    A long text's encoding is charged (a unit per 1,024 characters, about its time): Go's
+    ``len``, ``index``, ``slice`` and comparisons of a string take O(1) in Go but encode it
+    here, once a call, so a loop over them on a 10 MB input ran 10 ms an iteration unpaid."""
+    if len(s) > SHORT:
+        charge(len(s) >> 10)
     try:
         return s.encode("utf-8", "surrogateescape")
     except UnicodeEncodeError:
