@@ -743,8 +743,8 @@ def js_escape(*args: Any) -> str:
             out.append(f"\\u00{o:02X}")
         elif o < 0x80:
             out.append(ch)
-        elif 0xDC80 <= o <= 0xDCFF:
-            out.append("\\uFFFD")
+        elif 0xD800 <= o <= 0xDFFF:  # bytes of invalid UTF-8 (a lone surrogate here): Go
+            out.append(ch)  # decodes them as U+FFFD, printable, and copies them as they are
         else:
             out.append(ch if is_print(ch) else f"\\u{o:04X}")
     return "".join(out)

@@ -191,6 +191,8 @@ PLAIN_CASES = [
     ("{{ printf nil }}", D),
     ('{{ html "<a href=\'x\'>&" }} {{ js "a\'b\\"c<>=\\n" }} {{ urlquery "a b&c=d/é" }}', D),
     ("{{ html .n }}{{ html 1 2 }}", D),
+    # js of bytes that are invalid UTF-8 (a slice inside a character): Go copies them as they are
+    ('{{ js (slice "\u00e9<x>" 0 1) }}|{{ js (slice "\u00e9<x>" 1) }}|{{ js (slice "\U0001F600" 1 3) }}', D),
     ("{{ $x := 1 }}{{ $x }}{{ $x = 2 }}{{ $x }}", D),
     ("{{ $x := .a }}{{ if true }}{{ $x = 5 }}{{ end }}{{ $x }}", D),
     ("{{ if true }}{{ $y := 1 }}{{ else }}{{ $y }}{{ end }}", D),
