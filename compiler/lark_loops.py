@@ -378,6 +378,8 @@ class FastParser(_LarkParser):
             if not (size == 1 and _passes_single_child_up(callback)):
                 step = _lowering_step(transformer, callback, origin)
                 known[0] = known[0] and step is not None
+                if size == 1 and step is not None and _returns_lone_child(step):
+                    size = -1  # ``parse_lowered`` passes a value that is not a token up
             return (size, step, origin)
 
         table: Optional[list] = self._made_table(reduction)
@@ -452,6 +454,7 @@ class FastParser(_LarkParser):
                 return function(transformer, filtered)
             return transformer.__default__(name, filtered, meta)
 
+        units = self.__dict__.setdefault("_units", {}).setdefault(transformer.__class__, {})
         token = None
         for token in state.lexer.lex(state):
             ttype = token.type
@@ -467,10 +470,32 @@ class FastParser(_LarkParser):
                     push_depth(0)
                     break
                 size, step, origin = action
-                if step is None:  # ``?rule`` of one symbol: its value passes up
+                if step is None or size < 0:
+                    # a value passed up (a ``?rule`` of one symbol, or a ``returns_lone_child``
+                    # method's one child, a level deeper), with the passes up that follow
+                    # it before this token: one step to the state they end in
+                    key = (state_stack[-2], origin, ttype)
+                    hit = units.get(key)
+                    if hit is None:
+                        hit = units[key] = _units_from(table, *key)
+                    top, levels = hit
+                    if step is not None:
+                        levels += 1
+                    if not levels:
+                        state_stack[-1] = top
+                        continue
+                    if not isinstance(value_stack[-1], Token):
+                        depth = depths[-1] + levels
+                        if depth > LOWERING_DEPTH:
+                            raise _LowerAsLark()
+                        depths[-1] = depth
+                        state_stack[-1] = top
+                        continue
+                    # a token the method is called with: one step at a time
+                if step is None:
                     del state_stack[-1]
                 else:
-                    push_value(reduce(size, step))
+                    push_value(reduce(size if size >= 0 else 1, step))
                 push_state(table[state_stack[-1]][origin])
         end_token = Token.new_borrow_pos("$END", "", token) if token else Token("$END", "", 0, 1, 1)
         while True:
@@ -480,8 +505,16 @@ class FastParser(_LarkParser):
                 raise self._unexpected(state, end_token)
             if step is None:
                 del state_stack[-1]
-            else:
+            elif size >= 0:
                 push_value(reduce(size, step))
+            elif isinstance(value_stack[-1], Token):
+                push_value(reduce(1, step))
+            else:  # as above
+                del state_stack[-1]
+                depth = depths[-1] + 1
+                if depth > LOWERING_DEPTH:
+                    raise _LowerAsLark()
+                depths[-1] = depth
             push_state(table[state_stack[-1]][origin])
             if state_stack[-1] == end_state:
                 return value_stack[-1]
@@ -502,6 +535,45 @@ class FastParser(_LarkParser):
 LOWERING_DEPTH = 100
 
 _INLINED, _INLINE, _META, _PLAIN, _DEFAULT = range(5)  # what a reduction does (``_lowering_step``)
+
+
+def _units_from(table: list, below: int, origin: str, token_type: str) -> tuple:
+    """(state, levels): where the values passed up (``parse_lowered``) from a reduction to
+    ``origin`` over state ``below`` stop before a token of ``token_type``, and how many
+    ``returns_lone_child`` levels the values pass on the way (after the first)."""
+    levels = 0
+    top = table[below][origin]
+    while True:
+        action = table[top].get(token_type)
+        if action is None or action.__class__ is int:
+            return top, levels
+        size, step, origin = action
+        if step is not None:
+            if size >= 0:
+                return top, levels
+            levels += 1
+        top = table[below][origin]
+
+
+def returns_lone_child(method: Any) -> Any:
+    """Marks a transformer's ``v_args(inline=True)`` method that, called with one child
+    that is not a ``Token``, returns that child (``x (OP x)* -> op``: the rule's alias
+    makes a tree of one child, which Lark does not pass up): ``parse_lowered`` passes such
+    a child up without the call (the tree's level still counted in the depth)."""
+    method.returns_lone_child = True
+    return method
+
+
+def _returns_lone_child(step: tuple) -> bool:
+    """The reduction ``step`` (of one symbol) calls a ``returns_lone_child`` method with
+    its one child as it is."""
+    how, include, expand1, function, _name = step
+    return (
+        how == _INLINE
+        and include is None
+        and not expand1
+        and getattr(function, "returns_lone_child", False) is True
+    )
 
 
 class _LowerAsLark(Exception):

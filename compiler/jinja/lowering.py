@@ -21,6 +21,7 @@ from lark import Token, Transformer, v_args
 
 from .. import ir
 from ..errors import CompileError
+from ..lark_loops import returns_lone_child
 from .analysis import find_undeclared, uses_name
 from .autoescape import apply_autoescape
 from .library import FILTER_FUNCS, TEST_FUNCS
@@ -171,6 +172,7 @@ class Lowering(BlockLowering):
             span=_span(tag),
         )
 
+    @returns_lone_child
     def for_target(self, target: Any) -> Any:
         return target
 
@@ -180,6 +182,7 @@ class Lowering(BlockLowering):
     def assign_name(self, name: Token) -> ir.Name:
         return ir.Name(str(name), span=_span(name))
 
+    @returns_lone_child
     def for_iter(self, expr: ir.Expr) -> ir.Expr:
         return expr
 
@@ -201,6 +204,7 @@ class Lowering(BlockLowering):
             return [ir.ExprStmt(H("jinja.ns_check", (ns,)), span=_span(tag)), store]
         return ir.Assign(target, value, span=_span(tag))
 
+    @returns_lone_child
     def set_target(self, target: Any) -> Any:
         return target
 
@@ -363,6 +367,7 @@ class Lowering(BlockLowering):
 
     # ------------------------------------------------------------------ expressions
 
+    @returns_lone_child
     def tuple_expr(self, expr: ir.Expr) -> ir.Expr:
         return expr
 
@@ -394,10 +399,12 @@ class Lowering(BlockLowering):
         self._noelse[id(node)] = node
         return node
 
+    @returns_lone_child
     def or_op(self, *items: Any) -> ir.Expr:
         values = _nodes(items)
         return values[0] if len(values) == 1 else ir.BoolOp("or", tuple(values))
 
+    @returns_lone_child
     def and_op(self, *items: Any) -> ir.Expr:
         values = _nodes(items)
         return values[0] if len(values) == 1 else ir.BoolOp("and", tuple(values))
@@ -405,6 +412,7 @@ class Lowering(BlockLowering):
     def not_op(self, _not: Token, operand: ir.Expr) -> ir.Expr:
         return ir.Not(operand)
 
+    @returns_lone_child
     def compare(self, left: ir.Expr, *rest: Any) -> ir.Expr:
         if not rest:
             return left
@@ -428,6 +436,7 @@ class Lowering(BlockLowering):
     mod = _binop("%")
     power = _binop("**")
 
+    @returns_lone_child
     def concat(self, *items: Any) -> ir.Expr:
         values = _nodes(items)
         return values[0] if len(values) == 1 else H("jinja.concat", tuple(values))
