@@ -89,10 +89,18 @@ class _WhitespaceControl:
         braces = 0  # open "{" inside the current tag
         half_end = False  # a "}}" closed one dict and left its second "}" for the print's end
         test_state = 0  # 1 after "is" (and "not"), 2 right after the test's name
-        last_pos = (1, 1)
+        last = None  # the stream's last token (where an unclosed block is reported)
+        plain_kinds = _PLAIN_KINDS
         for tok in stream:
+            last = tok
             kind = tok.type
-            last_pos = (tok.end_line or tok.line or 1, tok.end_column or tok.column or 1)
+            plain = plain_kinds.get(kind)
+            if plain is None:
+                plain = plain_kinds[kind] = _plain_kind(kind)
+            if plain and not test_state:  # most tokens: nothing below applies to them
+                line_starting = tok.value.endswith("\n")
+                yield tok
+                continue
             if kind == "TEXT":
                 if pending is not None:  # the "}" a split "}}" left over, then this text
                     tok = Token.new_borrow_pos("TEXT", pending.value + tok.value, pending)
@@ -169,6 +177,9 @@ class _WhitespaceControl:
         if pending is not None:
             yield pending
         if stack:
+            last_pos = (1, 1)
+            if last is not None:
+                last_pos = (last.end_line or last.line or 1, last.end_column or last.column or 1)
             raise _nesting_error(None, stack, last_pos)
 
     @staticmethod
@@ -221,6 +232,20 @@ class _WhitespaceControl:
                 top[1] = ("endif",) if top[0] == "if" else ("endfor",)
             elif name.startswith("end"):
                 stack.pop()
+
+
+#: the token kinds ``_WhitespaceControl.process`` does something with (outside a test)
+_SPECIAL_KINDS = frozenset({
+    "TEXT", "VAR_START", "VAR_END", "BLOCK_END", "COMMENT", "RAW", "EQUAL", "IS",
+    "LPAR", "LSQB", "LBRACE", "RPAR", "RSQB", "RBRACE",
+})
+_PLAIN_KINDS: dict = {}  # kind -> ``_plain_kind(kind)``, filled as kinds are seen
+
+
+def _plain_kind(kind: str) -> bool:
+    """``process`` passes a token of this kind on as it is when no test is being read: not
+    text, a tag (``TAG_*``), a bracket, ``=``, ``is`` or the end of a tag."""
+    return kind not in _SPECIAL_KINDS and not kind.startswith("TAG_")
 
 
 def _next_test_state(state: int, kind: str) -> int:
