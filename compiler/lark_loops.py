@@ -1,13 +1,15 @@
 """The loaded parsers' inner loops, each Lark's own step for step, in fewer Python calls
 (``lark_tables.load_parser`` installs them; ``tests/unit/test_parser_loading.py`` and
-``tests/unit/test_lark_tables.py`` compare them with Lark's loops over the shared corpus):
+``tests/unit/test_lark_tables.py`` compare them with Lark's loops over the shared corpus).
+Long because it is every loop a compile runs inside Lark, each beside what it replaces.
 
 - ``with_span_starts``: each rule's tree built and given the start of its text in one call
   (``TreeBuilder``; Lark's ``propagate_positions`` computed ten attributes per reduction);
 - ``with_fast_driver``: the LALR loop over a table made once (``FastParser``: no ``Rule``
   hashed or compared per reduction, a one-symbol ``?rule`` passes its child up without a
-  call) and the contextual lexer with ``BasicLexer.next_token`` inlined
-  (``FastContextualLexer``).
+  call; ``parse_lowered`` lowers in the reductions) and the contextual lexer with
+  ``BasicLexer.next_token`` inlined, matching a terminal's own pattern where it is the one
+  that can start with the next character (``FastContextualLexer``).
 """
 
 from __future__ import annotations
@@ -168,16 +170,44 @@ class FastContextualLexer(ContextualLexer):
     matches, tokens, line counting, callbacks and errors: a position no terminal matches is
     left to Lark's ``next_token``, which raises what it raises)."""
 
+    #: terminal name -> the ASCII characters a match of it can start with (``lark_tables``
+    #: sets it from the prebuilt tables; a terminal not in it can start with any character)
+    first_chars: dict = {}
+
     def _state_lexer(self, state: Any) -> tuple:
-        """(lexer, its scanner's patterns, ignored types, newline types, callbacks) of the
-        parser state ``state``: what ``lex`` reads per token, looked up once per state."""
+        """(lexer, its scanner's patterns, ignored types, newline types, callbacks, the
+        ``_by_char`` table of its terminals) of the parser state ``state``: what ``lex``
+        reads per token, looked up once per state."""
         lexer = self.lexers[state]
         scanner = lexer._scanner
         if scanner is None:
             scanner = lexer.scanner  # builds it, and the lexer's ``callback``
-        entry = (lexer, scanner._mres, lexer.ignore_types, lexer.newline_types, lexer.callback)
+        by_char = self.__dict__.setdefault("_by_char", {}).setdefault(id(scanner), {})
+        entry = (lexer, scanner._mres, lexer.ignore_types, lexer.newline_types, lexer.callback,
+                 by_char)
         self.__dict__.setdefault("_by_state", {})[state] = entry
         return entry
+
+    def _only_terminal(self, lexer: Any, by_char: dict, char: str) -> Any:
+        """(pattern, name) of the one terminal of ``lexer`` a match can start with ``char``
+        at (``first_chars``), or False when there are more (or ``char`` is not ASCII);
+        remembered in ``by_char``. Such a terminal's own pattern matches where the
+        alternation of all would, the same text (no other branch can match there)."""
+        only: Any = False
+        if char < "\x80":
+            first = self.first_chars
+            found = [t for t in lexer._scanner.terminals if char in first.get(t.name, char)]
+            if len(found) == 1:
+                made = self.__dict__.setdefault("_own_patterns", {})
+                t = found[0]
+                pattern = made.get(t.name)
+                if pattern is None:
+                    pattern = made[t.name] = lexer.re.compile(
+                        t.pattern.to_regexp(), lexer._scanner.g_regex_flags
+                    )
+                only = (pattern, t.name)
+        by_char[char] = only
+        return only
 
     def lex(self, lexer_state: Any, parser_state: Any) -> Any:
         by_state = self.__dict__.get("_by_state") or {}
@@ -196,19 +226,27 @@ class FastContextualLexer(ContextualLexer):
                 if entry is None:
                     entry = self._state_lexer(state)
                     by_state = self.__dict__["_by_state"]
-                lexer, mres, ignore, newline, callback = entry
+                lexer, mres, ignore, newline, callback, by_char = entry
                 while True:
                     pos = line_ctr.char_pos
                     if pos >= end:
                         raise EOFError(lexer)
-                    for mre in mres:
-                        m = mre.match(text, pos, end)
-                        if m:
-                            break
+                    char = text[pos]
+                    only = by_char.get(char)
+                    if only is None:
+                        only = self._only_terminal(lexer, by_char, char)
+                    if only and (m := only[0].match(text, pos, end)):
+                        type_ = only[1]  # the one terminal that can match here
                     else:
-                        lexer.next_token(lexer_state, parser_state)  # raises
-                        raise AssertionError("unreachable")  # pragma: no cover
-                    value, type_ = m.group(0), m.lastgroup
+                        for mre in mres:
+                            m = mre.match(text, pos, end)
+                            if m:
+                                break
+                        else:
+                            lexer.next_token(lexer_state, parser_state)  # raises
+                            raise AssertionError("unreachable")  # pragma: no cover
+                        type_ = m.lastgroup
+                    value = m.group(0)
                     line = line_ctr.line
                     column = line_ctr.column
                     if type_ in newline:  # LineCounter.feed
