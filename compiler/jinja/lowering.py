@@ -158,7 +158,15 @@ class Lowering(BlockLowering):
             test = parts.pop(0)[0]
         body = parts.pop(0)
         else_ = parts.pop(0)[1] if parts else ()
-        loop = "loop" if recursive or uses_name((iterable, test, body, else_), "loop") else ""
+        # a name ``loop`` in the loop is made of a token "loop" in its text: no such text, no
+        # walk of the loop's tree (outer loops walk their inner loops again)
+        end = rest[-1].end_pos  # the end of ``{% endfor %}``
+        loop = ""
+        if recursive or (
+            self.source.find("loop", tag.start_pos, end) >= 0
+            and uses_name((iterable, test, body, else_), "loop")
+        ):
+            loop = "loop"
         return ir.For(
             target,
             iterable,
