@@ -445,7 +445,12 @@ class FastParser(_LarkParser):
         def reduce(size: int, step: tuple) -> Any:
             """The value of a reduction of ``size`` symbols (off the stacks, its start and
             depth pushed)."""
-            if size:
+            if size == 1:
+                children = [value_stack.pop()]
+                first = starts.pop()
+                depth = depths.pop()
+                del state_stack[-1]
+            elif size:
                 children = value_stack[-size:]
                 first = starts[-size]
                 if first is None:

@@ -606,10 +606,12 @@ class Lowering(BlockLowering):
     def strings(self, *toks: Token) -> ir.Expr:
         parts = []
         for tok in toks:
+            text = str(tok)[1:-1]
+            if "\\" not in text:  # no escape: the round trip below gives the text back
+                parts.append(text)
+                continue
             try:
-                parts.append(
-                    str(tok)[1:-1].encode("ascii", "backslashreplace").decode("unicode-escape")
-                )
+                parts.append(text.encode("ascii", "backslashreplace").decode("unicode-escape"))
             except Exception as e:  # jinja2 reports the codec's reason
                 raise CompileError("syntax", str(e).split(":")[-1].strip(), *_span(tok)) from None
         return ir.Const("".join(parts))
