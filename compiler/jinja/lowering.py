@@ -249,15 +249,22 @@ class Lowering(BlockLowering):
         parts = _nodes(rest)
         params = parts.pop(0) if len(parts) == 2 else []
         body = parts[0]
-        return self._funcdef("", str(name), params, body, _span(tag))
+        return self._funcdef("", str(name), params, body, _span(tag), (tag, rest[-1]))
 
     def _funcdef(
-        self, ident: str, name: str, params: list, body: tuple, span: ir.Span
+        self, ident: str, name: str, params: list, body: tuple, span: ir.Span, ends: tuple
     ) -> ir.FuncDef:
         """A macro, or the caller macro of a call block (``ident`` set), which jinja2 leaves
-        unnamed (``<Macro anonymous>``, "macro None takes ...")."""
+        unnamed (``<Macro anonymous>``, "macro None takes ..."); ``ends``: the first and the
+        last token of its statement."""
         names = tuple(p.name.name for p in params)
-        undeclared = find_undeclared(body, ("caller", "kwargs", "varargs"))
+        implicit = ("caller", "kwargs", "varargs")
+        # a name the body reads is made of a token of the statement's text (the names made
+        # here are parameters, which are not reads): none of the three there, no walk
+        start, end = ends[0].start_pos, ends[1].end_pos
+        undeclared: set = set()
+        if any(self.source.find(n, start, end) >= 0 for n in implicit):
+            undeclared = find_undeclared(body, implicit)
         flags = [n in undeclared and n not in names for n in ("caller", "kwargs", "varargs")]
         if "caller" in names and "caller" in undeclared:
             if next(p for p in params if p.name.name == "caller").default is None:
@@ -323,7 +330,7 @@ class Lowering(BlockLowering):
         if not (isinstance(callee, ir.Helper) and callee.name == "jinja.call"):
             raise CompileError("syntax", "expected call", *_span(tag))
         ident = f"caller_{next(self._ids)}"
-        funcdef = self._funcdef(ident, "caller", params, body, _span(tag))
+        funcdef = self._funcdef(ident, "caller", params, body, _span(tag), (tag, rest[-1]))
         # jinja2 passes ``caller=caller`` after the call's own keywords, before ``**mapping``
         named = tuple(kw for kw in callee.kwargs if kw[0] is not None)
         spread = tuple(kw for kw in callee.kwargs if kw[0] is None)
@@ -356,7 +363,7 @@ class Lowering(BlockLowering):
         called directly, with those values."""
         ident = f"caller_{next(self._ids)}"
         funcdef = dataclasses.replace(
-            self._funcdef(ident, "caller", [], body, _span(tag)), bind=False
+            self._funcdef(ident, "caller", [], body, _span(tag), (tag, _rest[-1])), bind=False
         )
         special = {
             "caller": H("jinja.no_caller"),
