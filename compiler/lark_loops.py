@@ -499,47 +499,58 @@ class FastParser(_LarkParser):
 
         units = self.__dict__.setdefault("_units", {}).setdefault(transformer.__class__, {})
         token = None
-        for token in state.lexer.lex(state):
-            ttype = token.type
-            while True:
-                try:
-                    action = table[state_stack[-1]][ttype]
-                except KeyError:
-                    raise self._unexpected(state, token)
-                if action.__class__ is int:
-                    push_state(action)
-                    push_value(token)
-                    push_start(token)
-                    push_depth(0)
-                    break
-                size, step, origin = action
-                if step is None or size < 0:
-                    # a value passed up (a ``?rule`` of one symbol, or a ``returns_lone_child``
-                    # method's one child, a level deeper), with the passes up that follow
-                    # it before this token: one step to the state they end in
-                    key = (state_stack[-2], origin, ttype)
-                    hit = units.get(key)
-                    if hit is None:
-                        hit = units[key] = _units_from(table, *key)
-                    top, levels = hit
-                    if step is not None:
-                        levels += 1
-                    if not levels:
-                        state_stack[-1] = top
-                        continue
-                    if not isinstance(value_stack[-1], Token):
-                        depth = depths[-1] + levels
-                        if depth > LOWERING_DEPTH:
-                            raise _LowerAsLark()
-                        depths[-1] = depth
-                        state_stack[-1] = top
-                        continue
-                    # a token the method is called with: one step at a time
-                if step is None:
-                    del state_stack[-1]
-                else:
-                    push_value(reduce(size if size >= 0 else 1, step))
-                push_state(table[state_stack[-1]][origin])
+        tokens = state.lexer.lex(state)
+        try:
+            for token in tokens:
+                ttype = token.type
+                while True:
+                    try:
+                        action = table[state_stack[-1]][ttype]
+                    except KeyError:
+                        raise self._unexpected(state, token)
+                    if action.__class__ is int:
+                        push_state(action)
+                        push_value(token)
+                        push_start(token)
+                        push_depth(0)
+                        break
+                    size, step, origin = action
+                    if step is None or size < 0:
+                        # a value passed up (a ``?rule`` of one symbol, or a ``returns_lone_child``
+                        # method's one child, a level deeper), with the passes up that follow
+                        # it before this token: one step to the state they end in
+                        key = (state_stack[-2], origin, ttype)
+                        hit = units.get(key)
+                        if hit is None:
+                            hit = units[key] = _units_from(table, *key)
+                        top, levels = hit
+                        if step is not None:
+                            levels += 1
+                        if not levels:
+                            state_stack[-1] = top
+                            continue
+                        if not isinstance(value_stack[-1], Token):
+                            depth = depths[-1] + levels
+                            if depth > LOWERING_DEPTH:
+                                raise _LowerAsLark()
+                            depths[-1] = depth
+                            state_stack[-1] = top
+                            continue
+                        # a token the method is called with: one step at a time
+                    if step is None:
+                        del state_stack[-1]
+                    else:
+                        push_value(reduce(size if size >= 0 else 1, step))
+                    push_state(table[state_stack[-1]][origin])
+        except Exception as e:  # noqa: BLE001 - re-raised, as it is or marked
+            raised_by = e.__traceback__.tb_next if e.__traceback__ else None
+            if (
+                raised_by is not None
+                and raised_by.tb_frame.f_code is getattr(tokens, "gi_code", None)
+                and not isinstance(e, UnexpectedInput)
+            ):
+                raise StreamError(e) from None
+            raise
         end_token = Token.new_borrow_pos("$END", "", token) if token else Token("$END", "", 0, 1, 1)
         while True:
             try:
@@ -617,6 +628,17 @@ def _returns_lone_child(step: tuple) -> bool:
         and not expand1
         and getattr(function, "returns_lone_child", False) is True
     )
+
+
+class StreamError(Exception):
+    """Raised by ``FastParser.parse_lowered`` for ``error``, raised by its token stream (a
+    post-lexer's error; not a Lark error of the text): Lark's way (``parse_and_transform``)
+    raises that error too, at the same token (its parse reads the same tokens and calls no
+    transformer method before the end), so it need not parse the text again to know it."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(error)
+        self.error = error
 
 
 class _LowerAsLark(Exception):
