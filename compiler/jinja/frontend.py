@@ -38,6 +38,14 @@ _BLOCK_ENDS = {
     "autoescape": ("endautoescape",),
 }
 
+#: The keyword each known tag's token ends with (``_TAG_NAME_RE`` reads it off the text).
+_TAG_NAMES = {
+    f"TAG_{name.upper()}": name
+    for block, ends in _BLOCK_ENDS.items()
+    for name in (block, *ends)
+} | {"TAG_BREAK": "break", "TAG_CONTINUE": "continue", "TAG_INCLUDE": "include",
+     "TAG_IMPORT": "import", "TAG_FROM": "from", "TAG_EXTENDS": "extends"}
+
 #: Human names of terminals, for "unexpected X" messages.
 HUMAN_NAMES = {
     "VAR_START": "start of print statement '{{'",
@@ -192,6 +200,8 @@ class _WhitespaceControl:
             l_pos = value.rfind("\n") + 1
             if (l_pos > 0 or line_start) and _WHITESPACE_RE.fullmatch(value, l_pos):
                 value = value[:l_pos]
+        if value is text.value:  # nothing stripped: the token as it is
+            return text
         return Token.new_borrow_pos("TEXT", value, text)
 
     @staticmethod
@@ -214,9 +224,11 @@ class _WhitespaceControl:
 
     @staticmethod
     def _track_block(tok: Token, stack: list[list[Any]]) -> None:
-        m = _TAG_NAME_RE.match(tok.value)
-        name = m.group(1) if m else ""
         kind = tok.type
+        name = _TAG_NAMES.get(kind)  # a known tag's keyword (its pattern ends with it)
+        if name is None:
+            m = _TAG_NAME_RE.match(tok.value)
+            name = m.group(1) if m else ""
         if kind == "TAG_UNKNOWN":
             if name == "raw":  # lexed as a tag only when no ``endraw`` closes it
                 raise CompileError("syntax", "Missing end of raw directive", tok.line, tok.column)
