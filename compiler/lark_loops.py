@@ -170,14 +170,14 @@ class FastContextualLexer(ContextualLexer):
     matches, tokens, line counting, callbacks and errors: a position no terminal matches is
     left to Lark's ``next_token``, which raises what it raises)."""
 
-    #: terminal name -> the ASCII characters a match of it can start with (``lark_tables``
-    #: sets it from the prebuilt tables; a terminal not in it can start with any character)
+    #: an ASCII character -> the names of the terminals a match can start with it
+    #: (``lark_tables`` sets it from the prebuilt tables; without it, no character is known)
     first_chars: dict = {}
 
     def _state_lexer(self, state: Any) -> tuple:
         """(lexer, its scanner's patterns, ignored types, newline types, callbacks, the
-        ``_by_char`` table of its terminals) of the parser state ``state``: what ``lex``
-        reads per token, looked up once per state."""
+        ``_only_terminal`` table of its terminals) of the parser state ``state``: what
+        ``lex`` reads per token, looked up once per state."""
         lexer = self.lexers[state]
         scanner = lexer._scanner
         if scanner is None:
@@ -190,22 +190,24 @@ class FastContextualLexer(ContextualLexer):
 
     def _only_terminal(self, lexer: Any, by_char: dict, char: str) -> Any:
         """(pattern, name) of the one terminal of ``lexer`` a match can start with ``char``
-        at (``first_chars``), or False when there are more (or ``char`` is not ASCII);
-        remembered in ``by_char``. Such a terminal's own pattern matches where the
-        alternation of all would, the same text (no other branch can match there)."""
+        at (``first_chars``), else False (more, or ``char`` not known); remembered in
+        ``by_char``. Such a terminal's own pattern matches where the alternation of all
+        would, the same text (no other branch can match there)."""
         only: Any = False
-        if char < "\x80":
-            first = self.first_chars
-            found = [t for t in lexer._scanner.terminals if char in first.get(t.name, char)]
+        names = self.first_chars.get(char)
+        if names is not None:
+            scanner = lexer._scanner
+            found = scanner.allowed_types.intersection(names)
             if len(found) == 1:
+                (name,) = found
                 made = self.__dict__.setdefault("_own_patterns", {})
-                t = found[0]
-                pattern = made.get(t.name)
+                pattern = made.get(name)
                 if pattern is None:
-                    pattern = made[t.name] = lexer.re.compile(
-                        t.pattern.to_regexp(), lexer._scanner.g_regex_flags
+                    t = next(t for t in scanner.terminals if t.name == name)
+                    pattern = made[name] = lexer.re.compile(
+                        t.pattern.to_regexp(), scanner.g_regex_flags
                     )
-                only = (pattern, t.name)
+                only = (pattern, name)
         by_char[char] = only
         return only
 

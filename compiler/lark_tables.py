@@ -257,23 +257,26 @@ def sre_table(parser: Lark) -> dict:
 
 
 def first_chars(parser: Lark) -> dict:
-    """Terminal name -> the ASCII characters a match of it can start with, for each terminal
-    of ``parser`` whose pattern ``_first_atoms`` can read (``FastContextualLexer.first_chars``:
-    where one terminal of a state can match, the lexer matches its pattern alone)."""
+    """Each ASCII character -> the names of the terminals of ``parser`` a match can start
+    with it (a terminal whose pattern ``_first_atoms`` cannot read: with every character),
+    in a tuple (``FastContextualLexer.first_chars``: where one terminal of a state can
+    match, the lexer matches its pattern alone)."""
     from re import _compiler, _parser  # type: ignore[attr-defined]
 
-    root = parser.parser.lexer.lexer.root_lexer
-    flags = root.scanner.g_regex_flags
-    out = {}
-    for t in root.scanner.terminals:
+    flags = parser.parser.lexer.lexer.root_lexer.scanner.g_regex_flags
+    chars = [chr(i) for i in range(128)]
+    out: dict = {c: [] for c in chars}
+    for t in sorted(parser.terminals, key=lambda t: t.name):  # all (a scanner may drop some)
         p = _parser.parse(t.pattern.to_regexp(), flags)
         atoms: list = []
-        if _first_atoms(list(p), atoms) or None in atoms:
-            continue  # can match the empty string, or starts with what is not read here
-        one_char = [_compiler.compile(_parser.SubPattern(p.state, [a]), flags | p.state.flags)
-                    for a in atoms]
-        out[t.name] = "".join(c for c in map(chr, range(128)) if any(a.match(c) for a in one_char))
-    return out
+        starts = chars  # can match the empty string, or starts with what is not read here
+        if not _first_atoms(list(p), atoms) and None not in atoms:
+            one = [_compiler.compile(_parser.SubPattern(p.state, [a]), flags | p.state.flags)
+                   for a in atoms]
+            starts = [c for c in chars if any(a.match(c) for a in one)]
+        for c in starts:
+            out[c].append(t.name)
+    return {c: tuple(names) for c, names in out.items()}
 
 
 def _first_atoms(items: list, atoms: list) -> bool:
@@ -364,7 +367,7 @@ def tables_text(
         "Lark's serialised parser, pickled as ``Lark.save`` does (``TABLES``), and the parser loaded\n"
         "from it, pickled whole (``PARSER``, for ``PARSER_KEY``), and its lexers' compiled patterns\n"
         "(``SRE``, for ``SRE_KEY``); zlib-compressed, read by ``lark_tables.load_parser``; the\n"
-        "characters each terminal can start with (``FIRST``).\"\"\"\n\n"
+        "terminals each ASCII character can start (``FIRST``).\"\"\"\n\n"
         f"KEY = {key!r}\n"
         f"TABLES = {tables!r}\n"
         f"PARSER_KEY = {python_key()!r}\n"
