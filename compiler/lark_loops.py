@@ -324,16 +324,17 @@ class FastParser(_LarkParser):
         states = self.parse_table.states
         # by the rule's id: a ``Rule`` hashes in Python, ~13,000 times here
         reductions: dict = {}
-        for row in states.values():
-            for action, arg in row.values():
-                if action is not Shift and id(arg) not in reductions:
-                    reductions[id(arg)] = reduction(arg)
-        table = [None] * (max(states) + 1)
-        for state, row in states.items():
-            table[state] = {
-                k: arg if action is Shift else reductions[id(arg)]
-                for k, (action, arg) in row.items()
-            }
+        table: list = [None] * (max(states) + 1)
+        for state, row in states.items():  # one pass (a cold process makes it once)
+            made = table[state] = {}
+            for k, (action, arg) in row.items():
+                if action is Shift:
+                    made[k] = arg
+                else:
+                    entry = reductions.get(id(arg))
+                    if entry is None:
+                        entry = reductions[id(arg)] = reduction(arg)
+                    made[k] = entry
         return table
 
     def parse_from_state(self, state: Any, last_token: Any = None) -> Any:
