@@ -130,7 +130,8 @@ def parse_and_transform(parser: Lark, text: str, make: Any) -> Any:
     transformer's methods in the same order, with each rule's method called as the parser
     reduces the rule (``FastParser.parse_lowered``) instead of on a tree built first and
     walked after: no ``Tree`` is made (but for a rule with no method, where the transformer's
-    ``__default__`` makes one) and no walk. Anything raised on the way (an error of the text,
+    ``__default__`` makes one) and no walk. An error of the post-lexer is raised as it is
+    (``lark_loops.StreamError``); anything else raised on the way (an error of the text,
     of a method, a tree deeper than ``LOWERING_DEPTH``) and a transformer or parser this does
     not know (see ``_lowering_step``) go Lark's way, with a fresh transformer, from the
     start: what is raised is what Lark's way raises (a syntax error after a method's error in
@@ -148,6 +149,8 @@ def parse_and_transform(parser: Lark, text: str, make: Any) -> Any:
             stream = front._make_lexer_thread(text)
             conf = ParseConf(inner.parse_table, inner.callbacks, front._verify_start(None))
             return inner.parse_lowered(ParserState(conf, stream), transformer)
+        except lark_loops.StreamError as e:  # what Lark's way raises too
+            raise e.error from None
         except Exception:  # noqa: BLE001 - Lark's way says what it is
             transformer = make()
     return transformer.transform(parser.parse(text))

@@ -1,13 +1,15 @@
 """The loaded parsers' inner loops, each Lark's own step for step, in fewer Python calls
 (``lark_tables.load_parser`` installs them; ``tests/unit/test_parser_loading.py`` and
-``tests/unit/test_lark_tables.py`` compare them with Lark's loops over the shared corpus):
+``tests/unit/test_lark_tables.py`` compare them with Lark's loops over the shared corpus).
+Long because it is every loop a compile runs inside Lark, each beside what it replaces.
 
 - ``with_span_starts``: each rule's tree built and given the start of its text in one call
   (``TreeBuilder``; Lark's ``propagate_positions`` computed ten attributes per reduction);
 - ``with_fast_driver``: the LALR loop over a table made once (``FastParser``: no ``Rule``
   hashed or compared per reduction, a one-symbol ``?rule`` passes its child up without a
-  call) and the contextual lexer with ``BasicLexer.next_token`` inlined
-  (``FastContextualLexer``).
+  call; ``parse_lowered`` lowers in the reductions) and the contextual lexer with
+  ``BasicLexer.next_token`` inlined, matching a terminal's own pattern where it is the one
+  that can start with the next character (``FastContextualLexer``).
 """
 
 from __future__ import annotations
@@ -168,16 +170,46 @@ class FastContextualLexer(ContextualLexer):
     matches, tokens, line counting, callbacks and errors: a position no terminal matches is
     left to Lark's ``next_token``, which raises what it raises)."""
 
+    #: an ASCII character -> the names of the terminals a match can start with it
+    #: (``lark_tables`` sets it from the prebuilt tables; without it, no character is known)
+    first_chars: dict = {}
+
     def _state_lexer(self, state: Any) -> tuple:
-        """(lexer, its scanner's patterns, ignored types, newline types, callbacks) of the
-        parser state ``state``: what ``lex`` reads per token, looked up once per state."""
+        """(lexer, its scanner's patterns, ignored types, newline types, callbacks, the
+        ``_only_terminal`` table of its terminals) of the parser state ``state``: what
+        ``lex`` reads per token, looked up once per state."""
         lexer = self.lexers[state]
         scanner = lexer._scanner
         if scanner is None:
             scanner = lexer.scanner  # builds it, and the lexer's ``callback``
-        entry = (lexer, scanner._mres, lexer.ignore_types, lexer.newline_types, lexer.callback)
+        by_char = self.__dict__.setdefault("_by_char", {}).setdefault(id(scanner), {})
+        entry = (lexer, scanner._mres, lexer.ignore_types, lexer.newline_types, lexer.callback,
+                 by_char)
         self.__dict__.setdefault("_by_state", {})[state] = entry
         return entry
+
+    def _only_terminal(self, lexer: Any, by_char: dict, char: str) -> Any:
+        """(pattern, name) of the one terminal of ``lexer`` a match can start with ``char``
+        at (``first_chars``), else False (more, or ``char`` not known); remembered in
+        ``by_char``. Such a terminal's own pattern matches where the alternation of all
+        would, the same text (no other branch can match there)."""
+        only: Any = False
+        names = self.first_chars.get(char)
+        if names is not None:
+            scanner = lexer._scanner
+            found = scanner.allowed_types.intersection(names)
+            if len(found) == 1:
+                (name,) = found
+                made = self.__dict__.setdefault("_own_patterns", {})
+                pattern = made.get(name)
+                if pattern is None:
+                    t = next(t for t in scanner.terminals if t.name == name)
+                    pattern = made[name] = lexer.re.compile(
+                        t.pattern.to_regexp(), scanner.g_regex_flags
+                    )
+                only = (pattern, name)
+        by_char[char] = only
+        return only
 
     def lex(self, lexer_state: Any, parser_state: Any) -> Any:
         by_state = self.__dict__.get("_by_state") or {}
@@ -196,19 +228,27 @@ class FastContextualLexer(ContextualLexer):
                 if entry is None:
                     entry = self._state_lexer(state)
                     by_state = self.__dict__["_by_state"]
-                lexer, mres, ignore, newline, callback = entry
+                lexer, mres, ignore, newline, callback, by_char = entry
                 while True:
                     pos = line_ctr.char_pos
                     if pos >= end:
                         raise EOFError(lexer)
-                    for mre in mres:
-                        m = mre.match(text, pos, end)
-                        if m:
-                            break
+                    char = text[pos]
+                    only = by_char.get(char)
+                    if only is None:
+                        only = self._only_terminal(lexer, by_char, char)
+                    if only and (m := only[0].match(text, pos, end)):
+                        type_ = only[1]  # the one terminal that can match here
                     else:
-                        lexer.next_token(lexer_state, parser_state)  # raises
-                        raise AssertionError("unreachable")  # pragma: no cover
-                    value, type_ = m.group(0), m.lastgroup
+                        for mre in mres:
+                            m = mre.match(text, pos, end)
+                            if m:
+                                break
+                        else:
+                            lexer.next_token(lexer_state, parser_state)  # raises
+                            raise AssertionError("unreachable")  # pragma: no cover
+                        type_ = m.lastgroup
+                    value = m.group(0)
                     line = line_ctr.line
                     column = line_ctr.column
                     if type_ in newline:  # LineCounter.feed
@@ -284,16 +324,17 @@ class FastParser(_LarkParser):
         states = self.parse_table.states
         # by the rule's id: a ``Rule`` hashes in Python, ~13,000 times here
         reductions: dict = {}
-        for row in states.values():
-            for action, arg in row.values():
-                if action is not Shift and id(arg) not in reductions:
-                    reductions[id(arg)] = reduction(arg)
-        table = [None] * (max(states) + 1)
-        for state, row in states.items():
-            table[state] = {
-                k: arg if action is Shift else reductions[id(arg)]
-                for k, (action, arg) in row.items()
-            }
+        table: list = [None] * (max(states) + 1)
+        for state, row in states.items():  # one pass (a cold process makes it once)
+            made = table[state] = {}
+            for k, (action, arg) in row.items():
+                if action is Shift:
+                    made[k] = arg
+                else:
+                    entry = reductions.get(id(arg))
+                    if entry is None:
+                        entry = reductions[id(arg)] = reduction(arg)
+                    made[k] = entry
         return table
 
     def parse_from_state(self, state: Any, last_token: Any = None) -> Any:
@@ -378,6 +419,8 @@ class FastParser(_LarkParser):
             if not (size == 1 and _passes_single_child_up(callback)):
                 step = _lowering_step(transformer, callback, origin)
                 known[0] = known[0] and step is not None
+                if size == 1 and step is not None and _returns_lone_child(step):
+                    size = -1  # ``parse_lowered`` passes a value that is not a token up
             return (size, step, origin)
 
         table: Optional[list] = self._made_table(reduction)
@@ -405,7 +448,12 @@ class FastParser(_LarkParser):
         def reduce(size: int, step: tuple) -> Any:
             """The value of a reduction of ``size`` symbols (off the stacks, its start and
             depth pushed)."""
-            if size:
+            if size == 1:
+                children = [value_stack.pop()]
+                first = starts.pop()
+                depth = depths.pop()
+                del state_stack[-1]
+            elif size:
                 children = value_stack[-size:]
                 first = starts[-size]
                 if first is None:
@@ -452,26 +500,60 @@ class FastParser(_LarkParser):
                 return function(transformer, filtered)
             return transformer.__default__(name, filtered, meta)
 
+        units = self.__dict__.setdefault("_units", {}).setdefault(transformer.__class__, {})
         token = None
-        for token in state.lexer.lex(state):
-            ttype = token.type
-            while True:
-                try:
-                    action = table[state_stack[-1]][ttype]
-                except KeyError:
-                    raise self._unexpected(state, token)
-                if action.__class__ is int:
-                    push_state(action)
-                    push_value(token)
-                    push_start(token)
-                    push_depth(0)
-                    break
-                size, step, origin = action
-                if step is None:  # ``?rule`` of one symbol: its value passes up
-                    del state_stack[-1]
-                else:
-                    push_value(reduce(size, step))
-                push_state(table[state_stack[-1]][origin])
+        tokens = state.lexer.lex(state)
+        try:
+            for token in tokens:
+                ttype = token.type
+                while True:
+                    try:
+                        action = table[state_stack[-1]][ttype]
+                    except KeyError:
+                        raise self._unexpected(state, token)
+                    if action.__class__ is int:
+                        push_state(action)
+                        push_value(token)
+                        push_start(token)
+                        push_depth(0)
+                        break
+                    size, step, origin = action
+                    if step is None or size < 0:
+                        # a value passed up (a ``?rule`` of one symbol, or a ``returns_lone_child``
+                        # method's one child, a level deeper), with the passes up that follow
+                        # it before this token: one step to the state they end in
+                        key = (state_stack[-2], origin, ttype)
+                        hit = units.get(key)
+                        if hit is None:
+                            hit = units[key] = _units_from(table, *key)
+                        top, levels = hit
+                        if step is not None:
+                            levels += 1
+                        if not levels:
+                            state_stack[-1] = top
+                            continue
+                        if not isinstance(value_stack[-1], Token):
+                            depth = depths[-1] + levels
+                            if depth > LOWERING_DEPTH:
+                                raise _LowerAsLark()
+                            depths[-1] = depth
+                            state_stack[-1] = top
+                            continue
+                        # a token the method is called with: one step at a time
+                    if step is None:
+                        del state_stack[-1]
+                    else:
+                        push_value(reduce(size if size >= 0 else 1, step))
+                    push_state(table[state_stack[-1]][origin])
+        except Exception as e:  # noqa: BLE001 - re-raised, as it is or marked
+            raised_by = e.__traceback__.tb_next if e.__traceback__ else None
+            if (
+                raised_by is not None
+                and raised_by.tb_frame.f_code is getattr(tokens, "gi_code", None)
+                and not isinstance(e, UnexpectedInput)
+            ):
+                raise StreamError(e) from None
+            raise
         end_token = Token.new_borrow_pos("$END", "", token) if token else Token("$END", "", 0, 1, 1)
         while True:
             try:
@@ -480,8 +562,16 @@ class FastParser(_LarkParser):
                 raise self._unexpected(state, end_token)
             if step is None:
                 del state_stack[-1]
-            else:
+            elif size >= 0:
                 push_value(reduce(size, step))
+            elif isinstance(value_stack[-1], Token):
+                push_value(reduce(1, step))
+            else:  # as above
+                del state_stack[-1]
+                depth = depths[-1] + 1
+                if depth > LOWERING_DEPTH:
+                    raise _LowerAsLark()
+                depths[-1] = depth
             push_state(table[state_stack[-1]][origin])
             if state_stack[-1] == end_state:
                 return value_stack[-1]
@@ -502,6 +592,56 @@ class FastParser(_LarkParser):
 LOWERING_DEPTH = 100
 
 _INLINED, _INLINE, _META, _PLAIN, _DEFAULT = range(5)  # what a reduction does (``_lowering_step``)
+
+
+def _units_from(table: list, below: int, origin: str, token_type: str) -> tuple:
+    """(state, levels): where the values passed up (``parse_lowered``) from a reduction to
+    ``origin`` over state ``below`` stop before a token of ``token_type``, and how many
+    ``returns_lone_child`` levels the values pass on the way (after the first)."""
+    levels = 0
+    top = table[below][origin]
+    while True:
+        action = table[top].get(token_type)
+        if action is None or action.__class__ is int:
+            return top, levels
+        size, step, origin = action
+        if step is not None:
+            if size >= 0:
+                return top, levels
+            levels += 1
+        top = table[below][origin]
+
+
+def returns_lone_child(method: Any) -> Any:
+    """Marks a transformer's ``v_args(inline=True)`` method that, called with one child
+    that is not a ``Token``, returns that child (``x (OP x)* -> op``: the rule's alias
+    makes a tree of one child, which Lark does not pass up): ``parse_lowered`` passes such
+    a child up without the call (the tree's level still counted in the depth)."""
+    method.returns_lone_child = True
+    return method
+
+
+def _returns_lone_child(step: tuple) -> bool:
+    """The reduction ``step`` (of one symbol) calls a ``returns_lone_child`` method with
+    its one child as it is."""
+    how, include, expand1, function, _name = step
+    return (
+        how == _INLINE
+        and include is None
+        and not expand1
+        and getattr(function, "returns_lone_child", False) is True
+    )
+
+
+class StreamError(Exception):
+    """Raised by ``FastParser.parse_lowered`` for ``error``, raised by its token stream (a
+    post-lexer's error; not a Lark error of the text): Lark's way (``parse_and_transform``)
+    raises that error too, at the same token (its parse reads the same tokens and calls no
+    transformer method before the end), so it need not parse the text again to know it."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(error)
+        self.error = error
 
 
 class _LowerAsLark(Exception):

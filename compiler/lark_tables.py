@@ -37,7 +37,7 @@ import lark  # noqa: E402
 from lark import Lark  # noqa: E402
 from lark.parsers.lalr_analysis import Action  # noqa: E402
 
-from .lark_loops import with_fast_driver, with_span_starts  # noqa: E402
+from .lark_loops import FastContextualLexer, with_fast_driver, with_span_starts  # noqa: E402
 
 #: The options every frontend builds its parser with (besides its post-lexer).
 OPTIONS: dict[str, Any] = {
@@ -80,7 +80,11 @@ def load_parser(frontend: str, postlex: Any) -> Lark:
             parser = _loaded_parser(data, memo, postlex)
         if getattr(tables, "SRE_KEY", None) == sre_key():
             _use_precompiled(parser, tables.SRE)
-        return with_fast_driver(with_span_starts(parser))
+        parser = with_fast_driver(with_span_starts(parser))
+        lexer = parser.parser.lexer.lexer
+        if isinstance(lexer, FastContextualLexer):
+            lexer.first_chars = getattr(tables, "FIRST", {})
+        return parser
     return build_parser(frontend, postlex, check_collisions=False)
 
 
@@ -232,6 +236,8 @@ def sre_table(parser: Lark) -> dict:
         lexer.re, lexer._scanner = Recorder(), None
         try:
             lexer.scanner  # noqa: B018 - builds it (and the callbacks' scanners)
+            for t in lexer.scanner.terminals:  # each on its own (``FastContextualLexer``)
+                lexer.re.compile(t.pattern.to_regexp(), lexer.scanner.g_regex_flags)
         finally:
             lexer.re, lexer._scanner = saved
     table = {}
@@ -248,6 +254,59 @@ def sre_table(parser: Lark) -> dict:
         assert made == re.compile(pattern, flags), pattern
         table[(pattern, flags)] = entry
     return table
+
+
+def first_chars(parser: Lark) -> dict:
+    """Each ASCII character -> the names of the terminals of ``parser`` a match can start
+    with it (a terminal whose pattern ``_first_atoms`` cannot read: with every character),
+    in a tuple (``FastContextualLexer.first_chars``: where one terminal of a state can
+    match, the lexer matches its pattern alone)."""
+    from re import _compiler, _parser  # type: ignore[attr-defined]
+
+    flags = parser.parser.lexer.lexer.root_lexer.scanner.g_regex_flags
+    chars = [chr(i) for i in range(128)]
+    out: dict = {c: [] for c in chars}
+    for t in sorted(parser.terminals, key=lambda t: t.name):  # all (a scanner may drop some)
+        p = _parser.parse(t.pattern.to_regexp(), flags)
+        atoms: list = []
+        starts = chars  # can match the empty string, or starts with what is not read here
+        if not _first_atoms(list(p), atoms) and None not in atoms:
+            one = [_compiler.compile(_parser.SubPattern(p.state, [a]), flags | p.state.flags)
+                   for a in atoms]
+            starts = [c for c in chars if any(a.match(c) for a in one)]
+        for c in starts:
+            out[c].append(t.name)
+    return {c: tuple(names) for c, names in out.items()}
+
+
+def _first_atoms(items: list, atoms: list) -> bool:
+    """Appends to ``atoms`` each one-character item of the parsed pattern ``items`` (``re``'s
+    parser) a match can start with (None: one not read here: any character); returns
+    whether the items can match the empty string. Zero-width items (lookarounds, anchors) are
+    passed over: the characters found are a superset of the possible ones."""
+    from re import _constants as c  # type: ignore[attr-defined]
+
+    for op, av in items:
+        if op in (c.LITERAL, c.NOT_LITERAL, c.IN, c.ANY):
+            atoms.append((op, av))
+            return False
+        if op in (c.AT, c.ASSERT, c.ASSERT_NOT):
+            continue
+        if op is c.SUBPATTERN and not av[1] and not av[2]:  # a group without its own flags
+            if not _first_atoms(list(av[3]), atoms):
+                return False
+        elif op is c.BRANCH:
+            empty = [_first_atoms(list(branch), atoms) for branch in av[1]]
+            if not any(empty):
+                return False
+        elif op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
+            low, _high, item = av
+            if not _first_atoms(list(item), atoms) and low > 0:
+                return False
+        else:
+            atoms.append(None)
+            return False
+    return True
 
 
 def build_parser(frontend: str, postlex: Any, check_collisions: bool) -> Lark:
@@ -288,15 +347,17 @@ def tables_source(frontend: str, postlex: Any) -> str:
     sre = pickle.dumps(sre_table(_loaded_parser(data, memo, postlex)), protocol=4)
     return tables_text(
         frontend, key, zlib.compress(tables, 9), zlib.compress(buffer.getvalue(), 9),
-        zlib.compress(sre, 9),
+        zlib.compress(sre, 9), first_chars(parser),
     )
 
 
-def tables_text(frontend: str, key: str, tables: bytes, parser: bytes, sre: bytes) -> str:
+def tables_text(
+    frontend: str, key: str, tables: bytes, parser: bytes, sre: bytes, first: dict
+) -> str:
     """The module text for ``tables`` (Lark's serialised parser, pickled as ``Lark.save``
     stores it) and ``parser`` (the ``Lark`` object loaded from them, pickled by
     ``_ParserPickler`` for ``python_key()``) and ``sre`` (``sre_table``, for ``sre_key()``),
-    each zlib-compressed: bytes literals, because a
+    each zlib-compressed, and ``first`` (``first_chars``, a small dict). Bytes literals, because a
     process that compiles the module from source (no ``.pyc``, e.g. under
     ``PYTHONDONTWRITEBYTECODE``) spends ~0.17 s on the equivalent Python literals and ~2 ms
     on one compressed bytes constant (~18 ms uncompressed); decompressed in ~2 ms."""
@@ -305,13 +366,15 @@ def tables_text(frontend: str, key: str, tables: bytes, parser: bytes, sre: byte
         "``TMPL2PY_UPDATE_TABLES=1 pytest tests/unit/test_lark_tables.py``; do not edit). Long because it is data:\n"
         "Lark's serialised parser, pickled as ``Lark.save`` does (``TABLES``), and the parser loaded\n"
         "from it, pickled whole (``PARSER``, for ``PARSER_KEY``), and its lexers' compiled patterns\n"
-        "(``SRE``, for ``SRE_KEY``); zlib-compressed, read by ``lark_tables.load_parser``.\"\"\"\n\n"
+        "(``SRE``, for ``SRE_KEY``); zlib-compressed, read by ``lark_tables.load_parser``; the\n"
+        "terminals each ASCII character can start (``FIRST``).\"\"\"\n\n"
         f"KEY = {key!r}\n"
         f"TABLES = {tables!r}\n"
         f"PARSER_KEY = {python_key()!r}\n"
         f"PARSER = {parser!r}\n"
         f"SRE_KEY = {sre_key()!r}\n"
         f"SRE = {sre!r}\n"
+        f"FIRST = {first!r}\n"
     )
 
 

@@ -38,6 +38,14 @@ _BLOCK_ENDS = {
     "autoescape": ("endautoescape",),
 }
 
+#: The keyword each known tag's token ends with (``_TAG_NAME_RE`` reads it off the text).
+_TAG_NAMES = {
+    f"TAG_{name.upper()}": name
+    for block, ends in _BLOCK_ENDS.items()
+    for name in (block, *ends)
+} | {"TAG_BREAK": "break", "TAG_CONTINUE": "continue", "TAG_INCLUDE": "include",
+     "TAG_IMPORT": "import", "TAG_FROM": "from", "TAG_EXTENDS": "extends"}
+
 #: Human names of terminals, for "unexpected X" messages.
 HUMAN_NAMES = {
     "VAR_START": "start of print statement '{{'",
@@ -89,10 +97,18 @@ class _WhitespaceControl:
         braces = 0  # open "{" inside the current tag
         half_end = False  # a "}}" closed one dict and left its second "}" for the print's end
         test_state = 0  # 1 after "is" (and "not"), 2 right after the test's name
-        last_pos = (1, 1)
+        last = None  # the stream's last token (where an unclosed block is reported)
+        plain_kinds = _PLAIN_KINDS
         for tok in stream:
+            last = tok
             kind = tok.type
-            last_pos = (tok.end_line or tok.line or 1, tok.end_column or tok.column or 1)
+            plain = plain_kinds.get(kind)
+            if plain is None:
+                plain = plain_kinds[kind] = _plain_kind(kind)
+            if plain and not test_state:  # most tokens: nothing below applies to them
+                line_starting = tok.value.endswith("\n")
+                yield tok
+                continue
             if kind == "TEXT":
                 if pending is not None:  # the "}" a split "}}" left over, then this text
                     tok = Token.new_borrow_pos("TEXT", pending.value + tok.value, pending)
@@ -169,6 +185,9 @@ class _WhitespaceControl:
         if pending is not None:
             yield pending
         if stack:
+            last_pos = (1, 1)
+            if last is not None:
+                last_pos = (last.end_line or last.line or 1, last.end_column or last.column or 1)
             raise _nesting_error(None, stack, last_pos)
 
     @staticmethod
@@ -181,6 +200,8 @@ class _WhitespaceControl:
             l_pos = value.rfind("\n") + 1
             if (l_pos > 0 or line_start) and _WHITESPACE_RE.fullmatch(value, l_pos):
                 value = value[:l_pos]
+        if value is text.value:  # nothing stripped: the token as it is
+            return text
         return Token.new_borrow_pos("TEXT", value, text)
 
     @staticmethod
@@ -203,9 +224,11 @@ class _WhitespaceControl:
 
     @staticmethod
     def _track_block(tok: Token, stack: list[list[Any]]) -> None:
-        m = _TAG_NAME_RE.match(tok.value)
-        name = m.group(1) if m else ""
         kind = tok.type
+        name = _TAG_NAMES.get(kind)  # a known tag's keyword (its pattern ends with it)
+        if name is None:
+            m = _TAG_NAME_RE.match(tok.value)
+            name = m.group(1) if m else ""
         if kind == "TAG_UNKNOWN":
             if name == "raw":  # lexed as a tag only when no ``endraw`` closes it
                 raise CompileError("syntax", "Missing end of raw directive", tok.line, tok.column)
@@ -221,6 +244,20 @@ class _WhitespaceControl:
                 top[1] = ("endif",) if top[0] == "if" else ("endfor",)
             elif name.startswith("end"):
                 stack.pop()
+
+
+#: the token kinds ``_WhitespaceControl.process`` does something with (outside a test)
+_SPECIAL_KINDS = frozenset({
+    "TEXT", "VAR_START", "VAR_END", "BLOCK_END", "COMMENT", "RAW", "EQUAL", "IS",
+    "LPAR", "LSQB", "LBRACE", "RPAR", "RSQB", "RBRACE",
+})
+_PLAIN_KINDS: dict = {}  # kind -> ``_plain_kind(kind)``, filled as kinds are seen
+
+
+def _plain_kind(kind: str) -> bool:
+    """``process`` passes a token of this kind on as it is when no test is being read: not
+    text, a tag (``TAG_*``), a bracket, ``=``, ``is`` or the end of a tag."""
+    return kind not in _SPECIAL_KINDS and not kind.startswith("TAG_")
 
 
 def _next_test_state(state: int, kind: str) -> int:

@@ -21,6 +21,7 @@ from lark import Token, Transformer, v_args
 
 from .. import ir
 from ..errors import CompileError
+from ..lark_loops import returns_lone_child
 from .analysis import find_undeclared, uses_name
 from .autoescape import apply_autoescape
 from .library import FILTER_FUNCS, TEST_FUNCS
@@ -157,7 +158,15 @@ class Lowering(BlockLowering):
             test = parts.pop(0)[0]
         body = parts.pop(0)
         else_ = parts.pop(0)[1] if parts else ()
-        loop = "loop" if recursive or uses_name((iterable, test, body, else_), "loop") else ""
+        # a name ``loop`` in the loop is made of a token "loop" in its text: no such text, no
+        # walk of the loop's tree (outer loops walk their inner loops again)
+        end = rest[-1].end_pos  # the end of ``{% endfor %}``
+        loop = ""
+        if recursive or (
+            self.source.find("loop", tag.start_pos, end) >= 0
+            and uses_name((iterable, test, body, else_), "loop")
+        ):
+            loop = "loop"
         return ir.For(
             target,
             iterable,
@@ -171,6 +180,7 @@ class Lowering(BlockLowering):
             span=_span(tag),
         )
 
+    @returns_lone_child
     def for_target(self, target: Any) -> Any:
         return target
 
@@ -180,6 +190,7 @@ class Lowering(BlockLowering):
     def assign_name(self, name: Token) -> ir.Name:
         return ir.Name(str(name), span=_span(name))
 
+    @returns_lone_child
     def for_iter(self, expr: ir.Expr) -> ir.Expr:
         return expr
 
@@ -201,6 +212,7 @@ class Lowering(BlockLowering):
             return [ir.ExprStmt(H("jinja.ns_check", (ns,)), span=_span(tag)), store]
         return ir.Assign(target, value, span=_span(tag))
 
+    @returns_lone_child
     def set_target(self, target: Any) -> Any:
         return target
 
@@ -237,15 +249,22 @@ class Lowering(BlockLowering):
         parts = _nodes(rest)
         params = parts.pop(0) if len(parts) == 2 else []
         body = parts[0]
-        return self._funcdef("", str(name), params, body, _span(tag))
+        return self._funcdef("", str(name), params, body, _span(tag), (tag, rest[-1]))
 
     def _funcdef(
-        self, ident: str, name: str, params: list, body: tuple, span: ir.Span
+        self, ident: str, name: str, params: list, body: tuple, span: ir.Span, ends: tuple
     ) -> ir.FuncDef:
         """A macro, or the caller macro of a call block (``ident`` set), which jinja2 leaves
-        unnamed (``<Macro anonymous>``, "macro None takes ...")."""
+        unnamed (``<Macro anonymous>``, "macro None takes ..."); ``ends``: the first and the
+        last token of its statement."""
         names = tuple(p.name.name for p in params)
-        undeclared = find_undeclared(body, ("caller", "kwargs", "varargs"))
+        implicit = ("caller", "kwargs", "varargs")
+        # a name the body reads is made of a token of the statement's text (the names made
+        # here are parameters, which are not reads): none of the three there, no walk
+        start, end = ends[0].start_pos, ends[1].end_pos
+        undeclared: set = set()
+        if any(self.source.find(n, start, end) >= 0 for n in implicit):
+            undeclared = find_undeclared(body, implicit)
         flags = [n in undeclared and n not in names for n in ("caller", "kwargs", "varargs")]
         if "caller" in names and "caller" in undeclared:
             if next(p for p in params if p.name.name == "caller").default is None:
@@ -311,7 +330,7 @@ class Lowering(BlockLowering):
         if not (isinstance(callee, ir.Helper) and callee.name == "jinja.call"):
             raise CompileError("syntax", "expected call", *_span(tag))
         ident = f"caller_{next(self._ids)}"
-        funcdef = self._funcdef(ident, "caller", params, body, _span(tag))
+        funcdef = self._funcdef(ident, "caller", params, body, _span(tag), (tag, rest[-1]))
         # jinja2 passes ``caller=caller`` after the call's own keywords, before ``**mapping``
         named = tuple(kw for kw in callee.kwargs if kw[0] is not None)
         spread = tuple(kw for kw in callee.kwargs if kw[0] is None)
@@ -344,7 +363,7 @@ class Lowering(BlockLowering):
         called directly, with those values."""
         ident = f"caller_{next(self._ids)}"
         funcdef = dataclasses.replace(
-            self._funcdef(ident, "caller", [], body, _span(tag)), bind=False
+            self._funcdef(ident, "caller", [], body, _span(tag), (tag, _rest[-1])), bind=False
         )
         special = {
             "caller": H("jinja.no_caller"),
@@ -363,6 +382,7 @@ class Lowering(BlockLowering):
 
     # ------------------------------------------------------------------ expressions
 
+    @returns_lone_child
     def tuple_expr(self, expr: ir.Expr) -> ir.Expr:
         return expr
 
@@ -394,10 +414,12 @@ class Lowering(BlockLowering):
         self._noelse[id(node)] = node
         return node
 
+    @returns_lone_child
     def or_op(self, *items: Any) -> ir.Expr:
         values = _nodes(items)
         return values[0] if len(values) == 1 else ir.BoolOp("or", tuple(values))
 
+    @returns_lone_child
     def and_op(self, *items: Any) -> ir.Expr:
         values = _nodes(items)
         return values[0] if len(values) == 1 else ir.BoolOp("and", tuple(values))
@@ -405,6 +427,7 @@ class Lowering(BlockLowering):
     def not_op(self, _not: Token, operand: ir.Expr) -> ir.Expr:
         return ir.Not(operand)
 
+    @returns_lone_child
     def compare(self, left: ir.Expr, *rest: Any) -> ir.Expr:
         if not rest:
             return left
@@ -428,6 +451,7 @@ class Lowering(BlockLowering):
     mod = _binop("%")
     power = _binop("**")
 
+    @returns_lone_child
     def concat(self, *items: Any) -> ir.Expr:
         values = _nodes(items)
         return values[0] if len(values) == 1 else H("jinja.concat", tuple(values))
@@ -589,10 +613,12 @@ class Lowering(BlockLowering):
     def strings(self, *toks: Token) -> ir.Expr:
         parts = []
         for tok in toks:
+            text = str(tok)[1:-1]
+            if "\\" not in text:  # no escape: the round trip below gives the text back
+                parts.append(text)
+                continue
             try:
-                parts.append(
-                    str(tok)[1:-1].encode("ascii", "backslashreplace").decode("unicode-escape")
-                )
+                parts.append(text.encode("ascii", "backslashreplace").decode("unicode-escape"))
             except Exception as e:  # jinja2 reports the codec's reason
                 raise CompileError("syntax", str(e).split(":")[-1].strip(), *_span(tok)) from None
         return ir.Const("".join(parts))
