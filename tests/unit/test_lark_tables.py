@@ -120,3 +120,24 @@ def test_cold_process_does_not_build_a_parser():
         "jp().parse('{{ x }}'); gp().parse('{{ .X }}')\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_first_characters_are_sound():
+    """``FIRST`` (the terminals each ASCII character can start): no terminal matches any text
+    that starts with a character it is not listed under (the lexer then matches one terminal
+    alone where it is the only one listed: a terminal left out would be a wrong token)."""
+    import re
+
+    from tmpl2py.compiler.jinja.grammar_tables import FIRST
+
+    parser = lark_tables.build_parser("jinja", FRONTENDS["jinja"].post_lexer(), check_collisions=False)
+    flags = parser.parser.lexer.lexer.root_lexer.scanner.g_regex_flags
+    tails = ["", "a", " ", "0", "{", "}", "%", "-", "'x'", '"x"', "{{", "%}", "}}", "#}", "\n", "x" * 3]
+    for terminal in parser.terminals:
+        pattern = re.compile(terminal.pattern.to_regexp(), flags)
+        for c in map(chr, range(128)):
+            if terminal.name in FIRST[c]:
+                continue
+            for tail in tails:
+                match = pattern.match(c + tail)
+                assert match is None or match.end() == 0, (terminal.name, repr(c + tail))
