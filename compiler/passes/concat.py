@@ -35,6 +35,10 @@ def _is_concat(node: Any) -> bool:
     return isinstance(node, ir.Helper) and node.name == "jinja.concat"
 
 
+#: the classes of the nodes ``_is_concat`` can hold of (``has_node``'s filter)
+_WANTED = frozenset({ir.Helper})
+
+
 def _fold(node: Any) -> Any:
     """``concat`` with adjacent string constants joined (a constant when nothing else is left)."""
     if not (isinstance(node, ir.Helper) and node.name == "jinja.concat" and not node.kwargs):
@@ -85,7 +89,7 @@ def _split_block(body: tuple) -> tuple:
 
 
 def run(module: ir.Module) -> ir.Module:
-    if module.dialect != "jinja" or not has_node(module.body, _is_concat):
+    if module.dialect != "jinja" or not has_node(module.body, _is_concat, _WANTED):
         return module  # (``_fold`` and ``_written`` change only concatenations)
     if reads_top_output(module.body):  # generation spans: fold only
         return dataclasses.replace(module, body=map_nodes(module.body, _fold))

@@ -36,9 +36,13 @@ def _constant_slice(node: Any) -> bool:
     )
 
 
+#: the classes of the nodes ``_constant_slice`` can hold of (``has_node``'s filter)
+_WANTED = frozenset({ir.Helper})
+
+
 def run(module: ir.Module) -> ir.Module:
     """Invariant: every slice of constants is a ``Hoisted`` value."""
-    if not has_node(module.body, _constant_slice):
+    if not has_node(module.body, _constant_slice, _WANTED):
         return module
 
     helper, hoisted = ir.Helper, ir.Hoisted

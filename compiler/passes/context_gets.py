@@ -33,7 +33,7 @@ def run(module: ir.Module) -> ir.Module:
 def run_nested(module: ir.Module) -> ir.Module:
     """Every ``resolve(context, "name")`` as ``ContextGet("name")`` (a ``dict.get`` with a
     default made once, instead of a helper call building a new undefined value per read)."""
-    if module.dialect != "jinja" or not has_node(module.body, _nested_candidate):
+    if module.dialect != "jinja" or not has_node(module.body, _nested_candidate, _WANTED):
         return module
 
     def one(node: Any) -> Any:
@@ -83,6 +83,10 @@ def _nested_candidate(node: Any) -> bool:
     if isinstance(node, ir.Helper):
         return node.name == "jinja.resolve"
     return isinstance(node, ir.For) and not node.recursive and _reads_context(node)
+
+
+#: the classes of the nodes ``_nested_candidate`` can hold of (``has_node``'s filter)
+_WANTED = frozenset({ir.Helper, ir.For})
 
 
 def _reads_context(loop: ir.For) -> bool:

@@ -94,7 +94,7 @@ def run(module: ir.Module) -> ir.Module:
             return dataclasses.replace(node.operand, ops=((_NEGATED[op], right),), span=node.span)
         return node
 
-    if not has_node(module.body, _foldable):
+    if not has_node(module.body, _foldable, _WANTED):
         return module
     return dataclasses.replace(module, body=map_nodes(module.body, fold))
 
@@ -105,3 +105,7 @@ def _foldable(node: Any) -> bool:
     return (isinstance(node, ir.Helper) and (node.name in INLINE_TESTS or node.name in TWICE)) or (
         isinstance(node, ir.Not) and isinstance(node.operand, (ir.Not, ir.Compare))
     )
+
+
+#: the classes of the nodes ``_foldable`` can hold of (``has_node``'s filter)
+_WANTED = frozenset({ir.Helper, ir.Not})

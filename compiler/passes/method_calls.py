@@ -95,7 +95,7 @@ def _lower(node: Any, methods: dict) -> Any:
 def run(module: ir.Module) -> ir.Module:
     if module.dialect != "jinja":
         return module
-    if not has_node(module.body, _is_method_call):
+    if not has_node(module.body, _is_method_call, _WANTED):
         return module  # (``_lower`` changes only those)
     methods = method_types()
     helper = ir.Helper
@@ -120,3 +120,7 @@ def _is_method_call(node: Any) -> bool:
         and isinstance(node.args[0], ir.Helper)
         and node.args[0].name == "jinja.getattr_"
     )
+
+
+#: the classes of the nodes ``_is_method_call`` can hold of (``has_node``'s filter)
+_WANTED = frozenset({ir.Helper})

@@ -49,10 +49,14 @@ def _fusable(node: Any) -> bool:
     )
 
 
+#: the classes of the nodes ``_fusable`` can hold of (``has_node``'s filter)
+_WANTED = frozenset({ir.Helper})
+
+
 def run(module: ir.Module) -> ir.Module:
     """Invariant: no ``list`` helper is applied directly to a selection helper with only
     positional arguments."""
-    if not has_node(module.body, _fusable):
+    if not has_node(module.body, _fusable, _WANTED):
         return module
 
     def fuse(node: Any) -> Any:

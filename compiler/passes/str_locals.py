@@ -42,7 +42,7 @@ _EMPTY: frozenset = frozenset()
 def run(module: ir.Module) -> ir.Module:
     """Invariant: a ``Name`` read is marked ``kind="str"`` only if it holds a string wherever
     it is read."""
-    if module.dialect != "jinja" or not has_node(module.body, _str_assign):
+    if module.dialect != "jinja" or not has_node(module.body, _str_assign, _WANTED):
         return module  # (nothing is ever known: the flow would mark no read)
     body, _ = _Flow().block(module.body, _EMPTY)
     return module if body is module.body else dataclasses.replace(module, body=body)
@@ -52,6 +52,10 @@ def _str_assign(node: Any) -> bool:
     """An assignment of a string: the only way a local becomes known (no read is marked
     before this pass, so ``is_str`` of a value here is what the flow's first look at it is)."""
     return isinstance(node, ir.Assign) and is_str(node.value)
+
+
+#: the classes of the nodes ``_str_assign`` can hold of (``has_node``'s filter)
+_WANTED = frozenset({ir.Assign})
 
 
 def _bound(node: Any) -> set:

@@ -9,6 +9,7 @@ tuple is a block of statements (``is_block``), and what calls code the template 
 from __future__ import annotations
 
 import dataclasses
+from itertools import compress
 from typing import Any, Iterator, Optional
 
 from .. import ir
@@ -87,14 +88,20 @@ def map_nodes(node: Any, fn: Any, blocks: Any = None) -> Any:
     return go(node)
 
 
-def has_node(node: Any, wanted: Any) -> bool:
+def has_node(node: Any, wanted: Any, classes: Optional[frozenset] = None) -> bool:
     """Whether some node at or under ``node`` is ``wanted``: a pass whose rewrite changes only
     such nodes (and leaves every other node whose children it left alone as it is) returns
     the module as it is when none is, without rebuilding the tree.
 
-    A tree whose whole walk is remembered (``ir.walk``'s table: the pass before changed
+    ``classes``, when given, holds every class a ``wanted`` node can be of (IR node classes
+    have no subclasses): the tree's whole walk is filtered by class in C (``itertools.compress``)
+    and ``wanted`` asked of those only; the walk is remembered for the passes after this one
+    (``ir.walk``). Without it, a tree whose whole walk is remembered (the pass before changed
     nothing) is scanned in that list, a tenth of a walk's cost; any other is walked, stopping
     at the first."""
+    if classes is not None:
+        nodes = ir.walk(node)
+        return any(map(wanted, compress(nodes, map(classes.__contains__, map(type, nodes)))))
     known = ir.remembered_walk(node)
     if known is not None:
         return any(map(wanted, known))
