@@ -12,7 +12,6 @@ bounds (inspection and the prefix analysis read the unoptimised IR).
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from .. import ir
@@ -55,4 +54,4 @@ def run(module: ir.Module) -> ir.Module:
             return ir.Hoisted(node, span=node.span)
         return node
 
-    return dataclasses.replace(module, body=map_nodes(module.body, hoist))
+    return ir.replace(module, body=map_nodes(module.body, hoist))

@@ -14,7 +14,6 @@ Keeps output byte-identical (pure IR -> IR, Jinja modules after scope resolution
 
 from __future__ import annotations
 
-import dataclasses
 from operator import is_not
 from typing import Any, Optional
 
@@ -51,7 +50,7 @@ def _on_a_temp(node: Any) -> Any:
         and len(node.args) == 2
         and not isinstance(node.args[0], (ir.Name, ir.Local, ir.Starred, ir.Const))
     ):
-        return dataclasses.replace(node, args=(ir.Local("_t"), node.args[1]))
+        return ir.replace(node, args=(ir.Local("_t"), node.args[1]))
     return None
 
 
@@ -82,7 +81,7 @@ def _replaced(node: Any, **fields: Any) -> Any:
     """``node`` with ``fields``, or ``node`` itself when each is the object it holds."""
     for name, value in fields.items():
         if getattr(node, name) is not value:
-            return dataclasses.replace(node, **fields)
+            return ir.replace(node, **fields)
     return node
 
 
@@ -112,7 +111,7 @@ def run(module: ir.Module) -> ir.Module:
             if node.name in _DEFINED_TESTS and len(node.args) == 1 and not node.kwargs:
                 found = _dict_key(node.args[0])
                 if found is not None:
-                    defined = dataclasses.replace(node, name="jinja_filters.test_defined")
+                    defined = ir.replace(node, name="jinja_filters.test_defined")
                     lookup = ir.DictLookup(*found, "defined", defined, span=node.span)
                     return (
                         lookup
@@ -134,7 +133,7 @@ def run(module: ir.Module) -> ir.Module:
                 # a lookup on an expression: the expression once, into a compiler local
                 temps[0] += 1
                 temp = ir.Local(f"_t{temps[0]}")
-                fallback = dataclasses.replace(node, args=(temp, node.args[1]))
+                fallback = ir.replace(node, args=(temp, node.args[1]))
                 return ir.DictLookup(
                     temp,
                     node.args[1],
@@ -158,4 +157,4 @@ def run(module: ir.Module) -> ir.Module:
         # (a For without a filter: its filter is None, nothing to visit)
         return ir.map_children(node, walk)
 
-    return dataclasses.replace(module, body=walk(module.body))
+    return ir.replace(module, body=walk(module.body))

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import bisect
 
-import dataclasses
 from typing import Any, Optional
 
 from .. import ir
@@ -198,7 +197,7 @@ def run(module: ir.Module) -> ir.Module:
         elif isinstance(node, ir.FuncDef) and node.wrap == "jinja.make_macro":
             wrapped.append(node)
     if all(m.ident in read for m in wrapped):
-        return module if body is module.body else dataclasses.replace(module, body=body)
+        return module if body is module.body else ir.replace(module, body=body)
 
     def unbound(node: Any) -> bool:
         return (
@@ -208,10 +207,10 @@ def run(module: ir.Module) -> ir.Module:
         )
 
     def unbind(node: Any) -> Any:
-        return dataclasses.replace(node, bind=False) if unbound(node) else node
+        return ir.replace(node, bind=False) if unbound(node) else node
 
     # (the usual case: every such macro the walk met is a statement of the template's own
     # body, so the body's statements are all that change)
     if sum(map(unbound, wrapped)) == sum(map(unbound, body)):
-        return dataclasses.replace(module, body=tuple(map(unbind, body)))
-    return dataclasses.replace(module, body=map_nodes(body, unbind))
+        return ir.replace(module, body=tuple(map(unbind, body)))
+    return ir.replace(module, body=map_nodes(body, unbind))

@@ -9,7 +9,6 @@ Keeps output byte-identical (pure IR -> IR, Jinja modules after scope resolution
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from .. import ir
@@ -71,7 +70,7 @@ def run(module: ir.Module) -> ir.Module:
 
     def into(node: Any) -> Any:
         if isinstance(node, ir.FuncDef) and writes(node):
-            return dataclasses.replace(node, into=True)
+            return ir.replace(node, into=True)
         return node
 
-    return dataclasses.replace(module, body=map_nodes(module.body, into))
+    return ir.replace(module, body=map_nodes(module.body, into))

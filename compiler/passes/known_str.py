@@ -9,7 +9,6 @@ Keeps output byte-identical (pure IR -> IR).
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from .. import ir
@@ -27,4 +26,4 @@ def run(module: ir.Module) -> ir.Module:
                 return node.args[0]
         return node
 
-    return dataclasses.replace(module, body=map_nodes(module.body, fold))
+    return ir.replace(module, body=map_nodes(module.body, fold))

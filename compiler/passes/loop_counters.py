@@ -8,7 +8,6 @@ Keeps output byte-identical (pure IR -> IR, Jinja modules after scope resolution
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from .. import ir
@@ -88,17 +87,17 @@ def run(module: ir.Module) -> ir.Module:
             return n
 
         if last is not None:
-            return dataclasses.replace(
+            return ir.replace(
                 node, body=map_nodes(node.body, attr), counter=counter, last=last.ident
             )
-        return dataclasses.replace(
+        return ir.replace(
             node, body=map_nodes(node.body, attr), loop="", loop_helper="", counter=counter
         )
 
     # only loops change: without a ``Capture`` they are all statements of statements' blocks
     if ir.Capture in kinds:
-        return dataclasses.replace(module, body=map_nodes(module.body, fold))
-    return dataclasses.replace(module, body=map_stmts(module.body, fold))
+        return ir.replace(module, body=map_nodes(module.body, fold))
+    return ir.replace(module, body=map_stmts(module.body, fold))
 
 
 def _counted(node: Any) -> bool:

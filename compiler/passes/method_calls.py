@@ -20,7 +20,6 @@ Keeps output byte-identical (pure IR -> IR, Jinja modules after scope resolution
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Optional
 
 from tmpl2py.runtime.jinja import safe_methods
@@ -103,7 +102,7 @@ def run(module: ir.Module) -> ir.Module:
     def lower(node: Any) -> Any:  # (one call per node: most are not helpers)
         return _lower(node, methods) if node.__class__ is helper else node
 
-    return dataclasses.replace(module, body=map_nodes(module.body, lower))
+    return ir.replace(module, body=map_nodes(module.body, lower))
 
 
 def _short_text(arg: Any) -> bool:

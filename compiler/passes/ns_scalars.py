@@ -13,7 +13,6 @@ Keeps output byte-identical (pure IR -> IR, Jinja modules after scope resolution
 
 from __future__ import annotations
 
-import dataclasses
 from operator import attrgetter
 from typing import Any, Optional
 
@@ -348,7 +347,7 @@ def _ns_scalar_once(module: ir.Module, mode: str, memo: dict) -> Optional[ir.Mod
                 new = rewrite(old, known)
                 if new is not old:
                     changes[f] = new
-            return dataclasses.replace(node, **changes) if changes else node
+            return ir.replace(node, **changes) if changes else node
 
         def stores(body: tuple, known: Optional[bool]) -> tuple:
             """A block with ``{% set ns.k = v %}`` (a check, then the store) as one branch on
@@ -377,7 +376,7 @@ def _ns_scalar_once(module: ir.Module, mode: str, memo: dict) -> Optional[ir.Mod
                 local = ir.Assign(slot[call.args[1].value], rewrite(value, True), span=stmt.span)  # type: ignore[attr-defined]
                 general = check + (
                     ir.ExprStmt(
-                        dataclasses.replace(call, args=call.args[:2] + (rewrite(value, False),)),
+                        ir.replace(call, args=call.args[:2] + (rewrite(value, False),)),
                         span=stmt.span,
                     ),
                 )
@@ -422,7 +421,7 @@ def _ns_scalar_once(module: ir.Module, mode: str, memo: dict) -> Optional[ir.Mod
             return node
         if isinstance(node, ir.Scoped):  # its bindings are a scope's start values, not a block
             body = descend(node.body)
-            return node if body is node.body else dataclasses.replace(node, body=body)
+            return node if body is node.body else ir.replace(node, body=body)
         if isinstance(node, tuple):
             if is_block(node):
                 return block(node)
@@ -432,4 +431,4 @@ def _ns_scalar_once(module: ir.Module, mode: str, memo: dict) -> Optional[ir.Mod
         return ir.map_children(node, descend)
 
     body = block(module.body)
-    return dataclasses.replace(module, body=body) if done[0] else None
+    return ir.replace(module, body=body) if done[0] else None

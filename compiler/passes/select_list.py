@@ -18,7 +18,6 @@ filters); inspection and the prefix analysis read the unoptimised IR.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from .. import ir
@@ -68,4 +67,4 @@ def run(module: ir.Module) -> ir.Module:
         flags = (ir.Const(keep), ir.Const(lookup_attr))
         return ir.Helper(FUSED, (value, *flags, *args), span=inner.span)
 
-    return dataclasses.replace(module, body=map_nodes(module.body, fuse))
+    return ir.replace(module, body=map_nodes(module.body, fuse))

@@ -30,7 +30,6 @@ Keeps output byte-identical (pure IR -> IR, Jinja modules after scope resolution
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from .. import ir
@@ -45,7 +44,7 @@ def run(module: ir.Module) -> ir.Module:
     if module.dialect != "jinja" or not has_node(module.body, _str_assign, _WANTED):
         return module  # (nothing is ever known: the flow would mark no read)
     body, _ = _Flow().block(module.body, _EMPTY)
-    return module if body is module.body else dataclasses.replace(module, body=body)
+    return module if body is module.body else ir.replace(module, body=body)
 
 
 def _str_assign(node: Any) -> bool:
@@ -178,7 +177,7 @@ class _Flow:
                 return n
             if isinstance(n, ir.Name):
                 if n.ident in known and n.kind != "str":
-                    return dataclasses.replace(n, kind="str")
+                    return ir.replace(n, kind="str")
                 return n
             if isinstance(n, ir.Capture):  # written before the statement, with what is known
                 body, _ = self.block(n.body, known)
@@ -194,4 +193,4 @@ def _replace(node: Any, **fields: Any) -> Any:
     """``node`` with ``fields``, or ``node`` itself when none changed (by identity)."""
     if all(getattr(node, k) is v for k, v in fields.items()):
         return node
-    return dataclasses.replace(node, **fields)
+    return ir.replace(node, **fields)

@@ -8,7 +8,6 @@ tuple is a block of statements (``is_block``), and what calls code the template 
 
 from __future__ import annotations
 
-import dataclasses
 from itertools import compress
 from typing import Any, Iterator, Optional
 
@@ -230,7 +229,7 @@ def map_start_values(module: ir.Module, helper: str, value: Any) -> ir.Module:
             and stmt.value.name == helper
         ):
             new = value(stmt.value)
-            return stmt if new is None else dataclasses.replace(stmt, value=new)
+            return stmt if new is None else ir.replace(stmt, value=new)
         return stmt
 
-    return dataclasses.replace(module, body=tuple(one(s) for s in module.body))
+    return ir.replace(module, body=tuple(one(s) for s in module.body))
