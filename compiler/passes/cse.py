@@ -230,7 +230,7 @@ def _changes(node: ir.Node) -> Optional[set]:
     dispatched on its class: ``calls_foreign_code`` asked of the call classes only)."""
     out: set = set()
     calls, binders, func = _CALLS, _BINDERS, ir.FuncDef
-    for n in ir.walk(node):
+    for n in ir.of_classes(ir.walk(node), _LOOKED_AT):
         cls = n.__class__
         if cls in calls:
             if calls_foreign_code(n):
@@ -245,6 +245,7 @@ def _changes(node: ir.Node) -> Optional[set]:
 #: the classes of the nodes ``calls_foreign_code`` may be true of, and of those with a target
 _CALLS = frozenset({ir.CallValue, ir.CallFunc, ir.Helper})
 _BINDERS = frozenset({ir.Assign, ir.For})
+_LOOKED_AT = _CALLS | _BINDERS | {ir.FuncDef}
 
 
 def _unkept(node: Any, p: _Pass) -> Any:

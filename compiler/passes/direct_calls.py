@@ -106,6 +106,10 @@ class _Known:
         return None
 
 
+#: the class of the calls ``run`` may make direct
+_HELPER = frozenset({ir.Helper})
+
+
 def run(module: ir.Module) -> ir.Module:
     if module.dialect != "jinja":
         return module
@@ -171,9 +175,8 @@ def run(module: ir.Module) -> ir.Module:
     body = module.body
     calls = {  # the calls the rewrite may make direct (by identity: the module holds them)
         id(n)
-        for n in ir.walk(body)
-        if isinstance(n, ir.Helper)
-        and n.name == "jinja.call"
+        for n in ir.of_classes(ir.walk(body), _HELPER)
+        if n.name == "jinja.call"
         and n.args
         and isinstance(n.args[0], ir.Name)
         and n.args[0].ident in macros

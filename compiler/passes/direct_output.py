@@ -33,6 +33,10 @@ def _outputs_str(body: tuple) -> bool:
     return visit(body)
 
 
+#: the classes of the nodes ``run``'s walk looks at
+_LOOKED_AT = frozenset({ir.Local, ir.FuncDef, ir.CallFunc, ir.Output})
+
+
 def run(module: ir.Module) -> ir.Module:
     if module.dialect != "jinja":
         return module
@@ -42,7 +46,7 @@ def run(module: ir.Module) -> ir.Module:
     # one walk, dispatched on the class: the macros, their calls, the calls output at once,
     # and whether the module reads its top-level output (``util.reads_top_output``)
     top = False
-    for node in ir.walk(module.body):
+    for node in ir.of_classes(ir.walk(module.body), _LOOKED_AT):
         cls = node.__class__
         if cls is ir.Local:
             top = top or node == ir.TOP_OUTPUT

@@ -189,6 +189,7 @@ _LEAVES = frozenset(cls for cls in ir.NODE_CLASSES if not ir.child_fields(cls))
 #: the classes ``fn`` may rewrite (:func:`_guard`, and an ``Assign`` to a self-fed name):
 #: every other node is only rebuilt around its children
 _RULED = frozenset({ir.BinOp, ir.TupleLit, ir.ListLit, ir.DictLit, ir.Assign})
+_RULED_OR_LOOP = _RULED | {ir.For}
 #: the nodes inside which code may run many times per render
 _LOOPING = (ir.For, ir.FuncDef)
 
@@ -338,7 +339,7 @@ def run(module: ir.Module) -> ir.Module:
     # is _self_fed's walk of every read needed) or any node has a rule (else nothing changes)
     counted: set = set()
     feeds = ruled = False
-    for n in ir.walk(module.body):
+    for n in ir.of_classes(ir.walk(module.body), _RULED_OR_LOOP):
         cls = n.__class__
         if cls in _RULED:
             ruled = True

@@ -15,6 +15,7 @@ from .drop_dead_inits import map_stmts
 from .util import calls_foreign_code, map_nodes
 
 _COUNTER_ATTRS = frozenset({"index", "index0", "first"})
+_FUNCDEF = frozenset({ir.FuncDef})
 
 
 def run(module: ir.Module) -> ir.Module:
@@ -119,9 +120,8 @@ def _pure_functions(module: ir.Module) -> frozenset:
     it calls is foreign); one bound twice is not. Each body is walked once and impurity is
     passed back along the calls (linear in the template)."""
     defs: dict = {}
-    for node in ir.walk(module.body):
-        if isinstance(node, ir.FuncDef):
-            defs[node.ident] = None if node.ident in defs else node
+    for node in ir.of_classes(ir.walk(module.body), _FUNCDEF):
+        defs[node.ident] = None if node.ident in defs else node
     callers: dict = {}
     impure = [ident for ident, node in defs.items() if node is None]
     for ident, node in defs.items():

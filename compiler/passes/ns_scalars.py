@@ -259,6 +259,10 @@ def _live(stmt: ir.Stmt, memo: dict) -> bool:
     return any(("failed", id(c)) not in memo for c in _tables(stmt, memo)[1])
 
 
+#: the class of the nodes that may make a namespace ``run`` watches
+_ASSIGN = frozenset({ir.Assign})
+
+
 def run(module: ir.Module) -> ir.Module:
     """Scalarise one namespace per round, the first (in the descent's order) whose proof holds
     on the module as it is then, until none does.
@@ -273,8 +277,8 @@ def run(module: ir.Module) -> ir.Module:
         return module
     watched = frozenset(
         n.target.ident
-        for n in ir.walk(module.body)
-        if isinstance(n, ir.Assign) and _ns_candidate(n) is not None
+        for n in ir.of_classes(ir.walk(module.body), _ASSIGN)
+        if _ns_candidate(n) is not None
     )
     if not watched:
         return module

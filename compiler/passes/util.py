@@ -8,7 +8,6 @@ tuple is a block of statements (``is_block``), and what calls code the template 
 
 from __future__ import annotations
 
-from itertools import compress
 from typing import Any, Iterator, Optional
 
 from .. import ir
@@ -99,8 +98,7 @@ def has_node(node: Any, wanted: Any, classes: Optional[frozenset] = None) -> boo
     nothing) is scanned in that list, a tenth of a walk's cost; any other is walked, stopping
     at the first."""
     if classes is not None:
-        nodes = ir.walk(node)
-        return any(map(wanted, compress(nodes, map(classes.__contains__, map(type, nodes)))))
+        return any(map(wanted, ir.of_classes(ir.walk(node), classes)))
     known = ir.remembered_walk(node)
     if known is not None:
         return any(map(wanted, known))
@@ -194,9 +192,12 @@ def own_bindings(node: Any) -> list:
 
 def bindings(node: Any) -> Iterator[tuple]:
     """``own_bindings`` of every node at or under ``node`` (nested functions included)."""
-    for n in ir.walk(node):
-        if isinstance(n, (ir.Assign, ir.For, ir.FuncDef)):
-            yield from own_bindings(n)
+    for n in ir.of_classes(ir.walk(node), _BINDERS):
+        yield from own_bindings(n)
+
+
+#: the classes of the nodes that bind names (``own_bindings``)
+_BINDERS = frozenset({ir.Assign, ir.For, ir.FuncDef})
 
 
 def reads_top_output(node: Any) -> bool:
