@@ -34,7 +34,7 @@ from operator import is_not
 from typing import Any, Optional
 
 from .. import ir
-from .util import calls_foreign_code
+from .util import LEAVES, calls_foreign_code
 
 
 def _bound(target: Any) -> set:
@@ -130,6 +130,8 @@ class _Pass:
     def expr(self, node: Any, known: _Known, first_ok: bool = True) -> Any:
         """``node`` rewritten, in Python's evaluation order; ``known`` grows with the reads
         that run whenever ``node`` does."""
+        if node.__class__ in LEAVES:  # (most nodes: no lookup under them, no call)
+            return node
         if isinstance(node, tuple):
             return _map_tuple(node, lambda n: self.expr(n, known, first_ok))
         if not isinstance(node, ir.Node):

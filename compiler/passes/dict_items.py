@@ -21,7 +21,7 @@ from tmpl2py.runtime.jinja import DICT_ATTRS as _DICT_ATTRS
 from tmpl2py.runtime.jinja import LOOP_ATTRS as _LOOP_ATTRS
 
 from .. import ir
-from .util import bindings
+from .util import LEAVES, bindings
 
 
 def _dict_key(node: Any) -> Optional[tuple]:
@@ -96,6 +96,8 @@ def run(module: ir.Module) -> ir.Module:
     # every node is rebuilt only where something under it changed (the same object
     # otherwise); the children are visited in the order the temps are numbered in
     def walk(node: Any, truth: bool = False) -> Any:
+        if node.__class__ in LEAVES:
+            return node
         if isinstance(node, tuple):
             return _map_tuple(node, walk)
         if not isinstance(node, ir.Node):

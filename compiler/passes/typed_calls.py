@@ -45,7 +45,7 @@ from typing import Any, Optional
 
 from .. import ir
 from . import method_calls
-from .util import type_is
+from .util import LEAVES, type_is
 
 #: filter helper -> the ``str`` method it is on a ``str`` ("": the value itself)
 STR_FILTERS = {
@@ -207,6 +207,8 @@ def run(module: ir.Module) -> ir.Module:
     temps = _Temps()
 
     def rewrite(node: Any) -> Any:
+        if node.__class__ in LEAVES:
+            return node
         if isinstance(node, tuple):
             return ir.map_children(node, rewrite)
         if not isinstance(node, ir.Node):

@@ -35,6 +35,11 @@ STR_HELPERS = frozenset(
 TO_STR_HELPERS = frozenset({"jinja.to_str"})
 
 
+#: the node classes that hold no node: without child fields, and ``Const`` (its value a
+#: Python constant): a rewrite returns such a node as it is unless it changes that class
+LEAVES = frozenset(cls for cls in ir.NODE_CLASSES if not ir.child_fields(cls)) | {ir.Const}
+
+
 def is_str(expr: Any) -> bool:
     if isinstance(expr, ir.Const):
         return type(expr.value) is str
