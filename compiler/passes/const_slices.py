@@ -38,6 +38,9 @@ def _constant_slice(node: Any) -> bool:
 #: the classes of the nodes ``_constant_slice`` can hold of (``has_node``'s filter)
 _WANTED = frozenset({ir.Helper})
 
+#: the classes of the nodes ``run``'s rewrite changes
+_HOIST = frozenset({ir.Helper, ir.Hoisted})
+
 
 def run(module: ir.Module) -> ir.Module:
     """Invariant: every slice of constants is a ``Hoisted`` value."""
@@ -54,4 +57,4 @@ def run(module: ir.Module) -> ir.Module:
             return ir.Hoisted(node, span=node.span)
         return node
 
-    return ir.replace(module, body=map_nodes(module.body, hoist))
+    return ir.replace(module, body=map_nodes(module.body, hoist, classes=_HOIST))

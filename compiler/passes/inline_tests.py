@@ -95,7 +95,7 @@ def run(module: ir.Module) -> ir.Module:
 
     if not has_node(module.body, _foldable, _WANTED):
         return module
-    return ir.replace(module, body=map_nodes(module.body, fold))
+    return ir.replace(module, body=map_nodes(module.body, fold, classes=_WANTED))
 
 
 def _foldable(node: Any) -> bool:

@@ -15,6 +15,10 @@ from .. import ir
 from .util import TO_STR_HELPERS, is_str, map_nodes
 
 
+#: the class of the nodes ``run`` changes
+_HELPER = frozenset({ir.Helper})
+
+
 def run(module: ir.Module) -> ir.Module:
     """Invariant: no ``to_str`` is applied to an expression already known to be a str."""
 
@@ -26,4 +30,4 @@ def run(module: ir.Module) -> ir.Module:
                 return node.args[0]
         return node
 
-    return ir.replace(module, body=map_nodes(module.body, fold))
+    return ir.replace(module, body=map_nodes(module.body, fold, classes=_HELPER))

@@ -102,7 +102,7 @@ def run(module: ir.Module) -> ir.Module:
     def lower(node: Any) -> Any:  # (one call per node: most are not helpers)
         return _lower(node, methods) if node.__class__ is helper else node
 
-    return ir.replace(module, body=map_nodes(module.body, lower))
+    return ir.replace(module, body=map_nodes(module.body, lower, classes=_WANTED))
 
 
 def _short_text(arg: Any) -> bool:

@@ -67,4 +67,4 @@ def run(module: ir.Module) -> ir.Module:
         flags = (ir.Const(keep), ir.Const(lookup_attr))
         return ir.Helper(FUSED, (value, *flags, *args), span=inner.span)
 
-    return ir.replace(module, body=map_nodes(module.body, fuse))
+    return ir.replace(module, body=map_nodes(module.body, fuse, classes=_WANTED))

@@ -68,24 +68,33 @@ def type_is(value: Any, cls: str, op: str = "is") -> ir.Expr:
     return ir.Compare(ir.Helper("builtins.type", (value,)), ((op, ir.Ref(cls)),))
 
 
-def map_nodes(node: Any, fn: Any, blocks: Any = None) -> Any:
+def map_nodes(node: Any, fn: Any, blocks: Any = None, classes: Optional[frozenset] = None) -> Any:
     """Rebuild ``node`` bottom-up, applying ``fn`` to every IR node (``ir.map_children`` at
     each level: a node whose children ``fn`` left alone is passed to ``fn`` itself), and
-    ``blocks``, when given, to every block (a tuple of statements) once its statements are."""
+    ``blocks``, when given, to every block (a tuple of statements) once its statements are.
+    ``classes``, when given, holds every class of node ``fn`` may change: the others are only
+    rebuilt around their children (``fn`` is not called), and those holding no node
+    (``LEAVES``) are returned at once."""
     mappers, tuples, unchanged, mapper_of = ir._MAPPERS, ir._map_tuple, ir._unchanged, ir._mapper
+    kept = frozenset() if classes is None else LEAVES - classes
 
     def go(n: Any) -> Any:
-        if n.__class__ is tuple:
+        cls = n.__class__
+        if cls is tuple:
             if blocks is None:
                 return tuples(n, go)
             new = tuples(n, go)
             return blocks(new) if is_block(new) else new
-        mapper = mappers.get(n.__class__) or mapper_of(n.__class__)
+        if cls in kept:
+            return n
+        mapper = mappers.get(cls) or mapper_of(cls)
         if mapper is unchanged:  # a plain value (a name, an operator in a tuple)
             return n
         if mapper is tuples:  # a tuple of a subclass: its items, as a tuple's
             new = tuples(n, go)
             return blocks(new) if blocks is not None and is_block(new) else new
+        if classes is not None and cls not in classes:
+            return mapper(n, go)
         return fn(mapper(n, go))
 
     return go(node)
