@@ -39,6 +39,12 @@ from typing import Any, Callable, Optional
 
 from . import ir
 
+_FOR = frozenset({ir.For})
+
+#: the classes of the nodes ``_scan`` looks at
+_SCANNED = frozenset({ir.Bind, ir.Assign, ir.For, ir.FuncDef, ir.DictLookup})
+
+
 #: helpers whose value is a part of their first argument or of the same order of size as
 #: their arguments together (an item, an attribute, a slice, a string conversion, a
 #: selection or reordering of items, a JSON text), at a cost linear in those sizes
@@ -99,16 +105,15 @@ class InputLoops:
         binds, funcs, self.loop_objects, self.bound = _scan(module)
         #: loop counters and last indexes: numbers
         self.numbers = {
-            ident for node in ir.walk(module) if isinstance(node, ir.For)
+            ident for node in ir.of_classes(ir.walk(module), _FOR)
             for ident in (node.counter, node.last) if ident
         }
         #: values the render assigns at most once (in no loop body, in no function), and
         #: values a loop body assigns at most once an iteration to a name the iteration set
         #: before from something else (:func:`_once_an_iteration`): each grows a fresh value once
         self.once = {id(stmt.value) for stmt in _straight(module.body) if isinstance(stmt, ir.Assign)}
-        for node in ir.walk(module):
-            if isinstance(node, ir.For):
-                self.once |= _once_an_iteration(node.body)
+        for node in ir.of_classes(ir.walk(module), _FOR):
+            self.once |= _once_an_iteration(node.body)
         #: functions whose every call pays as it starts (``CALL_COST``): the ones that are
         #: not closed (a closed one's calls are paid by its callers' loops, which this loop is not)
         self.paying = {f.ident for f in funcs if not closed(f)}
@@ -626,7 +631,7 @@ def _scan(root: Any) -> tuple:
     funcs: list = []
     loops: set = set()
     bound: dict = {}
-    for node in ir.walk(root):
+    for node in ir.of_classes(ir.walk(root), _SCANNED):
         if isinstance(node, ir.Bind):
             bound[node.temp] = node.value
         elif isinstance(node, ir.Assign):

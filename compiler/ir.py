@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from dataclasses import field, replace
+from dataclasses import field
+from itertools import compress
 from operator import attrgetter, is_not
 from typing import Any, Callable, Iterator, List, Optional, Tuple
 
@@ -70,6 +71,12 @@ def node(cls: type) -> type:
     return new
 
 
+def replace(node: Any, /, **changes: Any) -> Any:
+    """``dataclasses.replace(node, **changes)`` for an IR node, at half its cost: the class's
+    own ``__replace__`` (``methods_source``: each field by position, the given or the kept)."""
+    return node.__replace__(**changes)
+
+
 def _frozen_setattr(self: Any, name: str, value: Any) -> None:
     raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
 
@@ -89,11 +96,13 @@ def _setstate(self: Any, state: list) -> None:
 
 
 def methods_source(classes: list) -> str:
-    """The source of ``__init__``, ``__eq__``, ``__hash__``, ``__repr__`` and the
-    ``map_children`` mapper of each class (``init3``, ``eq3``, ... for ``classes[3]``), made
-    from the classes' own field names and literal defaults (this module's text, never a
-    template's). The functions read ``C3`` (the class), ``KINDS`` and ``_set`` as globals."""
-    lines: list = []
+    """The source of ``__init__``, ``__eq__``, ``__hash__``, ``__repr__``, ``__replace__`` and
+    the ``map_children`` mapper of each class (``init3``, ``eq3``, ... for ``classes[3]``),
+    made from the classes' own field names and literal defaults (this module's text, never a
+    template's). The functions read ``C3`` (the class), ``KINDS`` and ``_set`` as globals;
+    ``_KEEP``, the default of each parameter of a ``__replace__`` (the field keeps its value),
+    is the source's own."""
+    lines: list = ["_KEEP = object()"]
     for i, cls in enumerate(classes):
         fields = cls.__dataclass_fields__
         params = []
@@ -117,6 +126,10 @@ def methods_source(classes: list) -> str:
         shown = ", ".join(f"{n}={{self.{n}!r}}" for n, f in fields.items() if f.repr)
         lines.append(f"def repr{i}(self):")
         lines.append(f"    return f'{{self.__class__.__qualname__}}({shown})'")
+        kept = "".join(f", {n}=_KEEP" for n in fields)
+        lines.append(f"def replace{i}(self{kept}):")
+        given = ", ".join(f"self.{n} if {n} is _KEEP else {n}" for n in fields)
+        lines.append(f"    return C{i}({given})")
         lines += mapper_lines(cls, f"mapper{i}", f"C{i}")
     return "\n".join(lines) + "\n"
 
@@ -172,8 +185,9 @@ def _build_methods() -> None:
         exec(compile(source, __name__ + ".methods_source", "exec"), namespace)  # noqa: S102
     namespace.update({f"C{i}": cls for i, cls in enumerate(_PENDING)})
     namespace.update(KINDS=(Node, tuple), _set=object.__setattr__)
+    methods = ("init", "__init__"), ("eq", "__eq__"), ("hash", "__hash__"), ("repr", "__repr__"), ("replace", "__replace__")
     for i, cls in enumerate(_PENDING):
-        for method, name in (("init", "__init__"), ("eq", "__eq__"), ("hash", "__hash__"), ("repr", "__repr__")):
+        for method, name in methods:
             fn = namespace[f"{method}{i}"]
             fn.__name__, fn.__qualname__ = name, f"{cls.__qualname__}.{name}"
             setattr(cls, name, fn)
@@ -705,11 +719,66 @@ def walk(node: Any, stop: Optional[Callable[[Any], bool]] = None) -> List[Any]:
     A whole walk (no ``stop``) of a large tree is remembered (:data:`_WALKS`): the nodes are
     frozen, so a tree's walk never changes, and the passes and the emitter walk the same
     module again where the one before them changed nothing (a quarter of the nodes a compile
-    walks). The list is shared: callers read it, never change it."""
-    if stop is None:
-        known = _WALKS.get(id(node))
-        if known is not None and known[0] is node:
-            return known[1]
+    walks). So is each statement's own walk (:data:`_STMT_WALKS`): a pass rebuilds only the
+    statements over what it changed, so the next walk of the module copies the walks of the
+    statements it left as they were (half the nodes of the other walks) and walks the rest.
+    The list is shared: callers read it, never change it."""
+    if stop is not None:
+        return _walk_until(node, stop)
+    known = _WALKS.get(id(node))
+    if known is not None and known[0] is node:
+        return known[1]
+    found: List[Any] = []
+    add, copy = found.append, found.extend
+    stack = [node]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    pushers, stmts = _PUSHERS, _STMT_WALKS
+    while stack:
+        n = pop()
+        kind, get = pushers.get(n.__class__) or _pusher(n.__class__)
+        if kind is _MANY:
+            add(n)
+            extend(get(n))
+        elif kind is _SEQ:
+            extend(reversed(n))
+        elif kind is _ONE:
+            add(n)
+            push(get(n))
+        elif kind is _LEAF:
+            add(n)
+        elif kind is _PLAIN:
+            pass
+        elif kind is _END:  # the end of a statement's nodes: remember them
+            stmts[id(n.stmt)] = (n.stmt, found, n.start, len(found))
+        else:  # a statement with children (``_STMT_ONE`` / ``_STMT_MANY``)
+            known = stmts.get(id(n))
+            if known is not None and known[0] is n:
+                copy(known[1][known[2] : known[3]])
+                continue
+            push(_End(n, len(found)))
+            add(n)
+            if kind is _STMT_MANY:
+                extend(get(n))
+            else:
+                push(get(n))
+    if len(found) >= _WALK_KEPT_FROM:
+        if len(_WALKS) >= _WALKS_KEPT:
+            _WALKS.clear()  # one C call: threads compiling at once share the table
+        _WALKS[id(node)] = (node, found)
+    if len(stmts) >= _STMT_WALKS_KEPT:
+        stmts.clear()
+    return found
+
+
+def of_classes(nodes: List[Any], classes: frozenset) -> Iterator[Any]:
+    """The nodes of ``nodes`` (a walk) whose class is one of ``classes``, in order: the class
+    test made in C (``itertools.compress``), a fraction of a Python loop's per node, for the
+    scans that look at a few kinds of node (IR node classes have no subclasses)."""
+    return compress(nodes, map(classes.__contains__, map(type, nodes)))
+
+
+def _walk_until(node: Any, stop: Callable[[Any], bool]) -> List[Any]:
+    """``walk(node, stop)``: nothing remembered (a walk cut at scope boundaries)."""
     found: List[Any] = []
     add = found.append
     stack = [node]
@@ -723,17 +792,23 @@ def walk(node: Any, stop: Optional[Callable[[Any], bool]] = None) -> List[Any]:
                 extend(reversed(n))
             continue
         add(n)
-        if stop is not None and stop(n):
+        if stop(n):
             continue
-        if kind is _MANY:
+        if kind is _MANY or kind is _STMT_MANY:
             extend(get(n))
-        elif kind is _ONE:
+        elif kind is _ONE or kind is _STMT_ONE:
             push(get(n))
-    if stop is None and len(found) >= _WALK_KEPT_FROM:
-        if len(_WALKS) >= _WALKS_KEPT:
-            _WALKS.clear()  # one C call: threads compiling at once share the table
-        _WALKS[id(node)] = (node, found)
     return found
+
+
+class _End:
+    """Stacked under a statement's children by ``walk``: when popped, the nodes listed since
+    ``start`` are the statement's own walk."""
+
+    __slots__ = ("stmt", "start")
+
+    def __init__(self, stmt: Any, start: int) -> None:
+        self.stmt, self.start = stmt, start
 
 
 #: whole walks of trees of at least ``_WALK_KEPT_FROM`` nodes: id -> (the tree, its walk);
@@ -742,6 +817,13 @@ def walk(node: Any, stop: Optional[Callable[[Any], bool]] = None) -> List[Any]:
 _WALKS: dict = {}
 _WALKS_KEPT = 32
 _WALK_KEPT_FROM = 64
+
+#: the walks of the statements (of the classes in :data:`_REMEMBERED`) met in whole walks:
+#: id -> (the statement, the whole walk it was met in, its first index there, the index after
+#: its last: no copy made); as ``_WALKS``, the statement held; cleared when
+#: ``_STMT_WALKS_KEPT`` are kept
+_STMT_WALKS: dict = {}
+_STMT_WALKS_KEPT = 50_000
 
 
 def remembered_walk(node: Any) -> Optional[List[Any]]:
@@ -753,15 +835,17 @@ def remembered_walk(node: Any) -> Optional[List[Any]]:
 def forget_walks() -> None:
     """Drop the remembered walks (a compile's end: the trees they hold are garbage then)."""
     _WALKS.clear()
+    _STMT_WALKS.clear()
 
 
 def has(node: Any, wanted: Callable[[Any], bool]) -> bool:
     """Whether ``wanted(n)`` holds for some node ``n`` of ``walk(node)``: the same order,
     stopping at the first (no list made: ``walk``'s loop, kept apart as it is the compile's
-    innermost, where a callback per node would cost as much as the walk)."""
+    innermost, where a callback per node would cost as much as the walk). A statement whose
+    walk is remembered is scanned in that list."""
     stack = [node]
     pop, push, extend = stack.pop, stack.append, stack.extend
-    pushers = _PUSHERS
+    pushers, stmts = _PUSHERS, _STMT_WALKS
     while stack:
         n = pop()
         kind, get = pushers.get(n.__class__) or _pusher(n.__class__)
@@ -769,11 +853,17 @@ def has(node: Any, wanted: Callable[[Any], bool]) -> bool:
             if kind:
                 extend(reversed(n))
             continue
+        if kind > _LEAF:  # a statement with children
+            known = stmts.get(id(n))
+            if known is not None and known[0] is n:
+                if any(map(wanted, known[1][known[2] : known[3]])):
+                    return True
+                continue
         if wanted(n):
             return True
-        if kind is _MANY:
+        if kind is _MANY or kind is _STMT_MANY:
             extend(get(n))
-        elif kind is _ONE:
+        elif kind is _ONE or kind is _STMT_ONE:
             push(get(n))
     return False
 
@@ -788,23 +878,28 @@ def walk_own(stmt: Any) -> List[Any]:
 #: per class, how ``walk`` treats a value of it: ``(kind, getter)``, the kind one of
 #: ``_PLAIN`` (neither a node nor a tuple: dropped), ``_SEQ`` (a tuple: its items stacked),
 #: ``_ONE`` (a node with one child field: the getter of its value), ``_MANY`` (a node with
-#: several: the getter of their values, last first) or ``_LEAF`` (a node without children)
+#: several: the getter of their values, last first) or ``_LEAF`` (a node without children);
+#: ``_STMT_ONE`` and ``_STMT_MANY`` are ``_ONE`` and ``_MANY`` for a statement (whose walk
+#: ``walk`` remembers), ``_END`` the marker of a statement's end (:class:`_End`)
 _PUSHERS: dict = {}
-_PLAIN, _SEQ, _ONE, _MANY, _LEAF = 0, 1, 2, 3, 4
+_PLAIN, _SEQ, _ONE, _MANY, _LEAF, _STMT_ONE, _STMT_MANY, _END = 0, 1, 2, 3, 4, 5, 6, 7
 
 
 def _pusher(cls: type) -> tuple:
     """``_PUSHERS[cls]``, made on first use."""
     if issubclass(cls, tuple):
         pusher: tuple = (_SEQ, None)
+    elif cls is _End:
+        pusher = (_END, None)
     elif not issubclass(cls, Node):
         pusher = (_PLAIN, None)
     else:
         fields = _child_fields(cls)[::-1]
+        stmt = cls in _REMEMBERED
         if len(fields) > 1:
-            pusher = (_MANY, attrgetter(*fields))
+            pusher = (_STMT_MANY if stmt else _MANY, attrgetter(*fields))
         elif fields:
-            pusher = (_ONE, attrgetter(fields[0]))
+            pusher = (_STMT_ONE if stmt else _ONE, attrgetter(fields[0]))
         else:
             pusher = (_LEAF, None)
     return _PUSHERS.setdefault(cls, pusher)
@@ -812,6 +907,10 @@ def _pusher(cls: type) -> tuple:
 
 #: every class ``node`` made, in the order ``methods_source`` numbers them
 NODE_CLASSES: Tuple[type, ...] = tuple(_PENDING)
+
+#: the statements whose own walks ``walk`` remembers (:data:`_STMT_WALKS`): those holding
+#: blocks (remembering the simple ones too measured no faster)
+_REMEMBERED = frozenset({If, For, FuncDef, Scoped})
 _build_methods()
 
 #: The render function's own output list, as a ``Local``: for helpers that need the position

@@ -4,9 +4,10 @@ ahead of time, so that Python's bytecode cache keeps it compiled. Do not edit; r
 # fmt: off
 # flake8: noqa
 
-METHODS_SHA256 = 'a31a765a688185f4074d293ce3024b604382057b3dac98c9a9a99fccd464806d'
+METHODS_SHA256 = '931065085880cf6489cc1760ef0c2ca7aaaf17ce25b082d64875c13e4ef71059'
 
 
+_KEEP = object()
 def init0(self, value, span=(0, 0)):
     _set(self, 'value', value)
     _set(self, 'span', span)
@@ -18,6 +19,8 @@ def hash0(self):
     return hash((self.value, ))
 def repr0(self):
     return f'{self.__class__.__qualname__}(value={self.value!r})'
+def replace0(self, value=_KEEP, span=_KEEP):
+    return C0(self.value if value is _KEEP else value, self.span if span is _KEEP else span)
 def mapper0(node, fn):
     o_value = node.value
     n_value = fn(o_value) if isinstance(o_value, KINDS) else o_value
@@ -37,6 +40,8 @@ def hash1(self):
     return hash((self.name, self.ident, self.kind, ))
 def repr1(self):
     return f'{self.__class__.__qualname__}(name={self.name!r}, ident={self.ident!r}, kind={self.kind!r})'
+def replace1(self, name=_KEEP, ident=_KEEP, span=_KEEP, kind=_KEEP):
+    return C1(self.name if name is _KEEP else name, self.ident if ident is _KEEP else ident, self.span if span is _KEEP else span, self.kind if kind is _KEEP else kind)
 def mapper1(node, fn):
     if True:
         return node
@@ -52,6 +57,8 @@ def hash2(self):
     return hash((self.ident, ))
 def repr2(self):
     return f'{self.__class__.__qualname__}(ident={self.ident!r})'
+def replace2(self, ident=_KEEP, span=_KEEP):
+    return C2(self.ident if ident is _KEEP else ident, self.span if span is _KEEP else span)
 def mapper2(node, fn):
     if True:
         return node
@@ -67,6 +74,8 @@ def hash3(self):
     return hash((self.value, ))
 def repr3(self):
     return f'{self.__class__.__qualname__}(value={self.value!r})'
+def replace3(self, value=_KEEP, span=_KEEP):
+    return C3(self.value if value is _KEEP else value, self.span if span is _KEEP else span)
 def mapper3(node, fn):
     o_value = node.value
     n_value = fn(o_value) if isinstance(o_value, KINDS) else o_value
@@ -86,6 +95,8 @@ def hash4(self):
     return hash((self.name, self.args, self.kwargs, ))
 def repr4(self):
     return f'{self.__class__.__qualname__}(name={self.name!r}, args={self.args!r}, kwargs={self.kwargs!r})'
+def replace4(self, name=_KEEP, args=_KEEP, kwargs=_KEEP, span=_KEEP):
+    return C4(self.name if name is _KEEP else name, self.args if args is _KEEP else args, self.kwargs if kwargs is _KEEP else kwargs, self.span if span is _KEEP else span)
 def mapper4(node, fn):
     o_args = node.args
     n_args = fn(o_args) if isinstance(o_args, KINDS) else o_args
@@ -105,6 +116,8 @@ def hash5(self):
     return hash((self.name, ))
 def repr5(self):
     return f'{self.__class__.__qualname__}(name={self.name!r})'
+def replace5(self, name=_KEEP, span=_KEEP):
+    return C5(self.name if name is _KEEP else name, self.span if span is _KEEP else span)
 def mapper5(node, fn):
     if True:
         return node
@@ -120,6 +133,8 @@ def hash6(self):
     return hash((self.value, ))
 def repr6(self):
     return f'{self.__class__.__qualname__}(value={self.value!r})'
+def replace6(self, value=_KEEP, span=_KEEP):
+    return C6(self.value if value is _KEEP else value, self.span if span is _KEEP else span)
 def mapper6(node, fn):
     o_value = node.value
     n_value = fn(o_value) if isinstance(o_value, KINDS) else o_value
@@ -137,6 +152,8 @@ def hash7(self):
     return hash((self.name, ))
 def repr7(self):
     return f'{self.__class__.__qualname__}(name={self.name!r})'
+def replace7(self, name=_KEEP, span=_KEEP):
+    return C7(self.name if name is _KEEP else name, self.span if span is _KEEP else span)
 def mapper7(node, fn):
     if True:
         return node
@@ -154,6 +171,8 @@ def hash8(self):
     return hash((self.op, self.left, self.right, ))
 def repr8(self):
     return f'{self.__class__.__qualname__}(op={self.op!r}, left={self.left!r}, right={self.right!r})'
+def replace8(self, op=_KEEP, left=_KEEP, right=_KEEP, span=_KEEP):
+    return C8(self.op if op is _KEEP else op, self.left if left is _KEEP else left, self.right if right is _KEEP else right, self.span if span is _KEEP else span)
 def mapper8(node, fn):
     o_left = node.left
     n_left = fn(o_left) if isinstance(o_left, KINDS) else o_left
@@ -174,6 +193,8 @@ def hash9(self):
     return hash((self.op, self.operand, ))
 def repr9(self):
     return f'{self.__class__.__qualname__}(op={self.op!r}, operand={self.operand!r})'
+def replace9(self, op=_KEEP, operand=_KEEP, span=_KEEP):
+    return C9(self.op if op is _KEEP else op, self.operand if operand is _KEEP else operand, self.span if span is _KEEP else span)
 def mapper9(node, fn):
     o_operand = node.operand
     n_operand = fn(o_operand) if isinstance(o_operand, KINDS) else o_operand
@@ -192,6 +213,8 @@ def hash10(self):
     return hash((self.left, self.ops, ))
 def repr10(self):
     return f'{self.__class__.__qualname__}(left={self.left!r}, ops={self.ops!r})'
+def replace10(self, left=_KEEP, ops=_KEEP, span=_KEEP):
+    return C10(self.left if left is _KEEP else left, self.ops if ops is _KEEP else ops, self.span if span is _KEEP else span)
 def mapper10(node, fn):
     o_left = node.left
     n_left = fn(o_left) if isinstance(o_left, KINDS) else o_left
@@ -212,6 +235,8 @@ def hash11(self):
     return hash((self.op, self.values, ))
 def repr11(self):
     return f'{self.__class__.__qualname__}(op={self.op!r}, values={self.values!r})'
+def replace11(self, op=_KEEP, values=_KEEP, span=_KEEP):
+    return C11(self.op if op is _KEEP else op, self.values if values is _KEEP else values, self.span if span is _KEEP else span)
 def mapper11(node, fn):
     o_values = node.values
     n_values = fn(o_values) if isinstance(o_values, KINDS) else o_values
@@ -229,6 +254,8 @@ def hash12(self):
     return hash((self.operand, ))
 def repr12(self):
     return f'{self.__class__.__qualname__}(operand={self.operand!r})'
+def replace12(self, operand=_KEEP, span=_KEEP):
+    return C12(self.operand if operand is _KEEP else operand, self.span if span is _KEEP else span)
 def mapper12(node, fn):
     o_operand = node.operand
     n_operand = fn(o_operand) if isinstance(o_operand, KINDS) else o_operand
@@ -248,6 +275,8 @@ def hash13(self):
     return hash((self.test, self.body, self.orelse, ))
 def repr13(self):
     return f'{self.__class__.__qualname__}(test={self.test!r}, body={self.body!r}, orelse={self.orelse!r})'
+def replace13(self, test=_KEEP, body=_KEEP, orelse=_KEEP, span=_KEEP):
+    return C13(self.test if test is _KEEP else test, self.body if body is _KEEP else body, self.orelse if orelse is _KEEP else orelse, self.span if span is _KEEP else span)
 def mapper13(node, fn):
     o_test = node.test
     n_test = fn(o_test) if isinstance(o_test, KINDS) else o_test
@@ -269,6 +298,8 @@ def hash14(self):
     return hash((self.items, ))
 def repr14(self):
     return f'{self.__class__.__qualname__}(items={self.items!r})'
+def replace14(self, items=_KEEP, span=_KEEP):
+    return C14(self.items if items is _KEEP else items, self.span if span is _KEEP else span)
 def mapper14(node, fn):
     o_items = node.items
     n_items = fn(o_items) if isinstance(o_items, KINDS) else o_items
@@ -286,6 +317,8 @@ def hash15(self):
     return hash((self.items, ))
 def repr15(self):
     return f'{self.__class__.__qualname__}(items={self.items!r})'
+def replace15(self, items=_KEEP, span=_KEEP):
+    return C15(self.items if items is _KEEP else items, self.span if span is _KEEP else span)
 def mapper15(node, fn):
     o_items = node.items
     n_items = fn(o_items) if isinstance(o_items, KINDS) else o_items
@@ -303,6 +336,8 @@ def hash16(self):
     return hash((self.items, ))
 def repr16(self):
     return f'{self.__class__.__qualname__}(items={self.items!r})'
+def replace16(self, items=_KEEP, span=_KEEP):
+    return C16(self.items if items is _KEEP else items, self.span if span is _KEEP else span)
 def mapper16(node, fn):
     o_items = node.items
     n_items = fn(o_items) if isinstance(o_items, KINDS) else o_items
@@ -322,6 +357,8 @@ def hash17(self):
     return hash((self.func, self.args, self.kwargs, ))
 def repr17(self):
     return f'{self.__class__.__qualname__}(func={self.func!r}, args={self.args!r}, kwargs={self.kwargs!r})'
+def replace17(self, func=_KEEP, args=_KEEP, kwargs=_KEEP, span=_KEEP):
+    return C17(self.func if func is _KEEP else func, self.args if args is _KEEP else args, self.kwargs if kwargs is _KEEP else kwargs, self.span if span is _KEEP else span)
 def mapper17(node, fn):
     o_func = node.func
     n_func = fn(o_func) if isinstance(o_func, KINDS) else o_func
@@ -344,6 +381,8 @@ def hash18(self):
     return hash((self.ident, self.args, ))
 def repr18(self):
     return f'{self.__class__.__qualname__}(ident={self.ident!r}, args={self.args!r})'
+def replace18(self, ident=_KEEP, args=_KEEP, span=_KEEP):
+    return C18(self.ident if ident is _KEEP else ident, self.args if args is _KEEP else args, self.span if span is _KEEP else span)
 def mapper18(node, fn):
     o_args = node.args
     n_args = fn(o_args) if isinstance(o_args, KINDS) else o_args
@@ -369,6 +408,8 @@ def hash19(self):
     return hash((self.obj, self.key, self.mode, self.fallback, self.cache, self.flag, self.sets_flag, self.again, self.bind, ))
 def repr19(self):
     return f'{self.__class__.__qualname__}(obj={self.obj!r}, key={self.key!r}, mode={self.mode!r}, fallback={self.fallback!r}, cache={self.cache!r}, flag={self.flag!r}, sets_flag={self.sets_flag!r}, again={self.again!r}, bind={self.bind!r})'
+def replace19(self, obj=_KEEP, key=_KEEP, mode=_KEEP, fallback=_KEEP, span=_KEEP, cache=_KEEP, flag=_KEEP, sets_flag=_KEEP, again=_KEEP, bind=_KEEP):
+    return C19(self.obj if obj is _KEEP else obj, self.key if key is _KEEP else key, self.mode if mode is _KEEP else mode, self.fallback if fallback is _KEEP else fallback, self.span if span is _KEEP else span, self.cache if cache is _KEEP else cache, self.flag if flag is _KEEP else flag, self.sets_flag if sets_flag is _KEEP else sets_flag, self.again if again is _KEEP else again, self.bind if bind is _KEEP else bind)
 def mapper19(node, fn):
     o_obj = node.obj
     n_obj = fn(o_obj) if isinstance(o_obj, KINDS) else o_obj
@@ -393,6 +434,8 @@ def hash20(self):
     return hash((self.loop, self.attr, ))
 def repr20(self):
     return f'{self.__class__.__qualname__}(loop={self.loop!r}, attr={self.attr!r})'
+def replace20(self, loop=_KEEP, attr=_KEEP, span=_KEEP):
+    return C20(self.loop if loop is _KEEP else loop, self.attr if attr is _KEEP else attr, self.span if span is _KEEP else span)
 def mapper20(node, fn):
     o_loop = node.loop
     n_loop = fn(o_loop) if isinstance(o_loop, KINDS) else o_loop
@@ -411,6 +454,8 @@ def hash21(self):
     return hash((self.temp, self.value, ))
 def repr21(self):
     return f'{self.__class__.__qualname__}(temp={self.temp!r}, value={self.value!r})'
+def replace21(self, temp=_KEEP, value=_KEEP, span=_KEEP):
+    return C21(self.temp if temp is _KEEP else temp, self.value if value is _KEEP else value, self.span if span is _KEEP else span)
 def mapper21(node, fn):
     o_value = node.value
     n_value = fn(o_value) if isinstance(o_value, KINDS) else o_value
@@ -428,6 +473,8 @@ def hash22(self):
     return hash((self.parts, ))
 def repr22(self):
     return f'{self.__class__.__qualname__}(parts={self.parts!r})'
+def replace22(self, parts=_KEEP, span=_KEEP):
+    return C22(self.parts if parts is _KEEP else parts, self.span if span is _KEEP else span)
 def mapper22(node, fn):
     o_parts = node.parts
     n_parts = fn(o_parts) if isinstance(o_parts, KINDS) else o_parts
@@ -445,6 +492,8 @@ def hash23(self):
     return hash((self.body, ))
 def repr23(self):
     return f'{self.__class__.__qualname__}(body={self.body!r})'
+def replace23(self, body=_KEEP, span=_KEEP):
+    return C23(self.body if body is _KEEP else body, self.span if span is _KEEP else span)
 def mapper23(node, fn):
     o_body = node.body
     n_body = fn(o_body) if isinstance(o_body, KINDS) else o_body
@@ -462,6 +511,8 @@ def hash24(self):
     return hash((self.text, ))
 def repr24(self):
     return f'{self.__class__.__qualname__}(text={self.text!r})'
+def replace24(self, text=_KEEP, span=_KEEP):
+    return C24(self.text if text is _KEEP else text, self.span if span is _KEEP else span)
 def mapper24(node, fn):
     if True:
         return node
@@ -477,6 +528,8 @@ def hash25(self):
     return hash((self.expr, ))
 def repr25(self):
     return f'{self.__class__.__qualname__}(expr={self.expr!r})'
+def replace25(self, expr=_KEEP, span=_KEEP):
+    return C25(self.expr if expr is _KEEP else expr, self.span if span is _KEEP else span)
 def mapper25(node, fn):
     o_expr = node.expr
     n_expr = fn(o_expr) if isinstance(o_expr, KINDS) else o_expr
@@ -496,6 +549,8 @@ def hash26(self):
     return hash((self.test, self.body, self.orelse, ))
 def repr26(self):
     return f'{self.__class__.__qualname__}(test={self.test!r}, body={self.body!r}, orelse={self.orelse!r})'
+def replace26(self, test=_KEEP, body=_KEEP, orelse=_KEEP, span=_KEEP):
+    return C26(self.test if test is _KEEP else test, self.body if body is _KEEP else body, self.orelse if orelse is _KEEP else orelse, self.span if span is _KEEP else span)
 def mapper26(node, fn):
     o_test = node.test
     n_test = fn(o_test) if isinstance(o_test, KINDS) else o_test
@@ -517,6 +572,8 @@ def hash27(self):
     return hash((self.names, ))
 def repr27(self):
     return f'{self.__class__.__qualname__}(names={self.names!r})'
+def replace27(self, names=_KEEP, span=_KEEP):
+    return C27(self.names if names is _KEEP else names, self.span if span is _KEEP else span)
 def mapper27(node, fn):
     o_names = node.names
     n_names = fn(o_names) if isinstance(o_names, KINDS) else o_names
@@ -535,6 +592,8 @@ def hash28(self):
     return hash((self.target, self.value, ))
 def repr28(self):
     return f'{self.__class__.__qualname__}(target={self.target!r}, value={self.value!r})'
+def replace28(self, target=_KEEP, value=_KEEP, span=_KEEP):
+    return C28(self.target if target is _KEEP else target, self.value if value is _KEEP else value, self.span if span is _KEEP else span)
 def mapper28(node, fn):
     o_target = node.target
     n_target = fn(o_target) if isinstance(o_target, KINDS) else o_target
@@ -554,6 +613,8 @@ def hash29(self):
     return hash((self.expr, ))
 def repr29(self):
     return f'{self.__class__.__qualname__}(expr={self.expr!r})'
+def replace29(self, expr=_KEEP, span=_KEEP):
+    return C29(self.expr if expr is _KEEP else expr, self.span if span is _KEEP else span)
 def mapper29(node, fn):
     o_expr = node.expr
     n_expr = fn(o_expr) if isinstance(o_expr, KINDS) else o_expr
@@ -581,6 +642,8 @@ def hash30(self):
     return hash((self.target, self.iter, self.body, self.else_, self.filter, self.loop, self.loop_helper, self.recursive, self.else_counts_completed, self.counter, self.last, ))
 def repr30(self):
     return f'{self.__class__.__qualname__}(target={self.target!r}, iter={self.iter!r}, body={self.body!r}, else_={self.else_!r}, filter={self.filter!r}, loop={self.loop!r}, loop_helper={self.loop_helper!r}, recursive={self.recursive!r}, else_counts_completed={self.else_counts_completed!r}, counter={self.counter!r}, last={self.last!r})'
+def replace30(self, target=_KEEP, iter=_KEEP, body=_KEEP, else_=_KEEP, filter=_KEEP, loop=_KEEP, loop_helper=_KEEP, recursive=_KEEP, else_counts_completed=_KEEP, counter=_KEEP, last=_KEEP, span=_KEEP):
+    return C30(self.target if target is _KEEP else target, self.iter if iter is _KEEP else iter, self.body if body is _KEEP else body, self.else_ if else_ is _KEEP else else_, self.filter if filter is _KEEP else filter, self.loop if loop is _KEEP else loop, self.loop_helper if loop_helper is _KEEP else loop_helper, self.recursive if recursive is _KEEP else recursive, self.else_counts_completed if else_counts_completed is _KEEP else else_counts_completed, self.counter if counter is _KEEP else counter, self.last if last is _KEEP else last, self.span if span is _KEEP else span)
 def mapper30(node, fn):
     o_target = node.target
     n_target = fn(o_target) if isinstance(o_target, KINDS) else o_target
@@ -605,6 +668,8 @@ def hash31(self):
     return hash(())
 def repr31(self):
     return f'{self.__class__.__qualname__}()'
+def replace31(self, span=_KEEP):
+    return C31(self.span if span is _KEEP else span)
 def mapper31(node, fn):
     if True:
         return node
@@ -619,6 +684,8 @@ def hash32(self):
     return hash(())
 def repr32(self):
     return f'{self.__class__.__qualname__}()'
+def replace32(self, span=_KEEP):
+    return C32(self.span if span is _KEEP else span)
 def mapper32(node, fn):
     if True:
         return node
@@ -634,6 +701,8 @@ def hash33(self):
     return hash((self.name, self.default, ))
 def repr33(self):
     return f'{self.__class__.__qualname__}(name={self.name!r}, default={self.default!r})'
+def replace33(self, name=_KEEP, default=_KEEP):
+    return C33(self.name if name is _KEEP else name, self.default if default is _KEEP else default)
 def mapper33(node, fn):
     o_name = node.name
     n_name = fn(o_name) if isinstance(o_name, KINDS) else o_name
@@ -663,6 +732,8 @@ def hash34(self):
     return hash((self.ident, self.name, self.params, self.body, self.wrap, self.wrap_args, self.missing_helper, self.prologue, self.implicit, self.bind, self.into, ))
 def repr34(self):
     return f'{self.__class__.__qualname__}(ident={self.ident!r}, name={self.name!r}, params={self.params!r}, body={self.body!r}, wrap={self.wrap!r}, wrap_args={self.wrap_args!r}, missing_helper={self.missing_helper!r}, prologue={self.prologue!r}, implicit={self.implicit!r}, bind={self.bind!r}, into={self.into!r})'
+def replace34(self, ident=_KEEP, name=_KEEP, params=_KEEP, body=_KEEP, wrap=_KEEP, wrap_args=_KEEP, missing_helper=_KEEP, prologue=_KEEP, implicit=_KEEP, bind=_KEEP, into=_KEEP, span=_KEEP):
+    return C34(self.ident if ident is _KEEP else ident, self.name if name is _KEEP else name, self.params if params is _KEEP else params, self.body if body is _KEEP else body, self.wrap if wrap is _KEEP else wrap, self.wrap_args if wrap_args is _KEEP else wrap_args, self.missing_helper if missing_helper is _KEEP else missing_helper, self.prologue if prologue is _KEEP else prologue, self.implicit if implicit is _KEEP else implicit, self.bind if bind is _KEEP else bind, self.into if into is _KEEP else into, self.span if span is _KEEP else span)
 def mapper34(node, fn):
     o_params = node.params
     n_params = fn(o_params) if isinstance(o_params, KINDS) else o_params
@@ -686,6 +757,8 @@ def hash35(self):
     return hash((self.value, ))
 def repr35(self):
     return f'{self.__class__.__qualname__}(value={self.value!r})'
+def replace35(self, value=_KEEP, span=_KEEP):
+    return C35(self.value if value is _KEEP else value, self.span if span is _KEEP else span)
 def mapper35(node, fn):
     o_value = node.value
     n_value = fn(o_value) if isinstance(o_value, KINDS) else o_value
@@ -704,6 +777,8 @@ def hash36(self):
     return hash((self.body, self.bindings, ))
 def repr36(self):
     return f'{self.__class__.__qualname__}(body={self.body!r}, bindings={self.bindings!r})'
+def replace36(self, body=_KEEP, span=_KEEP, bindings=_KEEP):
+    return C36(self.body if body is _KEEP else body, self.span if span is _KEEP else span, self.bindings if bindings is _KEEP else bindings)
 def mapper36(node, fn):
     o_body = node.body
     n_body = fn(o_body) if isinstance(o_body, KINDS) else o_body
@@ -725,6 +800,8 @@ def hash37(self):
     return hash((self.body, self.dialect, self.profile, self.meta, ))
 def repr37(self):
     return f'{self.__class__.__qualname__}(body={self.body!r}, dialect={self.dialect!r}, profile={self.profile!r}, meta={self.meta!r})'
+def replace37(self, body=_KEEP, dialect=_KEEP, profile=_KEEP, meta=_KEEP):
+    return C37(self.body if body is _KEEP else body, self.dialect if dialect is _KEEP else dialect, self.profile if profile is _KEEP else profile, self.meta if meta is _KEEP else meta)
 def mapper37(node, fn):
     o_body = node.body
     n_body = fn(o_body) if isinstance(o_body, KINDS) else o_body

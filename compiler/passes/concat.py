@@ -18,7 +18,6 @@ Keeps output byte-identical (pure IR -> IR).
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from .. import ir
@@ -33,6 +32,10 @@ def _is_text(node: Any) -> bool:
 
 def _is_concat(node: Any) -> bool:
     return isinstance(node, ir.Helper) and node.name == "jinja.concat"
+
+
+#: the classes of the nodes ``_is_concat`` can hold of (``has_node``'s filter)
+_WANTED = frozenset({ir.Helper})
 
 
 def _fold(node: Any) -> Any:
@@ -51,7 +54,7 @@ def _fold(node: Any) -> Any:
         return ir.Const(args[0].value, span=node.span)
     if len(args) == len(node.args):
         return node
-    return dataclasses.replace(node, args=tuple(args))
+    return ir.replace(node, args=tuple(args))
 
 
 def _written(stmt: Any) -> Any:
@@ -85,10 +88,10 @@ def _split_block(body: tuple) -> tuple:
 
 
 def run(module: ir.Module) -> ir.Module:
-    if module.dialect != "jinja" or not has_node(module.body, _is_concat):
+    if module.dialect != "jinja" or not has_node(module.body, _is_concat, _WANTED):
         return module  # (``_fold`` and ``_written`` change only concatenations)
     if reads_top_output(module.body):  # generation spans: fold only
-        return dataclasses.replace(module, body=map_nodes(module.body, _fold))
+        return ir.replace(module, body=map_nodes(module.body, _fold))
 
     def visit(node: Any) -> Any:
         node = _fold(node)
@@ -99,7 +102,7 @@ def run(module: ir.Module) -> ir.Module:
                 new = _split_block(value)
                 if new is not value:
                     changes[f] = new
-        return dataclasses.replace(node, **changes) if changes else node
+        return ir.replace(node, **changes) if changes else node
 
     body = _split_block(map_nodes(module.body, visit))
-    return dataclasses.replace(module, body=body)
+    return ir.replace(module, body=body)

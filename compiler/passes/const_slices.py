@@ -12,7 +12,6 @@ bounds (inspection and the prefix analysis read the unoptimised IR).
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from .. import ir
@@ -36,9 +35,16 @@ def _constant_slice(node: Any) -> bool:
     )
 
 
+#: the classes of the nodes ``_constant_slice`` can hold of (``has_node``'s filter)
+_WANTED = frozenset({ir.Helper})
+
+#: the classes of the nodes ``run``'s rewrite changes
+_HOIST = frozenset({ir.Helper, ir.Hoisted})
+
+
 def run(module: ir.Module) -> ir.Module:
     """Invariant: every slice of constants is a ``Hoisted`` value."""
-    if not has_node(module.body, _constant_slice):
+    if not has_node(module.body, _constant_slice, _WANTED):
         return module
 
     helper, hoisted = ir.Helper, ir.Hoisted
@@ -51,4 +57,4 @@ def run(module: ir.Module) -> ir.Module:
             return ir.Hoisted(node, span=node.span)
         return node
 
-    return dataclasses.replace(module, body=map_nodes(module.body, hoist))
+    return ir.replace(module, body=map_nodes(module.body, hoist, classes=_HOIST))

@@ -17,7 +17,6 @@ loop instead of once per iteration (a recursive loop's body is its own function:
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Optional
 
 from .. import ir
@@ -33,14 +32,14 @@ def run(module: ir.Module) -> ir.Module:
 def run_nested(module: ir.Module) -> ir.Module:
     """Every ``resolve(context, "name")`` as ``ContextGet("name")`` (a ``dict.get`` with a
     default made once, instead of a helper call building a new undefined value per read)."""
-    if module.dialect != "jinja" or not has_node(module.body, _nested_candidate):
+    if module.dialect != "jinja" or not has_node(module.body, _nested_candidate, _WANTED):
         return module
 
     def one(node: Any) -> Any:
         if isinstance(node, ir.Helper) and node.name == "jinja.resolve" and len(node.args) == 2:
             new = _context_get(node)
             if new is not None:
-                return dataclasses.replace(new, span=node.span)
+                return ir.replace(new, span=node.span)
         return node
 
     memo: dict = {}
@@ -52,7 +51,7 @@ def run_nested(module: ir.Module) -> ir.Module:
         changed = False
         for stmt in body:
             if isinstance(stmt, ir.For) and not stmt.recursive and _reads_context(stmt):
-                binds = assignments(dataclasses.replace(module, body=(stmt,)), memo)
+                binds = assignments(ir.replace(module, body=(stmt,)), memo)
                 kept, moved = [], []
                 for inner in stmt.body:
                     if (
@@ -66,7 +65,7 @@ def run_nested(module: ir.Module) -> ir.Module:
                         kept.append(inner)
                 if moved:
                     out.extend(moved)
-                    stmt = dataclasses.replace(stmt, body=tuple(kept))
+                    stmt = ir.replace(stmt, body=tuple(kept))
                     changed = True
             out.append(stmt)
         return tuple(out) if changed else body
@@ -74,7 +73,7 @@ def run_nested(module: ir.Module) -> ir.Module:
     # one rebuild, bottom-up, that also hoists in every block once its statements are
     # rewritten (inner loops first, as the reads they move are then in place)
     body = map_nodes(module.body, one, blocks=hoist)
-    return module if body is module.body else dataclasses.replace(module, body=body)
+    return module if body is module.body else ir.replace(module, body=body)
 
 
 def _nested_candidate(node: Any) -> bool:
@@ -83,6 +82,10 @@ def _nested_candidate(node: Any) -> bool:
     if isinstance(node, ir.Helper):
         return node.name == "jinja.resolve"
     return isinstance(node, ir.For) and not node.recursive and _reads_context(node)
+
+
+#: the classes of the nodes ``_nested_candidate`` can hold of (``has_node``'s filter)
+_WANTED = frozenset({ir.Helper, ir.For})
 
 
 def _reads_context(loop: ir.For) -> bool:

@@ -30,12 +30,11 @@ own function), a recursive loop (a nested function), a loop filter (a generator)
 
 from __future__ import annotations
 
-import dataclasses
 from operator import is_not
 from typing import Any, Optional
 
 from .. import ir
-from .util import calls_foreign_code
+from .util import LEAVES, calls_foreign_code
 
 
 def _bound(target: Any) -> set:
@@ -114,9 +113,9 @@ class _Pass:
         # only the truth (``obj.get(key)``: an absent key costs no undefined value)
         if kept is not None and (kept[1] == "item" or node.mode == "truth"):
             self.reused.add(kept[0])
-            return dataclasses.replace(node, cache=kept[0], flag=flag[0], again=True)
+            return ir.replace(node, cache=kept[0], flag=flag[0], again=True)
         if not first_ok:  # a place where ``:=`` may not stand: only a known flag
-            return node if flag is None else dataclasses.replace(node, flag=flag[0])
+            return node if flag is None else ir.replace(node, flag=flag[0])
         self.count += 1
         value = ""
         if node.mode != "defined":  # a ``defined`` test does not compute the value
@@ -125,12 +124,14 @@ class _Pass:
         if flag is None:
             name = self.flag_names.setdefault(ident, f"_dict{len(self.flag_names) + 1}")
             known.flags[ident] = (name, self.count)
-            return dataclasses.replace(node, cache=value, flag=name, sets_flag=self.count)
-        return dataclasses.replace(node, cache=value, flag=flag[0])
+            return ir.replace(node, cache=value, flag=name, sets_flag=self.count)
+        return ir.replace(node, cache=value, flag=flag[0])
 
     def expr(self, node: Any, known: _Known, first_ok: bool = True) -> Any:
         """``node`` rewritten, in Python's evaluation order; ``known`` grows with the reads
         that run whenever ``node`` does."""
+        if node.__class__ in LEAVES:  # (most nodes: no lookup under them, no call)
+            return node
         if isinstance(node, tuple):
             return _map_tuple(node, lambda n: self.expr(n, known, first_ok))
         if not isinstance(node, ir.Node):
@@ -231,7 +232,7 @@ def _changes(node: ir.Node) -> Optional[set]:
     dispatched on its class: ``calls_foreign_code`` asked of the call classes only)."""
     out: set = set()
     calls, binders, func = _CALLS, _BINDERS, ir.FuncDef
-    for n in ir.walk(node):
+    for n in ir.of_classes(ir.walk(node), _LOOKED_AT):
         cls = n.__class__
         if cls in calls:
             if calls_foreign_code(n):
@@ -246,6 +247,7 @@ def _changes(node: ir.Node) -> Optional[set]:
 #: the classes of the nodes ``calls_foreign_code`` may be true of, and of those with a target
 _CALLS = frozenset({ir.CallValue, ir.CallFunc, ir.Helper})
 _BINDERS = frozenset({ir.Assign, ir.For})
+_LOOKED_AT = _CALLS | _BINDERS | {ir.FuncDef}
 
 
 def _unkept(node: Any, p: _Pass) -> Any:
@@ -261,7 +263,7 @@ def _unkept(node: Any, p: _Pass) -> Any:
         sets_flag = node.sets_flag if node.sets_flag in p.flag_used else 0
         flag = node.flag if sets_flag or not node.sets_flag else ""
         if (cache, flag, sets_flag) != (node.cache, node.flag, node.sets_flag):
-            return dataclasses.replace(node, cache=cache, flag=flag, sets_flag=sets_flag)
+            return ir.replace(node, cache=cache, flag=flag, sets_flag=sets_flag)
         return node
     return ir.map_children(node, lambda child: _unkept(child, p))
 
@@ -305,7 +307,7 @@ def _replaced(node: Any, **fields: Any) -> Any:
     """``node`` with ``fields``, or ``node`` itself when each is the object it holds."""
     for name, value in fields.items():
         if getattr(node, name) is not value:
-            return dataclasses.replace(node, **fields)
+            return ir.replace(node, **fields)
     return node
 
 
@@ -314,7 +316,7 @@ def run(module: ir.Module) -> ir.Module:
         return module
     p = _Pass()
     body = p.block(module.body, _Known())
-    return dataclasses.replace(module, body=_finished(body, p))
+    return ir.replace(module, body=_finished(body, p))
 
 
 #: Undefined values that depend only on constant arguments: one for every render (the

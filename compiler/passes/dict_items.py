@@ -14,7 +14,6 @@ Keeps output byte-identical (pure IR -> IR, Jinja modules after scope resolution
 
 from __future__ import annotations
 
-import dataclasses
 from operator import is_not
 from typing import Any, Optional
 
@@ -22,7 +21,7 @@ from tmpl2py.runtime.jinja import DICT_ATTRS as _DICT_ATTRS
 from tmpl2py.runtime.jinja import LOOP_ATTRS as _LOOP_ATTRS
 
 from .. import ir
-from .util import bindings
+from .util import LEAVES, bindings
 
 
 def _dict_key(node: Any) -> Optional[tuple]:
@@ -51,7 +50,7 @@ def _on_a_temp(node: Any) -> Any:
         and len(node.args) == 2
         and not isinstance(node.args[0], (ir.Name, ir.Local, ir.Starred, ir.Const))
     ):
-        return dataclasses.replace(node, args=(ir.Local("_t"), node.args[1]))
+        return ir.replace(node, args=(ir.Local("_t"), node.args[1]))
     return None
 
 
@@ -82,7 +81,7 @@ def _replaced(node: Any, **fields: Any) -> Any:
     """``node`` with ``fields``, or ``node`` itself when each is the object it holds."""
     for name, value in fields.items():
         if getattr(node, name) is not value:
-            return dataclasses.replace(node, **fields)
+            return ir.replace(node, **fields)
     return node
 
 
@@ -97,6 +96,8 @@ def run(module: ir.Module) -> ir.Module:
     # every node is rebuilt only where something under it changed (the same object
     # otherwise); the children are visited in the order the temps are numbered in
     def walk(node: Any, truth: bool = False) -> Any:
+        if node.__class__ in LEAVES:
+            return node
         if isinstance(node, tuple):
             return _map_tuple(node, walk)
         if not isinstance(node, ir.Node):
@@ -112,7 +113,7 @@ def run(module: ir.Module) -> ir.Module:
             if node.name in _DEFINED_TESTS and len(node.args) == 1 and not node.kwargs:
                 found = _dict_key(node.args[0])
                 if found is not None:
-                    defined = dataclasses.replace(node, name="jinja_filters.test_defined")
+                    defined = ir.replace(node, name="jinja_filters.test_defined")
                     lookup = ir.DictLookup(*found, "defined", defined, span=node.span)
                     return (
                         lookup
@@ -134,7 +135,7 @@ def run(module: ir.Module) -> ir.Module:
                 # a lookup on an expression: the expression once, into a compiler local
                 temps[0] += 1
                 temp = ir.Local(f"_t{temps[0]}")
-                fallback = dataclasses.replace(node, args=(temp, node.args[1]))
+                fallback = ir.replace(node, args=(temp, node.args[1]))
                 return ir.DictLookup(
                     temp,
                     node.args[1],
@@ -158,4 +159,4 @@ def run(module: ir.Module) -> ir.Module:
         # (a For without a filter: its filter is None, nothing to visit)
         return ir.map_children(node, walk)
 
-    return dataclasses.replace(module, body=walk(module.body))
+    return ir.replace(module, body=walk(module.body))

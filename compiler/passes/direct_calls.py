@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import bisect
 
-import dataclasses
 from typing import Any, Optional
 
 from .. import ir
@@ -153,6 +152,10 @@ class _Known:
         return None
 
 
+#: the class of the calls ``run`` may make direct
+_HELPER = frozenset({ir.Helper})
+
+
 def run(module: ir.Module) -> ir.Module:
     if module.dialect != "jinja":
         return module
@@ -217,9 +220,8 @@ def run(module: ir.Module) -> ir.Module:
     body = module.body
     calls = {  # the calls the rewrite may make direct (by identity: the module holds them)
         id(n)
-        for n in ir.walk(body)
-        if isinstance(n, ir.Helper)
-        and n.name == "jinja.call"
+        for n in ir.of_classes(ir.walk(body), _HELPER)
+        if n.name == "jinja.call"
         and n.args
         and isinstance(n.args[0], ir.Name)
         and n.args[0].ident in macros
@@ -243,7 +245,7 @@ def run(module: ir.Module) -> ir.Module:
         elif isinstance(node, ir.FuncDef) and node.wrap == "jinja.make_macro":
             wrapped.append(node)
     if all(m.ident in read for m in wrapped):
-        return module if body is module.body else dataclasses.replace(module, body=body)
+        return module if body is module.body else ir.replace(module, body=body)
 
     def unbound(node: Any) -> bool:
         return (
@@ -253,10 +255,10 @@ def run(module: ir.Module) -> ir.Module:
         )
 
     def unbind(node: Any) -> Any:
-        return dataclasses.replace(node, bind=False) if unbound(node) else node
+        return ir.replace(node, bind=False) if unbound(node) else node
 
     # (the usual case: every such macro the walk met is a statement of the template's own
     # body, so the body's statements are all that change)
     if sum(map(unbound, wrapped)) == sum(map(unbound, body)):
-        return dataclasses.replace(module, body=tuple(map(unbind, body)))
-    return dataclasses.replace(module, body=map_nodes(body, unbind))
+        return ir.replace(module, body=tuple(map(unbind, body)))
+    return ir.replace(module, body=map_nodes(body, unbind))

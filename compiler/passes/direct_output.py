@@ -9,7 +9,6 @@ Keeps output byte-identical (pure IR -> IR, Jinja modules after scope resolution
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from .. import ir
@@ -34,6 +33,10 @@ def _outputs_str(body: tuple) -> bool:
     return visit(body)
 
 
+#: the classes of the nodes ``run``'s walk looks at
+_LOOKED_AT = frozenset({ir.Local, ir.FuncDef, ir.CallFunc, ir.Output})
+
+
 def run(module: ir.Module) -> ir.Module:
     if module.dialect != "jinja":
         return module
@@ -43,7 +46,7 @@ def run(module: ir.Module) -> ir.Module:
     # one walk, dispatched on the class: the macros, their calls, the calls output at once,
     # and whether the module reads its top-level output (``util.reads_top_output``)
     top = False
-    for node in ir.walk(module.body):
+    for node in ir.of_classes(ir.walk(module.body), _LOOKED_AT):
         cls = node.__class__
         if cls is ir.Local:
             top = top or node == ir.TOP_OUTPUT
@@ -71,7 +74,7 @@ def run(module: ir.Module) -> ir.Module:
 
     def into(node: Any) -> Any:
         if isinstance(node, ir.FuncDef) and writes(node):
-            return dataclasses.replace(node, into=True)
+            return ir.replace(node, into=True)
         return node
 
-    return dataclasses.replace(module, body=map_nodes(module.body, into))
+    return ir.replace(module, body=map_nodes(module.body, into))

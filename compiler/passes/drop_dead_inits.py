@@ -9,7 +9,6 @@ captured blocks. Jinja modules only; keeps output byte-identical (pure IR -> IR)
 
 from __future__ import annotations
 
-import dataclasses
 from operator import is_not
 from typing import Any, Optional
 
@@ -192,14 +191,14 @@ def run(module: ir.Module) -> ir.Module:
             body, else_ = _prune(node.body, (), kinds, memo), _prune(node.else_, (), kinds, memo)
             if body is node.body and else_ is node.else_:
                 return node
-            return dataclasses.replace(node, body=body, else_=else_)
+            return ir.replace(node, body=body, else_=else_)
         if isinstance(node, (ir.Scoped, ir.Capture)):
             body = _prune(node.body, (), kinds, memo)
-            return node if body is node.body else dataclasses.replace(node, body=body)
+            return node if body is node.body else ir.replace(node, body=body)
         if isinstance(node, ir.FuncDef):
             defaults = tuple(ir.ExprStmt(p.default) for p in node.params if p.default is not None)
             prologue = _prune(node.prologue, defaults + node.body, kinds, memo)
-            return node if prologue is node.prologue else dataclasses.replace(node, prologue=prologue)
+            return node if prologue is node.prologue else ir.replace(node, prologue=prologue)
         return node
 
     # the classes of the module's nodes (its walk is usually remembered: the pass before
@@ -210,7 +209,7 @@ def run(module: ir.Module) -> ir.Module:
     body = module.body
     if not kinds.isdisjoint(_SCOPES):
         body = map_nodes(body, fold) if ir.Capture in kinds else map_stmts(body, fold)
-    return dataclasses.replace(module, body=_prune(body, (), kinds, memo))
+    return ir.replace(module, body=_prune(body, (), kinds, memo))
 
 
 #: the nodes whose blocks ``run`` prunes (the module's own body aside)

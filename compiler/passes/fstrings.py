@@ -43,7 +43,6 @@ Keeps output byte-identical (pure IR -> IR).
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Callable, Optional
 
 from .. import ir
@@ -162,7 +161,7 @@ def _chain(operands: list, span: ir.Span, links: Any = None) -> ir.Expr:
         if link is None:
             node = ir.BinOp("+", node, operand, span=span)
         else:
-            node = dataclasses.replace(link, args=(node, operand))
+            node = ir.replace(link, args=(node, operand))
     return node
 
 
@@ -233,10 +232,10 @@ class _Rewriter:
             body, else_ = self.rewrite(node.body), self.rewrite(node.else_)
             if post is not None:  # the other fields get the other pass alone
                 node = ir.map_children(
-                    dataclasses.replace(node, body=(), else_=()), lambda n: map_nodes(n, post)
+                    ir.replace(node, body=(), else_=()), lambda n: map_nodes(n, post)
                 )
-                return post(dataclasses.replace(node, body=body, else_=else_))
-            return dataclasses.replace(node, body=body, else_=else_)
+                return post(ir.replace(node, body=body, else_=else_))
+            return ir.replace(node, body=body, else_=else_)
         if (cls is ir.BinOp or cls is ir.Helper) and _is_chain(node):
             return self.chain(node)  # (it makes no node the other pass rewrites)
         if cls is ir.Output and _printed_chain(node.expr):
@@ -244,11 +243,11 @@ class _Rewriter:
             made = self.chain(text.args[0], written=True)
             if isinstance(made, ir.CondExpr) and isinstance(made.body, ir.Format):
                 # the f-string is a ``str``: only the chain as written is converted
-                slow = dataclasses.replace(text, args=(made.orelse,))
-                printed: ir.Expr = dataclasses.replace(made, orelse=slow)
+                slow = ir.replace(text, args=(made.orelse,))
+                printed: ir.Expr = ir.replace(made, orelse=slow)
             else:
-                printed = dataclasses.replace(text, args=(made,))
-            node = dataclasses.replace(node, expr=printed)
+                printed = ir.replace(text, args=(made,))
+            node = ir.replace(node, expr=printed)
             return post(node) if cls in self.posted else node  # type: ignore[misc]
         node = (ir._MAPPERS.get(cls) or ir._mapper(cls))(node, self.rewrite)  # map_children's
         return post(node) if cls in self.posted else node  # type: ignore[misc]
@@ -270,7 +269,7 @@ def run(module: ir.Module, post: Optional[Callable[[Any], Any]] = None) -> ir.Mo
     """Invariant: no plain ``+`` chain of three operands or more whose later computed
     operands are pure reads, and no two adjacent string constants in a ``+`` chain.
     ``post``: another pass's rewrite of a node, applied on the way (:class:`_Rewriter`)."""
-    return dataclasses.replace(module, body=_Rewriter(post).rewrite(module.body))
+    return ir.replace(module, body=_Rewriter(post).rewrite(module.body))
 
 
 def with_list_items(module: ir.Module) -> ir.Module:

@@ -10,7 +10,6 @@ Keeps output byte-identical (pure IR -> IR).
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from .. import ir
@@ -72,9 +71,9 @@ def run(module: ir.Module) -> ir.Module:
             # ``1 is None`` (or ``(1 + 2) is None``, which Python folds to it) would make
             # Python warn about ``is`` with a literal
             if unary_helper(node, INLINE_TESTS) and not _literal_like(node.args[0]):
-                return dataclasses.replace(INLINE_TESTS[node.name](node.args[0]), span=node.span)
+                return ir.replace(INLINE_TESTS[node.name](node.args[0]), span=node.span)
             if unary_helper(node, TWICE) and isinstance(node.args[0], (ir.Name, ir.Local)):
-                return dataclasses.replace(TWICE[node.name](node.args[0]), span=node.span)
+                return ir.replace(TWICE[node.name](node.args[0]), span=node.span)
             return node
         if cls is not ir.Not:
             return node
@@ -91,12 +90,12 @@ def run(module: ir.Module) -> ir.Module:
             and node.operand.ops[0][0] in _NEGATED
         ):
             (op, right), = node.operand.ops  # ``not a is not b`` is ``a is b``: identity
-            return dataclasses.replace(node.operand, ops=((_NEGATED[op], right),), span=node.span)
+            return ir.replace(node.operand, ops=((_NEGATED[op], right),), span=node.span)
         return node
 
-    if not has_node(module.body, _foldable):
+    if not has_node(module.body, _foldable, _WANTED):
         return module
-    return dataclasses.replace(module, body=map_nodes(module.body, fold))
+    return ir.replace(module, body=map_nodes(module.body, fold, classes=_WANTED))
 
 
 def _foldable(node: Any) -> bool:
@@ -105,3 +104,7 @@ def _foldable(node: Any) -> bool:
     return (isinstance(node, ir.Helper) and (node.name in INLINE_TESTS or node.name in TWICE)) or (
         isinstance(node, ir.Not) and isinstance(node.operand, (ir.Not, ir.Compare))
     )
+
+
+#: the classes of the nodes ``_foldable`` can hold of (``has_node``'s filter)
+_WANTED = frozenset({ir.Helper, ir.Not})

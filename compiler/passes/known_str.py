@@ -9,11 +9,14 @@ Keeps output byte-identical (pure IR -> IR).
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from .. import ir
 from .util import TO_STR_HELPERS, is_str, map_nodes
+
+
+#: the class of the nodes ``run`` changes
+_HELPER = frozenset({ir.Helper})
 
 
 def run(module: ir.Module) -> ir.Module:
@@ -27,4 +30,4 @@ def run(module: ir.Module) -> ir.Module:
                 return node.args[0]
         return node
 
-    return dataclasses.replace(module, body=map_nodes(module.body, fold))
+    return ir.replace(module, body=map_nodes(module.body, fold, classes=_HELPER))

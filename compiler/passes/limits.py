@@ -21,7 +21,6 @@ result is small (``'-' * 80``).
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from typing import Any
 
@@ -190,6 +189,7 @@ _LEAVES = frozenset(cls for cls in ir.NODE_CLASSES if not ir.child_fields(cls))
 #: the classes ``fn`` may rewrite (:func:`_guard`, and an ``Assign`` to a self-fed name):
 #: every other node is only rebuilt around its children
 _RULED = frozenset({ir.BinOp, ir.TupleLit, ir.ListLit, ir.DictLit, ir.Assign})
+_RULED_OR_LOOP = _RULED | {ir.For}
 #: the nodes inside which code may run many times per render
 _LOOPING = (ir.For, ir.FuncDef)
 
@@ -217,7 +217,7 @@ def _mapper(fn: Any, looped: bool) -> Any:
         if cls in leaves:
             return n
         if cls is output:
-            return dataclasses.replace(n, expr=_written(n.expr, fn, False, looped))
+            return ir.replace(n, expr=_written(n.expr, fn, False, looped))
         if not isinstance(n, node_class):
             return map_tuple(n, go) if isinstance(n, tuple) else n
         mapper = mappers.get(cls) or make_mapper(cls)
@@ -250,15 +250,15 @@ def _written(expr: Any, fn: Any, converted: bool, looped: bool = True) -> Any:
         if converted and not (once or number):
             return ir.Helper("limits.concat", (left, right), span=expr.span)
         if converted:  # a literal added once per render (straight code), or a number
-            return dataclasses.replace(expr, left=left, right=right)
+            return ir.replace(expr, left=left, right=right)
         if left is expr.left and right is expr.right:
             return expr
         # an operand this pass rewrote (``x * 3 + y``): guarded, as it always was
-        return fn(dataclasses.replace(expr, left=left, right=right), looped)
+        return fn(ir.replace(expr, left=left, right=right), looped)
     if isinstance(expr, ir.Helper) and expr.name in TO_STR_HELPERS and len(expr.args) == 1:
         inner = expr.args[0]
         if isinstance(inner, ir.BinOp) and inner.op == "+" and not expr.kwargs:
-            return dataclasses.replace(expr, args=(_written(inner, fn, True, looped),))
+            return ir.replace(expr, args=(_written(inner, fn, True, looped),))
     return _map_guarded(expr, fn, looped)
 
 
@@ -339,7 +339,7 @@ def run(module: ir.Module) -> ir.Module:
     # is _self_fed's walk of every read needed) or any node has a rule (else nothing changes)
     counted: set = set()
     feeds = ruled = False
-    for n in ir.walk(module.body):
+    for n in ir.of_classes(ir.walk(module.body), _RULED_OR_LOOP):
         cls = n.__class__
         if cls in _RULED:
             ruled = True
@@ -355,9 +355,9 @@ def run(module: ir.Module) -> ir.Module:
     def guard(node: Any, looped: bool) -> Any:
         target = node.target if isinstance(node, ir.Assign) else None
         if isinstance(target, ir.Name) and target.ident in self_fed:
-            return dataclasses.replace(node, value=_unweighed(node.value))
+            return ir.replace(node, value=_unweighed(node.value))
         return _guard(node, counters, looped)
 
     guard.counters = counters  # type: ignore[attr-defined]  # read by _written
 
-    return dataclasses.replace(module, body=_map_guarded(module.body, guard))
+    return ir.replace(module, body=_map_guarded(module.body, guard))

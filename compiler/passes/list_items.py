@@ -20,7 +20,6 @@ Keeps output byte-identical (pure IR -> IR, Jinja modules after scope resolution
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Callable, Optional
 
 from .. import ir
@@ -98,4 +97,4 @@ def run(module: ir.Module) -> ir.Module:
     fold = folder(module)
     if fold is None:
         return module
-    return dataclasses.replace(module, body=map_nodes(module.body, fold))
+    return ir.replace(module, body=map_nodes(module.body, fold))

@@ -8,7 +8,6 @@ Keeps output byte-identical (pure IR -> IR, Jinja modules after scope resolution
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from .. import ir
@@ -16,6 +15,7 @@ from .drop_dead_inits import map_stmts
 from .util import calls_foreign_code, map_nodes
 
 _COUNTER_ATTRS = frozenset({"index", "index0", "first"})
+_FUNCDEF = frozenset({ir.FuncDef})
 
 
 def run(module: ir.Module) -> ir.Module:
@@ -88,17 +88,17 @@ def run(module: ir.Module) -> ir.Module:
             return n
 
         if last is not None:
-            return dataclasses.replace(
+            return ir.replace(
                 node, body=map_nodes(node.body, attr), counter=counter, last=last.ident
             )
-        return dataclasses.replace(
+        return ir.replace(
             node, body=map_nodes(node.body, attr), loop="", loop_helper="", counter=counter
         )
 
     # only loops change: without a ``Capture`` they are all statements of statements' blocks
     if ir.Capture in kinds:
-        return dataclasses.replace(module, body=map_nodes(module.body, fold))
-    return dataclasses.replace(module, body=map_stmts(module.body, fold))
+        return ir.replace(module, body=map_nodes(module.body, fold))
+    return ir.replace(module, body=map_stmts(module.body, fold))
 
 
 def _counted(node: Any) -> bool:
@@ -120,9 +120,8 @@ def _pure_functions(module: ir.Module) -> frozenset:
     it calls is foreign); one bound twice is not. Each body is walked once and impurity is
     passed back along the calls (linear in the template)."""
     defs: dict = {}
-    for node in ir.walk(module.body):
-        if isinstance(node, ir.FuncDef):
-            defs[node.ident] = None if node.ident in defs else node
+    for node in ir.of_classes(ir.walk(module.body), _FUNCDEF):
+        defs[node.ident] = None if node.ident in defs else node
     callers: dict = {}
     impure = [ident for ident, node in defs.items() if node is None]
     for ident, node in defs.items():

@@ -16,7 +16,6 @@ piece (``emit_segments.segment_passes`` leaves this pass out).
 
 from __future__ import annotations
 
-import dataclasses
 from operator import is_
 from typing import Any
 
@@ -57,7 +56,7 @@ def run(module: ir.Module) -> ir.Module:
                 new = merge_block(getattr(node, f))
                 if new is not getattr(node, f):
                     changes[f] = new
-        return dataclasses.replace(node, **changes) if changes else node
+        return ir.replace(node, **changes) if changes else node
 
     # only blocks change: without a ``Capture`` they are all statements' (then only
     # statements are visited)
@@ -65,7 +64,7 @@ def run(module: ir.Module) -> ir.Module:
         body = merge_block(map_nodes(module.body, fold))
     else:
         body = merge_block(map_stmts(module.body, fold))
-    return dataclasses.replace(module, body=body)
+    return ir.replace(module, body=body)
 
 
 #: node class -> its fields ``run`` merges the text of (``body``, ``orelse``, ``else_``), for
@@ -101,11 +100,11 @@ def _with_end(expr: ir.BinOp, text: str, first: bool) -> ir.BinOp:
     """``expr`` with ``text`` joined to its first (before it) or last (after it) constant."""
     if not first:
         right = expr.right
-        return dataclasses.replace(expr, right=dataclasses.replace(right, value=right.value + text))
+        return ir.replace(expr, right=ir.replace(right, value=right.value + text))
     left = expr.left
     if isinstance(left, ir.BinOp):
-        return dataclasses.replace(expr, left=_with_end(left, text, True))
-    return dataclasses.replace(expr, left=dataclasses.replace(left, value=text + left.value))
+        return ir.replace(expr, left=_with_end(left, text, True))
+    return ir.replace(expr, left=ir.replace(left, value=text + left.value))
 
 
 def _into_outputs(block: list) -> list:
@@ -131,4 +130,4 @@ def _joined(prev: Any, stmt: Any) -> Any:
         return None
     if not _plain(text) or _end_const(output.expr, first) is None:
         return None
-    return dataclasses.replace(output, expr=_with_end(output.expr, text, first))
+    return ir.replace(output, expr=_with_end(output.expr, text, first))

@@ -20,7 +20,6 @@ Keeps output byte-identical (pure IR -> IR, Jinja modules after scope resolution
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Optional
 
 from tmpl2py.runtime.jinja import safe_methods
@@ -95,7 +94,7 @@ def _lower(node: Any, methods: dict) -> Any:
 def run(module: ir.Module) -> ir.Module:
     if module.dialect != "jinja":
         return module
-    if not has_node(module.body, _is_method_call):
+    if not has_node(module.body, _is_method_call, _WANTED):
         return module  # (``_lower`` changes only those)
     methods = method_types()
     helper = ir.Helper
@@ -103,7 +102,7 @@ def run(module: ir.Module) -> ir.Module:
     def lower(node: Any) -> Any:  # (one call per node: most are not helpers)
         return _lower(node, methods) if node.__class__ is helper else node
 
-    return dataclasses.replace(module, body=map_nodes(module.body, lower))
+    return ir.replace(module, body=map_nodes(module.body, lower, classes=_WANTED))
 
 
 def _short_text(arg: Any) -> bool:
@@ -120,3 +119,7 @@ def _is_method_call(node: Any) -> bool:
         and isinstance(node.args[0], ir.Helper)
         and node.args[0].name == "jinja.getattr_"
     )
+
+
+#: the classes of the nodes ``_is_method_call`` can hold of (``has_node``'s filter)
+_WANTED = frozenset({ir.Helper})

@@ -13,7 +13,6 @@ Keeps output byte-identical (pure IR -> IR, Jinja modules after scope resolution
 
 from __future__ import annotations
 
-import dataclasses
 from operator import attrgetter
 from typing import Any, Optional
 
@@ -260,6 +259,10 @@ def _live(stmt: ir.Stmt, memo: dict) -> bool:
     return any(("failed", id(c)) not in memo for c in _tables(stmt, memo)[1])
 
 
+#: the class of the nodes that may make a namespace ``run`` watches
+_ASSIGN = frozenset({ir.Assign})
+
+
 def run(module: ir.Module) -> ir.Module:
     """Scalarise one namespace per round, the first (in the descent's order) whose proof holds
     on the module as it is then, until none does.
@@ -274,8 +277,8 @@ def run(module: ir.Module) -> ir.Module:
         return module
     watched = frozenset(
         n.target.ident
-        for n in ir.walk(module.body)
-        if isinstance(n, ir.Assign) and _ns_candidate(n) is not None
+        for n in ir.of_classes(ir.walk(module.body), _ASSIGN)
+        if _ns_candidate(n) is not None
     )
     if not watched:
         return module
@@ -348,7 +351,7 @@ def _ns_scalar_once(module: ir.Module, mode: str, memo: dict) -> Optional[ir.Mod
                 new = rewrite(old, known)
                 if new is not old:
                     changes[f] = new
-            return dataclasses.replace(node, **changes) if changes else node
+            return ir.replace(node, **changes) if changes else node
 
         def stores(body: tuple, known: Optional[bool]) -> tuple:
             """A block with ``{% set ns.k = v %}`` (a check, then the store) as one branch on
@@ -377,7 +380,7 @@ def _ns_scalar_once(module: ir.Module, mode: str, memo: dict) -> Optional[ir.Mod
                 local = ir.Assign(slot[call.args[1].value], rewrite(value, True), span=stmt.span)  # type: ignore[attr-defined]
                 general = check + (
                     ir.ExprStmt(
-                        dataclasses.replace(call, args=call.args[:2] + (rewrite(value, False),)),
+                        ir.replace(call, args=call.args[:2] + (rewrite(value, False),)),
                         span=stmt.span,
                     ),
                 )
@@ -422,7 +425,7 @@ def _ns_scalar_once(module: ir.Module, mode: str, memo: dict) -> Optional[ir.Mod
             return node
         if isinstance(node, ir.Scoped):  # its bindings are a scope's start values, not a block
             body = descend(node.body)
-            return node if body is node.body else dataclasses.replace(node, body=body)
+            return node if body is node.body else ir.replace(node, body=body)
         if isinstance(node, tuple):
             if is_block(node):
                 return block(node)
@@ -432,4 +435,4 @@ def _ns_scalar_once(module: ir.Module, mode: str, memo: dict) -> Optional[ir.Mod
         return ir.map_children(node, descend)
 
     body = block(module.body)
-    return dataclasses.replace(module, body=body) if done[0] else None
+    return ir.replace(module, body=body) if done[0] else None

@@ -29,7 +29,6 @@ does what jinja2 does: start values are ``MISSING`` (``jinja.resolve_missing``,
 
 from __future__ import annotations
 
-import dataclasses
 import unicodedata
 from typing import Any, Optional
 
@@ -230,18 +229,18 @@ class _Resolver:
         if isinstance(node, ir.Scoped):
             return self.scoped(node, sym)
         if isinstance(node, ir.If):
-            return dataclasses.replace(
+            return ir.replace(
                 node,
                 test=self.expr(node.test, sym),
                 body=tuple(self.stmt(s, sym) for s in node.body),
                 orelse=tuple(self.stmt(s, sym) for s in node.orelse),
             )
         if isinstance(node, ir.Assign):
-            return dataclasses.replace(
+            return ir.replace(
                 node, target=self.target(node.target, sym), value=self.expr(node.value, sym)
             )
         if isinstance(node, (ir.Output, ir.ExprStmt)):
-            return dataclasses.replace(node, expr=self.expr(node.expr, sym))
+            return ir.replace(node, expr=self.expr(node.expr, sym))
         return node
 
     def scoped(self, node: ir.Scoped, sym: Symbols) -> ir.Scoped:
@@ -253,10 +252,10 @@ class _Resolver:
             for name in _param_names(binding.target):
                 inner.declare_parameter(name)
         bindings = tuple(
-            dataclasses.replace(b, target=self.target(b.target, inner), value=v)
+            ir.replace(b, target=self.target(b.target, inner), value=v)
             for b, v in zip(node.bindings, values)
         )
-        return dataclasses.replace(node, body=self.scope(node.body, inner), bindings=bindings)
+        return ir.replace(node, body=self.scope(node.body, inner), bindings=bindings)
 
     def target(self, target: Any, sym: Symbols) -> Any:
         if isinstance(target, ir.Name):
@@ -278,7 +277,7 @@ class _Resolver:
         body = self.scope(node.body, body_sym)
         target = self.target(node.target, body_sym)
         else_ = self.scope(node.else_, Symbols(sym)) if node.else_ else ()
-        return dataclasses.replace(
+        return ir.replace(
             node, target=target, iter=iterable, body=body, else_=else_, filter=test, loop=loop_ident
         )
 
@@ -324,7 +323,7 @@ class _Resolver:
         body = self.scope(node.body, inner)
         # jinja2 assigns the frame's names before it fills in defaults (which may read them)
         prologue_len = len(self.prologue(inner))
-        return dataclasses.replace(
+        return ir.replace(
             node,
             ident=ident,
             params=tuple(params),
@@ -341,7 +340,7 @@ class _Resolver:
             assert ref is not None, node.name
             return self.load(ir.Name(node.name, ref, node.span), sym)
         if isinstance(node, ir.Capture):
-            return dataclasses.replace(node, body=self.scope(node.body, Symbols(sym)))
+            return ir.replace(node, body=self.scope(node.body, Symbols(sym)))
         return ir.map_children(node, lambda n: self.expr(n, sym))
 
     def load(self, name: ir.Name, sym: Symbols) -> ir.Expr:
@@ -390,4 +389,4 @@ def uses_identity(module: ir.Module) -> bool:
 def resolve(module: ir.Module, exact_undefined: bool = False) -> ir.Module:
     """Resolve every name of a Jinja module (see the module docstring)."""
     body = _Resolver(exact_undefined).scope(module.body, Symbols())
-    return dataclasses.replace(module, body=body)
+    return ir.replace(module, body=body)

@@ -18,7 +18,6 @@ filters); inspection and the prefix analysis read the unoptimised IR.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from .. import ir
@@ -49,10 +48,14 @@ def _fusable(node: Any) -> bool:
     )
 
 
+#: the classes of the nodes ``_fusable`` can hold of (``has_node``'s filter)
+_WANTED = frozenset({ir.Helper})
+
+
 def run(module: ir.Module) -> ir.Module:
     """Invariant: no ``list`` helper is applied directly to a selection helper with only
     positional arguments."""
-    if not has_node(module.body, _fusable):
+    if not has_node(module.body, _fusable, _WANTED):
         return module
 
     def fuse(node: Any) -> Any:
@@ -64,4 +67,4 @@ def run(module: ir.Module) -> ir.Module:
         flags = (ir.Const(keep), ir.Const(lookup_attr))
         return ir.Helper(FUSED, (value, *flags, *args), span=inner.span)
 
-    return dataclasses.replace(module, body=map_nodes(module.body, fuse))
+    return ir.replace(module, body=map_nodes(module.body, fuse, classes=_WANTED))

@@ -30,7 +30,6 @@ Keeps output byte-identical (pure IR -> IR, Jinja modules after scope resolution
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from .. import ir
@@ -42,16 +41,20 @@ _EMPTY: frozenset = frozenset()
 def run(module: ir.Module) -> ir.Module:
     """Invariant: a ``Name`` read is marked ``kind="str"`` only if it holds a string wherever
     it is read."""
-    if module.dialect != "jinja" or not has_node(module.body, _str_assign):
+    if module.dialect != "jinja" or not has_node(module.body, _str_assign, _WANTED):
         return module  # (nothing is ever known: the flow would mark no read)
     body, _ = _Flow().block(module.body, _EMPTY)
-    return module if body is module.body else dataclasses.replace(module, body=body)
+    return module if body is module.body else ir.replace(module, body=body)
 
 
 def _str_assign(node: Any) -> bool:
     """An assignment of a string: the only way a local becomes known (no read is marked
     before this pass, so ``is_str`` of a value here is what the flow's first look at it is)."""
     return isinstance(node, ir.Assign) and is_str(node.value)
+
+
+#: the classes of the nodes ``_str_assign`` can hold of (``has_node``'s filter)
+_WANTED = frozenset({ir.Assign})
 
 
 def _bound(node: Any) -> set:
@@ -174,7 +177,7 @@ class _Flow:
                 return n
             if isinstance(n, ir.Name):
                 if n.ident in known and n.kind != "str":
-                    return dataclasses.replace(n, kind="str")
+                    return ir.replace(n, kind="str")
                 return n
             if isinstance(n, ir.Capture):  # written before the statement, with what is known
                 body, _ = self.block(n.body, known)
@@ -190,4 +193,4 @@ def _replace(node: Any, **fields: Any) -> Any:
     """``node`` with ``fields``, or ``node`` itself when none changed (by identity)."""
     if all(getattr(node, k) is v for k, v in fields.items()):
         return node
-    return dataclasses.replace(node, **fields)
+    return ir.replace(node, **fields)

@@ -10,7 +10,6 @@ Keeps output byte-identical (pure IR -> IR, Jinja modules after scope resolution
 
 from __future__ import annotations
 
-import dataclasses
 
 from .. import ir
 from .util import map_start_values
@@ -18,5 +17,5 @@ from .util import map_start_values
 
 def run(module: ir.Module) -> ir.Module:
     return map_start_values(
-        module, "jinja.resolve", lambda call: dataclasses.replace(call, name="jinja.resolve_top")
+        module, "jinja.resolve", lambda call: ir.replace(call, name="jinja.resolve_top")
     )

@@ -48,14 +48,13 @@ Keeps output byte-identical (pure IR -> IR, Jinja modules after scope resolution
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Optional
 
 from tmpl2py.runtime.jinja.bounded import SMALL
 
 from .. import ir
 from . import method_calls
-from .util import type_is
+from .util import LEAVES, type_is
 
 #: filter helper -> the ``str`` method it is on a ``str`` ("": the value itself)
 STR_FILTERS = {
@@ -99,7 +98,7 @@ def _str_filter(node: ir.Helper, temps: _Temps) -> Optional[ir.Expr]:
     test, again = temps.bind(node.args[0])
     method = STR_FILTERS[node.name]
     fast = again if not method else ir.CallValue(ir.LoopAttr(again, method), ())
-    general = dataclasses.replace(node, args=(again,))
+    general = ir.replace(node, args=(again,))
     return ir.CondExpr(type_is(test, "builtins.str"), fast, general, span=node.span)
 
 
@@ -126,7 +125,7 @@ def _receiver(func: Any) -> Optional[tuple[ir.Expr, str]]:
     if isinstance(func, ir.DictLookup):
         if func.bind is None or func.cache or func.flag or func.mode != "item":
             return None
-        func = dataclasses.replace(func.fallback, args=(func.bind,) + func.fallback.args[1:])
+        func = ir.replace(func.fallback, args=(func.bind,) + func.fallback.args[1:])
     if (
         isinstance(func, ir.Helper)
         and func.name == "jinja.getattr_"
@@ -170,7 +169,7 @@ def _method_call(node: ir.Helper, temps: _Temps, methods: dict) -> Optional[ir.E
         return None
     test, again = temps.bind(receiver)
     fast = ir.CallValue(ir.LoopAttr(again, name), args, node.kwargs, span=node.span)
-    general = dataclasses.replace(
+    general = ir.replace(
         node, args=(ir.Helper("jinja.getattr_", (again, ir.Const(name))),) + args
     )
     return ir.CondExpr(type_is(test, "builtins." + kind), fast, general, span=node.span)
@@ -228,7 +227,7 @@ def _string_key_compared(node: ir.Compare) -> Optional[ir.Expr]:
     ):
         return None
     fallback = ir.CondExpr(type_is(lookup.obj, "builtins.str"), ir.Const(None), lookup.fallback)
-    return dataclasses.replace(node, left=dataclasses.replace(lookup, fallback=fallback))
+    return ir.replace(node, left=ir.replace(lookup, fallback=fallback))
 
 
 def run(module: ir.Module) -> ir.Module:
@@ -238,13 +237,15 @@ def run(module: ir.Module) -> ir.Module:
     temps = _Temps()
 
     def rewrite(node: Any) -> Any:
+        if node.__class__ in LEAVES:
+            return node
         if isinstance(node, tuple):
             return ir.map_children(node, rewrite)
         if not isinstance(node, ir.Node):
             return node
         if isinstance(node, ir.For) and node.filter is not None:
             # the iterable and the filter are a generator's: only the rest is rewritten
-            return dataclasses.replace(
+            return ir.replace(
                 node,
                 body=rewrite(node.body),
                 else_=rewrite(node.else_),
@@ -261,4 +262,4 @@ def run(module: ir.Module) -> ir.Module:
                 return _method_call(node, temps, methods) or _global_call(node) or node
         return node
 
-    return dataclasses.replace(module, body=rewrite(module.body))
+    return ir.replace(module, body=rewrite(module.body))
