@@ -115,7 +115,7 @@ def _replace_filter(node: ir.Helper, temps: _Temps) -> Optional[ir.Expr]:
     if grow > 0:  # (``guard_replace`` passes any text of at most this length)
         short = ir.Compare(ir.Helper("builtins.len", (again,)), (("<=", ir.Const(SMALL // grow)),))
         is_str = ir.BoolOp("and", (is_str, short))
-    general = dataclasses.replace(node, args=(again, old, new))
+    general = ir.replace(node, args=(again, old, new))
     return ir.CondExpr(is_str, fast, general, span=node.span)
 
 
