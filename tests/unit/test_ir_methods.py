@@ -68,6 +68,16 @@ def test_every_class_behaves_as_its_dataclass(cls: type) -> None:
         assert other != ours and (other == ref(**values)) is False
     assert ours != theirs  # another class: never equal
     assert copy.deepcopy(ours) == ours and pickle.loads(pickle.dumps(ours)) == ours
+    # ir.replace (the class's generated __replace__) is dataclasses.replace, field by field
+    for i, f in enumerate(fields):
+        new = ir.Const(f"new{i}")
+        mine, reference = ir.replace(ours, **{f.name: new}), dataclasses.replace(ours, **{f.name: new})
+        assert type(mine) is cls and all(
+            getattr(mine, g.name) == getattr(reference, g.name) for g in fields
+        )
+    assert ir.replace(ours) == ours
+    with pytest.raises(TypeError):
+        ir.replace(ours, no_such_field=1)
     with pytest.raises(TypeError):
         cls(*values.values(), *range(len(fields) + 1))
 
