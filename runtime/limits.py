@@ -797,6 +797,13 @@ def hash_key(key: Any) -> Any:
     if kind is tuple:
         keys = tuple(map(hash_key, key))
         return key if all(map(is_, keys, key)) else (_BIG, keys)
+    if kind is range:  # hashed as (length, start, step): equal when those that matter are
+        n = len(key)
+        start = hash_key(key.start) if n else None
+        step = hash_key(key.step) if n > 1 else None
+        if start is (key.start if n else None) and step is (key.step if n > 1 else None):
+            return key
+        return (_BIG, range, n, start, step)
     return key
 
 
@@ -815,15 +822,28 @@ def charge_hashing(keys: Any) -> list:
     distinct: dict = {}
     for key in items:
         kind = type(key)
-        if kind is tuple or ((kind is int or kind is float) and not -HASH_SAFE < key < HASH_SAFE):
+        if kind is tuple or kind is range or (
+            (kind is int or kind is float) and not -HASH_SAFE < key < HASH_SAFE
+        ):
             safe = hash_key(key)
             if safe is not key:
                 distinct.setdefault(hash(key), set()).add(safe)
     if distinct:
+        worst = max(map(len, distinct.values()))
+        if worst > ONE_HASH:
+            raise RenderLimitExceeded(
+                "value", f"a dict of {worst:,} keys of one hash (numbers a template or its input chose)"
+            )
         probes = sum(len(d) * len(d) for d in distinct.values()) >> 1
         if probes > 1 << 16:
             charge(probes // 100)
     return items
+
+
+#: the most keys of one hash a dict the template builds may hold: each lookup of one probes
+#: them all (the build is charged, the lookups are not: 10,000 of them, each through 10,000
+#: keys, took 3.6 s); real data has none past ``HASH_SAFE``
+ONE_HASH = 1024
 
 
 def check_iterations(count: int) -> None:

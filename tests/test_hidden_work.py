@@ -224,9 +224,11 @@ def test_numbers_of_one_hash_are_not_a_quadratic_step() -> None:
 def test_tuples_of_numbers_of_one_hash_are_not_a_quadratic_step() -> None:
     """A tuple's hash is made of its items': tuples holding numbers of one hash (a template
     makes them with a literal, ``dictsort`` or ``items()``) have one hash too (40,000 in
-    ``unique`` took 39 s). ``unique`` keys them by ``limits.hash_key`` (their numbers' bytes,
-    at any depth); ``dict.fromkeys`` / ``dict(pairs)`` charge their probes, distinct keys
-    counted per hash (equal keys probe once)."""
+    ``unique`` took 39 s), and so have ranges (their length, start and step). ``unique`` keys
+    them by ``limits.hash_key`` (their numbers' bytes, at any depth); ``dict.fromkeys`` /
+    ``dict(pairs)`` charge their probes, distinct keys counted per hash (equal keys probe
+    once), and refuse more than ``limits.ONE_HASH`` of one hash (each later lookup of one would
+    probe them all, uncharged)."""
     p = 2**61 - 1
     colliding = [(i * p,) for i in range(100_000)]
     assert compile_template("{{ ids|unique|list|length }}").render({"ids": colliding}) == "100000"
@@ -235,6 +237,11 @@ def test_tuples_of_numbers_of_one_hash_are_not_a_quadratic_step() -> None:
     with pytest.raises(RenderLimitExceeded) as info:
         compile_template("{{ dict.fromkeys(ids)|length }}").render({"ids": colliding})
     assert info.value.limit == "fuel"
+    ranges = [range(i * p, i * p + 1) for i in range(100_000)]  # hashed (length, start, step)
+    assert compile_template("{{ r|unique|list|length }}").render({"r": ranges}) == "100000"
+    with pytest.raises(RenderLimitExceeded) as info:  # lookups in it would probe them all
+        compile_template("{{ dict.fromkeys(ids[:2000])|length }}").render({"ids": colliding})
+    assert info.value.limit == "value"
     same = [(p, 1)] * 100_000  # one key many times: no charge, as many probes as keys
     assert compile_template("{{ dict.fromkeys(ids)|length }}").render({"ids": same}) == "1"
     _same_as_jinja2(
@@ -242,4 +249,9 @@ def test_tuples_of_numbers_of_one_hash_are_not_a_quadratic_step() -> None:
         {"l": [(1,), (1.0,), (2, (3,)), (2, (3.0,)), (2**61, 1), (2.0**61, 1.0), (2**62,),
                ((2**62,),), ((2**62,),), (float("nan"),), ("a", 2**70), ("a", 2**70)],
          "pairs": [[(2**62,), 1], [(2.0**62,), 2], [(1, (2**70,)), 3], [(1, (2.0**70,)), 4]]},
+    )
+    _same_as_jinja2(
+        "{{ l|unique|list }}|{{ dict.fromkeys(l) }}",
+        {"l": [range(2**62, 2**62 + 1), range(1, 2), range(3, 3), range(5, 5), range(1, 9, 2),
+               range(1, 9, 2), range(2**62, 2**63, 2**61), range(2**62, 2**63, 2**61)]},
     )

@@ -990,7 +990,7 @@ def do_unique(value: Any, case_sensitive: bool = False, attribute: Any = None) -
 #: template's ``range(0, n * p, p)``, or its input, can give 100,000 distinct ones of one
 #: hash; a set of them is quadratic in one C-level step: 20,000 took 3.7 s, 100,000
 #: minutes): ``unique`` keys them by ``limits.hash_key`` instead
-_KEYED = frozenset({int, float, tuple})
+_KEYED = frozenset({int, float, tuple, range})
 
 
 def _min_or_max(value: Any, func: Callable[..., Any], case_sensitive: bool, attribute: Any) -> Any:
