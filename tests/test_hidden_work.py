@@ -214,7 +214,10 @@ def test_numbers_of_one_hash_are_not_a_quadratic_step() -> None:
     for source in ("{{ dict.fromkeys(ids)|length }}", "{{ dict(ids|batch(2))|length }}"):
         with pytest.raises(RenderLimitExceeded) as info:
             compile_template(source).render({"ids": colliding})
-        assert info.value.limit == "fuel"
+        assert info.value.limit == "value"  # more than ONE_HASH of one hash
+    with pytest.raises(RenderLimitExceeded) as info:  # under it: the probes are charged
+        compile_template("{% for i in range(100) %}{{ dict.fromkeys(ids)|length }}{% endfor %}").render({"ids": colliding[:1024]})
+    assert info.value.limit == "fuel"
     _same_as_jinja2(
         "{{ l|unique|list }}|{{ dict.fromkeys(l) }}|{{ dict(l|batch(2)|list) }}",
         {"l": [1, 2, 2**62, 2.0**62, float("inf"), float("inf"), -(2**70), -(2**70), 3.5, "a", "A", True]},
@@ -236,7 +239,7 @@ def test_tuples_of_numbers_of_one_hash_are_not_a_quadratic_step() -> None:
     assert compile_template("{{ ids|unique(attribute='1')|list|length }}").render({"ids": nested}) == "100000"
     with pytest.raises(RenderLimitExceeded) as info:
         compile_template("{{ dict.fromkeys(ids)|length }}").render({"ids": colliding})
-    assert info.value.limit == "fuel"
+    assert info.value.limit == "value"
     ranges = [range(i * p, i * p + 1) for i in range(100_000)]  # hashed (length, start, step)
     assert compile_template("{{ r|unique|list|length }}").render({"r": ranges}) == "100000"
     with pytest.raises(RenderLimitExceeded) as info:  # lookups in it would probe them all
