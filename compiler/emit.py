@@ -92,6 +92,9 @@ def _assign_then_test(body: tuple) -> bool:
 #: compares each keyword with every other as it compiles a call (30,000 took 8 s)
 MANY_KEYWORDS = 64
 
+#: ``registry.resolve`` of each helper named so far (it imports the helper's runtime module)
+_RESOLVED: dict = {}
+
 #: helpers ``x_Helper`` may write inline (``Emitter._special_helper``)
 _SPECIAL_HELPERS = frozenset(
     {"limits.add", "limits.concat", "limits.concatenated", "jinja.subscript",
@@ -147,7 +150,10 @@ class Emitter(FuelEmitter):
     def helper_name(self, helper: str) -> str:
         if helper in self.aliases:
             return self.aliases[helper]
-        module, fn = registry.resolve(helper)
+        resolved = _RESOLVED.get(helper)
+        if resolved is None:
+            resolved = _RESOLVED[helper] = registry.resolve(helper)
+        module, fn = resolved
         if not module:
             self.aliases[helper] = fn
             return fn
@@ -726,7 +732,8 @@ class Emitter(FuelEmitter):
     # ------------------------------------------------------------------ module
 
     def module(self, module: ir.Module, header: str, metadata: dict[str, Any]) -> str:
-        self.into = {n.ident for n in ir.walk(module.body) if isinstance(n, ir.FuncDef) and n.into}
+        # (the module's walk, remembered: the fuel's analyses walk it again, ``fuel.py``)
+        self.into = {n.ident for n in ir.walk(module) if n.__class__ is ir.FuncDef and n.into}
         # a Jinja render is its template's entry point itself (``render_entry``)
         self.entry = module.dialect == "jinja"
         self.indent = 1

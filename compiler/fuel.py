@@ -72,19 +72,51 @@ def _weight(node: Any, leaves: dict) -> int:
 def _calls(node: Any, leaves: dict) -> int:
     """The runtime calls ``node`` makes on its costliest path (a closed function's call
     counting its tree's), outside the bodies of the loops and functions in it."""
-    if isinstance(node, tuple):
-        return sum(_calls(item, leaves) for item in node)
-    if not isinstance(node, ir.Node) or isinstance(node, ir.FuncDef):
+    kind, fields = _CALL_KINDS.get(node.__class__) or _call_kind(node.__class__)
+    if kind is _K_NONE:
         return 0
-    if isinstance(node, (ir.If, ir.CondExpr)):
+    if kind is _K_SEQ:
+        calls = 0
+        for item in node:
+            calls += _calls(item, leaves)
+        return calls
+    if kind is _K_BRANCH:  # ``if`` / conditional expression: the costlier branch
         return _calls(node.test, leaves) + max(_calls(node.body, leaves), _calls(node.orelse, leaves))
-    if isinstance(node, ir.For):  # its items, filter and ``else`` (run once) here; its body
+    if kind is _K_FOR:  # its items, filter and ``else`` (run once) here; its body
         # pays at its own start
         return _calls(node.iter, leaves) + _calls(node.filter, leaves) + _calls(node.else_, leaves)
-    calls = _weight(node, leaves)
-    for _field, value in ir.children(node):
-        calls += _calls(value, leaves)
+    if kind is _K_CALLFUNC:
+        calls = 1 + leaves[node.ident] * CALLS_PER_FUEL if node.ident in leaves else 1
+    else:
+        calls = kind  # 1 for a call, 0 for any other node
+    for field in fields:
+        calls += _calls(getattr(node, field), leaves)
     return calls
+
+
+# ``_calls``'s treatment of a value by its class (``_CALL_KINDS``: ``(kind, child fields)``):
+# nothing (not a node, or a function: its code pays for itself), a tuple's items, the
+# costlier branch, a loop's own parts, a call of a function by name; or the node's own calls
+# (0 or 1, :func:`_weight`) and its children's
+_K_NONE, _K_SEQ, _K_BRANCH, _K_FOR, _K_CALLFUNC = "none", "seq", "branch", "for", "callfunc"
+_CALL_KINDS: dict = {}
+
+
+def _call_kind(cls: type) -> tuple:
+    if issubclass(cls, tuple):
+        kind: Any = _K_SEQ
+    elif not issubclass(cls, ir.Node) or issubclass(cls, ir.FuncDef):
+        kind = _K_NONE
+    elif issubclass(cls, (ir.If, ir.CondExpr)):
+        kind = _K_BRANCH
+    elif issubclass(cls, ir.For):
+        kind = _K_FOR
+    elif issubclass(cls, ir.CallFunc):
+        kind = _K_CALLFUNC
+    else:
+        kind = 1 if issubclass(cls, _CALLS) else 0
+    fields = ir.child_fields(cls) if issubclass(cls, ir.Node) else ()
+    return _CALL_KINDS.setdefault(cls, (kind, fields))
 
 
 #: the most one iteration of a loop with no counter may cost (:func:`body_cost`): a body
@@ -114,10 +146,11 @@ def closed_functions(module: ir.Module) -> dict:
     a value holds pays as it starts, a value's method or the caller's function is theirs. So
     every cycle of calls, and every call tree larger than a loop body's, still pays at each
     call of a function that is not closed."""
-    funcs = {node.ident: node for node in ir.walk(module) if isinstance(node, ir.FuncDef)}
+    nodes = ir.walk(module)  # (the emitter walked it first: ``Emitter.module``)
+    funcs = {node.ident: node for node in nodes if node.__class__ is ir.FuncDef}
     if not funcs:
         return {}
-    values = {node.ident for node in ir.walk(module) if isinstance(node, (ir.Name, ir.Local))}
+    values = {node.ident for node in nodes if node.__class__ is ir.Name or node.__class__ is ir.Local}
     callees = {
         ident: {node.ident for node in _own_nodes(own_code(f)) if isinstance(node, ir.CallFunc)}
         for ident, f in funcs.items()
@@ -165,13 +198,54 @@ STRAIGHT_OWED = 64 * CALLS_PER_FUEL
 
 def own_calls(stmt: Any, leaves: dict) -> int:
     """The runtime calls statement ``stmt`` makes itself (its expressions; the statements
-    nested in it count for themselves), a closed function's call counting its tree's."""
-    parts = [stmt, *stmt.bindings] if isinstance(stmt, ir.Scoped) else [stmt]
-    return sum(_weight(node, leaves) for part in parts for node in ir.walk_own(part))
+    nested in it count for themselves), a closed function's call counting its tree's:
+    ``_weight`` of each node of ``ir.walk_own`` of the statement (and of a ``Scoped``'s
+    bindings), walked here without listing them."""
+    calls = 0
+    kinds = _OWN_KINDS
+    for root in [stmt, *stmt.bindings] if stmt.__class__ is ir.Scoped else (stmt,):
+        # the statement's own fields (a statement is no call); any statement under it is not
+        # walked into
+        stack = [getattr(root, field) for field in ir.child_fields(root.__class__)]
+        while stack:
+            node = stack.pop()
+            kind, fields = kinds.get(node.__class__) or _own_kind(node.__class__)
+            if kind is _K_SEQ:
+                stack.extend(node)
+                continue
+            if kind is _K_NONE or kind is _K_STMT:
+                continue
+            if kind is _K_CALLFUNC:
+                calls += 1 + leaves[node.ident] * CALLS_PER_FUEL if node.ident in leaves else 1
+            else:
+                calls += kind
+            for field in fields:
+                stack.append(getattr(node, field))
+    return calls
+
+
+_K_STMT = "stmt"
+#: ``own_calls``'s treatment of a value by its class: ``(kind, child fields)``
+_OWN_KINDS: dict = {}
+
+
+def _own_kind(cls: type) -> tuple:
+    if issubclass(cls, tuple):
+        kind: Any = _K_SEQ
+    elif not issubclass(cls, ir.Node):
+        kind = _K_NONE
+    elif issubclass(cls, ir.Stmt):
+        kind = _K_STMT
+    elif issubclass(cls, ir.CallFunc):
+        kind = _K_CALLFUNC
+    else:
+        kind = 1 if issubclass(cls, _CALLS) else 0
+    fields = ir.child_fields(cls) if issubclass(cls, ir.Node) else ()
+    return _OWN_KINDS.setdefault(cls, (kind, fields))
 
 
 def _has_loop(body: Any) -> bool:
-    return any(isinstance(node, ir.For) for node in _own_nodes(body))
+    return any(isinstance(node, ir.For) for node in _iter_own_nodes(body))
 
 
 #: statements of straight code (in a function's or the render's own blocks) between two
@@ -183,7 +257,7 @@ def _long(body: Any) -> bool:
     """``body`` holds :data:`STRAIGHT_LOOK` statements or more (outside its functions): its
     straight code looks at the meter as it runs (and so shares render's counter)."""
     count = 0
-    for node in _own_nodes(body):
+    for node in _iter_own_nodes(body):
         if isinstance(node, ir.Stmt):
             count += 1
             if count >= STRAIGHT_LOOK:
@@ -191,9 +265,8 @@ def _long(body: Any) -> bool:
     return False
 
 
-def _own_nodes(body: Any, inner_loops: bool = True) -> Any:
-    """The nodes of ``body`` outside the functions it defines (and, unless ``inner_loops``,
-    outside the bodies of its loops)."""
+def _iter_own_nodes(body: Any) -> Any:
+    """``_own_nodes``, one at a time (for the searches that stop at the first they need)."""
     stack = [body]
     while stack:
         node = stack.pop()
@@ -206,9 +279,43 @@ def _own_nodes(body: Any, inner_loops: bool = True) -> Any:
         for field, value in ir.children(node):
             if isinstance(node, ir.FuncDef) and field == "body":
                 continue
-            if not inner_loops and isinstance(node, ir.For) and field in ("body", "else_"):
-                continue
             stack.append(value)
+
+
+def _own_nodes(body: Any) -> list:
+    """The nodes of ``body`` outside the functions it defines (a function's own node is
+    listed, its parameters and prologue too, not its body)."""
+    found: list = []
+    add = found.append
+    stack = [body]
+    pop, extend = stack.pop, stack.extend
+    kinds = _OWN_NODE_KINDS
+    while stack:
+        node = pop()
+        kind, fields = kinds.get(node.__class__) or _own_node_kind(node.__class__)
+        if kind is _K_SEQ:
+            extend(node)
+        elif kind is not _K_NONE:
+            add(node)
+            for field in fields:
+                stack.append(getattr(node, field))
+    return found
+
+
+#: ``_own_nodes``'s treatment of a value by its class: ``(kind, fields)``: a tuple's items,
+#: nothing (not a node), or the node and its fields to walk (a function's without its body)
+_OWN_NODE_KINDS: dict = {}
+
+
+def _own_node_kind(cls: type) -> tuple:
+    if issubclass(cls, tuple):
+        return _OWN_NODE_KINDS.setdefault(cls, (_K_SEQ, ()))
+    if not issubclass(cls, ir.Node):
+        return _OWN_NODE_KINDS.setdefault(cls, (_K_NONE, ()))
+    fields = ir.child_fields(cls)
+    if issubclass(cls, ir.FuncDef):
+        fields = tuple(f for f in fields if f != "body")
+    return _OWN_NODE_KINDS.setdefault(cls, ("node", fields))
 
 
 #: pieces of output past which a render's end measures it even unmarked: this many pieces

@@ -71,8 +71,9 @@ def quiet(module: ir.Module, helpers: Any) -> bool:
     if not any(h in _QUIET_WHEN for h in helpers):
         return True
     bound: Optional[dict] = None
-    for node in ir.walk(module.body):
-        if not (isinstance(node, ir.Helper) and node.name in _QUIET_WHEN):
+    helper = ir.Helper
+    for node in ir.walk(module):  # (remembered: ``Emitter.module`` walked it)
+        if node.__class__ is not helper or node.name not in _QUIET_WHEN:
             continue
         if node.name == "jinja_filters.do_trim":
             if not _short_chars(node.args[1:], node.kwargs):
