@@ -102,18 +102,31 @@ _SPECIAL_HELPERS = frozenset(
 )
 
 
+class _Methods(dict):
+    """node class -> an emitter class's method for it (``prefix`` + the class's name), found
+    on first use."""
+
+    def __init__(self, emitter: type, prefix: str) -> None:
+        super().__init__()
+        self.emitter, self.prefix = emitter, prefix
+
+    def __missing__(self, cls: type) -> Any:
+        method = self[cls] = getattr(self.emitter, self.prefix + cls.__name__)
+        return method
+
+
 class Emitter(FuelEmitter):
     #: an ``else`` holding only a name's assignment and an ``if`` testing that name is written
     #: ``elif (name := value):`` (:func:`_assign_then_test`)
     binds_in_tests = True
-    #: node class -> its ``x_`` method (each subclass its own: ``__init_subclass__``)
-    _x_methods: dict = {}
-    _s_methods: dict = {}
+    #: node class -> its ``x_`` / ``s_`` method (each subclass its own: ``__init_subclass__``)
+    _x_methods: dict
+    _s_methods: dict
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls._x_methods = {}
-        cls._s_methods = {}
+        cls._x_methods = _Methods(cls, "x_")
+        cls._s_methods = _Methods(cls, "s_")
 
     def __init__(self) -> None:
         #: how a ``str`` constant is written: ``pysrc.quote_str``, or in an f-string's
@@ -128,7 +141,8 @@ class Emitter(FuelEmitter):
         self.writer = "_w"
         self.entry = False  # the module's render is its entry point (Jinja: ``module``)
         self.uses_top = False
-        self.into: set[str] = set()  # functions that append to the writer they are given
+        #: functions that append to the writer they are given (None: not yet made, ``_into``)
+        self.into: Optional[set[str]] = set()
         self.start_values: dict[str, str] = {}  # ContextGet name -> its module-level default
         self.hoisted: dict[str, str] = {}  # Hoisted value's source -> its module-level name
         # the position table: the template span of the statement each line of the render
@@ -169,12 +183,7 @@ class Emitter(FuelEmitter):
 
     def expr(self, node: ir.Expr) -> Piece:
         """``node``'s text as a piece (``pysrc``): its ``x_`` method, found once a class."""
-        method = self._x_methods.get(node.__class__)
-        if method is None:
-            method = self._x_methods[node.__class__] = getattr(
-                type(self), "x_" + node.__class__.__name__
-            )
-        return method(self, node)
+        return self._x_methods[node.__class__](self, node)
 
     def src(self, node: ir.Expr) -> str:
         return w(self.expr(node), TEST)
@@ -530,12 +539,7 @@ class Emitter(FuelEmitter):
             span = getattr(stmt, "span", None)
             self.span = span if span and span[0] else outer
             inner = self.fuel_inner_start()
-            method = methods.get(stmt.__class__)
-            if method is None:
-                method = methods[stmt.__class__] = getattr(
-                    type(self), "s_" + stmt.__class__.__name__
-                )
-            method(self, stmt)
+            methods[stmt.__class__](self, stmt)
             self.fuel_statement(stmt, self.fuel_inner_end(inner))
         self.quote_str = quote
         self.fuel_block_end(owed)
@@ -552,7 +556,7 @@ class Emitter(FuelEmitter):
         self.line(f"{self.writer}({w(const(node.text), TEST)})")
 
     def s_Output(self, node: ir.Output) -> None:
-        if isinstance(node.expr, ir.CallFunc) and node.expr.ident in self.into:
+        if isinstance(node.expr, ir.CallFunc) and node.expr.ident in self._into():
             args = "".join(", " + self.src(a) for a in node.expr.args)
             self.line(f"{func_name(node.expr.ident)}({self.writer}{args})")  # appends itself
             return
@@ -729,11 +733,18 @@ class Emitter(FuelEmitter):
         else:
             self.line(f"{node.ident} = {func}")
 
+    def _into(self) -> set:
+        """``into``: made from the module on first use (``module``)."""
+        if self.into is None:
+            # (the module's walk, remembered: the fuel's analyses walk it too, ``fuel.py``)
+            module = self.into_module
+            self.into = {n.ident for n in ir.walk(module) if n.__class__ is ir.FuncDef and n.into}
+        return self.into
+
     # ------------------------------------------------------------------ module
 
     def module(self, module: ir.Module, header: str, metadata: dict[str, Any]) -> str:
-        # (the module's walk, remembered: the fuel's analyses walk it again, ``fuel.py``)
-        self.into = {n.ident for n in ir.walk(module) if n.__class__ is ir.FuncDef and n.into}
+        self.into, self.into_module = None, module  # (``_into``)
         # a Jinja render is its template's entry point itself (``render_entry``)
         self.entry = module.dialect == "jinja"
         self.indent = 1
@@ -792,6 +803,9 @@ class Emitter(FuelEmitter):
             raise ValueError("Unable to avoid backslash in f-string expression part")
         return text
 
+
+Emitter._x_methods = _Methods(Emitter, "x_")
+Emitter._s_methods = _Methods(Emitter, "s_")
 
 #: the IR's comparison operators, as Python writes them
 _CMPOPS = {op: op for op in ("==", "!=", "<", "<=", ">", ">=", "in", "not in", "is", "is not")}
