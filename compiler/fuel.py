@@ -30,6 +30,7 @@ a hundred filter calls runs far fewer iterations on the same fuel as an empty on
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Any, Optional
 
 from tmpl2py.runtime.limits import CALL_COST, FIRST_CHUNK
@@ -71,35 +72,56 @@ def _weight(node: Any, leaves: dict) -> int:
 
 def _calls(node: Any, leaves: dict) -> int:
     """The runtime calls ``node`` makes on its costliest path (a closed function's call
-    counting its tree's), outside the bodies of the loops and functions in it."""
-    kind, fields = _CALL_KINDS.get(node.__class__) or _call_kind(node.__class__)
-    if kind is _K_NONE:
-        return 0
-    if kind is _K_SEQ:
-        calls = 0
-        for item in node:
-            calls += _calls(item, leaves)
-        return calls
-    if kind is _K_BRANCH:  # ``if`` / conditional expression: the costlier branch
-        return _calls(node.test, leaves) + max(_calls(node.body, leaves), _calls(node.orelse, leaves))
-    if kind is _K_FOR:  # its items, filter and ``else`` (run once) here; its body
-        # pays at its own start
-        return _calls(node.iter, leaves) + _calls(node.filter, leaves) + _calls(node.else_, leaves)
-    if kind is _K_CALLFUNC:
-        calls = 1 + leaves[node.ident] * CALLS_PER_FUEL if node.ident in leaves else 1
-    else:
-        calls = kind  # 1 for a call, 0 for any other node
-    for field in fields:
-        calls += _calls(getattr(node, field), leaves)
+    counting its tree's), outside the bodies of the loops and functions in it: the calls
+    of the nodes under it (a stack, as ``ir.walk``'s), an ``if``'s (and a conditional
+    expression's) costlier branch counted by a call of its own."""
+    calls = 0
+    stack = [node]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    kinds = _CALL_KINDS
+    while stack:
+        n = pop()
+        kind, many, get = kinds.get(n.__class__) or _call_kind(n.__class__)
+        if kind is _K_SEQ:
+            extend(n)
+            continue
+        if kind is _K_NONE:  # not a node, or a function: its code pays for itself
+            continue
+        if kind is _K_BRANCH:  # ``if`` / conditional expression: the costlier branch
+            push(n.test)
+            calls += max(_calls(n.body, leaves), _calls(n.orelse, leaves))
+            continue
+        if kind is _K_FOR:  # its items, filter and ``else`` (run once) here; its body pays
+            # at its own start
+            extend((n.iter, n.filter, n.else_))
+            continue
+        if kind is _K_CALLFUNC:
+            calls += 1 + leaves[n.ident] * CALLS_PER_FUEL if n.ident in leaves else 1
+        else:
+            calls += kind  # 1 for a call, 0 for any other node
+        if many:
+            extend(get(n))
+        elif get is not None:
+            push(get(n))
     return calls
 
 
-# ``_calls``'s treatment of a value by its class (``_CALL_KINDS``: ``(kind, child fields)``):
+# ``_calls``'s treatment of a value by its class (``_CALL_KINDS``: ``(kind, many, getter)``,
+# the getter of the node's child fields: their values, a tuple of them when ``many``):
 # nothing (not a node, or a function: its code pays for itself), a tuple's items, the
 # costlier branch, a loop's own parts, a call of a function by name; or the node's own calls
 # (0 or 1, :func:`_weight`) and its children's
 _K_NONE, _K_SEQ, _K_BRANCH, _K_FOR, _K_CALLFUNC = "none", "seq", "branch", "for", "callfunc"
 _CALL_KINDS: dict = {}
+
+
+def _fields_getter(fields: tuple) -> tuple:
+    """``(many, getter)`` of a node class's child ``fields`` (as ``ir.walk``'s pushers)."""
+    if len(fields) > 1:
+        return True, attrgetter(*fields)
+    if fields:
+        return False, attrgetter(fields[0])
+    return False, None
 
 
 def _call_kind(cls: type) -> tuple:
@@ -116,7 +138,7 @@ def _call_kind(cls: type) -> tuple:
     else:
         kind = 1 if issubclass(cls, _CALLS) else 0
     fields = ir.child_fields(cls) if issubclass(cls, ir.Node) else ()
-    return _CALL_KINDS.setdefault(cls, (kind, fields))
+    return _CALL_KINDS.setdefault(cls, (kind, *_fields_getter(fields)))
 
 
 #: the most one iteration of a loop with no counter may cost (:func:`body_cost`): a body
@@ -207,11 +229,12 @@ def own_calls(stmt: Any, leaves: dict) -> int:
         # the statement's own fields (a statement is no call); any statement under it is not
         # walked into
         stack = [getattr(root, field) for field in ir.child_fields(root.__class__)]
+        pop, push, extend = stack.pop, stack.append, stack.extend
         while stack:
-            node = stack.pop()
-            kind, fields = kinds.get(node.__class__) or _own_kind(node.__class__)
+            node = pop()
+            kind, many, get = kinds.get(node.__class__) or _own_kind(node.__class__)
             if kind is _K_SEQ:
-                stack.extend(node)
+                extend(node)
                 continue
             if kind is _K_NONE or kind is _K_STMT:
                 continue
@@ -219,13 +242,15 @@ def own_calls(stmt: Any, leaves: dict) -> int:
                 calls += 1 + leaves[node.ident] * CALLS_PER_FUEL if node.ident in leaves else 1
             else:
                 calls += kind
-            for field in fields:
-                stack.append(getattr(node, field))
+            if many:
+                extend(get(node))
+            elif get is not None:
+                push(get(node))
     return calls
 
 
 _K_STMT = "stmt"
-#: ``own_calls``'s treatment of a value by its class: ``(kind, child fields)``
+#: ``own_calls``'s treatment of a value by its class: ``(kind, many, getter)``
 _OWN_KINDS: dict = {}
 
 
@@ -241,7 +266,7 @@ def _own_kind(cls: type) -> tuple:
     else:
         kind = 1 if issubclass(cls, _CALLS) else 0
     fields = ir.child_fields(cls) if issubclass(cls, ir.Node) else ()
-    return _OWN_KINDS.setdefault(cls, (kind, fields))
+    return _OWN_KINDS.setdefault(cls, (kind, *_fields_getter(fields)))
 
 
 def _has_loop(body: Any) -> bool:
@@ -288,34 +313,37 @@ def _own_nodes(body: Any) -> list:
     found: list = []
     add = found.append
     stack = [body]
-    pop, extend = stack.pop, stack.extend
+    pop, push, extend = stack.pop, stack.append, stack.extend
     kinds = _OWN_NODE_KINDS
     while stack:
         node = pop()
-        kind, fields = kinds.get(node.__class__) or _own_node_kind(node.__class__)
+        kind, many, get = kinds.get(node.__class__) or _own_node_kind(node.__class__)
         if kind is _K_SEQ:
             extend(node)
         elif kind is not _K_NONE:
             add(node)
-            for field in fields:
-                stack.append(getattr(node, field))
+            if many:
+                extend(get(node))
+            elif get is not None:
+                push(get(node))
     return found
 
 
-#: ``_own_nodes``'s treatment of a value by its class: ``(kind, fields)``: a tuple's items,
-#: nothing (not a node), or the node and its fields to walk (a function's without its body)
+#: ``_own_nodes``'s treatment of a value by its class: ``(kind, many, getter)``: a tuple's
+#: items, nothing (not a node), or the node and its fields to walk (a function's without its
+#: body)
 _OWN_NODE_KINDS: dict = {}
 
 
 def _own_node_kind(cls: type) -> tuple:
     if issubclass(cls, tuple):
-        return _OWN_NODE_KINDS.setdefault(cls, (_K_SEQ, ()))
+        return _OWN_NODE_KINDS.setdefault(cls, (_K_SEQ, False, None))
     if not issubclass(cls, ir.Node):
-        return _OWN_NODE_KINDS.setdefault(cls, (_K_NONE, ()))
+        return _OWN_NODE_KINDS.setdefault(cls, (_K_NONE, False, None))
     fields = ir.child_fields(cls)
     if issubclass(cls, ir.FuncDef):
         fields = tuple(f for f in fields if f != "body")
-    return _OWN_NODE_KINDS.setdefault(cls, ("node", fields))
+    return _OWN_NODE_KINDS.setdefault(cls, ("node", *_fields_getter(fields)))
 
 
 #: pieces of output past which a render's end measures it even unmarked: this many pieces
