@@ -307,7 +307,8 @@ def fstring(parts: list, inner: bool = False) -> Piece:
 
 def _fstring_unparser() -> Any:
     """The unparser CPython uses for an f-string's expression (3.11: avoiding backslashes)."""
-    return _unparse.UNPARSER(_avoid_backslashes=True)  # type: ignore[misc]
+    unparser = _unparse.UNPARSER or ast._Unparser  # type: ignore[attr-defined]
+    return unparser(_avoid_backslashes=True)
 
 
 def _fstring_probe(values: list) -> tuple:
