@@ -377,9 +377,13 @@ class Emitter(FuelEmitter):
         return call_name(func_name(node.ident), [self.expr(a) for a in node.args])
 
     def x_DictLookup(self, node: ir.DictLookup) -> Piece:
-        # ``obj`` and ``key`` are each one node read in two or three places: where a parent
-        # sets no precedence (a call's argument, a subscript's index), the unparser read them
-        # at the one set last (``pysrc.at``); both are plain names and constants in practice
+        # ``obj`` and ``key`` were each one ``ast`` node read in two or three places: where a
+        # parent sets no precedence (a call's argument, a subscript's index), the unparser
+        # read them at the one set last (``pysrc.at``). ``obj`` is a plain variable read (the
+        # node's contract) and ``key`` a constant (``passes/dict_items``), whose text is the
+        # same at every reading; a compound one's nodes shared in turn would read at the
+        # precedences its first reading set (the emitter's text and the old unparser's differ
+        # there only: random IR of such lookups found it, the passes make none)
         obj, key = self.expr(node.obj), self.expr(node.key)
         if node.again:  # a value kept by an earlier read
             value: Piece = (node.cache, ATOM)

@@ -20,7 +20,7 @@ Own precedences above every context's (:data:`ATOM` and up) never take parenthes
 f-string. A non-empty tuple's piece (own :data:`TUPLE`) is its items without parentheses
 (a subscript's index writes them so: ``x[a, b]``).
 
-String constants are black's quotes (``unparse._black_quoted``), or ``repr``'s when the
+String constants are black's quotes (``unparse.black_quoted``), or ``repr``'s when the
 unparser hook is unavailable (``unparse.UNPARSER`` None), as ``unparse`` writes them.
 F-strings (:func:`fstring`) follow 3.11's unparser too, checked at import against the real
 one on probes (:func:`_fstring_fast`); where it differs (another Python), :data:`FSTRING_FAST`
@@ -69,7 +69,7 @@ def quote_str(value: str) -> str:
     """A ``str`` literal as ``unparse`` writes it (black's quotes when the hook is there)."""
     if _unparse.UNPARSER is None:
         return repr(value)
-    return _unparse._black_quoted(value)
+    return _unparse.black_quoted(value)
 
 
 def const(value: Any, quote: Callable[[str], str] = quote_str) -> Piece:
@@ -94,7 +94,7 @@ def const(value: Any, quote: Callable[[str], str] = quote_str) -> Piece:
         return (repr(value).replace("inf", _INFSTR).replace("nan", f"({_INFSTR}-{_INFSTR})"), ATOM)
     # anything else (bytes, Ellipsis, a subclass of str or int): the unparser's own text
     if quote is not quote_str:  # (in an f-string's expression: ``fstring_quote``'s mode)
-        text = _fstring_unparser().visit(ast.Constant(value))
+        text = _unparse.unparse_in_fstring(ast.Constant(value))
     else:
         text = _unparse.unparse(ast.Constant(value))
     return (text, INT if isinstance(value, int) else ATOM)
@@ -303,12 +303,6 @@ def fstring(parts: list, inner: bool = False) -> Piece:
         quote_types = ["'''"]
         new_parts = [repr('"' + value)[2:-1] for value, _ in written]
     return ("f" + quote_types[0] + "".join(new_parts) + quote_types[0], FSTR)
-
-
-def _fstring_unparser() -> Any:
-    """The unparser CPython uses for an f-string's expression (3.11: avoiding backslashes)."""
-    unparser = _unparse.UNPARSER or ast._Unparser  # type: ignore[attr-defined]
-    return unparser(_avoid_backslashes=True)
 
 
 def _fstring_probe(values: list) -> tuple:
