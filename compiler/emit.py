@@ -1,8 +1,9 @@
 """Emitter: IR -> Python module text; long because it is the one emitter, a method per IR node.
 
-Expressions (a loop filter's generator included) are built as ``ast`` nodes and printed with
-``unparse.unparse`` (quoting and precedence come for free: template text can only ever be a
-string literal).
+Expressions (a loop filter's generator included) are written as text directly, from the
+pieces of ``pysrc``: each ``x_`` method writes what ``unparse.unparse`` wrote of the ``ast``
+tree the emitter used to build for it (quoting and precedence as CPython's unparser does them:
+template text can only ever be a string literal, quoted by ``unparse``'s rules).
 Statements are written by one small method per node type, each block preceded by a
 ``# line N: <kind>`` comment (never template text). The module goes through black once.
 The emitter does not know which dialect it emits: semantics arrive as Helper calls.
@@ -21,6 +22,41 @@ GROWN_INLINE = 64
 
 from . import ir, registry
 from .fuel import FuelEmitter, own_code
+from .pysrc import (
+    ATOM,
+    EXPR,
+    FSTR,
+    FSTRING_FAST,
+    INT,
+    PATOM,
+    REFUSED,
+    TEST,
+    Piece,
+    at,
+    attribute,
+    binop,
+    boolop,
+    call,
+    call_name,
+    compare,
+    comprehension,
+    const,
+    dict_,
+    fstring,
+    fstring_quote,
+    fstring_value,
+    generator,
+    ifexp,
+    list_,
+    named,
+    quote_str,
+    starred,
+    subscript,
+    tuple_,
+    unary,
+    w,
+)
+from .pysrc import keyword as keyword_text
 from .unparse import quote, unparse
 
 MODULE_HEADER = """\
@@ -56,13 +92,46 @@ def _assign_then_test(body: tuple) -> bool:
 #: compares each keyword with every other as it compiles a call (30,000 took 8 s)
 MANY_KEYWORDS = 64
 
+#: ``registry.resolve`` of each helper named so far (it imports the helper's runtime module)
+_RESOLVED: dict = {}
+
+#: helpers ``x_Helper`` may write inline (``Emitter._special_helper``)
+_SPECIAL_HELPERS = frozenset(
+    {"limits.add", "limits.concat", "limits.concatenated", "jinja.subscript",
+     "limits.add_item", "limits.make_tuple"}
+)
+
+
+class _Methods(dict):
+    """node class -> an emitter class's method for it (``prefix`` + the class's name), found
+    on first use."""
+
+    def __init__(self, emitter: type, prefix: str) -> None:
+        super().__init__()
+        self.emitter, self.prefix = emitter, prefix
+
+    def __missing__(self, cls: type) -> Any:
+        method = self[cls] = getattr(self.emitter, self.prefix + cls.__name__)
+        return method
+
 
 class Emitter(FuelEmitter):
     #: an ``else`` holding only a name's assignment and an ``if`` testing that name is written
     #: ``elif (name := value):`` (:func:`_assign_then_test`)
     binds_in_tests = True
+    #: node class -> its ``x_`` / ``s_`` method (each subclass its own: ``__init_subclass__``)
+    _x_methods: dict
+    _s_methods: dict
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._x_methods = _Methods(cls, "x_")
+        cls._s_methods = _Methods(cls, "s_")
 
     def __init__(self) -> None:
+        #: how a ``str`` constant is written: ``pysrc.quote_str``, or in an f-string's
+        #: expression ``pysrc.fstring_quote`` (``x_Format``)
+        self.quote_str = quote_str
         self.lines: list[str] = []
         self.indent = 0
         self.imports: dict[str, set[str]] = {}
@@ -72,7 +141,8 @@ class Emitter(FuelEmitter):
         self.writer = "_w"
         self.entry = False  # the module's render is its entry point (Jinja: ``module``)
         self.uses_top = False
-        self.into: set[str] = set()  # functions that append to the writer they are given
+        #: functions that append to the writer they are given (None: not yet made, ``_into``)
+        self.into: Optional[set[str]] = set()
         self.start_values: dict[str, str] = {}  # ContextGet name -> its module-level default
         self.hoisted: dict[str, str] = {}  # Hoisted value's source -> its module-level name
         # the position table: the template span of the statement each line of the render
@@ -92,15 +162,18 @@ class Emitter(FuelEmitter):
         self.spans.append(self.span)
 
     def helper_name(self, helper: str) -> str:
-        if helper in self.aliases:
-            return self.aliases[helper]
-        module, fn = registry.resolve(helper)
+        alias = self.aliases.get(helper)
+        if alias is not None:
+            return alias
+        resolved = _RESOLVED.get(helper)
+        if resolved is None:
+            resolved = _RESOLVED[helper] = registry.resolve(helper)
+        module, fn = resolved
         if not module:
             self.aliases[helper] = fn
             return fn
         alias = fn
-        taken = {a for h, a in self.aliases.items() if h != helper}
-        if alias in taken:
+        if alias in self.aliases.values():  # taken by another helper (``helper`` has none)
             alias = f"{module.rsplit('.', 1)[1]}_{fn}"
         self.imports.setdefault(module, set()).add(fn if alias == fn else f"{fn} as {alias}")
         self.aliases[helper] = alias
@@ -108,73 +181,94 @@ class Emitter(FuelEmitter):
 
     # ------------------------------------------------------------------ expressions
 
-    def expr(self, node: ir.Expr) -> ast.expr:
-        method = getattr(self, "x_" + type(node).__name__)
-        return method(node)
+    def expr(self, node: ir.Expr) -> Piece:
+        """``node``'s text as a piece (``pysrc``): its ``x_`` method, found once a class."""
+        return self._x_methods[node.__class__](self, node)
 
     def src(self, node: ir.Expr) -> str:
-        return unparse(self.expr(node))
+        text, own = self._x_methods[node.__class__](self, node)
+        return text if own >= TEST else "(" + text + ")"
 
-    def x_Const(self, node: ir.Const) -> ast.expr:
-        return const_node(node.value)
+    def x_Const(self, node: ir.Const) -> Piece:
+        return const(node.value, self.quote_str)
 
-    def x_Name(self, node: ir.Name) -> ast.expr:
+    def x_Name(self, node: ir.Name) -> Piece:
         assert node.ident, f"unresolved name {node.name!r}"
-        return ast.Name(node.ident, ast.Load())
+        return (node.ident, ATOM)
 
-    def x_Local(self, node: ir.Local) -> ast.expr:
+    def x_Local(self, node: ir.Local) -> Piece:
         if node == ir.TOP_OUTPUT:
             self.uses_top = True
-        return ast.Name(node.ident, ast.Load())
+        return (node.ident, ATOM)
 
-    def keywords(self, kwargs: tuple) -> list[ast.keyword]:
+    def keywords(self, kwargs: tuple) -> list[str]:
         """Keyword arguments, ``(None, mapping)`` last as ``**mapping``; when one is named like a
         Python keyword (``def=``), all the named ones go in one ``**{...}`` dict, as jinja2 writes
         them (a repeated name is then no error), merged with the mapping by ``dict(...)``; past
         ``MANY_KEYWORDS`` they go in one dict too, before the mapping (their names are distinct:
         the frontends refuse a repeat)."""
+        if not kwargs:
+            return []
         named = [(k, v) for k, v in kwargs if k is not None]
-        spread = [ast.keyword(None, self.expr(v)) for k, v in kwargs if k is None]
+        spread = [keyword_text(None, self.expr(v)) for k, v in kwargs if k is None]
         python_keyword = any(keyword.iskeyword(k) for k, _ in named)
         if python_keyword or len(named) > MANY_KEYWORDS:
-            merged: ast.expr = ast.Dict([ast.Constant(k) for k, _ in named], [self.expr(v) for _, v in named])
+            quote = self.quote_str
+            merged = dict_([(quote(k), ATOM) for k, _ in named], [self.expr(v) for _, v in named])
             if python_keyword and spread:
-                merged = ast.Call(ast.Name(self.helper_name("builtins.dict"), ast.Load()), [merged], spread)
+                merged = call((self.helper_name("builtins.dict"), ATOM), [merged], spread)
                 spread = []
-            return [ast.keyword(None, merged)] + spread
-        return [ast.keyword(k, self.expr(v)) for k, v in named] + spread
+            return [keyword_text(None, merged)] + spread
+        return [keyword_text(k, self.expr(v)) for k, v in named] + spread
 
-    def x_Starred(self, node: ir.Starred) -> ast.expr:
-        return ast.Starred(self.expr(node.value), ast.Load())
+    def x_Starred(self, node: ir.Starred) -> Piece:
+        return starred(self.expr(node.value))
 
-    def x_Helper(self, node: ir.Helper) -> ast.expr:
-        if node.name in ("limits.add", "limits.concat") and not node.kwargs:
-            operands = node.args[1:] if node.name == "limits.add" else node.args
+    def x_Helper(self, node: ir.Helper) -> Piece:
+        name = node.name
+        if name in _SPECIAL_HELPERS and not node.kwargs:
+            special = self._special_helper(node)
+            if special is not None:
+                return special
+        func = self.helper_name(name)
+        methods = self._x_methods
+        args = []
+        for arg in node.args:  # (each at ``TEST``: ``pysrc.call``)
+            text, own = methods[arg.__class__](self, arg)
+            args.append(text if own >= TEST else "(" + text + ")")
+        if node.kwargs:
+            args.extend(self.keywords(node.kwargs))
+        return (func + "(" + ", ".join(args) + ")", ATOM)
+
+    def _special_helper(self, node: ir.Helper) -> Optional[Piece]:
+        """The helpers written inline (no keyword arguments), None for the general call."""
+        name = node.name
+        if name in ("limits.add", "limits.concat"):
+            operands = node.args[1:] if name == "limits.add" else node.args
             parts = self.fuel_parts(*operands) if len(operands) == 2 else 0
             if parts == 2:  # a sum of parts of the input: as long as they are, no check
-                return ast.BinOp(self.expr(operands[0]), ast.Add(), self.expr(operands[1]))
-            if parts == 1 or node.name == "limits.concat":  # no weight to keep
+                return binop(self.expr(operands[0]), "+", self.expr(operands[1]))
+            if parts == 1 or name == "limits.concat":  # no weight to keep
                 return self._guarded_add(ir.Helper("limits.concat", operands, span=node.span))
             return self._guarded_add(node)
-        if node.name == "limits.concatenated" and not node.kwargs and len(node.args) == 1:
+        if name == "limits.concatenated" and len(node.args) == 1:
             made = node.args[0]
             if self.fuel_module is not None and self._inputs().degree(made) is not None:
                 return self.expr(made)  # a part: as long as the input allows (no check)
             return self._checked_text(self.expr(made))
-        if node.name == "jinja.subscript" and not node.kwargs and len(node.args) == 2:
+        if name == "jinja.subscript" and len(node.args) == 2:
             if not isinstance(node.args[0], ir.Const):  # (a literal's would make Python warn)
                 # ``operator.getitem``: Python's own subscript, written as one (no call)
-                return ast.Subscript(self.expr(node.args[0]), self.expr(node.args[1]), ast.Load())
-        if node.name == "limits.add_item" and not node.kwargs and len(node.args) == 3:
+                return subscript(self.expr(node.args[0]), self.expr(node.args[1]))
+        if name == "limits.add_item" and len(node.args) == 3:
             return self._grown_list(node)
-        if node.name == "limits.make_tuple" and not node.kwargs:
+        if name == "limits.make_tuple":
             computed = [i for i, item in enumerate(node.args[1:]) if not isinstance(item, ir.Const)]
             if len(computed) == 1:
                 return self._string_tuple(node, computed[0])
-        func = ast.Name(self.helper_name(node.name), ast.Load())
-        return ast.Call(func, [self.expr(a) for a in node.args], self.keywords(node.kwargs))
+        return None
 
-    def _grown_list(self, node: ir.Helper) -> ast.expr:
+    def _grown_list(self, node: ir.Helper) -> Piece:
         """``limits.add_item(_built, l, item)`` (``l + [item]``) inline when ``l`` is a short
         list and ``item`` a short ``str``: ``_l + [_i] if (type(_l := l) is list) & (type(_i
         := item) is str) and len(_l) < GROWN_INLINE and len(_i) < SHORT else add_item(_built,
@@ -184,27 +278,21 @@ class Emitter(FuelEmitter):
         C), and the list's next growth past ``GROWN_INLINE`` items weighs and registers it."""
         registry, left, item = node.args
         names = [self.fresh("li"), self.fresh("it")]
-        load = [ast.Name(n, ast.Load()) for n in names]
+        load = [(n, ATOM) for n in names]
         is_type = [
-            ast.Compare(
-                ast.Call(ast.Name("type", ast.Load()), [ast.NamedExpr(ast.Name(n, ast.Store()), self.expr(arg))], []),
-                [ast.Is()],
-                [ast.Name(kind, ast.Load())],
-            )
+            compare(call_name("type", [named(n, self.expr(arg))]), ["is"], [(kind, ATOM)])
             for n, arg, kind in zip(names, (left, item), ("list", "str"))
         ]
         short = [
-            ast.Compare(ast.Call(ast.Name("len", ast.Load()), [value], []), [ast.Lt()], [ast.Constant(limit)])
+            compare(call_name("len", [value]), ["<"], [(repr(limit), INT)])
             for value, limit in zip(load, (GROWN_INLINE, SHORT))
         ]
-        test = ast.BoolOp(ast.And(), [ast.BinOp(is_type[0], ast.BitAnd(), is_type[1]), *short])
-        grown = ast.BinOp(load[0], ast.Add(), ast.List([load[1]], ast.Load()))
-        check = ast.Call(
-            ast.Name(self.helper_name("limits.add_item"), ast.Load()), [self.expr(registry), *load], []
-        )
-        return ast.IfExp(test, grown, check)
+        test = boolop("and", [binop(is_type[0], "&", is_type[1]), *short])
+        grown = binop(load[0], "+", list_([load[1]]))
+        check = call_name(self.helper_name("limits.add_item"), [self.expr(registry), *load])
+        return ifexp(test, grown, check)
 
-    def _string_tuple(self, node: ir.Helper, at: int) -> ast.expr:
+    def _string_tuple(self, node: ir.Helper, at: int) -> Piece:
         """``limits.make_tuple(_built, ...)`` of constants and one computed item, inline when
         that item is a ``str``: ``('type', _t) if type(_t := x) is str else make_tuple(_built,
         'type', _t)``. Such a tuple nests nothing (depth 1) and holds each value once (its
@@ -213,31 +301,26 @@ class Emitter(FuelEmitter):
         registry, *items = node.args
         name = self.fresh("t")
         parts = [self.expr(item) for item in items]
-        test_value = ast.NamedExpr(ast.Name(name, ast.Store()), parts[at])
-        parts[at] = ast.Name(name, ast.Load())
-        test = ast.Compare(
-            ast.Call(ast.Name("type", ast.Load()), [test_value], []), [ast.Is()], [ast.Name("str", ast.Load())]
-        )
-        check = ast.Call(
-            ast.Name(self.helper_name("limits.make_tuple"), ast.Load()), [self.expr(registry), *parts], []
-        )
-        return ast.IfExp(test, ast.Tuple(parts, ast.Load()), check)
+        test_value = named(name, parts[at])
+        parts[at] = (name, ATOM)
+        test = compare(call_name("type", [test_value]), ["is"], [("str", ATOM)])
+        check = call_name(self.helper_name("limits.make_tuple"), [self.expr(registry), *parts])
+        return ifexp(test, tuple_(parts), check)
 
-    def _checked_text(self, made: ast.expr) -> ast.expr:
+    def _checked_text(self, made: Piece) -> Piece:
         """``made`` (a sum, or a text built at once from a chain of ``+``:
         ``passes/fstrings.py``) checked as ``limits.concat`` checks a sum: ``_r if
         length_hint(_r := made) < SHORT else concatenated(_r)`` (an f-string's text is a
         ``str``: its size is ``len``, which CPython calls inline, where a ``+`` may make any
         value the caller's objects make)."""
         result = self.fresh("r")
-        store, load = ast.Name(result, ast.Store()), ast.Name(result, ast.Load())
-        measure = "len" if isinstance(made, ast.JoinedStr) else self.helper_name("limits.length_hint")
-        size = ast.Call(ast.Name(measure, ast.Load()), [ast.NamedExpr(store, made)], [])
-        small = ast.Compare(size, [ast.Lt()], [ast.Constant(SHORT)])
-        check = ast.Call(ast.Name(self.helper_name("limits.concatenated"), ast.Load()), [load], [])
-        return ast.IfExp(small, load, check)
+        measure = "len" if made[1] == FSTR else self.helper_name("limits.length_hint")
+        size = call_name(measure, [named(result, made)])
+        small = compare(size, ["<"], [(repr(SHORT), INT)])
+        check = call_name(self.helper_name("limits.concatenated"), [(result, ATOM)])
+        return ifexp(small, (result, ATOM), check)
 
-    def _guarded_add(self, node: ir.Helper) -> ast.expr:
+    def _guarded_add(self, node: ir.Helper) -> Piece:
         """``limits.add(_built, a, b)`` with its common case inline, checked after the ``+``:
         ``_r if type(_r := (_a := a) + (_b := b)) is str and len(_r) < SHORT or type(_r) is
         int else added(_built, _a, _b, _r)`` (operands in order, each once; anything but a
@@ -250,165 +333,180 @@ class Emitter(FuelEmitter):
         ``check_built`` follows), and no container keeps it first."""
         if node.name == "limits.concat":
             left, right = (self.expr(arg) for arg in node.args)
-            return self._checked_text(ast.BinOp(left, ast.Add(), right))
+            return self._checked_text(binop(left, "+", right))
         result = self.fresh("r")
-        store, load = ast.Name(result, ast.Store()), ast.Name(result, ast.Load())
+        load = (result, ATOM)
         registry, *operands = node.args
         names = [self.fresh("a"), self.fresh("b")]
-        left, right = (
-            ast.NamedExpr(ast.Name(n, ast.Store()), self.expr(arg)) for n, arg in zip(names, operands)
+        left, right = (named(n, self.expr(arg)) for n, arg in zip(names, operands))
+        made = named(result, binop(left, "+", right))
+        is_str = compare(call_name("type", [made]), ["is"], [("str", ATOM)])
+        short = compare(call_name("len", [load]), ["<"], [(repr(SHORT), INT)])
+        check = call_name(
+            self.helper_name("limits.added"),
+            [self.expr(registry), *((n, ATOM) for n in names), load],
         )
-        made = ast.NamedExpr(store, ast.BinOp(left, ast.Add(), right))
-        is_str = ast.Compare(
-            ast.Call(ast.Name("type", ast.Load()), [made], []), [ast.Is()], [ast.Name("str", ast.Load())]
-        )
-        short = ast.Compare(
-            ast.Call(ast.Name("len", ast.Load()), [load], []), [ast.Lt()], [ast.Constant(SHORT)]
-        )
-        check = ast.Call(
-            ast.Name(self.helper_name("limits.added"), ast.Load()),
-            [self.expr(registry), *(ast.Name(n, ast.Load()) for n in names), load],
-            [],
-        )
-        is_int = ast.Compare(
-            ast.Call(ast.Name("type", ast.Load()), [load], []), [ast.Is()], [ast.Name("int", ast.Load())]
-        )
-        small = ast.BoolOp(ast.Or(), [ast.BoolOp(ast.And(), [is_str, short]), is_int])
-        return ast.IfExp(small, load, check)
+        is_int = compare(call_name("type", [load]), ["is"], [("int", ATOM)])
+        small = boolop("or", [boolop("and", [is_str, short]), is_int])
+        return ifexp(small, load, check)
 
-    def x_ContextGet(self, node: ir.ContextGet) -> ast.expr:
+    def x_ContextGet(self, node: ir.ContextGet) -> Piece:
         if node.name not in self.start_values:
             self.start_values[node.name] = f"_start{len(self.start_values) + 1}"
-        return ast.Call(
-            ast.Name("_get", ast.Load()),
-            [ast.Constant(node.name), ast.Name(self.start_values[node.name], ast.Load())],
-            [],
-        )
+        return call_name("_get", [const(node.name, self.quote_str), (self.start_values[node.name], ATOM)])
 
-    def x_Hoisted(self, node: ir.Hoisted) -> ast.expr:
-        value = self.src(node.value)
+    def x_Hoisted(self, node: ir.Hoisted) -> Piece:
+        quote, self.quote_str = self.quote_str, quote_str  # module-level code: no f-string's
+        try:
+            value = self.src(node.value)
+        finally:
+            self.quote_str = quote
         if value not in self.hoisted:
             self.hoisted[value] = f"_once{len(self.hoisted) + 1}"
-        return ast.Name(self.hoisted[value], ast.Load())
+        return (self.hoisted[value], ATOM)
 
-    def x_Ref(self, node: ir.Ref) -> ast.expr:
-        return ast.Name(self.helper_name(node.name), ast.Load())
+    def x_Ref(self, node: ir.Ref) -> Piece:
+        return (self.helper_name(node.name), ATOM)
 
-    def x_CallValue(self, node: ir.CallValue) -> ast.expr:
-        return ast.Call(
-            self.expr(node.func), [self.expr(a) for a in node.args], self.keywords(node.kwargs)
-        )
+    def x_CallValue(self, node: ir.CallValue) -> Piece:
+        func = self.expr(node.func)
+        args = [self.expr(a) for a in node.args]
+        return call(func, args, self.keywords(node.kwargs))
 
-    def x_CallFunc(self, node: ir.CallFunc) -> ast.expr:
-        return ast.Call(
-            ast.Name(func_name(node.ident), ast.Load()), [self.expr(a) for a in node.args], []
-        )
+    def x_CallFunc(self, node: ir.CallFunc) -> Piece:
+        return call_name(func_name(node.ident), [self.expr(a) for a in node.args])
 
-    def x_DictLookup(self, node: ir.DictLookup) -> ast.expr:
+    def x_DictLookup(self, node: ir.DictLookup) -> Piece:
+        # ``obj`` and ``key`` were each one ``ast`` node read in two or three places: where a
+        # parent sets no precedence (a call's argument, a subscript's index), the unparser
+        # read them at the one set last (``pysrc.at``). ``obj`` is a plain variable read (the
+        # node's contract) and ``key`` a constant (``passes/dict_items``), whose text is the
+        # same at every reading; a compound one's nodes shared in turn would read at the
+        # precedences its first reading set (the emitter's text and the old unparser's differ
+        # there only: random IR of such lookups found it, the passes make none)
         obj, key = self.expr(node.obj), self.expr(node.key)
         if node.again:  # a value kept by an earlier read
-            value: ast.expr = ast.Name(node.cache, ast.Load())
+            value: Piece = (node.cache, ATOM)
             if node.mode == "defined":
                 value = self._defined(value)
-            return ast.IfExp(ast.Name(node.flag, ast.Load()), value, self.expr(node.fallback))
-        first = obj  # the object's first evaluation: a temp bound to the expression
+            return ifexp((node.flag, ATOM), value, self.expr(node.fallback))
+        # the object's first evaluation: a temp bound to the expression; the dict test is
+        # read after the value (the ``if``'s body first), which read the object at ``ATOM``
+        first = at(obj, PATOM)
         if node.bind is not None:
-            first = ast.NamedExpr(ast.Name(node.obj.ident, ast.Store()), self.expr(node.bind))
-        is_dict: ast.expr = ast.Compare(
-            ast.Call(ast.Name(self.helper_name("builtins.type"), ast.Load()), [first], []),
-            [ast.Is()],
-            [ast.Name(self.helper_name("builtins.dict"), ast.Load())],
+            first = named(node.obj.ident, self.expr(node.bind))
+        is_dict = compare(
+            call_name(self.helper_name("builtins.type"), [first]),
+            ["is"],
+            [(self.helper_name("builtins.dict"), ATOM)],
         )
         if node.sets_flag:
-            is_dict = ast.NamedExpr(ast.Name(node.flag, ast.Store()), is_dict)
+            is_dict = named(node.flag, is_dict)
         elif node.flag:
-            is_dict = ast.Name(node.flag, ast.Load())
-        has_key = ast.Compare(key, [ast.In()], [obj])
+            is_dict = (node.flag, ATOM)
+        has_key = compare(key, ["in"], [obj])
         if node.cache and node.mode == "truth":
-            return ast.IfExp(
+            return ifexp(
                 is_dict,
-                ast.NamedExpr(
-                    ast.Name(node.cache, ast.Store()),
-                    ast.Call(ast.Attribute(obj, "get", ast.Load()), [key], []),
-                ),
-                ast.NamedExpr(ast.Name(node.cache, ast.Store()), self.expr(node.fallback)),
+                named(node.cache, call(attribute(obj, "get"), [key])),
+                named(node.cache, self.expr(node.fallback)),
             )
         if node.cache:
-            return ast.IfExp(
-                ast.BoolOp(ast.And(), [is_dict, has_key]),
-                ast.NamedExpr(
-                    ast.Name(node.cache, ast.Store()), ast.Subscript(obj, key, ast.Load())
-                ),
-                ast.NamedExpr(ast.Name(node.cache, ast.Store()), self.expr(node.fallback)),
+            return ifexp(
+                boolop("and", [is_dict, has_key]),
+                named(node.cache, subscript(obj, key)),
+                named(node.cache, self.expr(node.fallback)),
             )
         if node.mode == "item":
-            test: ast.expr = ast.BoolOp(ast.And(), [is_dict, has_key])
-            fast: ast.expr = ast.Subscript(obj, key, ast.Load())
+            test = boolop("and", [is_dict, has_key])
+            fast = subscript(obj, key)
         elif node.mode == "truth":
-            test, fast = is_dict, ast.Call(ast.Attribute(obj, "get", ast.Load()), [key], [])
-        else:  # defined
-            held = self._defined(ast.Subscript(obj, key, ast.Load()))
-            test, fast = is_dict, ast.BoolOp(ast.And(), [has_key, held])
-        return ast.IfExp(test, fast, self.expr(node.fallback))
+            test, fast = is_dict, call(attribute(obj, "get"), [key])
+        else:  # defined (the key's index read last at the ``in`` test's precedence)
+            held = self._defined(subscript(obj, key, EXPR))
+            test, fast = is_dict, boolop("and", [has_key, held])
+        return ifexp(test, fast, self.expr(node.fallback))
 
-    def _defined(self, value: ast.expr) -> ast.expr:
+    def _defined(self, value: Piece) -> Piece:
         # ``Undefined`` is final (runtime/jinja/core.py): its ``isinstance`` is a type test
-        undefined = ast.Name(self.helper_name("jinja.Undefined"), ast.Load())
-        type_ = ast.Name(self.helper_name("builtins.type"), ast.Load())
-        return ast.Compare(ast.Call(type_, [value], []), [ast.IsNot()], [undefined])
+        undefined = self.helper_name("jinja.Undefined")
+        type_ = self.helper_name("builtins.type")
+        return compare(call_name(type_, [value]), ["is not"], [(undefined, ATOM)])
 
-    def x_Format(self, node: ir.Format) -> ast.expr:
+    def x_Format(self, node: ir.Format) -> Piece:
+        if not FSTRING_FAST:
+            return self._format_unparsed(node)
+        inner = self.quote_str is fstring_quote  # in an f-string's expression itself
+        self.quote_str = fstring_quote
+        try:
+            parts: list = []
+            for part in node.parts:
+                if isinstance(part, ir.Const):
+                    if part.value:
+                        parts.append((part.value, True))
+                else:
+                    parts.append((self.expr(part), False))
+        finally:
+            self.quote_str = fstring_quote if inner else quote_str
+        for i, (value, constant) in enumerate(parts):
+            if not constant:
+                parts[i] = (fstring_value(value), False)
+            elif not isinstance(value, str):  # (the unparser's ValueError: ``pysrc.REFUSED``)
+                return (REFUSED, FSTR)
+        return fstring(parts, inner)
+
+    def _format_unparsed(self, node: ir.Format) -> Piece:
+        """``x_Format`` where ``pysrc.fstring`` does not write as this Python's unparser: the
+        f-string's ``ast`` (each expression's parsed from its text), printed by ``unparse``."""
         values: list = []
         for part in node.parts:
             if isinstance(part, ir.Const):
                 if part.value:
                     values.append(ast.Constant(part.value))
             else:
-                values.append(ast.FormattedValue(self.expr(part), -1, None))
-        return ast.JoinedStr(values)
+                value = ast.parse(w(self.expr(part), TEST), mode="eval").body
+                values.append(ast.FormattedValue(value, -1, None))
+        return (unparse(ast.JoinedStr(values)), FSTR)
 
-    def x_Bind(self, node: ir.Bind) -> ast.expr:
-        return ast.NamedExpr(ast.Name(node.temp, ast.Store()), self.expr(node.value))
+    def x_Bind(self, node: ir.Bind) -> Piece:
+        return named(node.temp, self.expr(node.value))
 
-    def x_LoopAttr(self, node: ir.LoopAttr) -> ast.expr:
-        return ast.Attribute(self.expr(node.loop), node.attr, ast.Load())
+    def x_LoopAttr(self, node: ir.LoopAttr) -> Piece:
+        return attribute(self.expr(node.loop), node.attr)
 
-    def x_BinOp(self, node: ir.BinOp) -> ast.expr:
-        return ast.BinOp(self.expr(node.left), _BINOPS[node.op](), self.expr(node.right))
+    def x_BinOp(self, node: ir.BinOp) -> Piece:
+        return binop(self.expr(node.left), node.op, self.expr(node.right))
 
-    def x_UnaryOp(self, node: ir.UnaryOp) -> ast.expr:
-        op = ast.USub() if node.op == "-" else ast.UAdd()
-        return ast.UnaryOp(op, self.expr(node.operand))
+    def x_UnaryOp(self, node: ir.UnaryOp) -> Piece:
+        return unary("-" if node.op == "-" else "+", self.expr(node.operand))
 
-    def x_Not(self, node: ir.Not) -> ast.expr:
-        return ast.UnaryOp(ast.Not(), self.expr(node.operand))
+    def x_Not(self, node: ir.Not) -> Piece:
+        return unary("not", self.expr(node.operand))
 
-    def x_Compare(self, node: ir.Compare) -> ast.expr:
-        return ast.Compare(
-            self.expr(node.left),
-            [_CMPOPS[op]() for op, _ in node.ops],
-            [self.expr(e) for _, e in node.ops],
-        )
+    def x_Compare(self, node: ir.Compare) -> Piece:
+        left = self.expr(node.left)
+        ops = [_CMPOPS[op] for op, _ in node.ops]
+        return compare(left, ops, [self.expr(e) for _, e in node.ops])
 
-    def x_BoolOp(self, node: ir.BoolOp) -> ast.expr:
-        op = ast.And() if node.op == "and" else ast.Or()
-        return ast.BoolOp(op, [self.expr(v) for v in node.values])
+    def x_BoolOp(self, node: ir.BoolOp) -> Piece:
+        return boolop("and" if node.op == "and" else "or", [self.expr(v) for v in node.values])
 
-    def x_CondExpr(self, node: ir.CondExpr) -> ast.expr:
-        return ast.IfExp(self.expr(node.test), self.expr(node.body), self.expr(node.orelse))
+    def x_CondExpr(self, node: ir.CondExpr) -> Piece:
+        test = self.expr(node.test)
+        body = self.expr(node.body)
+        return ifexp(test, body, self.expr(node.orelse))
 
-    def x_ListLit(self, node: ir.ListLit) -> ast.expr:
-        return ast.List([self.expr(i) for i in node.items], ast.Load())
+    def x_ListLit(self, node: ir.ListLit) -> Piece:
+        return list_([self.expr(i) for i in node.items])
 
-    def x_TupleLit(self, node: ir.TupleLit) -> ast.expr:
-        return ast.Tuple([self.expr(i) for i in node.items], ast.Load())
+    def x_TupleLit(self, node: ir.TupleLit) -> Piece:
+        return tuple_([self.expr(i) for i in node.items])
 
-    def x_DictLit(self, node: ir.DictLit) -> ast.expr:
-        return ast.Dict(
-            [self.expr(k) for k, _ in node.items], [self.expr(v) for _, v in node.items]
-        )
+    def x_DictLit(self, node: ir.DictLit) -> Piece:
+        keys = [self.expr(k) for k, _ in node.items]
+        return dict_(keys, [self.expr(v) for _, v in node.items])
 
-    def x_Capture(self, node: ir.Capture) -> ast.expr:
+    def x_Capture(self, node: ir.Capture) -> Piece:
         """Render the body into a fresh buffer *before* the statement that uses it."""
         buf = self.fresh("c")
         self.line(f"{buf} = []")
@@ -418,26 +516,23 @@ class Emitter(FuelEmitter):
         self.writer = saved
         if all(isinstance(stmt, ir.Text) for stmt in node.body):
             # the template's own text: its length is fixed at compile time, nothing to check
-            return ast.Call(ast.Attribute(ast.Constant(""), "join", ast.Load()), [ast.Name(buf, ast.Load())], [])
+            return (self.quote_str("") + ".join(" + buf + ")", ATOM)
         return self.joined(buf, "a block's text")
 
-    def joined(self, buf: str, what: str) -> ast.expr:
+    def joined(self, buf: str, what: str) -> Piece:
         """A buffer's text as a value (a capture's, a function's return value). In a bounded
         module it is joined first and its length checked (``limits.check_built``, against
         ``Limits.output``): such a value can feed the next call (``{% set ns.s = d(ns.s) %}``
         with a macro printing its argument twice doubles it each time), so the check stops the
         doubling, as ``~`` and ``join`` are stopped; the render's own buffer is measured by
         the meter instead."""
-        join = ast.Call(
-            ast.Attribute(ast.Constant(""), "join", ast.Load()), [ast.Name(buf, ast.Load())], []
-        )
         if not self.fuel_enabled:
-            return join
+            return (self.quote_str("") + ".join(" + buf + ")", ATOM)
         check = self.helper_name("limits.check_built")
-        self.line(f"{buf} = {unparse(join)}")
+        self.line(f"{buf} = {quote_str('')}.join({buf})")
         self.line(f"if len({buf}) >= {SHORT}:")
         self.line(f"    {check}(len({buf}), {quote(what)})")
-        return ast.Name(buf, ast.Load())
+        return (buf, ATOM)
 
     # ------------------------------------------------------------------ statements
 
@@ -445,12 +540,17 @@ class Emitter(FuelEmitter):
         start = len(self.lines)
         outer = self.span
         owed = self.fuel_block_start()
+        # statements are written outside any f-string (a capture's body is, as its value is
+        # one's expression): their string constants in the usual quotes
+        quote, self.quote_str = self.quote_str, quote_str
+        methods = self._s_methods
         for stmt in body:
             span = getattr(stmt, "span", None)
             self.span = span if span and span[0] else outer
             inner = self.fuel_inner_start()
-            getattr(self, "s_" + type(stmt).__name__)(stmt)
+            methods[stmt.__class__](self, stmt)
             self.fuel_statement(stmt, self.fuel_inner_end(inner))
+        self.quote_str = quote
         self.fuel_block_end(owed)
         self.span = outer
         if len(self.lines) == start and not allow_empty:
@@ -462,10 +562,10 @@ class Emitter(FuelEmitter):
             self.line(f"# line {line}: {kind}")
 
     def s_Text(self, node: ir.Text) -> None:
-        self.line(f"{self.writer}({unparse(const_node(node.text))})")
+        self.line(f"{self.writer}({w(const(node.text), TEST)})")
 
     def s_Output(self, node: ir.Output) -> None:
-        if isinstance(node.expr, ir.CallFunc) and node.expr.ident in self.into:
+        if isinstance(node.expr, ir.CallFunc) and node.expr.ident in self._into():
             args = "".join(", " + self.src(a) for a in node.expr.args)
             self.line(f"{func_name(node.expr.ident)}({self.writer}{args})")  # appends itself
             return
@@ -475,7 +575,7 @@ class Emitter(FuelEmitter):
         self.line(self.src(node.expr))
 
     def s_Assign(self, node: ir.Assign) -> None:
-        self.line(f"{unparse(target_node(node.target))} = {self.src(node.value)}")
+        self.line(f"{w(target_piece(node.target), TEST)} = {self.src(node.value)}")
 
     def s_If(self, node: ir.If, keyword: str = "if", bound: Optional[tuple] = None) -> None:
         """``bound``: ``(ident, value)`` of an assignment the test is the name of, made in
@@ -507,47 +607,47 @@ class Emitter(FuelEmitter):
             return
         self._for_body(node, self.expr(node.iter), None)
 
-    def _filtered(self, node: ir.For, iterable: ast.expr) -> ast.expr:
+    def _filtered(self, node: ir.For, iterable: Piece) -> Piece:
         """``(item for item in iterable for target in (item,) if filter)``: a generator, so
         jinja2's order holds (each item is tested just before its iteration runs)."""
-        item = self.fresh("item")
-        each = ast.comprehension(ast.Name(item, ast.Store()), iterable, [], 0)
-        one = ast.Tuple([ast.Name(item, ast.Load())], ast.Load())
-        bind = ast.comprehension(target_node(node.target), one, [self.expr(node.filter)], 0)
-        return ast.GeneratorExp(ast.Name(item, ast.Load()), [each, bind])
+        item = (self.fresh("item"), ATOM)
+        each = comprehension(item, iterable)
+        one = tuple_([item])
+        bind = comprehension(target_piece(node.target), one, [self.expr(node.filter)])
+        return generator(item, [each, bind])
 
-    def _call(self, helper: str, *args: ast.expr) -> ast.expr:
-        return ast.Call(ast.Name(self.helper_name(helper), ast.Load()), list(args), [])
+    def _call(self, helper: str, *args: Piece) -> Piece:
+        return call_name(self.helper_name(helper), list(args))
 
     def _for_body(
-        self, node: ir.For, iterable: ast.expr, recurse: Optional[tuple[str, str]]
+        self, node: ir.For, iterable: Piece, recurse: Optional[tuple[str, str]]
     ) -> None:
-        target = unparse(target_node(node.target))
+        target = w(target_piece(node.target), TEST)
         if self.fuel_enabled and not self.fuel_unmetered(node):  # it pays as it starts
-            if not isinstance(iterable, ast.Name) or not _own_items(iterable.id):
+            if not (iterable[0].isidentifier() and _own_items(iterable[0])):
                 # (a long loop rebinds its items: a name of its own, never a variable's)
                 items = self.fresh("items")
-                self.line(f"{items} = {unparse(iterable)}")
-                iterable = ast.Name(items, ast.Load())
+                self.line(f"{items} = {w(iterable, TEST)}")
+                iterable = (items, ATOM)
             body = node.body if node.filter is None else (node.filter,) + node.body
-            self.fuel_loop_start(iterable.id, body)
+            self.fuel_loop_start(iterable[0], body)
         if node.filter is not None:
             iterable = self._filtered(node, iterable)
         if node.loop and node.last:
             call = self._call("jinja.loop_last", iterable)
-            self.line(f"{node.last}, {node.loop} = {unparse(call)}")
-            iterable = ast.Name(node.loop, ast.Load())
+            self.line(f"{node.last}, {node.loop} = {w(call, TEST)}")
+            iterable = (node.loop, ATOM)
         elif node.loop:
-            extra = [ast.Name(n, ast.Load()) for n in recurse] if recurse is not None else []
-            self.line(f"{node.loop} = {unparse(self._call(node.loop_helper, iterable, *extra))}")
-            iterable = ast.Name(node.loop, ast.Load())
+            extra = [(n, ATOM) for n in recurse] if recurse is not None else []
+            self.line(f"{node.loop} = {w(self._call(node.loop_helper, iterable, *extra), TEST)}")
+            iterable = (node.loop, ATOM)
         flag = self.fresh("iterated") if node.else_ else None
         if flag:
             self.line(f"{flag} = False")
         if node.counter:
             target = f"{node.counter}, {target}"
             iterable = self._call("builtins.enumerate", iterable)
-        self.line(f"for {target} in {unparse(iterable)}:")
+        self.line(f"for {target} in {w(iterable, TEST)}:")
         self.indent += 1
         if flag and not node.else_counts_completed:
             self.line(f"{flag} = True")
@@ -572,9 +672,9 @@ class Emitter(FuelEmitter):
         self.line("_out = []")
         self.line("_w = _out.append")
         self.writer = "_w"
-        self._for_body(node, ast.Name("_iterable", ast.Load()), (func, "_depth0"))
+        self._for_body(node, ("_iterable", ATOM), (func, "_depth0"))
         text = self.joined("_out", "a recursive loop's output")
-        self.line(f"return {unparse(text)}")
+        self.line(f"return {w(text, TEST)}")
         self.fuel_function_end()
         self.indent -= 1
         self.writer = saved
@@ -630,7 +730,7 @@ class Emitter(FuelEmitter):
         self.block(node.body, allow_empty=not node.into)
         if not node.into:
             text = self.joined("_out", "a macro's output")
-            self.line(f"return {unparse(text)}")
+            self.line(f"return {w(text, TEST)}")
         self.fuel_function_end()
         self.indent -= 1
         self.writer = saved
@@ -642,10 +742,18 @@ class Emitter(FuelEmitter):
         else:
             self.line(f"{node.ident} = {func}")
 
+    def _into(self) -> set:
+        """``into``: made from the module on first use (``module``)."""
+        if self.into is None:
+            # (the module's walk, remembered: the fuel's analyses walk it too, ``fuel.py``)
+            module = self.into_module
+            self.into = {n.ident for n in ir.walk(module) if n.__class__ is ir.FuncDef and n.into}
+        return self.into
+
     # ------------------------------------------------------------------ module
 
     def module(self, module: ir.Module, header: str, metadata: dict[str, Any]) -> str:
-        self.into = {n.ident for n in ir.walk(module.body) if isinstance(n, ir.FuncDef) and n.into}
+        self.into, self.into_module = None, module  # (``_into``)
         # a Jinja render is its template's entry point itself (``render_entry``)
         self.entry = module.dialect == "jinja"
         self.indent = 1
@@ -680,11 +788,11 @@ class Emitter(FuelEmitter):
             out.append(f"from {mod} import {names}")
         out.append("")
         for key, value in metadata.items():
-            out.append(f"{key} = {unparse(const_node(value))}")
+            out.append(f"{key} = {w(const(value), TEST)}")
         out.append("")
         if self.start_values:  # the defaults of the context's names, made once
             targets = ", ".join(self.start_values.values())
-            names = unparse(const_node(tuple(self.start_values)))
+            names = w(const(tuple(self.start_values)), TEST)
             targets = f"({targets},)" if len(self.start_values) == 1 else targets
             out.append(f"{targets} = {start}({names})")
             out.append("")
@@ -699,31 +807,17 @@ class Emitter(FuelEmitter):
             out.append("def render(context: dict) -> str:")
         self.body_start = "\n".join(out).count("\n") + 1
         out.extend(body)
-        return "\n".join(out) + "\n"
+        text = "\n".join(out) + "\n"
+        if REFUSED in text:  # an f-string the unparser refused to write (``pysrc.REFUSED``)
+            raise ValueError("Unable to avoid backslash in f-string expression part")
+        return text
 
 
-_BINOPS = {
-    "+": ast.Add,
-    "-": ast.Sub,
-    "*": ast.Mult,
-    "/": ast.Div,
-    "//": ast.FloorDiv,
-    "%": ast.Mod,
-    "**": ast.Pow,
-}
+Emitter._x_methods = _Methods(Emitter, "x_")
+Emitter._s_methods = _Methods(Emitter, "s_")
 
-_CMPOPS = {
-    "==": ast.Eq,
-    "!=": ast.NotEq,
-    "<": ast.Lt,
-    "<=": ast.LtE,
-    ">": ast.Gt,
-    ">=": ast.GtE,
-    "in": ast.In,
-    "not in": ast.NotIn,
-    "is": ast.Is,
-    "is not": ast.IsNot,
-}
+#: the IR's comparison operators, as Python writes them
+_CMPOPS = {op: op for op in ("==", "!=", "<", "<=", ">", ">=", "in", "not in", "is", "is not")}
 
 
 def func_name(ident: str) -> str:
@@ -739,6 +833,14 @@ def const_node(value: Any) -> ast.expr:
     if isinstance(value, dict):
         return ast.Dict([const_node(k) for k in value], [const_node(v) for v in value.values()])
     return ast.Constant(value)
+
+
+def target_piece(target: Any) -> Piece:
+    """``target_node``'s text, as a piece (``pysrc``)."""
+    if isinstance(target, ir.Name):
+        assert target.ident, target.name
+        return (target.ident, ATOM)
+    return tuple_([target_piece(t) for t in target.names])
 
 
 def target_node(target: Any) -> ast.expr:

@@ -35,17 +35,10 @@ from typing import Any, Optional
 from tmpl2py.runtime.limits import CALL_COST, FIRST_CHUNK
 
 from . import ir
+from .fuel_counts import CALLS_PER_FUEL, count_calls as _calls, iter_own_nodes as _iter_own_nodes
+from .fuel_counts import own_calls, own_nodes as _own_nodes
 from .input_loops import DEGREE_MAX, InputLoops, target_idents
 from .quiet import quiet
-
-#: Runtime calls in a loop body that cost one more unit of fuel per iteration. A call the
-#: costliest path names may not run (most are a dict read's fallback, taken for other
-#: objects): four make a unit, ~0.1 us of a chat template's loop (a 100-message render of
-#: seed 000 counted 1,600 for 64 us of work at two, and made a meter). The count of a
-#: chunk is work bounded by a few milliseconds whatever the calls are (a unit is at most
-#: four of them); work past the count is charged by its CPU time at the next look.
-CALLS_PER_FUEL = 4
-_CALLS = (ir.Helper, ir.CallValue, ir.CallFunc)
 
 
 def body_cost(body: Any, leaves: Optional[dict] = None) -> int:
@@ -57,34 +50,6 @@ def body_cost(body: Any, leaves: Optional[dict] = None) -> int:
     counts (a chat template's loop body is a dispatch on the message's role, each branch a
     few calls; their sum charged a 100-message render ten times its work)."""
     return 1 + _calls(body, leaves or {}) // CALLS_PER_FUEL
-
-
-def _weight(node: Any, leaves: dict) -> int:
-    """The runtime calls node ``node`` itself makes: one for a call, a closed function's
-    call counting its tree's (``leaves``), none for any other node."""
-    if not isinstance(node, _CALLS):
-        return 0
-    if isinstance(node, ir.CallFunc) and node.ident in leaves:
-        return 1 + leaves[node.ident] * CALLS_PER_FUEL
-    return 1
-
-
-def _calls(node: Any, leaves: dict) -> int:
-    """The runtime calls ``node`` makes on its costliest path (a closed function's call
-    counting its tree's), outside the bodies of the loops and functions in it."""
-    if isinstance(node, tuple):
-        return sum(_calls(item, leaves) for item in node)
-    if not isinstance(node, ir.Node) or isinstance(node, ir.FuncDef):
-        return 0
-    if isinstance(node, (ir.If, ir.CondExpr)):
-        return _calls(node.test, leaves) + max(_calls(node.body, leaves), _calls(node.orelse, leaves))
-    if isinstance(node, ir.For):  # its items, filter and ``else`` (run once) here; its body
-        # pays at its own start
-        return _calls(node.iter, leaves) + _calls(node.filter, leaves) + _calls(node.else_, leaves)
-    calls = _weight(node, leaves)
-    for _field, value in ir.children(node):
-        calls += _calls(value, leaves)
-    return calls
 
 
 #: the most one iteration of a loop with no counter may cost (:func:`body_cost`): a body
@@ -114,10 +79,11 @@ def closed_functions(module: ir.Module) -> dict:
     a value holds pays as it starts, a value's method or the caller's function is theirs. So
     every cycle of calls, and every call tree larger than a loop body's, still pays at each
     call of a function that is not closed."""
-    funcs = {node.ident: node for node in ir.walk(module) if isinstance(node, ir.FuncDef)}
+    nodes = ir.walk(module)  # (the emitter walked it first: ``Emitter.module``)
+    funcs = {node.ident: node for node in nodes if node.__class__ is ir.FuncDef}
     if not funcs:
         return {}
-    values = {node.ident for node in ir.walk(module) if isinstance(node, (ir.Name, ir.Local))}
+    values = {node.ident for node in nodes if node.__class__ is ir.Name or node.__class__ is ir.Local}
     callees = {
         ident: {node.ident for node in _own_nodes(own_code(f)) if isinstance(node, ir.CallFunc)}
         for ident, f in funcs.items()
@@ -163,15 +129,8 @@ def own_code(f: ir.FuncDef) -> tuple:
 STRAIGHT_OWED = 64 * CALLS_PER_FUEL
 
 
-def own_calls(stmt: Any, leaves: dict) -> int:
-    """The runtime calls statement ``stmt`` makes itself (its expressions; the statements
-    nested in it count for themselves), a closed function's call counting its tree's."""
-    parts = [stmt, *stmt.bindings] if isinstance(stmt, ir.Scoped) else [stmt]
-    return sum(_weight(node, leaves) for part in parts for node in ir.walk_own(part))
-
-
 def _has_loop(body: Any) -> bool:
-    return any(isinstance(node, ir.For) for node in _own_nodes(body))
+    return any(isinstance(node, ir.For) for node in _iter_own_nodes(body))
 
 
 #: statements of straight code (in a function's or the render's own blocks) between two
@@ -183,32 +142,12 @@ def _long(body: Any) -> bool:
     """``body`` holds :data:`STRAIGHT_LOOK` statements or more (outside its functions): its
     straight code looks at the meter as it runs (and so shares render's counter)."""
     count = 0
-    for node in _own_nodes(body):
+    for node in _iter_own_nodes(body):
         if isinstance(node, ir.Stmt):
             count += 1
             if count >= STRAIGHT_LOOK:
                 return True
     return False
-
-
-def _own_nodes(body: Any, inner_loops: bool = True) -> Any:
-    """The nodes of ``body`` outside the functions it defines (and, unless ``inner_loops``,
-    outside the bodies of its loops)."""
-    stack = [body]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, tuple):
-            stack.extend(node)
-            continue
-        if not isinstance(node, ir.Node):
-            continue
-        yield node
-        for field, value in ir.children(node):
-            if isinstance(node, ir.FuncDef) and field == "body":
-                continue
-            if not inner_loops and isinstance(node, ir.For) and field in ("body", "else_"):
-                continue
-            stack.append(value)
 
 
 #: pieces of output past which a render's end measures it even unmarked: this many pieces

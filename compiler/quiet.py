@@ -14,7 +14,7 @@ from typing import Any, Optional
 from tmpl2py.runtime.jinja.bounded import SPLITTING_STR_METHODS, STRIPPING_STR_METHODS
 
 from . import ir
-from .passes.util import assignments
+from .passes.util import bindings
 
 #: helpers that never charge, mark or make the render's meter (``limits.charge``,
 #: ``limits.mark``, ``refuel``: the context's ``_live`` and ``_long``), nor give the template an
@@ -71,8 +71,9 @@ def quiet(module: ir.Module, helpers: Any) -> bool:
     if not any(h in _QUIET_WHEN for h in helpers):
         return True
     bound: Optional[dict] = None
-    for node in ir.walk(module.body):
-        if not (isinstance(node, ir.Helper) and node.name in _QUIET_WHEN):
+    helper = ir.Helper
+    for node in ir.walk(module):  # (remembered: ``Emitter.module`` walked it)
+        if node.__class__ is not helper or node.name not in _QUIET_WHEN:
             continue
         if node.name == "jinja_filters.do_trim":
             if not _short_chars(node.args[1:], node.kwargs):
@@ -83,8 +84,11 @@ def quiet(module: ir.Module, helpers: Any) -> bool:
             continue
         if not (isinstance(callee, ir.Name) and callee.name in QUIET_GLOBALS):
             return False
-        if bound is None:
-            bound = assignments(module)
+        if bound is None:  # each ident's binders (``util.assignments``'s, in the module's
+            # walk, remembered: ``fuel.closed_functions`` walked it)
+            bound = {}
+            for ident, why in bindings(module):
+                bound.setdefault(ident, []).append(why)
         for why in bound.get(callee.ident, ()):
             if not (isinstance(why, ir.Assign) and why.value == ir.ContextGet(callee.name)):
                 return False

@@ -20,7 +20,7 @@ from typing import Any, Optional
 
 
 @functools.lru_cache(maxsize=4096)
-def _black_quoted(value: str) -> str:
+def black_quoted(value: str) -> str:
     """black's quotes without importing black (``quotes`` is black's rule, checked against it)."""
     from .quotes import normalize_string_quotes
 
@@ -36,7 +36,7 @@ def _quoting_unparser() -> Optional[type]:
     class QuotingUnparser(base):  # type: ignore[misc,valid-type]
         def _write_constant(self, value: Any) -> None:
             if type(value) is str and not getattr(self, "_avoid_backslashes", False):
-                self.write(_black_quoted(value))
+                self.write(black_quoted(value))
             else:
                 super()._write_constant(value)
 
@@ -144,6 +144,14 @@ def unparse(node: ast.AST) -> str:
     if UNPARSER is None:
         return ast.unparse(node)
     return UNPARSER().visit(node)
+
+
+def unparse_in_fstring(node: ast.AST) -> str:
+    """``node`` as the unparser writes it in an f-string's expression (CPython 3.11: string
+    literals avoiding backslashes, ``_avoid_backslashes``; ``pysrc`` uses it only where its
+    f-strings are checked to be this Python's)."""
+    unparser = UNPARSER or ast._Unparser  # type: ignore[attr-defined]
+    return unparser(_avoid_backslashes=True).visit(node)
 
 
 def quote(value: str) -> str:
