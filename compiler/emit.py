@@ -67,6 +67,38 @@ MODULE_HEADER = """\
 """
 
 
+#: helpers whose result has as many items as their one argument, but no length of its own
+#: (a generator, Go's pairs): a loop over one is charged by its argument's length
+_PER_ITEM_OF_ARGUMENT = frozenset({"jinja_filters.do_items", "gotmpl.range_pairs"})
+
+
+def _per_item_of_argument(node: Any) -> bool:
+    return (
+        isinstance(node, ir.Helper)
+        and node.name in _PER_ITEM_OF_ARGUMENT
+        and len(node.args) == 1
+        and not node.kwargs
+        and not isinstance(node.args[0], ir.Starred)
+    )
+
+
+def _breaks(body: tuple) -> bool:
+    """Whether a ``break`` in ``body`` leaves the loop whose body it is (not one in an inner
+    loop's body, nor in a function defined there)."""
+    for stmt in body:
+        if isinstance(stmt, ir.Break):
+            return True
+        if isinstance(stmt, ir.FuncDef):
+            continue
+        for name in ir.child_fields(type(stmt)):
+            if isinstance(stmt, ir.For) and name != "else_":
+                continue  # an inner loop's own breaks (its else is run after it, in ours)
+            value = getattr(stmt, name)
+            if type(value) is tuple and value and isinstance(value[0], ir.Stmt) and _breaks(value):
+                return True
+    return False
+
+
 def _own_items(name: str) -> bool:
     """A name only a loop's charge reads after it: the loop's items, a recursive loop's."""
     return name == "_iterable" or name.startswith("_items")
@@ -138,6 +170,10 @@ class Emitter(FuelEmitter):
         self.aliases: dict[str, str] = {}
         self.counter = 0
         self.fuel_straight_saved: list[int] = []  # (``fuel.FuelEmitter.fuel_statement``)
+        #: per loop being written, innermost last: (its count and counter's names, an
+        #: iteration's cost) where a ``break`` gives back what the iterations it skips were
+        #: charged (``limits.not_run``), else None
+        self.break_refunds: list[Optional[tuple[str, int]]] = []
         self.writer = "_w"
         self.entry = False  # the module's render is its entry point (Jinja: ``module``)
         self.uses_top = False
@@ -623,14 +659,30 @@ class Emitter(FuelEmitter):
         self, node: ir.For, iterable: Piece, recurse: Optional[tuple[str, str]]
     ) -> None:
         target = w(target_piece(node.target), TEST)
+        refund = None  # (the loop's iterator, an iteration's cost): what a break gives back
         if self.fuel_enabled and not self.fuel_unmetered(node):  # it pays as it starts
+            measure = ""
+            if recurse is None and _per_item_of_argument(node.iter):
+                arg = node.iter.args[0]  # type: ignore[attr-defined]
+                if isinstance(arg, (ir.Name, ir.Local)):
+                    measure = self.src(arg)
+                else:  # kept as it is passed: measured without evaluating it again
+                    measure = self.fresh("measured")
+                    iterable = self._call(node.iter.name, (f"({measure} := {self.src(arg)})", ATOM))  # type: ignore[attr-defined]
             if not (iterable[0].isidentifier() and _own_items(iterable[0])):
                 # (a long loop rebinds its items: a name of its own, never a variable's)
                 items = self.fresh("items")
                 self.line(f"{items} = {w(iterable, TEST)}")
                 iterable = (items, ATOM)
             body = node.body if node.filter is None else (node.filter,) + node.body
-            self.fuel_loop_start(iterable[0], body)
+            breaks = recurse is None and _breaks(node.body)
+            counted = self.fresh("count") if breaks else ""
+            cost = self.fuel_loop_start(iterable[0], body, measure, counted)
+            if breaks:  # a loop left by a break gives back what its iterations not run cost
+                if not node.counter:
+                    node = ir.replace(node, counter=self.fresh("n"))
+                refund = (f"{counted}, {node.counter}", cost)
+        self.break_refunds.append(refund)
         if node.filter is not None:
             iterable = self._filtered(node, iterable)
         if node.loop and node.last:
@@ -654,6 +706,7 @@ class Emitter(FuelEmitter):
         entered = self.fuel_enter(node)
         self.block(node.body)
         self.fuel_exit(entered)
+        self.break_refunds.pop()  # (a break in the loop's else leaves the loop around it)
         if flag and node.else_counts_completed:
             self.line(f"{flag} = True")
         self.indent -= 1
@@ -681,6 +734,10 @@ class Emitter(FuelEmitter):
         self.line(f"{self.writer}({func}({self.src(node.iter)}, 0))")
 
     def s_Break(self, node: ir.Break) -> None:
+        refund = self.break_refunds[-1] if self.break_refunds else None
+        if refund is not None:  # (count, counter): the iterations the count charged, not run
+            left = self.helper_name("limits.not_run")
+            self.line(f"_fuel += {left}({refund[0]})" + (f" * {refund[1]}" if refund[1] > 1 else ""))
         self.line("break")
 
     def s_Continue(self, node: ir.Continue) -> None:

@@ -265,14 +265,26 @@ class FuelEmitter:
             return 0 if degrees == (None, None) else 1
         return 2 if sum(degrees) <= DEGREE_MAX else 1
 
-    def fuel_loop_start(self, items: str, body: Any) -> None:
+    def fuel_loop_start(self, items: str, body: Any, measure: str = "", counted: str = "") -> int:
         """Before a loop over ``items`` (the source of a plain name, which a loop longer than
-        the fuel in hand rebinds to checked items): all its iterations."""
+        the fuel in hand rebinds to checked items): all its iterations, as many as
+        ``length_hint(items, LAZY)`` (``measure``: a value with as many items as the loop
+        has, where its items have no length of their own: the mapping of ``x|items``, Go's
+        ``range $i, $v := x``). Items of no length (a lazy filter's generator) charge
+        ``limits.LAZY``: the counter runs out, and ``refuel_loop`` counts them as they come.
+        ``counted``: a name to keep the count in (a loop a break may leave gives back what it
+        did not run). Returns an iteration's cost."""
         if not self.fuel_enabled:
-            return
+            return 0
         hint = self.helper_name("limits.length_hint")  # type: ignore[attr-defined]
+        lazy = self.helper_name("limits.LAZY")  # type: ignore[attr-defined]
         cost = self._body_cost(body)
-        self.fuel_tick(f"{hint}({items})" + (f" * {cost}" if cost > 1 else ""), items, cost)
+        count = f"{hint}({measure or items}, {lazy})"
+        if counted:
+            self.line(f"{counted} = {count}")  # type: ignore[attr-defined]
+            count = counted
+        self.fuel_tick(count + (f" * {cost}" if cost > 1 else ""), items, cost)
+        return cost
 
     def fuel_function_start(self, body: Any, leaf: bool, own: bool = True) -> None:
         """First lines of a function the template defines: share render's counter (when its

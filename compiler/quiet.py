@@ -34,9 +34,9 @@ QUIET_HELPERS = frozenset({
         "none", "defined", "undefined", "true", "false", "odd", "even", "lower", "upper",
     )),
     *(f"builtins.{b}" for b in (
-        "slice", "str", "len", "isinstance", "type", "enumerate", "dict", "list", "tuple",
+        "slice", "str", "len", "isinstance", "type", "enumerate", "dict", "list", "tuple", "iter",
     )),
-    "limits.length_hint", "limits.refuel", "limits.refuel_loop", "limits.holding",
+    "limits.length_hint", "limits.LAZY", "limits.not_run", "limits.refuel", "limits.refuel_loop", "limits.holding",
     "limits.active", "limits.clear", "limits.live", "limits.settle",  # the end's own
 })
 #: a Jinja render's own entry and exit (``limits.render_entry``, ``render_failed``): run

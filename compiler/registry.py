@@ -25,7 +25,7 @@ RUNTIME_MODULES = {
 
 #: Builtins generated code may call directly.
 BUILTINS = frozenset(
-    {"slice", "str", "len", "isinstance", "list", "dict", "tuple", "type", "enumerate"}
+    {"slice", "str", "len", "isinstance", "list", "dict", "tuple", "type", "enumerate", "iter"}
 )
 
 

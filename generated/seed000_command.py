@@ -22,12 +22,14 @@ from tmpl2py.runtime.jinja import (
 )
 from tmpl2py.runtime.jinja.filters import do_d, do_lower, do_tojson, do_upper, test_mapping
 from tmpl2py.runtime.limits import (
+    LAZY,
     active,
     add_item,
     holding,
     length_hint,
     live,
     nested,
+    not_run,
     refuel,
     refuel_loop,
     render_entry,
@@ -165,7 +167,7 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
             )
             # line 31: for
             _items2 = l_1_documents
-            _fuel -= length_hint(_items2) * 2
+            _fuel -= length_hint(_items2, LAZY) * 2
             if _fuel < 0 or holding:
                 _m, _fuel, _items2 = refuel_loop(_m, None, _fuel, _items2, 2, _w)
             _n2, l_2_loop = loop_last(_items2)
@@ -221,7 +223,7 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                     )
                 # line 46: for
                 _items3 = l_1_messages
-                _fuel -= length_hint(_items3)
+                _fuel -= length_hint(_items3, LAZY)
                 if _fuel < 0 or holding:
                     _m, _fuel, _items3 = refuel_loop(_m, None, _fuel, _items3, 1, _w)
                 for l_2_msg in _items3:
@@ -237,7 +239,7 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                             if _dict2 and "tool_calls" in l_2_msg
                             else getattr_(l_2_msg, "tool_calls")
                         )
-                        _fuel -= length_hint(_items4) * 3
+                        _fuel -= length_hint(_items4, LAZY) * 3
                         if _fuel < 0 or holding:
                             _m, _fuel, _items4 = refuel_loop(_m, None, _fuel, _items4, 3, _w)
                         for l_3_tool_call in _items4:
@@ -301,7 +303,7 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
             else:
                 # line 74: for
                 _items5 = _v7 if _dict4 else getattr_(l_1_tool_msg, "content")
-                _fuel -= length_hint(_items5) * 4
+                _fuel -= length_hint(_items5, LAZY) * 4
                 if _fuel < 0 or holding:
                     _m, _fuel, _items5 = refuel_loop(_m, None, _fuel, _items5, 4, _w)
                 _n2, l_2_loop = loop_last(_items5)
@@ -417,7 +419,7 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                     if type(l_1_msg) is dict and "content" in l_1_msg
                     else getattr_(l_1_msg, "content")
                 )
-                _fuel -= length_hint(_items6) * 4
+                _fuel -= length_hint(_items6, LAZY) * 4
                 if _fuel < 0 or holding:
                     _m, _fuel, _items6 = refuel_loop(_m, None, _fuel, _items6, 4, _w)
                 _n2, l_2_loop = loop_last(_items6)
@@ -774,7 +776,7 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
             _w("<|END_OF_TURN_TOKEN|>")
         # line 216: for
         _items7 = l_0_messages
-        _fuel -= length_hint(_items7) * 9
+        _fuel -= length_hint(_items7, LAZY) * 9
         if _fuel < 0 or holding:
             _m, _fuel, _items7 = refuel_loop(_m, _out, _fuel, _items7, 9)
         for _i1, l_1_message in enumerate(_items7):
@@ -892,7 +894,7 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                         if type(l_1_message) is dict and "tool_calls" in l_1_message
                         else getattr_(l_1_message, "tool_calls")
                     )
-                    _fuel -= length_hint(_items8) * 3
+                    _fuel -= length_hint(_items8, LAZY) * 3
                     if _fuel < 0 or holding:
                         _m, _fuel, _items8 = refuel_loop(_m, _out, _fuel, _items8, 3)
                     _n2, l_2_loop = loop_last(_items8)
@@ -1004,7 +1006,8 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                 _f_l_0_format_tool_message(_w, l_0_messages, l_1_message)
                 # line 249: for
                 _items9 = l_0_messages[slice(_i1 + 1, None, None)]
-                _fuel -= length_hint(_items9) * 7
+                _count10 = length_hint(_items9, LAZY)
+                _fuel -= _count10 * 7
                 if _fuel < 0 or holding:
                     _m, _fuel, _items9 = refuel_loop(_m, _out, _fuel, _items9, 7)
                 for _i2, l_2_msg in enumerate(_items9):
@@ -1027,12 +1030,12 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                         _f_l_0_format_tool_message(_w, l_0_messages, l_2_msg)
                         if _ns5:
                             _ns5_value = (
-                                _li10 + [_it11]
-                                if (type((_li10 := _ns5_value)) is list)
+                                _li11 + [_it12]
+                                if (type((_li11 := _ns5_value)) is list)
                                 & (
                                     type(
                                         (
-                                            _it11 := nested(
+                                            _it12 := nested(
                                                 l_2_msg["tool_call_id"]
                                                 if type(l_2_msg) is dict
                                                 and "tool_call_id" in l_2_msg
@@ -1042,9 +1045,9 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                                     )
                                     is str
                                 )
-                                and len(_li10) < 64
-                                and (len(_it11) < 65536)
-                                else add_item(_built, _li10, _it11)
+                                and len(_li11) < 64
+                                and (len(_it12) < 65536)
+                                else add_item(_built, _li11, _it12)
                             )
                         else:
                             ns_check(l_0_tool_ids_seen)
@@ -1052,15 +1055,15 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                                 l_0_tool_ids_seen,
                                 "value",
                                 (
-                                    _li12 + [_it13]
+                                    _li13 + [_it14]
                                     if (
-                                        type((_li12 := getattr_(l_0_tool_ids_seen, "value")))
+                                        type((_li13 := getattr_(l_0_tool_ids_seen, "value")))
                                         is list
                                     )
                                     & (
                                         type(
                                             (
-                                                _it13 := nested(
+                                                _it14 := nested(
                                                     l_2_msg["tool_call_id"]
                                                     if type(l_2_msg) is dict
                                                     and "tool_call_id" in l_2_msg
@@ -1070,12 +1073,13 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                                         )
                                         is str
                                     )
-                                    and len(_li12) < 64
-                                    and (len(_it13) < 65536)
-                                    else add_item(_built, _li12, _it13)
+                                    and len(_li13) < 64
+                                    and (len(_it14) < 65536)
+                                    else add_item(_built, _li13, _it14)
                                 ),
                             )
                     else:
+                        _fuel += not_run(_count10, _i2) * 7
                         break
                 _w("\n]<|END_TOOL_RESULT|><|END_OF_TURN_TOKEN|>")
         # line 261: if

@@ -19,7 +19,16 @@ from tmpl2py.runtime.go.execute import (
     to_str,
 )
 from tmpl2py.runtime.go.ollama import TemplateMessage, TemplateTool, TemplateToolCall
-from tmpl2py.runtime.limits import active, clear, holding, length_hint, live, refuel_loop, settle
+from tmpl2py.runtime.limits import (
+    LAZY,
+    active,
+    clear,
+    holding,
+    length_hint,
+    live,
+    refuel_loop,
+    settle,
+)
 
 TEMPLATE_NAME = "examples/seed002_gemma3_tools.gotmpl"
 SOURCE_SHA256 = "5e4271c679cca23c0c3c4d983acfc708966b0187a8044a4280ec35c933973fb8"
@@ -90,7 +99,7 @@ def render(context: dict) -> str:
                 v_tool_0 = field(dot, "Tools")
                 # line 58: for
                 _items1 = range_values(v_tool_0)
-                _fuel -= length_hint(_items1)
+                _fuel -= length_hint(_items1, LAZY)
                 if _fuel < 0 or holding:
                     _m, _fuel, _items1 = refuel_loop(_m, _out, _fuel, _items1, 1)
                 for dot_1 in _items1:
@@ -103,7 +112,7 @@ def render(context: dict) -> str:
         v___3 = v_i_2
         # line 68: for
         _items2 = range_pairs(v_i_2)
-        _fuel -= length_hint(_items2) * 4
+        _fuel -= length_hint(v_i_2, LAZY) * 4
         if _fuel < 0 or holding:
             _m, _fuel, _items2 = refuel_loop(_m, _out, _fuel, _items2, 4)
         for v_i_2, dot_4 in _items2:
@@ -143,7 +152,7 @@ def render(context: dict) -> str:
                         if type(dot_4) is TemplateMessage
                         else field_of_elem(dot_4, "ToolCalls")
                     )
-                    _fuel -= length_hint(_items3) * 2
+                    _fuel -= length_hint(_items3, LAZY) * 2
                     if _fuel < 0 or holding:
                         _m, _fuel, _items3 = refuel_loop(_m, _out, _fuel, _items3, 2)
                     for dot_6 in _items3:

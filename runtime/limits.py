@@ -442,6 +442,14 @@ def refuel_loop(
     return meter, fuel, items
 
 
+def not_run(count: int, index: int) -> int:
+    """The iterations a loop left by a ``break`` at its ``index``-th (0-based) did not run, of
+    the ``count`` it was charged as it started (a lazy loop's, ``LAZY``, was given back and
+    its items counted as they came: none): given back to the counter, so a search that stops
+    at its first match costs what it ran (a look-ahead per message was charged n**2 / 2)."""
+    return count - index - 1 if count < LAZY >> 1 else 0
+
+
 #: what a loop over items of no length (a lazy filter's generator: ``select``, ``map``...)
 #: is charged as it starts: compiled code charges ``length_hint(items, LAZY) * cost``, which
 #: runs the counter out, so :func:`refuel_loop` gives it back and counts the items as they

@@ -248,6 +248,10 @@ JINJA_DOS = {
     # numbers of one hash (multiples of 2**61 - 1): a set or dict of them is quadratic in C
     "hash-flood-unique": "{% set l = range(0, 100000 * 2305843009213693951, 2305843009213693951)|list %}"
     "{{ l|unique|list|length }}{{ dict.fromkeys(l)|length }}",
+    # a loop over a lazy filter's result (no length: charged nothing, never looked at its
+    # meter), each iteration scanning a 60,000-character string 40 times: over 120 s
+    "lazy-loop-hidden-work": "{% set s = 'ab' * 30000 %}{% for i in range(100000)|select %}"
+    + "{% if 'zzz' in s %}{% endif %}" * 40 + "{% endfor %}done",
     # tuples of such numbers have one hash too (40,000 in ``unique``: 39 s)
     "hash-flood-tuples": "{% set ns = namespace(l=[]) %}{% for i in range(400) %}{% set ns.c = [] %}"
     "{% for j in range(100) %}{% set ns.c = ns.c + [((i * 100 + j) * 2305843009213693951,)] %}{% endfor %}"

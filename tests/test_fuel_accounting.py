@@ -95,3 +95,63 @@ def test_a_render_holding_a_long_value_leaves_no_entry_in_holding(source: str, d
     else:
         assert template.render({}) == compile_template(source, bounded=False, **options).render({})
     assert limits.holding == [] and limits.active == []
+
+
+# ----------------------------------------------------------------------------- loops of no length
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{% for i in range(20000)|select %}{% endfor %}ok",
+        "{% for i in range(20000)|map('abs') %}{% endfor %}ok",
+        "{% for r in range(1) %}{% for k, v in d|items %}{% endfor %}{% endfor %}ok",  # by the mapping's size
+    ],
+)
+def test_a_loop_over_items_of_no_length_is_counted_as_it_runs(source: str) -> None:
+    """Red team s7h F6: ``length_hint`` of a generator is 0, so a loop over a lazy filter's
+    result paid nothing for its iterations and never looked at the meter (a 1.5 KB template
+    whose iterations each hid C-level work ran over 120 s). The compiled charge is
+    ``length_hint(items, LAZY)``: such a loop runs the counter out, and ``refuel_loop``
+    counts its items as they come (looking at the CPU time after 1, 4, 16... of them); a
+    loop over ``x|items`` is charged the mapping's size. Here the filter's own charge (its
+    input, ~200,000 fuel) fits the limit, the 20,000 iterations besides do not."""
+    from tmpl2py.runtime.limits import Limits
+
+    context = {"d": {str(i): i for i in range(20000)}}
+    with pytest.raises(RenderLimitExceeded) as info:
+        compile_template(source, limits=Limits(fuel=210_000)).render(context)
+    assert info.value.limit == "fuel"
+    assert compile_template(source, limits=Limits(fuel=240_000)).render(context) == "ok"
+    small = source.replace("20000", "30")
+    assert compile_template(small).render({"d": {"a": 1}}) == ref_render(small, {"d": {"a": 1}})[1]
+
+
+def test_go_pairs_are_charged_by_their_value_s_length() -> None:
+    """Red team s7p F14: Go's ``range $i, $m := .Messages`` iterates pairs of no length: nested,
+    such loops were charged nothing (18 s CPU at 10,000 messages, the budget ignored)."""
+    nested = "{{ range $i, $m := .Messages }}{{ range $j, $n := $.Messages }}{{ end }}{{ end }}y"
+    template = compile_template(nested, dialect="go")
+    messages = [{"role": r, "content": "x"} for _ in range(2500) for r in ("user", "assistant")]
+    with pytest.raises(RenderLimitExceeded) as info:
+        template.render_conversation(messages)
+    assert info.value.limit == "fuel"
+    assert template.render_conversation(messages[:50]) == "y"
+
+
+def test_a_loop_left_by_a_break_gives_back_what_it_did_not_run() -> None:
+    """Red team s7p F13: a loop is charged all its iterations as it starts, so a look-ahead
+    per message that stops at its first match was charged n**2 / 2 (4,000 messages refused,
+    transformers 0.06 s); a break gives back the iterations it skipped (``limits.not_run``)."""
+    source = (
+        "{%- for m in messages -%}{%- set ns = namespace(next_role='none') -%}"
+        "{%- for j in range(loop.index0 + 1, messages|length) -%}"
+        "{%- if messages[j].role == 'assistant' -%}{%- set ns.next_role = messages[j].role -%}{%- break -%}{%- endif -%}"
+        "{%- endfor -%}<{{ m.role }}:{{ ns.next_role }}>{%- endfor -%}"
+    )
+    messages = [{"role": r, "content": "c"} for _ in range(2000) for r in ("user", "assistant")]
+    assert compile_template(source).render({"messages": messages}) == ref_render(source, {"messages": messages})[1]
+    # a break does not make a loop free: 100 x 100,000 iterations, each breaking late, still run out
+    late = "{% for j in range(100) %}{% for i in range(100000) %}{% if i > 99990 %}{% break %}{% endif %}{% endfor %}{% endfor %}"
+    with pytest.raises(RenderLimitExceeded):
+        compile_template(late).render({})

@@ -392,7 +392,7 @@ def test_a_loop_pays_for_its_costliest_branch_not_for_every_branch() -> None:
 
     def charge(source: str) -> int:
         text = build.emitted(source, "jinja", None, "t", True, True)[0]
-        found = re.search(r"_fuel -= length_hint\(_items\d+\) \* (\d+)", text)
+        found = re.search(r"_fuel -= length_hint\(_items\d+, LAZY\) \* (\d+)", text)
         assert found, text
         return int(found.group(1))
 

@@ -27,10 +27,10 @@ from tmpl2py.compiler.passes import pipeline
 
 #: the end's own helpers and the counter's refuels: they touch the meter by design (the
 #: refuels return it in ``_m``, which the end tests; ``holding``, a list read by a loop's
-#: look, as ``active`` is)
+#: look, as ``active`` is; ``LAZY``, the number a loop over items of no length charges)
 BY_DESIGN = {
     "limits.active", "limits.clear", "limits.live", "limits.settle", "limits.refuel", "limits.refuel_loop",
-    "limits.holding",
+    "limits.holding", "limits.LAZY",
 }
 METER_VARIABLES = {"_live", "_long"}
 
