@@ -423,9 +423,14 @@ def refuel_loop(
     iterations (a loop of 100,000 iterations, each printing a new 100 KB string, is stopped
     at the output cap, not after building 10 GB). ``write``: a function's writer (its
     buffer's ``append``), whose buffer is measured the same way (render's is ``out``)."""
-    lazy = fuel < -(LAZY >> 1) and length_hint(items, -1) < 0
-    if lazy:  # no length (a lazy filter's generator): charged ``LAZY`` items as it started
+    lazy = False
+    if fuel < -(LAZY >> 1):  # charged ``LAZY`` as it started: what it measured has no length
         fuel += LAZY * cost
+        count = length_hint(items, -1)
+        if count >= 0:  # (its measure had none, its items have: None's pairs, ``()``)
+            fuel -= count * cost
+        else:  # a lazy filter's generator: counted as it runs
+            lazy = True
     held = _long.get()
     if fuel >= 0 and held is None and not lazy:
         return meter, fuel, items  # (another thread's render holds a long value)
