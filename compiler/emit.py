@@ -22,6 +22,7 @@ GROWN_INLINE = 64
 
 from . import ir, registry
 from .fuel import FuelEmitter, own_code
+from .passes.util import unary_helper
 from .pysrc import (
     ATOM,
     EXPR,
@@ -70,16 +71,6 @@ MODULE_HEADER = """\
 #: helpers whose result has as many items as their one argument, but no length of its own
 #: (a generator, Go's pairs): a loop over one is charged by its argument's length
 _PER_ITEM_OF_ARGUMENT = frozenset({"jinja_filters.do_items", "gotmpl.range_pairs"})
-
-
-def _per_item_of_argument(node: Any) -> bool:
-    return (
-        isinstance(node, ir.Helper)
-        and node.name in _PER_ITEM_OF_ARGUMENT
-        and len(node.args) == 1
-        and not node.kwargs
-        and not isinstance(node.args[0], ir.Starred)
-    )
 
 
 def _breaks(body: tuple) -> bool:
@@ -662,7 +653,7 @@ class Emitter(FuelEmitter):
         refund = None  # (the loop's iterator, an iteration's cost): what a break gives back
         if self.fuel_enabled and not self.fuel_unmetered(node):  # it pays as it starts
             measure = ""
-            if recurse is None and _per_item_of_argument(node.iter):
+            if recurse is None and unary_helper(node.iter, _PER_ITEM_OF_ARGUMENT):
                 arg = node.iter.args[0]  # type: ignore[attr-defined]
                 if isinstance(arg, (ir.Name, ir.Local)):
                     measure = self.src(arg)
