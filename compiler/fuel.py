@@ -298,6 +298,7 @@ class FuelEmitter:
             return
         if not leaf or _has_loop(body) or _long(body):
             self.line("nonlocal _fuel, _m")  # type: ignore[attr-defined]
+            self.fuel_used = True  # (render must define them, though its own code count nothing)
         if not leaf:
             self.fuel_tick(max(CALL_COST, body_cost(body, self._leaf_costs())) if own else CALL_COST)
 

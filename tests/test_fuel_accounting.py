@@ -158,3 +158,15 @@ def test_a_loop_left_by_a_break_gives_back_what_it_did_not_run() -> None:
     late = "{% for j in range(100) %}{% for i in range(100000) %}{% if i > 99990 %}{% break %}{% endif %}{% endfor %}{% endfor %}"
     with pytest.raises(RenderLimitExceeded):
         compile_template(late).render({})
+
+
+def test_functions_sharing_the_counter_find_it_defined() -> None:
+    """Found by the Jinja differential property (a new seed): two ``{% block %}`` functions
+    long enough to share the render's counter (``nonlocal _fuel, _m``) in a render whose own
+    code counted nothing, which so never defined it: the module was refused ("no binding for
+    nonlocal '_fuel'"). A function that shares the counter makes the render define it."""
+    from pathlib import Path
+
+    source = (Path(__file__).parent / "fixtures" / "nonlocal_fuel_blocks.jinja").read_text(encoding="utf-8")
+    context = {"messages": [{"role": "user", "content": "hi"}], "d": {}, "n": 1, "xs": [], "s": "s"}
+    assert compile_template(source).render(context) == ref_render(source, context)[1]
