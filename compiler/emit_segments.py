@@ -633,6 +633,10 @@ class SegmentEmitter(Emitter):
         self.tracked, self.loops = False, []
         super().s_FuncDef(node)
         self.tracked, self.loops = saved, loops
+        if saved and node.wrap and node.ident in self.shadowed:
+            # the name assigned elsewhere too (an ``undefined`` placeholder before it): from
+            # here it is the macro, whose output is labelled by everything it reads
+            self.line(f'{self.shadow(node.ident)} = ("p", {self.func_label(node.ident) or _E}, _pc)')
 
     # ------------------------------------------------------------------ module
 

@@ -519,3 +519,25 @@ def test_a_failing_segment_render_that_draws_random_items_raises_the_plain_rende
         with pytest.raises(TypeError) as segments:
             template.render_segments(context)
         assert str(segments.value) == str(plain.value)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # found by the property run: a macro the generation block's call block calls is
+        # first a placeholder (``undefined``) assigned in the segment function, and its
+        # printed call was labelled by that placeholder (nothing) instead of its body's reads
+        "{% macro m() %}{{ kwargs|length }}{{ tools }}{% endmacro %}{{ m() }}"
+        "{% generation %}{% call m() %}{% endcall %}{% endgeneration %}",
+        "{% macro m() %}{% generation %}{% if f %}a{% else %}{{ tools }}{% endif %}"
+        "{% endgeneration %}{{ kwargs|length }}{% endmacro %}{{ m() }}"
+        "{% generation %}{% call m() %}x{% endcall %}{% endgeneration %}",
+    ],
+)
+def test_a_macro_defined_after_its_placeholder_is_labelled_by_its_reads(source: str) -> None:
+    render, render_segments, pieces, _ = C.compiled(source)
+    context = {"tools": [[1, [5, "a"]]], "f": False}
+    segments = C.check_concatenation(render, render_segments, context)
+    C.check_template_literals(segments, source, pieces)
+    for n, (path, _) in enumerate(C.leaves(context)):
+        assert C.check_metamorphic(render_segments, context, segments, path, f"q{n}")

@@ -166,9 +166,11 @@ class _WhitespaceControl:
                     else:
                         half_end = True
                 continue
-            if test_state == 2 and kind in ("IF", "IN", "NOT", "RECURSIVE"):
+            if test_state == 2 and kind in _KEYWORD_ARGS:
                 # jinja2 reads any name right after a test as the test's argument, keywords
-                # included ("x is defined if y" does not parse; "x is eq in" reads a name).
+                # included but ``else``/``or``/``and`` ("x is defined if y" does not parse;
+                # "x is eq in" reads a name; "include x is defined ignore missing" fails at
+                # ``missing``).
                 tok = Token.new_borrow_pos("NAME", tok.value, tok)
                 kind = "NAME"
             elif test_state == 2 and kind == "IS":
@@ -258,6 +260,13 @@ def _plain_kind(kind: str) -> bool:
     """``process`` passes a token of this kind on as it is when no test is being read: not
     text, a tag (``TAG_*``), a bracket, ``=``, ``is`` or the end of a tag."""
     return kind not in _SPECIAL_KINDS and not kind.startswith("TAG_")
+
+
+#: keyword tokens that stand for a name (the test's argument) right after a test's name
+_KEYWORD_ARGS = frozenset({
+    "IF", "IN", "NOT", "RECURSIVE", "IGNORE", "SCOPED", "REQUIRED", "MISSING", "WITH",
+    "WITHOUT", "CONTEXT", "AS", "IMPORT",
+})
 
 
 def _next_test_state(state: int, kind: str) -> int:
