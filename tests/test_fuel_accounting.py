@@ -170,3 +170,20 @@ def test_functions_sharing_the_counter_find_it_defined() -> None:
     source = (Path(__file__).parent / "fixtures" / "nonlocal_fuel_blocks.jinja").read_text(encoding="utf-8")
     context = {"messages": [{"role": "user", "content": "hi"}], "d": {}, "n": 1, "xs": [], "s": "s"}
     assert compile_template(source).render(context) == ref_render(source, context)[1]
+
+
+@pytest.mark.parametrize("flt", ["title", "striptags", "urlencode", "wordcount", "indent(2)", "list|length"])
+def test_a_long_message_through_a_text_filter_is_charged_at_the_filter_s_speed(flt: str) -> None:
+    """A filter's charge per character follows its slowest measured kind of text (rounded
+    up): a 1 MB message of English through ``title``, ``striptags``, ``urlencode`` (charged a
+    unit a character or two: 0.5-1M units, over the fuel) renders as in transformers, which
+    takes 30-80 ms (red team s7h F8); 16 MB of the filter's slowest text still runs out."""
+    source = "{% for m in messages %}{{ m.content|" + flt + " }}{% endfor %}"
+    text = "Hello <b>world</b> see http://x.org/a. " * ((1 << 20) // 40)
+    context = {"messages": [{"role": "user", "content": text}]}
+    assert compile_template(source).render(context) == ref_render(source, context)[1]
+    slow = {"title": "a ", "striptags": "<a>", "urlencode": "é", "wordcount": "a@b.cc ",
+            "indent(2)": "\n", "list|length": "ab"}[flt]
+    with pytest.raises(RenderLimitExceeded) as info:
+        compile_template(source).render({"messages": [{"content": slow * ((16 << 20) // len(slow))}]})
+    assert info.value.limit == "fuel"
