@@ -338,3 +338,64 @@ def test_tools_as_transformers_takes_them(tools: Any) -> None:
     except Exception as e:  # noqa: BLE001
         ours = ("err", type(e).__name__)
     assert ours == expected
+
+
+def test_inputs_are_rebuilt_as_transformers_rebuilds_them() -> None:
+    """``hf.plain_data`` (a dict's or list's scalars taken without a call) and
+    ``hf.alias_reasoning`` (a message with no reasoning field kept without a search) against
+    transformers' own ``_plain_template_data`` / ``_alias_reasoning_fields``, on random values
+    of every kind they treat apart: exact scalars, str / int / float subclasses (an enum),
+    dicts with non-string keys, ``Mapping``s, lists, tuples, dataclasses, objects with
+    ``model_dump``, and anything else."""
+    import collections
+    import dataclasses
+    import enum
+    import random
+
+    from transformers.utils import chat_template_utils as ctu
+
+    from tmpl2py.runtime.jinja.hf import alias_reasoning, plain_data
+
+    class Role(str, enum.Enum):
+        USER = "user"
+
+    class Count(int):
+        pass
+
+    @dataclasses.dataclass
+    class Part:
+        kind: Any
+        items: list
+
+    class Model:
+        def model_dump(self) -> dict:
+            return {"m": [1, (2, Role.USER)]}
+
+    leaves = [None, "s", 1, 2.5, True, Role.USER, Count(3), 1.5e300, object(), Model(), Part(Role.USER, [Count(1)])]
+    keys = ["role", "content", "reasoning_content", "thinking", "reasoning", 1, None, Role.USER, (1, 2), 2.0]
+    rng = random.Random(8)
+
+    def value(depth: int = 0) -> Any:
+        if depth > 3 or rng.random() < 0.35:
+            return rng.choice(leaves)
+        n = rng.randint(0, 4)
+        kind = rng.choice(["dict", "list", "tuple", "ordered", "default"])
+        if kind == "dict":
+            return {rng.choice(keys): value(depth + 1) for _ in range(n)}
+        if kind == "list":
+            return [value(depth + 1) for _ in range(n)]
+        if kind == "tuple":
+            return tuple(value(depth + 1) for _ in range(n))
+        if kind == "ordered":
+            return collections.OrderedDict((str(i), value(depth + 1)) for i in range(n))
+        return collections.defaultdict(int, {"z": value(depth + 1)})
+
+    def shape(v: Any) -> str:  # the value with its types (``==`` would take 1 == True)
+        return repr((type(v).__name__, v))
+
+    for _ in range(3000):
+        v = value()
+        assert shape(plain_data(v)) == shape(ctu._plain_template_data(v)), v
+        chat = [m for m in (value(2) for _ in range(3)) if isinstance(m, dict)]
+        chat += [{k: rng.choice([None, "", "r", 0]) for k in rng.sample(keys[:5], rng.randint(0, 5))}]
+        assert repr(alias_reasoning(chat)) == repr(ctu._alias_reasoning_fields(chat))

@@ -22,9 +22,26 @@ REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 CONTINUE_TAG = "CONTINUE_FINAL_MESSAGE_TAG "
 
 
+#: the exact types of JSON's scalars: kept as they are (``plain_data``)
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def plain_data(value: Any) -> Any:
-    """transformers' ``_plain_template_data``."""
-    if value is None or type(value) in (str, int, float, bool):
+    """transformers' ``_plain_template_data``: the value rebuilt from plain JSON types.
+
+    A dict's or a list's scalar items are taken as they are without a call (the usual
+    message: a dict of strings), everything else as transformers does, in its order."""
+    kind = type(value)
+    if kind is dict:  # (a ``Mapping``: its keys and items rebuilt)
+        scalars = _SCALARS
+        return {
+            (k if type(k) in scalars else plain_data(k)): (v if type(v) in scalars else plain_data(v))
+            for k, v in value.items()
+        }
+    if kind is list:
+        scalars = _SCALARS
+        return [v if type(v) in scalars else plain_data(v) for v in value]
+    if kind in _SCALARS:
         return value
     if isinstance(value, str):
         return str.__str__(value)
@@ -51,10 +68,13 @@ def plain_data(value: Any) -> Any:
 
 
 def alias_reasoning(chat: list) -> list:
-    """transformers' ``_alias_reasoning_fields``."""
+    """transformers' ``_alias_reasoning_fields`` (a message holding none of the fields is
+    kept without a search)."""
     out = []
     for message in chat:
-        if isinstance(message, dict):
+        if isinstance(message, dict) and (
+            "reasoning_content" in message or "thinking" in message or "reasoning" in message
+        ):
             reasoning = next(
                 (message[k] for k in REASONING_FIELDS if message.get(k) is not None), None
             )
@@ -113,13 +133,11 @@ def conversation_context(
                 f"Chat messages should be dicts, dataclasses or pydantic models, but got {message!r}."
             )
     chat = alias_reasoning(chat)
-    context = dict(plain_data(kwargs))
-    context.update(
-        messages=chat,
-        tools=plain_data(tools),
-        documents=plain_data(documents),
-        add_generation_prompt=add_generation_prompt,
-    )
+    context = plain_data(kwargs)  # (a new dict: ``kwargs`` is one)
+    context["messages"] = chat
+    context["tools"] = plain_data(tools)
+    context["documents"] = plain_data(documents)
+    context["add_generation_prompt"] = add_generation_prompt
     return context
 
 
