@@ -287,3 +287,69 @@ def test_rich_values_become_what_transformers_makes_them() -> None:
         messages = [{"role": "user", "content": content}]
         expected = render_jinja_template(conversations=[messages], tools=tools, chat_template=source)[0][0]
         assert tmpl2py.compile_template(source).render_conversation(messages, tools=tools) == expected
+
+
+def test_messages_are_normalised_as_transformers_normalises_them() -> None:
+    """``loader._normalize_messages`` (a list of dicts rebuilt in one pass, JSON scalars taken
+    as they are) against transformers' ``_normalize_chat_messages`` on random conversations:
+    objects with ``model_dump`` (one dumping ``None``: dropped as a ``None`` value), dataclasses,
+    tuples, ``Mapping``s, enums, non-dict messages (the same ``TypeError``), a tuple of them."""
+    import collections
+    import dataclasses
+    import enum
+    import random
+
+    from transformers.utils.chat_template_utils import _normalize_chat_messages
+
+    from tmpl2py.loader import _normalize_messages
+
+    class Role(str, enum.Enum):
+        USER = "user"
+
+    @dataclasses.dataclass
+    class Call:
+        name: Any
+        arguments: list
+
+    class Model:
+        def model_dump(self) -> dict:
+            return {"m": [1, (2, None)]}
+
+    class Empty:
+        def model_dump(self) -> None:
+            return None
+
+    thing = object()
+    leaves = [None, "s", 1, 2.5, True, Role.USER, thing, Model(), Empty(), Call(Role.USER, [None])]
+    rng = random.Random(5)
+
+    def value(depth: int) -> Any:
+        if depth > 3 or rng.random() < 0.4:
+            return rng.choice(leaves)
+        n = rng.randint(0, 4)
+        kind = rng.choice(["dict", "list", "tuple", "ordered"])
+        if kind == "dict":
+            return {rng.choice(["a", "b", 1, None, Role.USER]): value(depth + 1) for _ in range(n)}
+        if kind == "list":
+            return [value(depth + 1) for _ in range(n)]
+        if kind == "tuple":
+            return tuple(value(depth + 1) for _ in range(n))
+        return collections.OrderedDict((str(i), value(depth + 1)) for i in range(n))
+
+    def outcome(normalise: Any, conversation: Any) -> str:
+        try:
+            made = normalise(conversation)
+        except TypeError as e:
+            return f"TypeError: {e}"
+        return repr((type(made).__name__, made))
+
+    for _ in range(5000):
+        conversation: Any = [
+            {rng.choice(["role", "content", "x", None]): value(1) for _ in range(rng.randint(0, 4))}
+            if rng.random() < 0.85 else value(1)
+            for _ in range(rng.randint(0, 3))
+        ]
+        if rng.random() < 0.1:
+            conversation = tuple(conversation)
+        ours = outcome(_normalize_messages, conversation)
+        assert ours == outcome(_normalize_chat_messages, conversation), conversation

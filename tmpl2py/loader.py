@@ -441,8 +441,22 @@ def _conversations(conversation: Any) -> tuple[list, bool]:
     return [_normalize_messages(conversation)], False
 
 
+#: the exact types of JSON's scalars, which ``_objects_to_dicts`` returns as they are
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def _objects_to_dicts(value: Any) -> Any:
-    """transformers' ``_message_objects_to_dicts`` (dataclasses and pydantic models to dicts)."""
+    """transformers' ``_message_objects_to_dicts`` (dataclasses and pydantic models to dicts);
+    a dict's or list's JSON scalars are taken as they are without a call (a message)."""
+    kind = type(value)
+    if kind is dict:
+        scalars = _SCALARS
+        return {k: (v if type(v) in scalars else _objects_to_dicts(v)) for k, v in value.items()}
+    if kind is list:
+        scalars = _SCALARS
+        return [v if type(v) in scalars else _objects_to_dicts(v) for v in value]
+    if kind in _SCALARS:
+        return value
     if isinstance(value, Mapping):
         return {key: _objects_to_dicts(item) for key, item in value.items()}
     if isinstance(value, list):
@@ -461,8 +475,25 @@ def _objects_to_dicts(value: Any) -> Any:
 
 
 def _normalize_messages(conversation: Any) -> list:
-    """transformers' ``_normalize_chat_messages``: messages as dicts, ``None`` values dropped."""
-    messages = _objects_to_dicts(getattr(conversation, "messages", conversation))
+    """transformers' ``_normalize_chat_messages``: messages as dicts, ``None`` values dropped.
+    A list of dicts (the usual conversation, which cannot fail the check) is rebuilt in one
+    pass: each message's values converted, then the ``None`` ones dropped."""
+    messages = getattr(conversation, "messages", conversation)
+    if type(messages) is list:
+        for message in messages:
+            if type(message) is not dict:
+                break
+        else:
+            scalars = _SCALARS
+            return [
+                {
+                    k: made
+                    for k, v in message.items()
+                    if (made := v if type(v) in scalars else _objects_to_dicts(v)) is not None
+                }
+                for message in messages
+            ]
+    messages = _objects_to_dicts(messages)
     out = []
     for message in messages:
         if not isinstance(message, dict):
