@@ -36,7 +36,7 @@ from typing import Any, Optional, Union
 from . import cache as _cache_module  # noqa: F401 - load() compiles through it: imported once, here
 from . import sources
 from .compiler import CompileError, CompiledTemplate, compile_template
-from .runtime.jinja.hf import tool_schemas
+from .runtime.jinja.hf import JSON_SCALARS, tool_schemas
 from .sources import SPECIAL_TOKENS, SourceError, TemplateSource
 
 __all__ = ["ChatTemplate", "FallbackTemplate", "load", "read_model"]
@@ -441,21 +441,17 @@ def _conversations(conversation: Any) -> tuple[list, bool]:
     return [_normalize_messages(conversation)], False
 
 
-#: the exact types of JSON's scalars, which ``_objects_to_dicts`` returns as they are
-_SCALARS = frozenset({str, int, float, bool, type(None)})
-
-
 def _objects_to_dicts(value: Any) -> Any:
     """transformers' ``_message_objects_to_dicts`` (dataclasses and pydantic models to dicts);
     a dict's or list's JSON scalars are taken as they are without a call (a message)."""
     kind = type(value)
     if kind is dict:
-        scalars = _SCALARS
+        scalars = JSON_SCALARS
         return {k: (v if type(v) in scalars else _objects_to_dicts(v)) for k, v in value.items()}
     if kind is list:
-        scalars = _SCALARS
+        scalars = JSON_SCALARS
         return [v if type(v) in scalars else _objects_to_dicts(v) for v in value]
-    if kind in _SCALARS:
+    if kind in JSON_SCALARS:
         return value
     if isinstance(value, Mapping):
         return {key: _objects_to_dicts(item) for key, item in value.items()}
@@ -484,7 +480,7 @@ def _normalize_messages(conversation: Any) -> list:
             if type(message) is not dict:
                 break
         else:
-            scalars = _SCALARS
+            scalars = JSON_SCALARS
             return [
                 {
                     k: made

@@ -22,8 +22,9 @@ REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 CONTINUE_TAG = "CONTINUE_FINAL_MESSAGE_TAG "
 
 
-#: the exact types of JSON's scalars: kept as they are (``plain_data``)
-_SCALARS = frozenset({str, int, float, bool, type(None)})
+#: the exact types of JSON's scalars: kept as they are (``plain_data``; ``loader``'s
+#: ``_objects_to_dicts``)
+JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def plain_data(value: Any) -> Any:
@@ -33,15 +34,15 @@ def plain_data(value: Any) -> Any:
     message: a dict of strings), everything else as transformers does, in its order."""
     kind = type(value)
     if kind is dict:  # (a ``Mapping``: its keys and items rebuilt)
-        scalars = _SCALARS
+        scalars = JSON_SCALARS
         return {
             (k if type(k) in scalars else plain_data(k)): (v if type(v) in scalars else plain_data(v))
             for k, v in value.items()
         }
     if kind is list:
-        scalars = _SCALARS
+        scalars = JSON_SCALARS
         return [v if type(v) in scalars else plain_data(v) for v in value]
-    if kind in _SCALARS:
+    if kind in JSON_SCALARS:
         return value
     if isinstance(value, str):
         return str.__str__(value)
