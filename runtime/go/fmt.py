@@ -771,7 +771,8 @@ def _format(v: Any, verb: str, f: _Flags, depth: int) -> str:
         items = [_format(GoUint8(b), verb, f, depth + 1) for b in v]  # elements are uint8s
         if f.sharp_v:  # printArg names a top-level []uint8 "[]byte" (fmtBytes)
             name = go_type(v)
-            return ("[]byte" if depth == 0 and name == "[]uint8" else name) + "{" + ", ".join(items) + "}"
+            name = "[]byte" if depth == 0 and name == "[]uint8" else name
+            return name + ("(nil)" if getattr(v, "nil", False) else "{" + ", ".join(items) + "}")
         return "[" + " ".join(items) + "]"
     if isinstance(v, GoStruct):
         if v.go_pointer and depth > 0:  # printValue: only a top-level pointer shows "&{...}"
@@ -1303,6 +1304,8 @@ def _marshal_exact(v: Any) -> str:
     if isinstance(v, GoNil):
         return "null"
     if isinstance(v, (bytes, bytearray)):
+        if getattr(v, "nil", False):  # a nil []byte (a JSON null image)
+            return "null"
         import base64
 
         return '"' + base64.b64encode(bytes(v)).decode("ascii") + '"'

@@ -358,6 +358,15 @@ class ImageData(GoBytes):
     go_type = "main.ImageData"
 
 
+class _NilImageData(ImageData):
+    """A nil ``ImageData`` (a JSON ``null`` in a message's images): marshals as ``null``."""
+
+    nil = True
+
+
+_NIL_IMAGE = _NilImageData()
+
+
 _NIL_SLICES: dict = {}
 
 
@@ -428,7 +437,13 @@ def _property(raw: Any) -> Any:
     p.Description = (
         description if type(description) is str else _str(description, "ToolProperty.description")
     )
-    p.Enum = _NIL_ENUM if enum is None else GoSlice(plain_data(enum or []))
+    p.Enum = (
+        _NIL_ENUM
+        if enum is None
+        else GoSlice(plain_data(enum))
+        if isinstance(enum, (list, tuple))
+        else _refused(enum, "ToolProperty.enum of type []interface {}")
+    )
     p.Properties = (
         _NIL_PROPERTIES_MAP
         if props is None
@@ -458,6 +473,11 @@ def _object(value: Any, where: str) -> dict:
         return {}
     if isinstance(value, dict):
         return value
+    raise RequestError(f"json: cannot unmarshal {_json_kind(value)} into Go struct field {where}")
+
+
+def _refused(value: Any, where: str) -> Any:
+    """Go's binding error for a field given a value of another JSON kind."""
     raise RequestError(f"json: cannot unmarshal {_json_kind(value)} into Go struct field {where}")
 
 
@@ -516,9 +536,11 @@ def _tool(raw: Any) -> Any:
         else _Strings(
             [
                 GoString(r if type(r) is str else _str(r, "parameters.required"))
-                for r in required or ()
+                for r in required
             ]
         )
+        if isinstance(required, (list, tuple))
+        else _refused(required, "ToolFunctionParameters.required of type []string")
     )
     parameters.Properties = properties
     return tool
@@ -677,14 +699,27 @@ def _tool_call(raw: Any) -> Any:
         )
     else:
         raise RequestError("json: cannot unmarshal arguments into an ordered map")
-    index = fn.get("index") or 0
+    index = fn.get("index")
     call = _new(TemplateToolCall)
     call.ID = _str(raw.get("id"), "ToolCall.id")
     call.Function = function = _new(TemplateToolCallFunction)
-    function.Index = int(index)
+    function.Index = 0 if index is None else _go_int(index, "ToolCallFunction.index")
     function.Name = _str(fn.get("name"), "name")
     function.Arguments = arguments
     return call
+
+
+def _go_int(value: Any, where: str) -> int:
+    """A JSON number Go binds to an ``int``: an integer within 64 bits. A number written with
+    a fraction or an exponent (a Python float: ``json`` reads ``2.0`` so) or out of range is
+    Go's binding error, as any other kind is."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if -(1 << 63) <= value < 1 << 63:
+            return int(value)
+        raise RequestError(f"json: cannot unmarshal number {int(value)} into Go struct field {where} of type int")
+    if isinstance(value, float):
+        raise RequestError(f"json: cannot unmarshal number {value!r} into Go struct field {where} of type int")
+    return _refused(value, f"{where} of type int")
 
 
 def _array(value: Any, field: str) -> Any:
@@ -737,6 +772,8 @@ def decode_image(raw: Any) -> Any:
     ``encoding/base64`` decodes it (line breaks skipped), else ``RequestError``."""
     if isinstance(raw, (bytes, bytearray)):
         return ImageData(raw)
+    if raw is None:  # a JSON null in the list: Go's nil []byte
+        return _NIL_IMAGE
     if isinstance(raw, str) and ("\n" in raw or "\r" in raw):
         raw = raw.replace("\r", "").replace("\n", "")  # Go's base64 decoder skips line breaks
     try:

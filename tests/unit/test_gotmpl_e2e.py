@@ -550,6 +550,40 @@ OLLAMA_CASES.append(("{{ .Think }} {{ .ThinkLevel }}" + M, {"messages": [], "thi
 OLLAMA_CASES.append(("{{ .Tools }}|{{ json .Tools }}|{{ len .Tools }}" + M, {"messages": []}))
 
 
+def _tool_with(**parameters):
+    return [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", **parameters}}}]
+
+
+def _call_with_index(index):
+    return [{"role": "assistant", "content": "", "tool_calls": [{"function": {"index": index, "name": "f", "arguments": {}}}]}]
+
+
+# Go's JSON binding of odd request fields (session 8: accepted here where Go refuses them, or
+# the reverse): an ``enum`` or ``required`` of another JSON kind, a tool call ``index`` that
+# is no 64-bit integer (``2.0``, ``1e20``, a string, a bool), a ``null`` image (Go's nil
+# ``[]byte``: printed ``[]``, marshalled ``null``, ``%#v`` ``main.ImageData(nil)``)
+_HI = [{"role": "user", "content": "hi"}]
+OLLAMA_CASES += [
+    ("{{ .Tools }}", {"messages": _HI, "tools": _tool_with(properties={"a": {"type": "string", "enum": "x"}})}),
+    ("{{ json .Tools }}", {"messages": _HI, "tools": _tool_with(properties={"a": {"enum": ""}})}),
+    ("{{ .Tools }}", {"messages": _HI, "tools": _tool_with(properties={"a": {"enum": {}}})}),
+    ("{{ .Tools }}", {"messages": _HI, "tools": _tool_with(properties={"a": {"enum": 0}})}),
+    ("{{ .Tools }}", {"messages": _HI, "tools": _tool_with(properties={"a": {"enum": ["x", 1]}})}),
+    ("{{ .Tools }}", {"messages": _HI, "tools": _tool_with(required="a")}),
+    ("{{ json .Tools }}", {"messages": _HI, "tools": _tool_with(required="")}),
+    ("{{ .Tools }}", {"messages": _HI, "tools": _tool_with(required={"a": 1})}),
+] + [
+    ("{{ range .Messages }}{{ .ToolCalls }}{{ end }}", {"messages": _call_with_index(index)})
+    for index in (1.5, 2.0, 1e20, "1", True, 10**19, -(2**63), 2**63 - 1, 0)
+] + [
+    (
+        '{{ range .Messages }}{{ range .Images }}{{ printf "%#v|%v|%s|%d" . . . (len .) }}'
+        '{{ if . }}T{{ end }}{{ end }}{{ printf "%#v" .Images }}{{ json . }}{{ end }}',
+        {"messages": [{"role": "user", "content": "x", "images": [None, "aGk=", ""]}]},
+    )
+]
+
+
 @needs_go
 @pytest.mark.parametrize("template,request_", OLLAMA_CASES)
 def test_ollama_against_go(ref, template, request_):
