@@ -78,6 +78,12 @@ class CompiledTemplate:
             from tmpl2py.runtime.jinja import hf
 
             self._conversation = functools.partial(hf.render_conversation, self._render, source)
+            # the usual call without keyword repacking (an instance attribute: see below)
+            self.render_conversation = _hf_fast_entry(  # type: ignore[method-assign]
+                self,
+                self._conversation,
+                functools.partial(CompiledTemplate.render_conversation, self),
+            )
         elif profile == "ollama":
             from tmpl2py.runtime.go import ollama
 
@@ -417,6 +423,38 @@ def _fast_render(template: "CompiledTemplate", general: Callable[..., Any]) -> C
         return general(context, budget=budget, limits=limits)
 
     return render
+
+
+def _hf_fast_entry(
+    template: "CompiledTemplate", entry: Callable[..., Any], general: Callable[..., Any]
+) -> Callable[..., Any]:
+    """``render_conversation`` of an hf-profile template: the usual call (no budget, the
+    template's default limits, no segments) straight to transformers' input handling and the
+    render, without the general method's repacking of keywords (~0.6 us of a ~7 us call)."""
+
+    def render_conversation(
+        messages: Any, *, budget: Optional[float] = None, limits: Any = _DEFAULT, **options: Any
+    ) -> Any:
+        """transformers' ``render_jinja_template`` for one conversation
+        (``CompiledTemplate.render_conversation``)."""
+        if (
+            budget is None
+            and limits is _DEFAULT
+            and not options.get("segments")
+            and template.limits is _limits.DEFAULT_LIMITS
+        ):
+            try:
+                return entry(messages, **options)
+            except RecursionError as e:
+                raise _depth_error(e, "jinja") from None
+            except Exception as e:  # never swallowed: positioned, then raised on
+                located = template._located(e)
+                if located is e:
+                    raise
+                raise located from None
+        return general(messages, budget=budget, limits=limits, **options)
+
+    return render_conversation
 
 
 def _ollama_fast_entry(
