@@ -399,3 +399,33 @@ def test_inputs_are_rebuilt_as_transformers_rebuilds_them() -> None:
         chat = [m for m in (value(2) for _ in range(3)) if isinstance(m, dict)]
         chat += [{k: rng.choice([None, "", "r", 0]) for k in rng.sample(keys[:5], rng.randint(0, 5))}]
         assert repr(alias_reasoning(chat)) == repr(ctu._alias_reasoning_fields(chat))
+
+
+def test_template_variables_named_like_the_entry_points_parameters_reach_the_template(tmp_path) -> None:
+    """Every keyword of ``render_conversation`` but transformers' own reaches the template, as
+    in ``render_jinja_template``: ``source`` and ``render`` (the runtime's first parameters),
+    through ``render_conversation``, ``apply_chat_template``, a standalone module and a session
+    (``template``, the session's first parameter). Red team s8u F1: a TypeError each."""
+    import json
+
+    import tmpl2py
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    from tmpl2py.compiler.api import generate
+    from tmpl2py.standalone import make_standalone
+
+    source = "{{ source }}|{{ render }}|{{ template }}|{{ messages[0].content }}"
+    messages = [{"role": "user", "content": "hi"}]
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"chat_template": source}))
+    model = tmpl2py.load(tmp_path)
+    module: dict = {}
+    exec(compile(make_standalone(generate(source, "jinja", name="t")[0], source), "<s>", "exec"), module)
+    for kwargs in ({"source": "wiki"}, {"render": "R"}, {"template": "T"}):
+        expected = render_jinja_template(conversations=[messages], chat_template=source, **kwargs)[0][0]
+        template = tmpl2py.compile_template(source)
+        assert template.render_conversation(messages, **kwargs) == expected
+        assert model.apply_chat_template(messages, **kwargs) == expected
+        assert module["render_conversation"](messages, **kwargs) == expected
+        session = template.conversation(**kwargs)
+        session.extend(messages)
+        assert session.prompt() == expected

@@ -610,7 +610,8 @@ class _LegacyView:
 class Conversation:
     """One conversation, rendered as it grows (see the module docstring)."""
 
-    def __init__(self, template: Any, **options: Any) -> None:
+    def __init__(self, template: Any, /, **options: Any) -> None:
+        # (positional-only: a template variable named ``template`` is an option like any other)
         if template.profile not in ("hf", "ollama"):
             raise TypeError(f"profile {template.profile!r} has no conversation entry point")
         for key in ("continue_final_message", "return_assistant_tokens_mask"):

@@ -145,6 +145,7 @@ def conversation_context(
 def render_conversation(
     render: Callable[[dict], str],
     source: str,
+    /,
     messages: Any,
     tools: Optional[list] = None,
     documents: Optional[list] = None,
