@@ -25,11 +25,17 @@ from ..lark_loops import returns_lone_child
 from .analysis import find_undeclared, uses_name
 from .autoescape import apply_autoescape
 from .library import FILTER_FUNCS, TEST_FUNCS
-from .statements import BlockLowering, check_extends, generator_macros
+from .statements import (
+    CONSTANT_NAMES,
+    BlockLowering,
+    assignable,
+    assignable_name,
+    check_extends,
+    generator_macros,
+)
 
 H = ir.Helper
 #: names jinja2 reads as constants (``nodes.Name.can_assign`` refuses them as targets)
-_CONSTANT_NAMES = frozenset({"true", "false", "none", "True", "False", "None"})
 
 
 def _span(tok: Any) -> ir.Span:
@@ -150,6 +156,7 @@ class Lowering(BlockLowering):
     # ------------------------------------------------------------------ for
 
     def for_stmt(self, tag: Token, target: Any, *rest: Any) -> ir.Stmt:
+        assignable(target)
         parts = _nodes(rest)
         recursive = any(isinstance(t, Token) and t.type == "RECURSIVE" for t in rest)
         iterable = parts.pop(0)
@@ -210,7 +217,7 @@ class Lowering(BlockLowering):
             if isinstance(value, (ir.Const, ir.Name)):  # cannot fail: ns_set's own check suffices
                 return [store]
             return [ir.ExprStmt(H("jinja.ns_check", (ns,)), span=_span(tag)), store]
-        return ir.Assign(target, value, span=_span(tag))
+        return ir.Assign(assignable(target), value, span=_span(tag))
 
     @returns_lone_child
     def set_target(self, target: Any) -> Any:
@@ -227,7 +234,7 @@ class Lowering(BlockLowering):
         value: ir.Expr = ir.Capture(parts[0], span=_span(tag))
         for call in filters:
             value = apply_filter(value, call, _span(tag))
-        return ir.Assign(target, value, span=_span(tag))
+        return ir.Assign(assignable(target), value, span=_span(tag))
 
     def set_ns_block(self, tag: Token, ns: Token, attr: Token, *rest: Any) -> ir.Stmt:
         """``{% set ns.attr %}...{% endset %}``: jinja2 stores the block's text with
@@ -249,7 +256,7 @@ class Lowering(BlockLowering):
         parts = _nodes(rest)
         params = parts.pop(0) if len(parts) == 2 else []
         body = parts[0]
-        return self._funcdef("", str(name), params, body, _span(tag), (tag, rest[-1]))
+        return self._funcdef("", assignable_name(name), params, body, _span(tag), (tag, rest[-1]))
 
     def _funcdef(
         self, ident: str, name: str, params: list, body: tuple, span: ir.Span, ends: tuple
@@ -316,7 +323,7 @@ class Lowering(BlockLowering):
         return list(params)
 
     def macro_param(self, name: Token, default: Any = None) -> ir.Param:
-        if str(name) in _CONSTANT_NAMES:  # jinja2's parse_signature: ``Name.can_assign``
+        if str(name) in CONSTANT_NAMES:  # jinja2's parse_signature: ``Name.can_assign``
             raise CompileError("syntax", "can't assign to 'name'", *_span(name))
         return ir.Param(ir.Name(str(name), span=_span(name)), default)
 

@@ -30,6 +30,31 @@ def _span(tok: Any) -> ir.Span:
     return ir.NOSPAN
 
 
+CONSTANT_NAMES = frozenset({"true", "false", "none", "True", "False", "None"})
+
+
+def assignable(target: Any) -> Any:
+    """``target``, an assignment's (``set``, ``for``, ``with``), as jinja2's
+    ``parse_assign_target`` lets it through: ``true`` / ``false`` / ``none`` (either case)
+    read as constants, which cannot be assigned (``can't assign to 'const'``; a tuple holding
+    one, at any depth: ``'tuple'``)."""
+    if isinstance(target, ir.Name) and target.name in CONSTANT_NAMES:
+        raise CompileError("syntax", "can't assign to 'const'", *target.span)
+    if isinstance(target, ir.Target):
+        for n in ir.walk(target):
+            if isinstance(n, ir.Name) and n.name in CONSTANT_NAMES:
+                raise CompileError("syntax", "can't assign to 'tuple'", *n.span)
+    return target
+
+
+def assignable_name(name: Token) -> str:
+    """A name jinja2 reads with ``parse_assign_target(name_only=True)`` (a macro's, an
+    import's): ``Name.can_assign`` refuses the constants' names (``can't assign to 'name'``)."""
+    if str(name) in CONSTANT_NAMES:
+        raise CompileError("syntax", "can't assign to 'name'", *_span(name))
+    return str(name)
+
+
 def _is(tok: Any, kind: str) -> bool:
     return isinstance(tok, Token) and tok.type == kind
 
@@ -51,7 +76,7 @@ class StatementLowering(CachedTransformer):
 
     @v_args(meta=True, inline=True)
     def with_binding(self, meta: Any, target: Any, value: ir.Expr) -> ir.Assign:
-        return ir.Assign(target, value, span=(meta.line or 0, meta.column or 0))
+        return ir.Assign(assignable(target), value, span=(meta.line or 0, meta.column or 0))
 
     # ------------------------------------------------------------------ autoescape
 
@@ -72,7 +97,7 @@ class StatementLowering(CachedTransformer):
 
     def import_stmt(self, tag: Token, template: ir.Expr, _as: Token, name: Token, *_: Any) -> ir.Stmt:
         value = H("jinja.load_template", (template,), span=_span(tag))
-        return ir.Assign(ir.Name(str(name), span=_span(name)), value, span=_span(tag))
+        return ir.Assign(ir.Name(assignable_name(name), span=_span(name)), value, span=_span(tag))
 
     def from_stmt(self, tag: Token, template: ir.Expr, _import: Token, *rest: Any) -> ir.Stmt:
         names = [r for r in rest if isinstance(r, ir.Name)]
@@ -82,12 +107,13 @@ class StatementLowering(CachedTransformer):
         return ir.Assign(ir.Target(tuple(names)), value, span=_span(tag))
 
     def import_name(self, name: Token, *alias: Any) -> ir.Name:
+        assignable_name(name)
         if str(name).startswith("_"):  # jinja2's TemplateAssertionError, at parse time
             raise CompileError(
                 "syntax", "names starting with an underline can not be imported", *_span(name)
             )
         bound = alias[-1] if alias else name
-        return ir.Name(str(bound), span=_span(bound))
+        return ir.Name(assignable_name(bound), span=_span(bound))
 
     def context_mod(self, kind: Token, _context: Token) -> Token:
         return kind
