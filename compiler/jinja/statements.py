@@ -261,6 +261,9 @@ class BlockLowering(StatementLowering):
             )
         if block in self.blocks:
             raise CompileError("syntax", f"block {block!r} defined twice", *_span(tag))
+        for sub in ir.walk(body):  # a block's body is no top-level frame (``check_extends``)
+            if isinstance(sub, ir.ExprStmt) and _is_extends(sub):
+                raise CompileError("syntax", "cannot use extend from a non top-level scope", *sub.span)
         ident = "blk_" + (block if block.isascii() else block.encode("utf-8").hex())
         self.blocks[block] = _block_func(ident, block, body, _span(tag))
         if required:
