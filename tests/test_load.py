@@ -160,6 +160,36 @@ def test_modelfile_and_bare_go_template(tmp_path: Path, cache: ModuleCache) -> N
     assert tmpl2py.load(tmp_path, cache=cache).stop == ["<end_of_turn>"]  # a folder with a Modelfile
 
 
+def test_a_modelfile_s_system_and_messages_are_its_defaults(tmp_path: Path, cache: ModuleCache) -> None:
+    """``load(Modelfile)`` renders as Ollama's ChatHandler and GenerateHandler do: the
+    Modelfile's ``SYSTEM`` and ``MESSAGE`` lines are the defaults of a request that names none
+    (as the CLI applies them), checked against the Go reference where Go is installed (red
+    team s8u F3: the library dropped them, a prompt without the model's system text)."""
+    template = "{{ range .Messages }}<{{ .Role }}>{{ .Content }}\n{{ end }}"
+    modelfile = tmp_path / "Modelfile"
+    modelfile.write_text(
+        f'FROM x\nTEMPLATE """{template}"""\nSYSTEM You are terse.\n'
+        "MESSAGE user Is Paris in France?\nMESSAGE assistant yes\n"
+    )
+    t = tmpl2py.load(modelfile, cache=cache)
+    defaults = {
+        "system": "You are terse.",
+        "messages": [{"role": "user", "content": "Is Paris in France?"}, {"role": "assistant", "content": "yes"}],
+    }
+    compiled = tmpl2py.compile_template(template, "go")
+    chat = t.render_conversation(HI)
+    assert chat == compiled.render_conversation(HI, modelfile=defaults)
+    assert chat == "<system>You are terse.\n<user>Is Paris in France?\n<assistant>yes\n<user>hi\n"
+    assert t.render_generate("hi") == compiled.render_generate("hi", modelfile=defaults)
+    own = {"system": "Other.", "messages": []}
+    assert t.render_conversation(HI, modelfile=own) == compiled.render_conversation(HI, modelfile=own)
+    import goref_client
+
+    if goref_client.go_available():
+        ok, text = goref_client.get_reference().ollama(template, {"messages": HI}, modelfile=defaults)
+        assert ok and chat == text
+
+
 def test_load_errors(tmp_path: Path, cache: ModuleCache) -> None:
     with pytest.raises(SourceError, match="no such file"):
         tmpl2py.load(tmp_path / "missing", cache=cache)

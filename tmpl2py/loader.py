@@ -275,6 +275,13 @@ class ChatTemplate:
             n: self._compile(s.text, sources.display_name(s), s.dialect)
             for n, s in self.sources.items()
         }
+        # a Modelfile's SYSTEM / MESSAGE lines, by template text: Ollama's defaults for a
+        # request that names none (the ``modelfile=`` option of the ollama profile)
+        self._modelfile: dict[str, dict] = {}
+        for s in self.sources.values():
+            defaults = s.modelfile_defaults()
+            if defaults and (defaults["system"] or defaults["messages"]):
+                self._modelfile.setdefault(s.text, defaults)
 
     # ------------------------------------------------------------------------- tokens
 
@@ -335,10 +342,24 @@ class ChatTemplate:
         """The selected template's ``render_conversation`` (transformers' or Ollama's entry
         point); for Jinja the special tokens are passed too, as transformers passes them."""
         chosen = options.pop("chat_template", None)
-        renderer = self.template(chosen, options.get("tools"))
+        text = self.get_chat_template(chosen, options.get("tools"))
+        renderer = self._compile(text, "<chat_template argument>")
         if self.dialect == "jinja":
             options = {**self.special_tokens_map, **options}
+        elif text in self._modelfile and "modelfile" not in options:
+            options["modelfile"] = self._modelfile[text]  # Ollama's ChatHandler applies them
         return renderer.render_conversation(messages, **options)
+
+    def render_generate(self, prompt: Any, **options: Any) -> str:
+        """Ollama's /api/generate prompt with the model's template (and its Modelfile's
+        SYSTEM / MESSAGE defaults, unless ``modelfile=`` names others): a Go template's
+        ``render_generate`` (``runtime/go/generate.py``)."""
+        if self.dialect != "go":
+            raise TypeError(f"{self.path}: render_generate is Ollama's (/api/generate): a Go template's")
+        text = self.get_chat_template(options.pop("chat_template", None))
+        if text in self._modelfile and "modelfile" not in options:
+            options["modelfile"] = self._modelfile[text]
+        return self._compile(text, "<chat_template argument>", "go").render_generate(prompt, **options)
 
     def apply_chat_template(
         self,
