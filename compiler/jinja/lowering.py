@@ -26,7 +26,6 @@ from .analysis import find_undeclared, uses_name
 from .autoescape import apply_autoescape
 from .library import FILTER_FUNCS, TEST_FUNCS
 from .statements import (
-    CONSTANT_NAMES,
     BlockLowering,
     assignable,
     assignable_name,
@@ -35,8 +34,6 @@ from .statements import (
 )
 
 H = ir.Helper
-#: names jinja2 reads as constants (``nodes.Name.can_assign`` refuses them as targets)
-
 
 def _span(tok: Any) -> ir.Span:
     if isinstance(tok, Token):
@@ -323,9 +320,8 @@ class Lowering(BlockLowering):
         return list(params)
 
     def macro_param(self, name: Token, default: Any = None) -> ir.Param:
-        if str(name) in CONSTANT_NAMES:  # jinja2's parse_signature: ``Name.can_assign``
-            raise CompileError("syntax", "can't assign to 'name'", *_span(name))
-        return ir.Param(ir.Name(str(name), span=_span(name)), default)
+        # (jinja2's parse_signature reads each name as an assignment's: ``assignable_name``)
+        return ir.Param(ir.Name(assignable_name(name), span=_span(name)), default)
 
     def call_params(self, *params: Any) -> list:
         return params[0] if params else []

@@ -30,6 +30,7 @@ def _span(tok: Any) -> ir.Span:
     return ir.NOSPAN
 
 
+#: names jinja2 reads as constants (``nodes.Name.can_assign`` refuses them as targets)
 CONSTANT_NAMES = frozenset({"true", "false", "none", "True", "False", "None"})
 
 
