@@ -187,3 +187,16 @@ def test_a_long_message_through_a_text_filter_is_charged_at_the_filter_s_speed(f
     with pytest.raises(RenderLimitExceeded) as info:
         compile_template(source).render({"messages": [{"content": slow * ((16 << 20) // len(slow))}]})
     assert info.value.limit == "fuel"
+
+
+def test_tojson_of_long_tool_results_is_charged_at_the_encoder_s_speed() -> None:
+    """``tojson`` of a string is charged a unit per 64 characters (json's C encoder measured at
+    most 8 ns a character): twelve 1 MB tool results, which transformers encodes in ~30 ms,
+    render as there (a unit per 16 ran out of fuel: red team s8u F4); 40 MB of control
+    characters, its slowest text, still runs out."""
+    source = "{% for m in messages %}{{ m.content | tojson }}{% endfor %}"
+    context = {"messages": [{"role": "tool", "content": "x" * 1_000_000} for _ in range(12)]}
+    assert compile_template(source).render(context) == ref_render(source, context)[1]
+    with pytest.raises(RenderLimitExceeded) as info:
+        compile_template(source).render({"messages": [{"content": "\x01" * (40 << 20)}]})
+    assert info.value.limit == "fuel"
