@@ -183,11 +183,22 @@ def test_a_modelfile_s_system_and_messages_are_its_defaults(tmp_path: Path, cach
     assert t.render_generate("hi") == compiled.render_generate("hi", modelfile=defaults)
     own = {"system": "Other.", "messages": []}
     assert t.render_conversation(HI, modelfile=own) == compiled.render_conversation(HI, modelfile=own)
+    # an empty conversation is a model load for Ollama's ChatHandler, whatever the file holds
+    # (red team s8u F5: rendered when the Modelfile had no SYSTEM / MESSAGE line)
+    from tmpl2py.runtime.go.ollama import RequestError
+
+    plain = tmp_path / "plain.Modelfile"
+    plain.write_text(f'FROM x\nTEMPLATE """{template}"""\n')
+    for model in (t, tmpl2py.load(plain, cache=cache)):
+        with pytest.raises(RequestError, match="no messages"):
+            model.render_conversation([])
     import goref_client
 
     if goref_client.go_available():
         ok, text = goref_client.get_reference().ollama(template, {"messages": HI}, modelfile=defaults)
         assert ok and chat == text
+        ok, text = goref_client.get_reference().ollama(template, {"messages": []}, modelfile={"system": "", "messages": []})
+        assert not ok and "no messages" in text
 
 
 def test_load_errors(tmp_path: Path, cache: ModuleCache) -> None:

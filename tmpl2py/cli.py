@@ -284,9 +284,10 @@ def _is_generate_request(context: Any) -> bool:
 
 
 def _modelfile_option(options: dict, source: Any) -> None:
-    """A Modelfile's SYSTEM / MESSAGE defaults, unless the request names its own."""
+    """A Modelfile's SYSTEM / MESSAGE defaults (its handlers' flow, even with none), unless
+    the request names its own."""
     defaults = source.modelfile_defaults()
-    if defaults and (defaults["system"] or defaults["messages"]):
+    if defaults is not None:
         options.setdefault("modelfile", defaults)
 
 

@@ -276,11 +276,12 @@ class ChatTemplate:
             for n, s in self.sources.items()
         }
         # a Modelfile's SYSTEM / MESSAGE lines, by template text: Ollama's defaults for a
-        # request that names none (the ``modelfile=`` option of the ollama profile)
+        # request that names none (the ``modelfile=`` option of the ollama profile: its
+        # handlers' flow, which also refuses an empty conversation, whatever the file holds)
         self._modelfile: dict[str, dict] = {}
         for s in self.sources.values():
             defaults = s.modelfile_defaults()
-            if defaults and (defaults["system"] or defaults["messages"]):
+            if defaults is not None:
                 self._modelfile.setdefault(s.text, defaults)
 
     # ------------------------------------------------------------------------- tokens
