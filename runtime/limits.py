@@ -95,9 +95,12 @@ CALL_COST = 16
 #: Fuel a unit of work costs: about a microsecond (an item a heavy helper walks in Python,
 #: ``OUTPUT_PER_UNIT`` characters written or built, ``charge``); a loop iteration costs one.
 FUEL_PER_UNIT = 10
-#: Characters of output (charged at each refuel) or of a long string a ``+`` builds that
-#: make a unit of work.
-OUTPUT_PER_UNIT = 32
+#: Characters of output (charged at each refuel) or of a value past :data:`LONG_BUILT` that
+#: make a unit of work: writing and joining text runs at memory speed, and what makes the
+#: characters is charged where it runs (a filter by its input, a container's printing by its
+#: weight, CPU time at each look); at 32 a unit a prompt of 12M characters of tool results
+#: (`tojson` of long-context files, 30 ms in transformers) ran out of fuel (red team s8u F4).
+OUTPUT_PER_UNIT = 128
 #: Characters (or items) a long ``+``, ``~``, ``join``, ``sum`` or Go ``printf`` builds that make
 #: a unit of work: copying runs at memory speed (measured: 20 characters a nanosecond for a
 #: 1M-character ASCII string, 6 for one of two-byte characters; 2-5 past the caches), not at
@@ -111,7 +114,7 @@ OUTPUT_PER_UNIT = 32
 #: reference count is raised too). Past :data:`LONG_BUILT` (longer than any real prompt) a
 #: value is charged at the printing rate again: one step can copy it many times over (``{{ s
 #: + s + ... }}`` written out, a join of it, a filter), so the fuel, not only the output cap,
-#: bounds how long it gets (about 16M characters: at the copying rate a 51M-character string
+#: bounds how long it gets (about 64M characters: at the copying rate a 51M-character string
 #: was cheap to make and 24 copies of it in one written chain took 1.2 GB).
 BUILT_PER_UNIT = 4096
 ITEMS_BUILT_PER_UNIT = BUILT_PER_UNIT >> 2

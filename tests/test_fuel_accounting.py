@@ -200,3 +200,19 @@ def test_tojson_of_long_tool_results_is_charged_at_the_encoder_s_speed() -> None
     with pytest.raises(RenderLimitExceeded) as info:
         compile_template(source).render({"messages": [{"content": "\x01" * (40 << 20)}]})
     assert info.value.limit == "fuel"
+
+
+def test_a_long_message_returned_by_a_macro_is_charged_at_the_output_s_rate() -> None:
+    """A macro's output past ``LONG_BUILT`` is charged a unit per ``OUTPUT_PER_UNIT`` (128)
+    characters: a 9.6M-character message through two macro calls that return it (GLM-4.6's
+    ``visible_text`` and its callers), 20 ms in transformers, renders (at 32 a unit it ran out
+    of fuel: red team s8u F4); 80M characters so still run out."""
+    source = (
+        "{% macro text(c) %}{{ c }}{% endmacro %}"
+        "{% for m in messages %}{% set t = text(text(m.content)) %}{{ t }}{% endfor %}"
+    )
+    context = {"messages": [{"role": "user", "content": "lorem ipsum\n" * 800_000}]}
+    assert compile_template(source).render(context) == ref_render(source, context)[1]
+    with pytest.raises(RenderLimitExceeded) as info:
+        compile_template(source).render({"messages": [{"content": "x" * 80_000_000}]})
+    assert info.value.limit == "fuel"
