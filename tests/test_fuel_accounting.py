@@ -216,3 +216,26 @@ def test_a_long_message_returned_by_a_macro_is_charged_at_the_output_s_rate() ->
     with pytest.raises(RenderLimitExceeded) as info:
         compile_template(source).render({"messages": [{"content": "x" * 80_000_000}]})
     assert info.value.limit == "fuel"
+
+
+def test_go_json_of_a_long_tool_argument_is_charged_at_the_encoder_s_speed() -> None:
+    """Go's ``json`` is charged a unit per 64 characters of its text and per 4 items (about one
+    a comma): a 12 MB tool call argument, which Ollama renders in ~40 ms, renders (a unit per 16
+    characters ran out of fuel: red team s8u F4), as the Go reference does where Go is
+    installed; 40M characters still run out."""
+    source = "{{ range .Messages }}{{ range .ToolCalls }}{{ json .Function.Arguments }}{{ end }}{{ end }}"
+    template = compile_template(source, dialect="go", profile="ollama")
+
+    def request(size: int) -> list:
+        call = {"function": {"name": "write", "arguments": {"text": "x" * size}}}
+        return [{"role": "assistant", "content": "", "tool_calls": [call]}]
+
+    text = template.render_conversation(request(12_000_000))
+    assert len(text) == 12_000_011
+    import goref_client
+
+    if goref_client.go_available():
+        assert goref_client.get_reference().ollama(source, {"messages": request(12_000_000)}) == (True, text)
+    with pytest.raises(RenderLimitExceeded) as info:
+        template.render_conversation(request(40_000_000))
+    assert info.value.limit == "fuel"

@@ -1127,7 +1127,10 @@ def marshal(v: Any) -> str:
         text = _json_text(v)
     except (_Unusual, TypeError, RecursionError):
         return _marshal_exact(v)
-    charge(len(text) >> 4)  # the walk and the escapes: about a unit per 16 characters
+    # the walk (Python, ~250 ns an item: about one a comma) and the escapes (C, at most ~8 ns a
+    # character): a unit per 4 items and per 64 characters (a unit per 16 characters ran a
+    # 12 MB tool argument, Go's 40 ms, out of fuel: red team s8u F4)
+    charge((len(text) >> 6) + (text.count(",") >> 2))
     if text.isascii():
         escapes = _ASCII_HTML_ESCAPES
     elif _SURROGATE.search(text):
