@@ -455,12 +455,10 @@ _LONG_GO = '{{ $s := printf "%099999d" 1 }}{{ range 5 }}{{ $s = printf "%s%s" $s
 def test_a_long_string_printed_within_the_first_chunk_is_refused_before_the_join(
     source: str, dialect: str, limit: str
 ) -> None:
-    """Straight prints: the render's end measures them (``limits.settle``; the long string's
-    guard marked the render) before ``"".join`` would allocate 2.5 GB; a loop of a render
-    holding a long value is looked at as it starts, and its output measured (the cap) then
-    charged (the fuel) at each look, after 1, 4, 16... iterations: Jinja's 10M-character
-    string passes the cap at the look after 16 (160M characters) while its 40M were within
-    the fuel; Go's 3.2M-character one is within the cap there (51M) but past the fuel."""
+    """Straight prints: the render's end measures them (``limits.settle``) before ``"".join``
+    would allocate 2.5 GB; a loop holding a long value is looked at after 1, 4, 16...
+    iterations, its output measured (the cap) then charged (the fuel): Jinja's 10M-character
+    string passes the cap at 160M, Go's 3.2M-character one the fuel first."""
     template = compile_template(source, dialect=dialect, profile="plain" if dialect == "go" else "hf")
     tracemalloc.start()
     with pytest.raises(RenderLimitExceeded) as info:

@@ -203,10 +203,54 @@ def test_gguf_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     damaged.write_bytes(b"GGUF\x03\x00\x00\x00\xff")
     with pytest.raises(SourceError, match=r"damaged\.gguf: malformed GGUF"):
         load(damaged)
-    monkeypatch.setitem(sys.modules, "gguf", None)  # the optional extra is absent
+    named = _write_gguf(tmp_path / "named.gguf", SIMPLE)
+    monkeypatch.setitem(sys.modules, "gguf", None)  # read with the standard library alone
     with pytest.raises(SourceError) as err:
         load(none)
-    assert err.value.code == "needs-gguf" and "pip install" in str(err.value)
+    assert err.value.code == "no-template"
+    assert load(named)[0].text == SIMPLE
+
+
+def _junk_gguf(path: Path, junk: bytes) -> Path:
+    """A GGUF v3 file: one key ``junk`` holding ``junk`` (a value's type and bytes), then the
+    chat template (written by hand: the gguf package's writer checks its values)."""
+    import struct
+
+    def string(text: str) -> bytes:
+        raw = text.encode()
+        return struct.pack("<Q", len(raw)) + raw
+
+    kv = string("junk") + junk + string("tokenizer.chat_template") + struct.pack("<I", 8) + string(SIMPLE)
+    path.write_bytes(b"GGUF" + struct.pack("<IQQ", 3, 0, 2) + kv)
+    return path
+
+
+def test_hostile_gguf_metadata_is_stepped_over_or_refused(tmp_path: Path) -> None:
+    """Only the keys a template needs are read: an array of 3M bytes before the template is
+    stepped over at once (``gguf.GGUFReader`` parsed it into numpy views: 2 GB and a crash for a
+    3 MB file, red team s8h F2), arrays nested 100,000 deep without recursion; an array or a
+    string longer than the file, an unknown value type: ``malformed`` errors."""
+    import struct
+    import time
+
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.process_time()
+    big = _junk_gguf(tmp_path / "big.gguf", struct.pack("<IIQ", 9, 0, 3_000_000) + bytes(3_000_000))
+    assert load(big)[0].text == SIMPLE
+    nested = struct.pack("<IIQ", 9, 9, 1) + struct.pack("<IQ", 9, 1) * 100_000 + struct.pack("<IQ", 0, 0)
+    assert load(_junk_gguf(tmp_path / "nested.gguf", nested))[0].text == SIMPLE
+    assert time.process_time() - start < 5 and resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200_000
+    for name, junk in {
+        "long-array": struct.pack("<IIQ", 9, 0, 1 << 60),
+        "long-strings": struct.pack("<IIQ", 9, 8, 1 << 40),
+        "long-string": struct.pack("<IQ", 8, 1 << 50),
+        "unknown-type": struct.pack("<I", 99),
+    }.items():
+        with pytest.raises(SourceError, match="malformed GGUF") as err:
+            load(_junk_gguf(tmp_path / f"{name}.gguf", junk))
+        assert err.value.code == "malformed"
 
 
 # ----------------------------------------------------------------------------- Modelfile

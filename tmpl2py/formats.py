@@ -41,61 +41,155 @@ _GGUF_TOKEN_IDS = {
 
 
 def read_gguf(path: str) -> tuple[list[tuple[str, str, str]], dict[str, str]]:
-    """A GGUF file's chat templates, as (name, text, metadata key), and special tokens."""
+    """A GGUF file's chat templates, as (name, text, metadata key), and special tokens.
+
+    Read with the standard library from a memory map of the file, keeping only the keys it
+    needs: the header and the metadata in order, each value read or stepped over by its size
+    (an array of numbers in one step, bounds-checked against the file before anything is
+    made; strings one length at a time), tensors never reached. (``gguf.GGUFReader`` parses
+    every metadata value into numpy views: ~700 bytes and 9 us a byte of an array, so a 3 MB
+    file with one junk array took 2 GB: red team s8h F2.)"""
+    import mmap
+
+    with open(path, "rb") as f:
+        try:
+            data: Any = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except ValueError:  # an empty file cannot be mapped
+            data = b""
     try:
-        import gguf  # an optional extra: pip install 'tmpl2py[gguf]'
-    except ImportError:
-        raise FormatError(
-            "reading GGUF files needs the optional 'gguf' package: pip install 'tmpl2py[gguf]'",
-            "needs-gguf",
-        ) from None
-    try:
-        # GGUFReader memory-maps the file and parses the header and metadata; tensor data
-        # is only mapped, never read.
-        reader = gguf.GGUFReader(path, "r")
-        fields = reader.fields
-        templates: list[tuple[str, str, str]] = []
-        default = _gguf_string(fields.get("tokenizer.chat_template"))
-        if default is not None:
-            templates.append(("default", default, "tokenizer.chat_template"))
-        prefix = "tokenizer.chat_template."
-        for key in fields:
-            if key.startswith(prefix) and key != "tokenizer.chat_templates":
-                value = _gguf_string(fields[key])
-                if value is not None:
-                    templates.append((key[len(prefix) :], value, key))
-        special = _gguf_special_tokens(fields)
-    except Exception as e:  # noqa: BLE001 - the reader's ValueError / IndexError / struct errors
-        raise FormatError(f"malformed GGUF file: {type(e).__name__}: {e}") from None
-    if not templates:
-        raise FormatError("no 'tokenizer.chat_template' metadata", "no-template")
-    return templates, special
+        return _GGUFMetadata(data).read()
+    finally:
+        if not isinstance(data, bytes):
+            data.close()
 
 
-def _gguf_string(fld: Any) -> Optional[str]:
-    """A string KV field's value (read from its parts: works across gguf versions)."""
-    if fld is None or not fld.data:
-        return None
-    import gguf
-
-    if fld.types[:1] != [gguf.GGUFValueType.STRING]:
-        return None
-    return bytes(fld.parts[fld.data[0]]).decode("utf-8", "replace")
+#: GGUF value types whose values have a fixed size (bytes) -> that size
+_GGUF_SIZES = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
+#: GGUF integer value types -> their ``struct`` format
+_GGUF_INTS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 10: "Q", 11: "q"}
+_GGUF_STRING, _GGUF_ARRAY = 8, 9
+_TEMPLATE_KEY = "tokenizer.chat_template"
 
 
-def _gguf_special_tokens(fields: Any) -> dict[str, str]:
-    tokens = fields.get("tokenizer.ggml.tokens")
-    if tokens is None:
-        return {}
-    out = {}
-    for key, var in _GGUF_TOKEN_IDS.items():
-        fld = fields.get(key)
-        if fld is None or not fld.data:
-            continue
-        index = int(fld.parts[fld.data[0]][0])
-        if 0 <= index < len(tokens.data):
-            out[var] = bytes(tokens.parts[tokens.data[index]]).decode("utf-8", "replace")
-    return out
+class _GGUFMetadata:
+    """One pass over a GGUF file's metadata (``read_gguf``)."""
+
+    def __init__(self, data: Any) -> None:
+        self.data = data
+        self.end = len(data)
+        self.pos = 0
+        self.order = "<"
+        self.count = "Q"  # counts and string lengths: uint64 (GGUF v1: uint32)
+
+    def fail(self, why: str) -> FormatError:
+        return FormatError(f"malformed GGUF file: {why}")
+
+    def take(self, fmt: str) -> tuple:
+        import struct
+
+        fmt = self.order + fmt
+        size = struct.calcsize(fmt)
+        if self.pos + size > self.end:
+            raise self.fail(f"truncated at byte {self.pos:,}")
+        values = struct.unpack_from(fmt, self.data, self.pos)
+        self.pos += size
+        return values
+
+    def skip(self, size: int) -> None:
+        if size > self.end - self.pos:
+            raise self.fail(f"truncated at byte {self.pos:,}")
+        self.pos += size
+
+    def string(self) -> tuple[int, int]:
+        """(start, length) of the string at the position, stepped over."""
+        (length,) = self.take(self.count)
+        start = self.pos
+        self.skip(length)
+        return start, length
+
+    def text(self, start: int, length: int) -> str:
+        return bytes(self.data[start : start + length]).decode("utf-8", "replace")
+
+    def skip_array(self, item: int, count: int) -> None:
+        """Step over an array's items (nested arrays one level at a time, no recursion)."""
+        stack = [[item, count]]
+        while stack:
+            top = stack[-1]
+            kind, left = top
+            if left == 0:
+                stack.pop()
+            elif kind in _GGUF_SIZES:
+                self.skip(_GGUF_SIZES[kind] * left)
+                stack.pop()
+            elif kind == _GGUF_STRING:
+                if left > (self.end - self.pos) // 4:  # each one holds its length at least
+                    raise self.fail(f"truncated at byte {self.pos:,}")
+                for _ in range(left):
+                    self.string()
+                stack.pop()
+            elif kind == _GGUF_ARRAY:
+                top[1] -= 1
+                stack.append([*self.take("I"), *self.take(self.count)])
+            else:
+                raise self.fail(f"unknown value type {kind}")
+
+    def read(self) -> tuple[list[tuple[str, str, str]], dict[str, str]]:
+        if bytes(self.data[:4]) != b"GGUF":
+            raise self.fail("no GGUF magic")
+        self.pos = 4
+        (version,) = self.take("I")
+        if version & 0xFFFF == 0 and version:  # written big-endian
+            self.order = ">"
+            version = int.from_bytes(version.to_bytes(4, "little"), "big")
+        if version not in (1, 2, 3):
+            raise self.fail(f"unsupported version {version}")
+        if version == 1:
+            self.count = "I"
+        _tensors, pairs = self.take(self.count * 2)
+        templates: dict[str, tuple[str, str]] = {}  # key -> (name, text); the first of a key
+        ids: dict[str, int] = {}
+        tokens: Optional[tuple[int, int]] = None  # (position, count) of the token strings
+        for _ in range(pairs):
+            key = self.text(*self.string())
+            (kind,) = self.take("I")
+            if kind == _GGUF_STRING:
+                start, length = self.string()
+                if key == _TEMPLATE_KEY or key.startswith(_TEMPLATE_KEY + "."):
+                    name = "default" if key == _TEMPLATE_KEY else key[len(_TEMPLATE_KEY) + 1 :]
+                    templates.setdefault(key, (name, self.text(start, length)))
+            elif kind == _GGUF_ARRAY:
+                item, count = self.take("I") + self.take(self.count)
+                if key == "tokenizer.ggml.tokens" and item == _GGUF_STRING and tokens is None:
+                    tokens = (self.pos, count)
+                self.skip_array(item, count)
+            elif kind in _GGUF_INTS and key in _GGUF_TOKEN_IDS:
+                (value,) = self.take(_GGUF_INTS[kind])
+                ids.setdefault(key, value)
+            elif kind in _GGUF_SIZES:
+                self.skip(_GGUF_SIZES[kind])
+            else:
+                raise self.fail(f"unknown value type {kind} for {key!r}")
+        found = [(name, text, key) for key, (name, text) in templates.items()]
+        found.sort(key=lambda t: t[0] != "default")  # the default first, the others in order
+        if not found:
+            raise FormatError("no 'tokenizer.chat_template' metadata", "no-template")
+        return found, self.special_tokens(ids, tokens)
+
+    def special_tokens(self, ids: dict[str, int], tokens: Optional[tuple[int, int]]) -> dict[str, str]:
+        """The tokens the id keys name: the token list read up to the largest id wanted."""
+        if tokens is None:
+            return {}
+        start, count = tokens
+        wanted = {i for i in ids.values() if 0 <= i < count}
+        texts: dict[int, str] = {}
+        self.pos = start
+        for index in range(max(wanted) + 1 if wanted else 0):
+            span = self.string()
+            if index in wanted:
+                texts[index] = self.text(*span)
+        return {
+            _GGUF_TOKEN_IDS[key]: texts[i] for key, i in ids.items() if i in texts
+        }
 
 
 # ----------------------------------------------------------------------------- Modelfile

@@ -54,8 +54,8 @@ class SourceError(Exception):
     """A template source that cannot be read. ``str(err)`` reads ``path: message``.
 
     ``code`` is one of ``missing`` (no such file), ``no-template`` (the file holds no
-    template), ``malformed`` (bad JSON / GGUF / Modelfile / encoding), ``unknown-kind``
-    (cannot tell what the file is) and ``needs-gguf`` (the optional package is absent).
+    template), ``malformed`` (bad JSON / GGUF / Modelfile / encoding) and ``unknown-kind``
+    (cannot tell what the file is).
     """
 
     def __init__(self, path: Any, message: str, code: str = "malformed") -> None:
