@@ -248,3 +248,37 @@ def map_start_values(module: ir.Module, helper: str, value: Any) -> ir.Module:
         return stmt
 
     return ir.replace(module, body=tuple(one(s) for s in module.body))
+
+
+def _makes_namespace(value: Any) -> bool:
+    """``value`` is a ``namespace(...)`` call, as lowered (``jinja.call`` of the name) or as
+    ``typed_calls`` writes it (``new_namespace(...) if namespace is Namespace else <that
+    call>``)."""
+    if isinstance(value, ir.CondExpr):
+        return _makes_namespace(value.body) and _makes_namespace(value.orelse)
+    if isinstance(value, ir.Helper):
+        if value.name == "jinja.new_namespace":
+            return True
+        return (
+            value.name == "jinja.call"
+            and bool(value.args)
+            and isinstance(value.args[0], ir.Name)
+            and value.args[0].name == "namespace"
+        )
+    return False
+
+
+def namespace_vars(body: Any) -> frozenset:
+    """The idents every binding of which (under ``body``, nested functions included) is an
+    assignment of a ``namespace(...)`` call or a scope's start value (``is_init``): their
+    values are namespaces, whenever the template's ``namespace`` is the environment's (the
+    render context may bind that name to anything: a reader must still test the type)."""
+    made: set = set()
+    other: set = set()
+    for ident, binder in bindings(body):
+        if isinstance(binder, ir.Assign) and (is_init(binder) or _makes_namespace(binder.value)):
+            if not is_init(binder):
+                made.add(ident)
+        else:
+            other.add(ident)
+    return frozenset(made - other)
