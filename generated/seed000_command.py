@@ -7,6 +7,7 @@
 
 from tmpl2py.runtime.jinja import (
     MISSING,
+    NS_SLOW,
     Namespace,
     Undefined,
     call,
@@ -251,10 +252,42 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                                 else getattr_(l_3_tool_call, "id")
                             ) == l_1_tool_call_id and (
                                 not (
-                                    _ns2_value if _ns2 else getattr_(l_1_tool_call_id_seen, "value")
+                                    _ns2_value
+                                    if _ns2
+                                    else (
+                                        _nv5
+                                        if type(l_1_tool_call_id_seen) is Namespace
+                                        and type(
+                                            (
+                                                _nv5 := object_attribute(
+                                                    l_1_tool_call_id_seen, "_Namespace__attrs"
+                                                ).get("value", MISSING)
+                                            )
+                                        )
+                                        not in NS_SLOW
+                                        else getattr_(l_1_tool_call_id_seen, "value")
+                                    )
                                 )
                             ):
-                                _w(str(_ns1_value if _ns1 else getattr_(l_1_counter, "value")))
+                                _w(
+                                    str(
+                                        _ns1_value
+                                        if _ns1
+                                        else (
+                                            _nv6
+                                            if type(l_1_counter) is Namespace
+                                            and type(
+                                                (
+                                                    _nv6 := object_attribute(
+                                                        l_1_counter, "_Namespace__attrs"
+                                                    ).get("value", MISSING)
+                                                )
+                                            )
+                                            not in NS_SLOW
+                                            else getattr_(l_1_counter, "value")
+                                        )
+                                    )
+                                )
                                 if _ns2:
                                     _ns2_value = True
                                 else:
@@ -270,15 +303,34 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                                 if type(l_1_counter) is not Namespace:
                                     ns_check(l_1_counter)
                                 if (
-                                    type((_sv5 := (getattr_(l_1_counter, "value") + 1)))
+                                    type(
+                                        (
+                                            _sv7 := (
+                                                (
+                                                    _nv8
+                                                    if type(l_1_counter) is Namespace
+                                                    and type(
+                                                        (
+                                                            _nv8 := object_attribute(
+                                                                l_1_counter, "_Namespace__attrs"
+                                                            ).get("value", MISSING)
+                                                        )
+                                                    )
+                                                    not in NS_SLOW
+                                                    else getattr_(l_1_counter, "value")
+                                                )
+                                                + 1
+                                            )
+                                        )
+                                    )
                                     is not tuple
                                     and type(l_1_counter) is Namespace
                                 ):
                                     object_attribute(l_1_counter, "_Namespace__attrs")[
                                         "value"
-                                    ] = _sv5
+                                    ] = _sv7
                                 else:
-                                    ns_set(l_1_counter, "value", _sv5)
+                                    ns_set(l_1_counter, "value", _sv7)
             else:
                 _w(str(l_1_tool_call_id))
 
@@ -318,11 +370,11 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                 _w(do_tojson(l_1_text_wrapper))
             else:
                 # line 74: for
-                _items6 = _v7 if _dict4 else getattr_(l_1_tool_msg, "content")
-                _fuel -= length_hint(_items6, LAZY) * 4
+                _items9 = _v7 if _dict4 else getattr_(l_1_tool_msg, "content")
+                _fuel -= length_hint(_items9, LAZY) * 4
                 if _fuel < 0 or holding:
-                    _m, _fuel, _items6 = refuel_loop(_m, None, _fuel, _items6, 4, _w)
-                _n2, l_2_loop = loop_last(_items6)
+                    _m, _fuel, _items9 = refuel_loop(_m, None, _fuel, _items9, 4, _w)
+                _n2, l_2_loop = loop_last(_items9)
                 for _i2, l_2_content in enumerate(l_2_loop):
                     _w('\n            "')
                     _w(str(_i2))
@@ -430,15 +482,15 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                         else call(l_0_namespace, value=False)
                     )
                 # line 101: for
-                _items7 = (
+                _items10 = (
                     l_1_msg["content"]
                     if type(l_1_msg) is dict and "content" in l_1_msg
                     else getattr_(l_1_msg, "content")
                 )
-                _fuel -= length_hint(_items7, LAZY) * 4
+                _fuel -= length_hint(_items10, LAZY) * 4
                 if _fuel < 0 or holding:
-                    _m, _fuel, _items7 = refuel_loop(_m, None, _fuel, _items7, 4, _w)
-                _n2, l_2_loop = loop_last(_items7)
+                    _m, _fuel, _items10 = refuel_loop(_m, None, _fuel, _items10, 4, _w)
+                _n2, l_2_loop = loop_last(_items10)
                 for _i2, l_2_content in enumerate(l_2_loop):
                     # line 102: if
                     if (
@@ -457,7 +509,23 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                         else do_lower(_x4)
                     ) == "text":
                         # line 103: if
-                        if not (_ns3_value if _ns3 else getattr_(l_1_last_was_text, "value")):
+                        if not (
+                            _ns3_value
+                            if _ns3
+                            else (
+                                _nv11
+                                if type(l_1_last_was_text) is Namespace
+                                and type(
+                                    (
+                                        _nv11 := object_attribute(
+                                            l_1_last_was_text, "_Namespace__attrs"
+                                        ).get("value", MISSING)
+                                    )
+                                )
+                                not in NS_SLOW
+                                else getattr_(l_1_last_was_text, "value")
+                            )
+                        ):
                             _w("<|START_TEXT|>")
                         _w(
                             str(
@@ -480,7 +548,23 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                                 ns_set(l_1_last_was_text, "value", True)
                     else:
                         # line 112: if
-                        if _ns3_value if _ns3 else getattr_(l_1_last_was_text, "value"):
+                        if (
+                            _ns3_value
+                            if _ns3
+                            else (
+                                _nv12
+                                if type(l_1_last_was_text) is Namespace
+                                and type(
+                                    (
+                                        _nv12 := object_attribute(
+                                            l_1_last_was_text, "_Namespace__attrs"
+                                        ).get("value", MISSING)
+                                    )
+                                )
+                                not in NS_SLOW
+                                else getattr_(l_1_last_was_text, "value")
+                            )
+                        ):
                             _w("<|END_TEXT|>")
                         if _ns3:
                             _ns3_value = False
@@ -801,11 +885,11 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
             _f_l_0_print_msg(_w, l_0_developer_instruction)
             _w("<|END_OF_TURN_TOKEN|>")
         # line 216: for
-        _items8 = l_0_messages
-        _fuel -= length_hint(_items8, LAZY) * 9
+        _items13 = l_0_messages
+        _fuel -= length_hint(_items13, LAZY) * 9
         if _fuel < 0 or holding:
-            _m, _fuel, _items8 = refuel_loop(_m, _out, _fuel, _items8, 9)
-        for _i1, l_1_message in enumerate(_items8):
+            _m, _fuel, _items13 = refuel_loop(_m, _out, _fuel, _items13, 9)
+        for _i1, l_1_message in enumerate(_items13):
             l_1_msg_role_downcased = (
                 _x7.lower()
                 if type(
@@ -833,7 +917,23 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                 _w("<|END_OF_TURN_TOKEN|>")
                 # line 222: if
                 if l_0_documents and (
-                    not (_ns6_value if _ns6 else getattr_(l_0_sent_documents, "value"))
+                    not (
+                        _ns6_value
+                        if _ns6
+                        else (
+                            _nv14
+                            if type(l_0_sent_documents) is Namespace
+                            and type(
+                                (
+                                    _nv14 := object_attribute(
+                                        l_0_sent_documents, "_Namespace__attrs"
+                                    ).get("value", MISSING)
+                                )
+                            )
+                            not in NS_SLOW
+                            else getattr_(l_0_sent_documents, "value")
+                        )
+                    )
                 ):
                     if _ns6:
                         _ns6_value = True
@@ -850,12 +950,32 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                         if type(l_0_tool_idx) is not Namespace:
                             ns_check(l_0_tool_idx)
                         if (
-                            type((_sv9 := (getattr_(l_0_tool_idx, "value") + 1))) is not tuple
+                            type(
+                                (
+                                    _sv15 := (
+                                        (
+                                            _nv16
+                                            if type(l_0_tool_idx) is Namespace
+                                            and type(
+                                                (
+                                                    _nv16 := object_attribute(
+                                                        l_0_tool_idx, "_Namespace__attrs"
+                                                    ).get("value", MISSING)
+                                                )
+                                            )
+                                            not in NS_SLOW
+                                            else getattr_(l_0_tool_idx, "value")
+                                        )
+                                        + 1
+                                    )
+                                )
+                            )
+                            is not tuple
                             and type(l_0_tool_idx) is Namespace
                         ):
-                            object_attribute(l_0_tool_idx, "_Namespace__attrs")["value"] = _sv9
+                            object_attribute(l_0_tool_idx, "_Namespace__attrs")["value"] = _sv15
                         else:
-                            ns_set(l_0_tool_idx, "value", _sv9)
+                            ns_set(l_0_tool_idx, "value", _sv15)
                     _f_l_0_document_turn(_w, l_0_documents)
                     if active and live() is not None:
                         _m, _fuel = refuel(_m, _out, _fuel)
@@ -927,20 +1047,38 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                             _w("<|END_THINKING|>")
                     _w("<|START_ACTION|>[")
                     # line 233: for
-                    _items10 = (
+                    _items17 = (
                         l_1_message["tool_calls"]
                         if type(l_1_message) is dict and "tool_calls" in l_1_message
                         else getattr_(l_1_message, "tool_calls")
                     )
-                    _fuel -= length_hint(_items10, LAZY) * 3
+                    _fuel -= length_hint(_items17, LAZY) * 3
                     if _fuel < 0 or holding:
-                        _m, _fuel, _items10 = refuel_loop(_m, _out, _fuel, _items10, 3)
-                    _n2, l_2_loop = loop_last(_items10)
+                        _m, _fuel, _items17 = refuel_loop(_m, _out, _fuel, _items17, 3)
+                    _n2, l_2_loop = loop_last(_items17)
                     for _i2, l_2_tc in enumerate(l_2_loop):
                         _w('\n    {"tool_call_id": "')
                         # line 235: if
                         if l_0_regen_tool_call_ids:
-                            _w(str(_ns4_value if _ns4 else getattr_(l_0_tool_idx, "value")))
+                            _w(
+                                str(
+                                    _ns4_value
+                                    if _ns4
+                                    else (
+                                        _nv18
+                                        if type(l_0_tool_idx) is Namespace
+                                        and type(
+                                            (
+                                                _nv18 := object_attribute(
+                                                    l_0_tool_idx, "_Namespace__attrs"
+                                                ).get("value", MISSING)
+                                            )
+                                        )
+                                        not in NS_SLOW
+                                        else getattr_(l_0_tool_idx, "value")
+                                    )
+                                )
+                            )
                         else:
                             _w(
                                 str(
@@ -990,12 +1128,32 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                             if type(l_0_tool_idx) is not Namespace:
                                 ns_check(l_0_tool_idx)
                             if (
-                                type((_sv11 := (getattr_(l_0_tool_idx, "value") + 1))) is not tuple
+                                type(
+                                    (
+                                        _sv19 := (
+                                            (
+                                                _nv20
+                                                if type(l_0_tool_idx) is Namespace
+                                                and type(
+                                                    (
+                                                        _nv20 := object_attribute(
+                                                            l_0_tool_idx, "_Namespace__attrs"
+                                                        ).get("value", MISSING)
+                                                    )
+                                                )
+                                                not in NS_SLOW
+                                                else getattr_(l_0_tool_idx, "value")
+                                            )
+                                            + 1
+                                        )
+                                    )
+                                )
+                                is not tuple
                                 and type(l_0_tool_idx) is Namespace
                             ):
-                                object_attribute(l_0_tool_idx, "_Namespace__attrs")["value"] = _sv11
+                                object_attribute(l_0_tool_idx, "_Namespace__attrs")["value"] = _sv19
                             else:
-                                ns_set(l_0_tool_idx, "value", _sv11)
+                                ns_set(l_0_tool_idx, "value", _sv19)
                     _w("\n]<|END_ACTION|><|END_OF_TURN_TOKEN|>")
                 else:
                     # line 241: if
@@ -1046,16 +1204,32 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                 l_1_message["tool_call_id"]
                 if type(l_1_message) is dict and "tool_call_id" in l_1_message
                 else getattr_(l_1_message, "tool_call_id")
-            ) not in (_ns5_value if _ns5 else getattr_(l_0_tool_ids_seen, "value")):
+            ) not in (
+                _ns5_value
+                if _ns5
+                else (
+                    _nv21
+                    if type(l_0_tool_ids_seen) is Namespace
+                    and type(
+                        (
+                            _nv21 := object_attribute(l_0_tool_ids_seen, "_Namespace__attrs").get(
+                                "value", MISSING
+                            )
+                        )
+                    )
+                    not in NS_SLOW
+                    else getattr_(l_0_tool_ids_seen, "value")
+                )
+            ):
                 _w("<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|><|START_TOOL_RESULT|>[\n    ")
                 _f_l_0_format_tool_message(_w, l_0_messages, l_1_message)
                 # line 249: for
-                _items12 = l_0_messages[slice(_i1 + 1, None, None)]
-                _count13 = length_hint(_items12, LAZY)
-                _fuel -= _count13 * 7
+                _items22 = l_0_messages[slice(_i1 + 1, None, None)]
+                _count23 = length_hint(_items22, LAZY)
+                _fuel -= _count23 * 7
                 if _fuel < 0 or holding:
-                    _m, _fuel, _items12 = refuel_loop(_m, _out, _fuel, _items12, 7)
-                for _i2, l_2_msg in enumerate(_items12):
+                    _m, _fuel, _items22 = refuel_loop(_m, _out, _fuel, _items22, 7)
+                for _i2, l_2_msg in enumerate(_items22):
                     # line 251: if
                     if (
                         _x8.lower()
@@ -1075,12 +1249,12 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                         _f_l_0_format_tool_message(_w, l_0_messages, l_2_msg)
                         if _ns5:
                             _ns5_value = (
-                                _li14 + [_it15]
-                                if (type((_li14 := _ns5_value)) is list)
+                                _li24 + [_it25]
+                                if (type((_li24 := _ns5_value)) is list)
                                 & (
                                     type(
                                         (
-                                            _it15 := nested(
+                                            _it25 := nested(
                                                 l_2_msg["tool_call_id"]
                                                 if type(l_2_msg) is dict
                                                 and "tool_call_id" in l_2_msg
@@ -1090,9 +1264,9 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                                     )
                                     is str
                                 )
-                                and len(_li14) < 64
-                                and (len(_it15) < 65536)
-                                else add_item(_built, _li14, _it15)
+                                and len(_li24) < 64
+                                and (len(_it25) < 65536)
+                                else add_item(_built, _li24, _it25)
                             )
                         else:
                             if type(l_0_tool_ids_seen) is not Namespace:
@@ -1100,18 +1274,35 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                             if (
                                 type(
                                     (
-                                        _sv16 := (
-                                            _li17 + [_it18]
+                                        _sv26 := (
+                                            _li27 + [_it28]
                                             if (
                                                 type(
-                                                    (_li17 := getattr_(l_0_tool_ids_seen, "value"))
+                                                    (
+                                                        _li27 := (
+                                                            _nv29
+                                                            if type(l_0_tool_ids_seen) is Namespace
+                                                            and type(
+                                                                (
+                                                                    _nv29 := object_attribute(
+                                                                        l_0_tool_ids_seen,
+                                                                        "_Namespace__attrs",
+                                                                    ).get("value", MISSING)
+                                                                )
+                                                            )
+                                                            not in NS_SLOW
+                                                            else getattr_(
+                                                                l_0_tool_ids_seen, "value"
+                                                            )
+                                                        )
+                                                    )
                                                 )
                                                 is list
                                             )
                                             & (
                                                 type(
                                                     (
-                                                        _it18 := nested(
+                                                        _it28 := nested(
                                                             l_2_msg["tool_call_id"]
                                                             if type(l_2_msg) is dict
                                                             and "tool_call_id" in l_2_msg
@@ -1121,9 +1312,9 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                                                 )
                                                 is str
                                             )
-                                            and len(_li17) < 64
-                                            and (len(_it18) < 65536)
-                                            else add_item(_built, _li17, _it18)
+                                            and len(_li27) < 64
+                                            and (len(_it28) < 65536)
+                                            else add_item(_built, _li27, _it28)
                                         )
                                     )
                                 )
@@ -1132,11 +1323,11 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                             ):
                                 object_attribute(l_0_tool_ids_seen, "_Namespace__attrs")[
                                     "value"
-                                ] = _sv16
+                                ] = _sv26
                             else:
-                                ns_set(l_0_tool_ids_seen, "value", _sv16)
+                                ns_set(l_0_tool_ids_seen, "value", _sv26)
                     else:
-                        _fuel += not_run(_count13, _i2) * 7
+                        _fuel += not_run(_count23, _i2) * 7
                         break
                 _w("\n]<|END_TOOL_RESULT|><|END_OF_TURN_TOKEN|>")
         # line 261: if

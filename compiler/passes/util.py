@@ -270,15 +270,30 @@ def _makes_namespace(value: Any) -> bool:
 
 def namespace_vars(body: Any) -> frozenset:
     """The idents every binding of which (under ``body``, nested functions included) is an
-    assignment of a ``namespace(...)`` call or a scope's start value (``is_init``): their
-    values are namespaces, whenever the template's ``namespace`` is the environment's (the
-    render context may bind that name to anything: a reader must still test the type)."""
+    assignment of a ``namespace(...)`` call, of another such ident (a scope's copy of an outer
+    one), or a scope's start value (``is_init``), and one at least a call: their values are
+    namespaces, whenever the template's ``namespace`` is the environment's (the render context
+    may bind that name to anything: a reader must still test the type). The ``None`` that
+    ``ns_scalars`` binds a namespace it keeps in locals to (the object never read on that
+    path) is neither (an ident names a macro's variable in every macro)."""
     made: set = set()
     other: set = set()
+    copies: dict = {}
     for ident, binder in bindings(body):
-        if isinstance(binder, ir.Assign) and (is_init(binder) or _makes_namespace(binder.value)):
-            if not is_init(binder):
-                made.add(ident)
-        else:
+        if not isinstance(binder, ir.Assign) or is_init(binder):
+            if not isinstance(binder, ir.Assign):
+                other.add(ident)
+            continue
+        value = binder.value
+        if _makes_namespace(value):
+            made.add(ident)
+        elif isinstance(value, ir.Name):
+            copies.setdefault(ident, set()).add(value.ident)
+        elif not (isinstance(value, ir.Const) and value.value is None):
             other.add(ident)
-    return frozenset(made - other)
+    found = (made | set(copies)) - other
+    while True:  # the greatest set: a copy of an ident outside it is not a namespace
+        out = {i for i in found if not copies.get(i, set()) <= found}
+        if not out:
+            return frozenset(i for i in found if i in made or copies.get(i))
+        found -= out

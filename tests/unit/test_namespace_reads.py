@@ -14,6 +14,14 @@ from reference import ours_render, ref_render, same_outcome
 from tmpl2py.compiler import compile_template
 
 NS = "{% set ns = namespace(a=1, s='x', l=[1, 2]) %}"
+#: one name bound to a namespace in two macros, one kept in locals (``ns_scalars``), read in
+#: loops (a loop's scope copies the macro's variable)
+MACROS = (
+    "{% macro f(x) %}{% set ns = namespace(a='') %}{% for i in x %}{% set ns.a = ns.a ~ i %}"
+    "{% endfor %}{{ ns.a }}{% endmacro %}{% macro g() %}{% set ns = namespace(b=0) %}"
+    "{% for i in [1, 2] %}{% set ns.b = ns.b + i %}{% endfor %}{{ ns.b }}{% endmacro %}"
+    "{{ f(['p', 'q']) }}{{ g() }}{{ f(text) }}"
+)
 CASES = [
     NS + "{{ ns.a }}|{{ ns.s }}|{{ ns.l }}|{{ ns.l|length }}",
     NS + "{% if ns.a %}yes{% endif %}{% if ns.missing %}no{% endif %}",
@@ -37,6 +45,7 @@ CASES = [
     "{% endautoescape %}",
     # a namespace read in a macro it is passed to, or that reads it as a global
     NS + "{% macro f(n) %}{{ n.a }}{{ ns.s }}{% set ns.a = 5 %}{% endmacro %}{{ f(ns) }}{{ ns.a }}",
+    MACROS,
     # read before the binding (a loop's second pass), and bound again by namespace() only
     "{% for i in [1, 2] %}{{ ns.a }}{% set ns = namespace(a=i) %}{% endfor %}",
     "{% for i in [1, 2] %}{% if ns is defined %}{{ ns.a }}{% endif %}"
@@ -50,7 +59,7 @@ CASES = [
     NS + "{% set ns.a %}captured{% endset %}{{ ns.a }}",
 ]
 CONTEXTS = [
-    {},
+    {"text": "xyz"},
     {"namespace": dict},  # the context binds ``namespace``: ns is a dict then
     {"ns": {"a": "context"}},
 ]
@@ -70,3 +79,5 @@ def test_the_reads_are_inline() -> None:
     template = NS + "{% set ns.s = text %}{{ ns.s }}"
     source = compile_template(template, bounded=False).python_source
     assert 'object_attribute(l_0_ns, "_Namespace__attrs").get("s", MISSING)' in source
+    source = compile_template(MACROS, bounded=False).python_source
+    assert 'object_attribute(l_1_ns, "_Namespace__attrs").get("a", MISSING)' in source
