@@ -172,8 +172,10 @@ class Emitter(FuelEmitter):
         self.into: Optional[set[str]] = set()
         self.start_values: dict[str, str] = {}  # ContextGet name -> its module-level default
         self.hoisted: dict[str, str] = {}  # Hoisted value's source -> its module-level name
-        #: the variables only ever bound to a ``namespace(...)`` (``namespace_attribute``)
-        self.namespaces: frozenset = frozenset()
+        #: the variables only ever bound to a ``namespace(...)`` (``namespace_attribute``),
+        #: None until first asked for in a module (``_namespaces``)
+        self.namespaces: Optional[frozenset] = frozenset()
+        self.into_module: Optional[ir.Module] = None
         # the position table: the template span of the statement each line of the render
         # body belongs to (parallel to ``lines``), and where the body starts in the module
         self.span: ir.Span = ir.NOSPAN
@@ -269,7 +271,7 @@ class Emitter(FuelEmitter):
             name == "jinja.getattr_"
             and len(node.args) == 2
             and isinstance(node.args[0], ir.Name)
-            and node.args[0].ident in self.namespaces
+            and node.args[0].ident in self._namespaces()
             and isinstance(node.args[1], ir.Const)
             and type(node.args[1].value) is str
             and node.args[1].value[:1] != "_"
@@ -285,6 +287,14 @@ class Emitter(FuelEmitter):
         if node.kwargs:
             args.extend(self.keywords(node.kwargs))
         return (func + "(" + ", ".join(args) + ")", ATOM)
+
+    def _namespaces(self) -> frozenset:
+        """``self.namespaces``, found in the module being written on first use (after the
+        emitter's other analyses, which leave its walk remembered: ``ir.walk``)."""
+        if self.namespaces is None:  # (a frozenset once found, an empty one too)
+            module = self.into_module
+            self.namespaces = frozenset() if module is None else namespace_vars(module)
+        return self.namespaces
 
     def namespace_attribute(self, node: ir.Helper) -> Piece:
         """``getattr_(ns, "name")`` on a variable only ever bound to a ``namespace(...)``
@@ -913,7 +923,7 @@ class Emitter(FuelEmitter):
 
     def module(self, module: ir.Module, header: str, metadata: dict[str, Any]) -> str:
         self.into, self.into_module = None, module  # (``_into``)
-        self.namespaces = namespace_vars(module.body)
+        self.namespaces = None  # (found on first use: ``_namespaces``)
         # a Jinja render is its template's entry point itself (``render_entry``)
         self.entry = module.dialect == "jinja"
         self.indent = 1

@@ -61,13 +61,13 @@ def _on_a_temp(node: Any) -> Any:
 _DEFINED_TESTS = ("jinja_filters.test_defined", "jinja_filters.test_undefined")
 
 
-def _loop_objects(module: ir.Module) -> set:
-    """The idents every binding of which is a ``for`` loop's loop object: those ``for``
-    loops bind (``For.loop``) and nothing else does (an assignment, a loop target but the
-    loop's own object, a macro, a parameter), as ``util.assignments`` tells, in one walk."""
+def _loop_objects(binds: list) -> set:
+    """The idents every binding of which (``binds``: ``util.bindings`` of the module) is a
+    ``for`` loop's loop object: those ``for`` loops bind (``For.loop``) and nothing else does
+    (an assignment, a loop target but the loop's own object, a macro, a parameter)."""
     loops: set = set()
     others: set = set()
-    for ident, binder in bindings(module.body):
+    for ident, binder in binds:
         if isinstance(binder, ir.For) and ident == binder.loop:
             loops.add(ident)
         else:
@@ -92,8 +92,9 @@ def _replaced(node: Any, **fields: Any) -> Any:
 def run(module: ir.Module) -> ir.Module:
     if module.dialect != "jinja":
         return module
-    loops = _loop_objects(module)
-    namespaces = namespace_vars(module.body)
+    binds = list(bindings(module.body))  # (one walk for both)
+    loops = _loop_objects(binds)
+    namespaces = namespace_vars(module.body, binds)
 
     temps = [0]
     no_temps = [0]  # inside a filtered loop's iterable (a generator's: no ``:=`` there)

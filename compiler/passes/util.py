@@ -268,18 +268,21 @@ def _makes_namespace(value: Any) -> bool:
     return False
 
 
-def namespace_vars(body: Any) -> frozenset:
+def namespace_vars(body: Any, binds: Optional[list] = None) -> frozenset:
     """The idents every binding of which (under ``body``, nested functions included) is an
     assignment of a ``namespace(...)`` call, of another such ident (a scope's copy of an outer
     one), or a scope's start value (``is_init``), and one at least a call: their values are
     namespaces, whenever the template's ``namespace`` is the environment's (the render context
     may bind that name to anything: a reader must still test the type). The ``None`` that
     ``ns_scalars`` binds a namespace it keeps in locals to (the object never read on that
-    path) is neither (an ident names a macro's variable in every macro)."""
+    path) is neither (an ident names a macro's variable in every macro). ``binds``: the
+    ``bindings(body)`` when the caller has them."""
+    if binds is None:
+        binds = list(bindings(body))
     made: set = set()
     other: set = set()
     copies: dict = {}
-    for ident, binder in bindings(body):
+    for ident, binder in binds:
         if not isinstance(binder, ir.Assign) or is_init(binder):
             if not isinstance(binder, ir.Assign):
                 other.add(ident)
