@@ -757,7 +757,14 @@ class Emitter(FuelEmitter):
 
     def _filtered(self, node: ir.For, iterable: Piece) -> Piece:
         """``(item for item in iterable for target in (item,) if filter)``: a generator, so
-        jinja2's order holds (each item is tested just before its iteration runs)."""
+        jinja2's order holds (each item is tested just before its iteration runs). An
+        iterable that binds a temp (``:=``, which Python refuses in a comprehension's iterable:
+        an inline read, ``namespace_attribute``) is evaluated into a local just before (where
+        the generator would evaluate it: it is made at once, and nothing runs between)."""
+        if ":=" in iterable[0]:  # (or a constant's text: a local then, all the same)
+            items = self.fresh("items")
+            self.line(f"{items} = {w(iterable, TEST)}")
+            iterable = (items, ATOM)
         item = (self.fresh("item"), ATOM)
         each = comprehension(item, iterable)
         one = tuple_([item])

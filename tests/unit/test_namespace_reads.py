@@ -50,6 +50,9 @@ CASES = [
     "{% for i in [1, 2] %}{{ ns.a }}{% set ns = namespace(a=i) %}{% endfor %}",
     "{% for i in [1, 2] %}{% if ns is defined %}{{ ns.a }}{% endif %}"
     "{% set ns = namespace(a=i) %}{% endfor %}",
+    # a loop over an attribute, filtered (the iterable of a generator: no ``:=`` in it)
+    NS + "{% set ns.l = text %}{% for x in ns.l if x != 'y' and ns.a %}{{ x }}{% else %}E{% endfor %}",
+    NS + "{% set ns.l = text %}{% for x in ns.l|select if ns.a %}{{ loop.index }}{{ x }}{% endfor %}",
     # stores: a non-namespace, an undefined, tuples (nesting checked), a namespace in a list
     "{% set x = 1 %}{% set x.a = 2 %}",
     "{% set u.a = 2 %}",
