@@ -22,7 +22,7 @@ GROWN_INLINE = 64
 
 from . import ir, registry
 from .fuel import FuelEmitter, own_code
-from .passes.util import unary_helper
+from .passes.util import namespace_vars, unary_helper
 from .pysrc import (
     ATOM,
     EXPR,
@@ -172,6 +172,10 @@ class Emitter(FuelEmitter):
         self.into: Optional[set[str]] = set()
         self.start_values: dict[str, str] = {}  # ContextGet name -> its module-level default
         self.hoisted: dict[str, str] = {}  # Hoisted value's source -> its module-level name
+        #: the variables only ever bound to a ``namespace(...)`` (``namespace_attribute``),
+        #: None until first asked for in a module (``_namespaces``)
+        self.namespaces: Optional[frozenset] = frozenset()
+        self.into_module: Optional[ir.Module] = None
         # the position table: the template span of the statement each line of the render
         # body belongs to (parallel to ``lines``), and where the body starts in the module
         self.span: ir.Span = ir.NOSPAN
@@ -216,6 +220,12 @@ class Emitter(FuelEmitter):
         text, own = self._x_methods[node.__class__](self, node)
         return text if own >= TEST else "(" + text + ")"
 
+    @staticmethod
+    def src_of(piece: Piece) -> str:
+        """A piece's text as ``src`` writes an expression's (a statement's whole expression)."""
+        text, own = piece
+        return text if own >= TEST else "(" + text + ")"
+
     def x_Const(self, node: ir.Const) -> Piece:
         return const(node.value, self.quote_str)
 
@@ -257,6 +267,17 @@ class Emitter(FuelEmitter):
             special = self._special_helper(node)
             if special is not None:
                 return special
+        if (
+            name == "jinja.getattr_"
+            and len(node.args) == 2
+            and isinstance(node.args[0], ir.Name)
+            and node.args[0].ident in self._namespaces()
+            and isinstance(node.args[1], ir.Const)
+            and type(node.args[1].value) is str
+            and node.args[1].value[:1] != "_"
+            and not node.kwargs
+        ):
+            return self.namespace_attribute(node)
         func = self.helper_name(name)
         methods = self._x_methods
         args = []
@@ -266,6 +287,41 @@ class Emitter(FuelEmitter):
         if node.kwargs:
             args.extend(self.keywords(node.kwargs))
         return (func + "(" + ", ".join(args) + ")", ATOM)
+
+    def _namespaces(self) -> frozenset:
+        """``self.namespaces``, found in the module being written on first use (after the
+        emitter's other analyses, which leave its walk remembered: ``ir.walk``)."""
+        if self.namespaces is None:  # (a frozenset once found, an empty one too)
+            module = self.into_module
+            self.namespaces = frozenset() if module is None else namespace_vars(module)
+        return self.namespaces
+
+    def namespace_attribute(self, node: ir.Helper) -> Piece:
+        """``getattr_(ns, "name")`` on a variable only ever bound to a ``namespace(...)``
+        (``passes.util.namespace_vars``), reading the namespace's attribute table inline:
+        ``_v if type(ns) is Namespace and type(_v := object_attribute(ns, "_Namespace__attrs")
+        .get("name", MISSING)) not in NS_SLOW else getattr_(ns, "name")``. What ``getattr_``
+        answers there (``access.getattr_``'s namespace path): the stored value, unless it is
+        a bound method (``str.format``, which it wraps) or absent (an undefined); those, and
+        any other value (a render context may bind ``namespace`` to something else), take
+        the general call. Only for names without a leading ``_`` (a namespace stores none)."""
+        obj, key = self.expr(node.args[0]), self.expr(node.args[1])
+        value = self.fresh("nv")
+        type_ = self.helper_name("builtins.type")
+        is_namespace = compare(
+            call_name(type_, [at(obj, PATOM)]), ["is"], [(self.helper_name("jinja.Namespace"), ATOM)]
+        )
+        table = call_name(
+            self.helper_name("jinja.object_attribute"), [obj, self.expr(ir.Const("_Namespace__attrs"))]
+        )
+        read = call(attribute(table, "get"), [key, (self.helper_name("jinja.MISSING"), ATOM)])
+        plain = compare(
+            call_name(type_, [named(value, read)]),
+            ["not in"],
+            [(self.helper_name("jinja.NS_SLOW"), ATOM)],
+        )
+        general = call_name(self.helper_name("jinja.getattr_"), [obj, key])
+        return ifexp(boolop("and", [is_namespace, plain]), (value, ATOM), general)
 
     def _special_helper(self, node: ir.Helper) -> Optional[Piece]:
         """The helpers written inline (no keyword arguments), None for the general call."""
@@ -599,7 +655,72 @@ class Emitter(FuelEmitter):
         self.line(f"{self.writer}({self.src(node.expr)})")
 
     def s_ExprStmt(self, node: ir.ExprStmt) -> None:
-        self.line(self.src(node.expr))
+        expr = node.expr
+        if (
+            expr.__class__ is ir.Helper
+            and expr.name in ("jinja.ns_check", "jinja.ns_set")
+            and isinstance(expr.args[0], ir.Name)
+            and not expr.kwargs
+        ):
+            if self.namespace_store(expr):
+                return
+        self.line(self.src(expr))
+
+    def namespace_store(self, node: ir.Helper) -> bool:
+        """``{% set ns.name = value %}`` on a variable, written inline for a namespace (False:
+        not this statement's form). Its check, ``ns_check(ns)``, is ``if type(ns) is not
+        Namespace: ns_check(ns)`` (which passes on exactly a namespace); its store,
+        ``ns_set(ns, "name", value)``, stores in the namespace's attribute table when ``ns``
+        is exactly a namespace and the value is no tuple (whose nesting ``ns_set`` checks):
+        ``if type(_v := value) is not tuple and type(ns) is Namespace:
+        object_attribute(ns, "_Namespace__attrs")["name"] = _v``, else ``ns_set(ns, "name",
+        _v)`` (a literal that is no tuple: stored with no test of its type, and written
+        twice). Only for names without a leading ``_`` (which ``ns_set`` refuses). The value
+        is evaluated before ``ns`` is read (a variable read: nothing the value does can
+        rebind it)."""
+        type_ = self.helper_name("builtins.type")
+        namespace = (self.helper_name("jinja.Namespace"), ATOM)
+        obj = self.expr(node.args[0])
+        is_namespace = compare(call_name(type_, [obj]), ["is"], [namespace])
+        if node.name == "jinja.ns_check":
+            if len(node.args) != 1:
+                return False
+            self.line(f"if {self.src_of(compare(call_name(type_, [obj]), ['is not'], [namespace]))}:")
+            self.line(f"    {self.src(node)}")
+            return True
+        if len(node.args) != 3:
+            return False
+        key = node.args[1]
+        if not (isinstance(key, ir.Const) and type(key.value) is str and key.value[:1] != "_"):
+            return False
+        stored = node.args[2]
+        if isinstance(stored, (ir.ListLit, ir.DictLit, ir.Format)) or (
+            isinstance(stored, ir.Const) and type(stored.value) is not tuple
+        ):  # never a tuple: stored as it is
+            self.line(f"if {self.src_of(is_namespace)}:")
+            table = call_name(
+                self.helper_name("jinja.object_attribute"),
+                [obj, self.expr(ir.Const("_Namespace__attrs"))],
+            )
+            self.line(f"    {self.src_of(subscript(table, self.expr(key)))} = {self.src(stored)}")
+            self.line("else:")
+            self.line(f"    {self.src(node)}")
+            return True
+        value = self.fresh("sv")
+        not_tuple = compare(
+            call_name(type_, [named(value, self.expr(node.args[2]))]),
+            ["is not"],
+            [(self.helper_name("builtins.tuple"), ATOM)],
+        )
+        table = call_name(
+            self.helper_name("jinja.object_attribute"), [obj, self.expr(ir.Const("_Namespace__attrs"))]
+        )
+        general = call_name(self.helper_name("jinja.ns_set"), [obj, self.expr(key), (value, ATOM)])
+        self.line(f"if {self.src_of(boolop('and', [not_tuple, is_namespace]))}:")
+        self.line(f"    {self.src_of(subscript(table, self.expr(key)))} = {value}")
+        self.line("else:")
+        self.line(f"    {self.src_of(general)}")
+        return True
 
     def s_Assign(self, node: ir.Assign) -> None:
         self.line(f"{w(target_piece(node.target), TEST)} = {self.src(node.value)}")
@@ -636,7 +757,14 @@ class Emitter(FuelEmitter):
 
     def _filtered(self, node: ir.For, iterable: Piece) -> Piece:
         """``(item for item in iterable for target in (item,) if filter)``: a generator, so
-        jinja2's order holds (each item is tested just before its iteration runs)."""
+        jinja2's order holds (each item is tested just before its iteration runs). An
+        iterable that binds a temp (``:=``, which Python refuses in a comprehension's iterable:
+        an inline read, ``namespace_attribute``) is evaluated into a local just before (where
+        the generator would evaluate it: it is made at once, and nothing runs between)."""
+        if ":=" in iterable[0]:  # (or a constant's text: a local then, all the same)
+            items = self.fresh("items")
+            self.line(f"{items} = {w(iterable, TEST)}")
+            iterable = (items, ATOM)
         item = (self.fresh("item"), ATOM)
         each = comprehension(item, iterable)
         one = tuple_([item])
@@ -802,6 +930,7 @@ class Emitter(FuelEmitter):
 
     def module(self, module: ir.Module, header: str, metadata: dict[str, Any]) -> str:
         self.into, self.into_module = None, module  # (``_into``)
+        self.namespaces = None  # (found on first use: ``_namespaces``)
         # a Jinja render is its template's entry point itself (``render_entry``)
         self.entry = module.dialect == "jinja"
         self.indent = 1

@@ -7,6 +7,7 @@
 
 from tmpl2py.runtime.jinja import (
     MISSING,
+    NS_SLOW,
     Namespace,
     Undefined,
     call,
@@ -18,6 +19,7 @@ from tmpl2py.runtime.jinja import (
     new_namespace,
     ns_check,
     ns_set,
+    object_attribute,
     start_values,
 )
 from tmpl2py.runtime.jinja.filters import do_d, do_lower, do_tojson, do_upper, test_mapping
@@ -250,19 +252,85 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                                 else getattr_(l_3_tool_call, "id")
                             ) == l_1_tool_call_id and (
                                 not (
-                                    _ns2_value if _ns2 else getattr_(l_1_tool_call_id_seen, "value")
+                                    _ns2_value
+                                    if _ns2
+                                    else (
+                                        _nv5
+                                        if type(l_1_tool_call_id_seen) is Namespace
+                                        and type(
+                                            (
+                                                _nv5 := object_attribute(
+                                                    l_1_tool_call_id_seen, "_Namespace__attrs"
+                                                ).get("value", MISSING)
+                                            )
+                                        )
+                                        not in NS_SLOW
+                                        else getattr_(l_1_tool_call_id_seen, "value")
+                                    )
                                 )
                             ):
-                                _w(str(_ns1_value if _ns1 else getattr_(l_1_counter, "value")))
+                                _w(
+                                    str(
+                                        _ns1_value
+                                        if _ns1
+                                        else (
+                                            _nv6
+                                            if type(l_1_counter) is Namespace
+                                            and type(
+                                                (
+                                                    _nv6 := object_attribute(
+                                                        l_1_counter, "_Namespace__attrs"
+                                                    ).get("value", MISSING)
+                                                )
+                                            )
+                                            not in NS_SLOW
+                                            else getattr_(l_1_counter, "value")
+                                        )
+                                    )
+                                )
                                 if _ns2:
                                     _ns2_value = True
                                 else:
-                                    ns_set(l_1_tool_call_id_seen, "value", True)
+                                    if type(l_1_tool_call_id_seen) is Namespace:
+                                        object_attribute(
+                                            l_1_tool_call_id_seen, "_Namespace__attrs"
+                                        )["value"] = True
+                                    else:
+                                        ns_set(l_1_tool_call_id_seen, "value", True)
                             if _ns1:
                                 _ns1_value = _ns1_value + 1
                             else:
-                                ns_check(l_1_counter)
-                                ns_set(l_1_counter, "value", getattr_(l_1_counter, "value") + 1)
+                                if type(l_1_counter) is not Namespace:
+                                    ns_check(l_1_counter)
+                                if (
+                                    type(
+                                        (
+                                            _sv7 := (
+                                                (
+                                                    _nv8
+                                                    if type(l_1_counter) is Namespace
+                                                    and type(
+                                                        (
+                                                            _nv8 := object_attribute(
+                                                                l_1_counter, "_Namespace__attrs"
+                                                            ).get("value", MISSING)
+                                                        )
+                                                    )
+                                                    not in NS_SLOW
+                                                    else getattr_(l_1_counter, "value")
+                                                )
+                                                + 1
+                                            )
+                                        )
+                                    )
+                                    is not tuple
+                                    and type(l_1_counter) is Namespace
+                                ):
+                                    object_attribute(l_1_counter, "_Namespace__attrs")[
+                                        "value"
+                                    ] = _sv7
+                                else:
+                                    ns_set(l_1_counter, "value", _sv7)
             else:
                 _w(str(l_1_tool_call_id))
 
@@ -302,11 +370,11 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                 _w(do_tojson(l_1_text_wrapper))
             else:
                 # line 74: for
-                _items5 = _v7 if _dict4 else getattr_(l_1_tool_msg, "content")
-                _fuel -= length_hint(_items5, LAZY) * 4
+                _items9 = _v7 if _dict4 else getattr_(l_1_tool_msg, "content")
+                _fuel -= length_hint(_items9, LAZY) * 4
                 if _fuel < 0 or holding:
-                    _m, _fuel, _items5 = refuel_loop(_m, None, _fuel, _items5, 4, _w)
-                _n2, l_2_loop = loop_last(_items5)
+                    _m, _fuel, _items9 = refuel_loop(_m, None, _fuel, _items9, 4, _w)
+                _n2, l_2_loop = loop_last(_items9)
                 for _i2, l_2_content in enumerate(l_2_loop):
                     _w('\n            "')
                     _w(str(_i2))
@@ -414,15 +482,15 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                         else call(l_0_namespace, value=False)
                     )
                 # line 101: for
-                _items6 = (
+                _items10 = (
                     l_1_msg["content"]
                     if type(l_1_msg) is dict and "content" in l_1_msg
                     else getattr_(l_1_msg, "content")
                 )
-                _fuel -= length_hint(_items6, LAZY) * 4
+                _fuel -= length_hint(_items10, LAZY) * 4
                 if _fuel < 0 or holding:
-                    _m, _fuel, _items6 = refuel_loop(_m, None, _fuel, _items6, 4, _w)
-                _n2, l_2_loop = loop_last(_items6)
+                    _m, _fuel, _items10 = refuel_loop(_m, None, _fuel, _items10, 4, _w)
+                _n2, l_2_loop = loop_last(_items10)
                 for _i2, l_2_content in enumerate(l_2_loop):
                     # line 102: if
                     if (
@@ -441,7 +509,23 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                         else do_lower(_x4)
                     ) == "text":
                         # line 103: if
-                        if not (_ns3_value if _ns3 else getattr_(l_1_last_was_text, "value")):
+                        if not (
+                            _ns3_value
+                            if _ns3
+                            else (
+                                _nv11
+                                if type(l_1_last_was_text) is Namespace
+                                and type(
+                                    (
+                                        _nv11 := object_attribute(
+                                            l_1_last_was_text, "_Namespace__attrs"
+                                        ).get("value", MISSING)
+                                    )
+                                )
+                                not in NS_SLOW
+                                else getattr_(l_1_last_was_text, "value")
+                            )
+                        ):
                             _w("<|START_TEXT|>")
                         _w(
                             str(
@@ -456,15 +540,41 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                         if _ns3:
                             _ns3_value = True
                         else:
-                            ns_set(l_1_last_was_text, "value", True)
+                            if type(l_1_last_was_text) is Namespace:
+                                object_attribute(l_1_last_was_text, "_Namespace__attrs")[
+                                    "value"
+                                ] = True
+                            else:
+                                ns_set(l_1_last_was_text, "value", True)
                     else:
                         # line 112: if
-                        if _ns3_value if _ns3 else getattr_(l_1_last_was_text, "value"):
+                        if (
+                            _ns3_value
+                            if _ns3
+                            else (
+                                _nv12
+                                if type(l_1_last_was_text) is Namespace
+                                and type(
+                                    (
+                                        _nv12 := object_attribute(
+                                            l_1_last_was_text, "_Namespace__attrs"
+                                        ).get("value", MISSING)
+                                    )
+                                )
+                                not in NS_SLOW
+                                else getattr_(l_1_last_was_text, "value")
+                            )
+                        ):
                             _w("<|END_TEXT|>")
                         if _ns3:
                             _ns3_value = False
                         else:
-                            ns_set(l_1_last_was_text, "value", False)
+                            if type(l_1_last_was_text) is Namespace:
+                                object_attribute(l_1_last_was_text, "_Namespace__attrs")[
+                                    "value"
+                                ] = False
+                            else:
+                                ns_set(l_1_last_was_text, "value", False)
                     # line 117: if
                     if (
                         _x5.lower()
@@ -775,11 +885,11 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
             _f_l_0_print_msg(_w, l_0_developer_instruction)
             _w("<|END_OF_TURN_TOKEN|>")
         # line 216: for
-        _items7 = l_0_messages
-        _fuel -= length_hint(_items7, LAZY) * 9
+        _items13 = l_0_messages
+        _fuel -= length_hint(_items13, LAZY) * 9
         if _fuel < 0 or holding:
-            _m, _fuel, _items7 = refuel_loop(_m, _out, _fuel, _items7, 9)
-        for _i1, l_1_message in enumerate(_items7):
+            _m, _fuel, _items13 = refuel_loop(_m, _out, _fuel, _items13, 9)
+        for _i1, l_1_message in enumerate(_items13):
             l_1_msg_role_downcased = (
                 _x7.lower()
                 if type(
@@ -807,17 +917,65 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                 _w("<|END_OF_TURN_TOKEN|>")
                 # line 222: if
                 if l_0_documents and (
-                    not (_ns6_value if _ns6 else getattr_(l_0_sent_documents, "value"))
+                    not (
+                        _ns6_value
+                        if _ns6
+                        else (
+                            _nv14
+                            if type(l_0_sent_documents) is Namespace
+                            and type(
+                                (
+                                    _nv14 := object_attribute(
+                                        l_0_sent_documents, "_Namespace__attrs"
+                                    ).get("value", MISSING)
+                                )
+                            )
+                            not in NS_SLOW
+                            else getattr_(l_0_sent_documents, "value")
+                        )
+                    )
                 ):
                     if _ns6:
                         _ns6_value = True
                     else:
-                        ns_set(l_0_sent_documents, "value", True)
+                        if type(l_0_sent_documents) is Namespace:
+                            object_attribute(l_0_sent_documents, "_Namespace__attrs")[
+                                "value"
+                            ] = True
+                        else:
+                            ns_set(l_0_sent_documents, "value", True)
                     if _ns4:
                         _ns4_value = _ns4_value + 1
                     else:
-                        ns_check(l_0_tool_idx)
-                        ns_set(l_0_tool_idx, "value", getattr_(l_0_tool_idx, "value") + 1)
+                        if type(l_0_tool_idx) is not Namespace:
+                            ns_check(l_0_tool_idx)
+                        if (
+                            type(
+                                (
+                                    _sv15 := (
+                                        (
+                                            _nv16
+                                            if type(l_0_tool_idx) is Namespace
+                                            and type(
+                                                (
+                                                    _nv16 := object_attribute(
+                                                        l_0_tool_idx, "_Namespace__attrs"
+                                                    ).get("value", MISSING)
+                                                )
+                                            )
+                                            not in NS_SLOW
+                                            else getattr_(l_0_tool_idx, "value")
+                                        )
+                                        + 1
+                                    )
+                                )
+                            )
+                            is not tuple
+                            and type(l_0_tool_idx) is Namespace
+                        ):
+                            object_attribute(l_0_tool_idx, "_Namespace__attrs")["value"] = _sv15
+                        else:
+                            ns_set(l_0_tool_idx, "value", _sv15)
                     _f_l_0_document_turn(_w, l_0_documents)
                     if active and live() is not None:
                         _m, _fuel = refuel(_m, _out, _fuel)
@@ -889,20 +1047,38 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                             _w("<|END_THINKING|>")
                     _w("<|START_ACTION|>[")
                     # line 233: for
-                    _items8 = (
+                    _items17 = (
                         l_1_message["tool_calls"]
                         if type(l_1_message) is dict and "tool_calls" in l_1_message
                         else getattr_(l_1_message, "tool_calls")
                     )
-                    _fuel -= length_hint(_items8, LAZY) * 3
+                    _fuel -= length_hint(_items17, LAZY) * 3
                     if _fuel < 0 or holding:
-                        _m, _fuel, _items8 = refuel_loop(_m, _out, _fuel, _items8, 3)
-                    _n2, l_2_loop = loop_last(_items8)
+                        _m, _fuel, _items17 = refuel_loop(_m, _out, _fuel, _items17, 3)
+                    _n2, l_2_loop = loop_last(_items17)
                     for _i2, l_2_tc in enumerate(l_2_loop):
                         _w('\n    {"tool_call_id": "')
                         # line 235: if
                         if l_0_regen_tool_call_ids:
-                            _w(str(_ns4_value if _ns4 else getattr_(l_0_tool_idx, "value")))
+                            _w(
+                                str(
+                                    _ns4_value
+                                    if _ns4
+                                    else (
+                                        _nv18
+                                        if type(l_0_tool_idx) is Namespace
+                                        and type(
+                                            (
+                                                _nv18 := object_attribute(
+                                                    l_0_tool_idx, "_Namespace__attrs"
+                                                ).get("value", MISSING)
+                                            )
+                                        )
+                                        not in NS_SLOW
+                                        else getattr_(l_0_tool_idx, "value")
+                                    )
+                                )
+                            )
                         else:
                             _w(
                                 str(
@@ -949,8 +1125,35 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                         if _ns4:
                             _ns4_value = _ns4_value + 1
                         else:
-                            ns_check(l_0_tool_idx)
-                            ns_set(l_0_tool_idx, "value", getattr_(l_0_tool_idx, "value") + 1)
+                            if type(l_0_tool_idx) is not Namespace:
+                                ns_check(l_0_tool_idx)
+                            if (
+                                type(
+                                    (
+                                        _sv19 := (
+                                            (
+                                                _nv20
+                                                if type(l_0_tool_idx) is Namespace
+                                                and type(
+                                                    (
+                                                        _nv20 := object_attribute(
+                                                            l_0_tool_idx, "_Namespace__attrs"
+                                                        ).get("value", MISSING)
+                                                    )
+                                                )
+                                                not in NS_SLOW
+                                                else getattr_(l_0_tool_idx, "value")
+                                            )
+                                            + 1
+                                        )
+                                    )
+                                )
+                                is not tuple
+                                and type(l_0_tool_idx) is Namespace
+                            ):
+                                object_attribute(l_0_tool_idx, "_Namespace__attrs")["value"] = _sv19
+                            else:
+                                ns_set(l_0_tool_idx, "value", _sv19)
                     _w("\n]<|END_ACTION|><|END_OF_TURN_TOKEN|>")
                 else:
                     # line 241: if
@@ -1001,16 +1204,32 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                 l_1_message["tool_call_id"]
                 if type(l_1_message) is dict and "tool_call_id" in l_1_message
                 else getattr_(l_1_message, "tool_call_id")
-            ) not in (_ns5_value if _ns5 else getattr_(l_0_tool_ids_seen, "value")):
+            ) not in (
+                _ns5_value
+                if _ns5
+                else (
+                    _nv21
+                    if type(l_0_tool_ids_seen) is Namespace
+                    and type(
+                        (
+                            _nv21 := object_attribute(l_0_tool_ids_seen, "_Namespace__attrs").get(
+                                "value", MISSING
+                            )
+                        )
+                    )
+                    not in NS_SLOW
+                    else getattr_(l_0_tool_ids_seen, "value")
+                )
+            ):
                 _w("<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|><|START_TOOL_RESULT|>[\n    ")
                 _f_l_0_format_tool_message(_w, l_0_messages, l_1_message)
                 # line 249: for
-                _items9 = l_0_messages[slice(_i1 + 1, None, None)]
-                _count10 = length_hint(_items9, LAZY)
-                _fuel -= _count10 * 7
+                _items22 = l_0_messages[slice(_i1 + 1, None, None)]
+                _count23 = length_hint(_items22, LAZY)
+                _fuel -= _count23 * 7
                 if _fuel < 0 or holding:
-                    _m, _fuel, _items9 = refuel_loop(_m, _out, _fuel, _items9, 7)
-                for _i2, l_2_msg in enumerate(_items9):
+                    _m, _fuel, _items22 = refuel_loop(_m, _out, _fuel, _items22, 7)
+                for _i2, l_2_msg in enumerate(_items22):
                     # line 251: if
                     if (
                         _x8.lower()
@@ -1030,12 +1249,12 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                         _f_l_0_format_tool_message(_w, l_0_messages, l_2_msg)
                         if _ns5:
                             _ns5_value = (
-                                _li11 + [_it12]
-                                if (type((_li11 := _ns5_value)) is list)
+                                _li24 + [_it25]
+                                if (type((_li24 := _ns5_value)) is list)
                                 & (
                                     type(
                                         (
-                                            _it12 := nested(
+                                            _it25 := nested(
                                                 l_2_msg["tool_call_id"]
                                                 if type(l_2_msg) is dict
                                                 and "tool_call_id" in l_2_msg
@@ -1045,41 +1264,70 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                                     )
                                     is str
                                 )
-                                and len(_li11) < 64
-                                and (len(_it12) < 65536)
-                                else add_item(_built, _li11, _it12)
+                                and len(_li24) < 64
+                                and (len(_it25) < 65536)
+                                else add_item(_built, _li24, _it25)
                             )
                         else:
-                            ns_check(l_0_tool_ids_seen)
-                            ns_set(
-                                l_0_tool_ids_seen,
-                                "value",
-                                (
-                                    _li13 + [_it14]
-                                    if (
-                                        type((_li13 := getattr_(l_0_tool_ids_seen, "value")))
-                                        is list
-                                    )
-                                    & (
-                                        type(
-                                            (
-                                                _it14 := nested(
-                                                    l_2_msg["tool_call_id"]
-                                                    if type(l_2_msg) is dict
-                                                    and "tool_call_id" in l_2_msg
-                                                    else getattr_(l_2_msg, "tool_call_id")
+                            if type(l_0_tool_ids_seen) is not Namespace:
+                                ns_check(l_0_tool_ids_seen)
+                            if (
+                                type(
+                                    (
+                                        _sv26 := (
+                                            _li27 + [_it28]
+                                            if (
+                                                type(
+                                                    (
+                                                        _li27 := (
+                                                            _nv29
+                                                            if type(l_0_tool_ids_seen) is Namespace
+                                                            and type(
+                                                                (
+                                                                    _nv29 := object_attribute(
+                                                                        l_0_tool_ids_seen,
+                                                                        "_Namespace__attrs",
+                                                                    ).get("value", MISSING)
+                                                                )
+                                                            )
+                                                            not in NS_SLOW
+                                                            else getattr_(
+                                                                l_0_tool_ids_seen, "value"
+                                                            )
+                                                        )
+                                                    )
                                                 )
+                                                is list
                                             )
+                                            & (
+                                                type(
+                                                    (
+                                                        _it28 := nested(
+                                                            l_2_msg["tool_call_id"]
+                                                            if type(l_2_msg) is dict
+                                                            and "tool_call_id" in l_2_msg
+                                                            else getattr_(l_2_msg, "tool_call_id")
+                                                        )
+                                                    )
+                                                )
+                                                is str
+                                            )
+                                            and len(_li27) < 64
+                                            and (len(_it28) < 65536)
+                                            else add_item(_built, _li27, _it28)
                                         )
-                                        is str
                                     )
-                                    and len(_li13) < 64
-                                    and (len(_it14) < 65536)
-                                    else add_item(_built, _li13, _it14)
-                                ),
-                            )
+                                )
+                                is not tuple
+                                and type(l_0_tool_ids_seen) is Namespace
+                            ):
+                                object_attribute(l_0_tool_ids_seen, "_Namespace__attrs")[
+                                    "value"
+                                ] = _sv26
+                            else:
+                                ns_set(l_0_tool_ids_seen, "value", _sv26)
                     else:
-                        _fuel += not_run(_count10, _i2) * 7
+                        _fuel += not_run(_count23, _i2) * 7
                         break
                 _w("\n]<|END_TOOL_RESULT|><|END_OF_TURN_TOKEN|>")
         # line 261: if

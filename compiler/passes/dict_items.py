@@ -7,7 +7,9 @@ sandboxed lookup otherwise; only for keys that are not ``dict`` attributes (``it
 is used (``{% if m.tool_calls %}``) an absent key reads as ``None`` (no undefined is built).
 ``m.x is defined`` tests the key and then the value (a dict may hold an undefined value),
 again without building an undefined for an absent key. ``loop.last`` on the loop object a
-``for`` made (and nothing else binds) is a plain attribute read.
+``for`` made (and nothing else binds) is a plain attribute read. A variable only ever bound
+to a ``namespace(...)`` keeps the sandboxed lookup (the emitter reads a namespace's own
+attribute table inline: ``emit.Emitter.namespace_attribute``).
 
 Keeps output byte-identical (pure IR -> IR, Jinja modules after scope resolution).
 """
@@ -21,11 +23,12 @@ from tmpl2py.runtime.jinja import DICT_ATTRS as _DICT_ATTRS
 from tmpl2py.runtime.jinja import LOOP_ATTRS as _LOOP_ATTRS
 
 from .. import ir
-from .util import LEAVES, bindings
+from .util import LEAVES, bindings, namespace_vars
 
 
-def _dict_key(node: Any) -> Optional[tuple]:
-    """(obj, key) when ``node`` is ``obj.key`` / ``obj["key"]`` that a dict answers with its item."""
+def _dict_key(node: Any, namespaces: frozenset = frozenset()) -> Optional[tuple]:
+    """(obj, key) when ``node`` is ``obj.key`` / ``obj["key"]`` that a dict answers with its item
+    (not on a variable holding a namespace, ``namespaces``: its dict test would always fail)."""
     if (
         isinstance(node, ir.Helper)
         and node.name in ("jinja.getattr_", "jinja.getitem")
@@ -34,6 +37,7 @@ def _dict_key(node: Any) -> Optional[tuple]:
         and isinstance(node.args[0], (ir.Name, ir.Local))
         and isinstance(node.args[1], ir.Const)
         and type(node.args[1].value) is str
+        and not (isinstance(node.args[0], ir.Name) and node.args[0].ident in namespaces)
     ):
         # an absent key of a dict falls back to its attributes (``x["items"]``, ``x.get``)
         if node.args[1].value not in _DICT_ATTRS:
@@ -57,13 +61,13 @@ def _on_a_temp(node: Any) -> Any:
 _DEFINED_TESTS = ("jinja_filters.test_defined", "jinja_filters.test_undefined")
 
 
-def _loop_objects(module: ir.Module) -> set:
-    """The idents every binding of which is a ``for`` loop's loop object: those ``for``
-    loops bind (``For.loop``) and nothing else does (an assignment, a loop target but the
-    loop's own object, a macro, a parameter), as ``util.assignments`` tells, in one walk."""
+def _loop_objects(binds: list) -> set:
+    """The idents every binding of which (``binds``: ``util.bindings`` of the module) is a
+    ``for`` loop's loop object: those ``for`` loops bind (``For.loop``) and nothing else does
+    (an assignment, a loop target but the loop's own object, a macro, a parameter)."""
     loops: set = set()
     others: set = set()
-    for ident, binder in bindings(module.body):
+    for ident, binder in binds:
         if isinstance(binder, ir.For) and ident == binder.loop:
             loops.add(ident)
         else:
@@ -88,7 +92,9 @@ def _replaced(node: Any, **fields: Any) -> Any:
 def run(module: ir.Module) -> ir.Module:
     if module.dialect != "jinja":
         return module
-    loops = _loop_objects(module)
+    binds = list(bindings(module.body))  # (one walk for both)
+    loops = _loop_objects(binds)
+    namespaces = namespace_vars(module.body, binds)
 
     temps = [0]
     no_temps = [0]  # inside a filtered loop's iterable (a generator's: no ``:=`` there)
@@ -111,7 +117,7 @@ def run(module: ir.Module) -> ir.Module:
             return _replaced(node, iter=it, filter=filter_, body=body, else_=else_, target=target)
         if isinstance(node, ir.Helper):
             if node.name in _DEFINED_TESTS and len(node.args) == 1 and not node.kwargs:
-                found = _dict_key(node.args[0])
+                found = _dict_key(node.args[0], namespaces)
                 if found is not None:
                     defined = ir.replace(node, name="jinja_filters.test_defined")
                     lookup = ir.DictLookup(*found, "defined", defined, span=node.span)
@@ -128,7 +134,7 @@ def run(module: ir.Module) -> ir.Module:
                 and node.args[1].value in _LOOP_ATTRS
             ):
                 return ir.LoopAttr(node.args[0], node.args[1].value, span=node.span)
-            found = _dict_key(node)
+            found = _dict_key(node, namespaces)
             if found is not None:
                 return ir.DictLookup(*found, "truth" if truth else "item", node, span=node.span)
             if not no_temps[0] and _dict_key(_on_a_temp(node)) is not None:

@@ -248,3 +248,55 @@ def map_start_values(module: ir.Module, helper: str, value: Any) -> ir.Module:
         return stmt
 
     return ir.replace(module, body=tuple(one(s) for s in module.body))
+
+
+def _makes_namespace(value: Any) -> bool:
+    """``value`` is a ``namespace(...)`` call, as lowered (``jinja.call`` of the name) or as
+    ``typed_calls`` writes it (``new_namespace(...) if namespace is Namespace else <that
+    call>``)."""
+    if isinstance(value, ir.CondExpr):
+        return _makes_namespace(value.body) and _makes_namespace(value.orelse)
+    if isinstance(value, ir.Helper):
+        if value.name == "jinja.new_namespace":
+            return True
+        return (
+            value.name == "jinja.call"
+            and bool(value.args)
+            and isinstance(value.args[0], ir.Name)
+            and value.args[0].name == "namespace"
+        )
+    return False
+
+
+def namespace_vars(body: Any, binds: Optional[list] = None) -> frozenset:
+    """The idents every binding of which (under ``body``, nested functions included) is an
+    assignment of a ``namespace(...)`` call, of another such ident (a scope's copy of an outer
+    one), or a scope's start value (``is_init``), and one at least a call: their values are
+    namespaces, whenever the template's ``namespace`` is the environment's (the render context
+    may bind that name to anything: a reader must still test the type). The ``None`` that
+    ``ns_scalars`` binds a namespace it keeps in locals to (the object never read on that
+    path) is neither (an ident names a macro's variable in every macro). ``binds``: the
+    ``bindings(body)`` when the caller has them."""
+    if binds is None:
+        binds = list(bindings(body))
+    made: set = set()
+    other: set = set()
+    copies: dict = {}
+    for ident, binder in binds:
+        if not isinstance(binder, ir.Assign) or is_init(binder):
+            if not isinstance(binder, ir.Assign):
+                other.add(ident)
+            continue
+        value = binder.value
+        if _makes_namespace(value):
+            made.add(ident)
+        elif isinstance(value, ir.Name):
+            copies.setdefault(ident, set()).add(value.ident)
+        elif not (isinstance(value, ir.Const) and value.value is None):
+            other.add(ident)
+    found = (made | set(copies)) - other
+    while True:  # the greatest set: a copy of an ident outside it is not a namespace
+        out = {i for i in found if not copies.get(i, set()) <= found}
+        if not out:
+            return frozenset(i for i in found if i in made or copies.get(i))
+        found -= out

@@ -235,6 +235,14 @@ def _no_attribute(obj: Any, name: Any) -> Undefined:
 _object_attribute = object.__getattribute__
 
 
+#: What compiled code reads a namespace's attribute with, inline (``emit.Emitter.
+#: namespace_attribute``): ``object_attribute(ns, "_Namespace__attrs")`` is its attribute
+#: table when ``type(ns) is Namespace``; a value there whose type is one of ``NS_SLOW`` (no
+#: such attribute, or a bound method: a stored ``str.format`` is wrapped) takes ``getattr_``.
+object_attribute = _object_attribute
+NS_SLOW = (type(MISSING), types.MethodType, types.BuiltinMethodType)
+
+
 def getattr_(obj: Any, attribute: str) -> Any:
     """``obj.attribute`` under the sandbox: attribute first, then item, else undefined."""
     cls = type(obj)
@@ -442,6 +450,8 @@ def no_test(name: str, func: str, /, *operands: Any, **kwoperands: Any) -> Any:
 
 __all__ = [
     "DICT_ATTRS",
+    "NS_SLOW",
+    "object_attribute",
     "LOOP_ATTRS",
     "getattr_",
     "getitem",
