@@ -52,6 +52,10 @@ JINJA_DOS = {
     "long-literal-accumulation": "{% set ns = namespace(s='') %}{% for i in range(20000) %}"
     "{% set ns.s = ns.s + '" + "x" * 100_000 + "' %}{% endfor %}{{ ns.s|length }}",
     "nested-range-empty": "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
+    # a text filter of a container works on its text (its repr), 3.2M characters of words here:
+    # charged by the container's two items it ran 7.5 s in one call (red team s8h F1)
+    "urlize-of-a-list": "{% set ns = namespace(s='a ' * 50000) %}{% for i in range(5) %}"
+    "{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ [ns.s]|urlize|length }}",
     "string-repeat": "{{ 'x' * 10**9 }}",
     "string-repeat-left": "{{ (10**9) * 'ab' }}",
     "list-repeat": "{{ ([1, 2] * 10**9)|length }}",

@@ -239,3 +239,24 @@ def test_go_json_of_a_long_tool_argument_is_charged_at_the_encoder_s_speed() -> 
     with pytest.raises(RenderLimitExceeded) as info:
         template.render_conversation(request(40_000_000))
     assert info.value.limit == "fuel"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{% for i in range(20) %}{{ [messages[0].content]|title|length }},{% endfor %}",
+        "{% for i in range(20) %}{{ {'k': messages[0].content}|wordcount }},{% endfor %}",
+        "{% for i in range(10) %}{{ messages[0]|urlencode|length }},{% endfor %}",
+    ],
+)
+def test_a_text_filter_of_a_container_pays_for_its_text(source: str) -> None:
+    """``title``, ``wordcount``, ``urlencode`` (and ``urlize``, ``striptags``, ``wordwrap``,
+    ``indent``) of a list or dict work on its text: charged by the container's two items, a
+    loop over a 4 MB message wrapped in one ran 5-17 s (red team s8h F1); its text is charged
+    now (``limits.weigh``), and the fuel stops it at once. One short message renders as
+    transformers does."""
+    with pytest.raises(RenderLimitExceeded) as info:
+        compile_template(source).render({"messages": [{"role": "user", "content": "a " * 2_000_000}]})
+    assert info.value.limit == "fuel"
+    context = {"messages": [{"role": "user", "content": "hello <b>world</b> x@y.org"}]}
+    assert compile_template(source).render(context) == ref_render(source, context)[1]

@@ -15,7 +15,7 @@ import codecs
 import functools
 from typing import Any, Callable
 
-from ..limits import SHORT, RenderLimitExceeded, built_units, charge, check_built, check_size, current
+from ..limits import SHORT, RenderLimitExceeded, built_units, charge, check_built, check_size, current, weigh
 
 #: sizes below this are never checked (one compare on the common path)
 SMALL = 4096
@@ -128,13 +128,18 @@ def _check_output(size: int, what: str) -> None:
 
 
 
-def per_item(weight: int = 1, shift: int = 4) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def per_item(
+    weight: int = 1, shift: int = 4, text: bool = False
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """A filter whose work grows with its input: each call charges the render's fuel
     (``limits.charge``; a unit is about a microsecond of work) ``weight`` units per item of
     a list, tuple or dict, and a unit per ``2 ** shift`` characters of a string (a regex or
     a Python loop over them: shift 0-2; C-speed scans: 4), so a loop calling it is bounded
-    by the fuel in time as well as in count. Inputs without a cheap length (generators)
-    are charged by the filter that made them."""
+    by the fuel in time as well as in count. ``text``: the filter works on its input's text
+    (``soft_str``: a container's repr, or its items quoted), so a container pays for that
+    text too, as ``limits.weigh`` measures it (``[message.content]|urlize`` ran one 4 MB
+    message through ``urlize`` for two units: 9 s; red team s8h F1). Inputs without a cheap
+    length (generators) are charged by the filter that made them."""
 
     def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(fn)
@@ -143,6 +148,8 @@ def per_item(weight: int = 1, shift: int = 4) -> Callable[[Callable[..., Any]], 
                 charge(len(value) >> shift)
             elif isinstance(value, _CONTAINERS):
                 charge(len(value) * weight)
+                if text:
+                    charge(weigh(value, {}) >> shift)
             return fn(value, *args, **kwargs)
 
         return charged
