@@ -794,7 +794,9 @@ class Emitter(FuelEmitter):
                 self.line(f"{items} = {w(iterable, TEST)}")
                 iterable = (items, ATOM)
             body = node.body if node.filter is None else (node.filter,) + node.body
-            breaks = recurse is None and _breaks(node.body)
+            # (a filtered loop's counter counts the items its test kept, not the items the
+            # test ran on: its break gives nothing back; red team s8h F4)
+            breaks = recurse is None and node.filter is None and _breaks(node.body)
             counted = self.fresh("count") if breaks else ""
             cost = self.fuel_loop_start(iterable[0], body, measure, counted)
             if breaks:  # a loop left by a break gives back what its iterations not run cost

@@ -388,3 +388,23 @@ def test_render_a_model_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, 
     assert main(["render", str(folder), "--context", "-"]) == 0
     captured = capsys.readouterr()
     assert (captured.out, captured.err) == ("<s>hi</s>", "")
+
+
+def test_json_nested_past_the_decoder_s_depth_is_a_clean_error(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """A context (``--context``) or a model's ``tokenizer_config.json`` holding arrays nested
+    100,000 deep: ``json`` raises RecursionError, which reached the user as a traceback (red
+    team s8h F5): a usage error (exit 2) for the context, a ``malformed`` SourceError for the
+    model."""
+    import tmpl2py
+    from tmpl2py.sources import SourceError
+
+    deep = "[" * 100_000 + "]" * 100_000
+    (tmp_path / "t.jinja").write_text("{{ messages[0].role }}")
+    (tmp_path / "deep.json").write_text('{"messages": [{"role": "user", "content": ' + deep + "}]}")
+    assert main(["render", str(tmp_path / "t.jinja"), "--context", str(tmp_path / "deep.json")]) == 2
+    assert "nested too deeply" in capsys.readouterr().err
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "tokenizer_config.json").write_text('{"chat_template": "x", "a": ' + deep + "}")
+    with pytest.raises(SourceError, match="nested too deeply") as err:
+        tmpl2py.load(tmp_path / "m")
+    assert err.value.code == "malformed"

@@ -260,3 +260,18 @@ def test_a_text_filter_of_a_container_pays_for_its_text(source: str) -> None:
     assert info.value.limit == "fuel"
     context = {"messages": [{"role": "user", "content": "hello <b>world</b> x@y.org"}]}
     assert compile_template(source).render(context) == ref_render(source, context)[1]
+
+
+def test_a_break_in_a_filtered_loop_gives_nothing_back() -> None:
+    """A filtered loop's counter counts the items its test kept: a break at the first kept item
+    gave back the iterations its test had run on (each a search of a 1 MB input here: 9 s,
+    rendered; red team s8h F4). It gives nothing back now, and the fuel stops the render."""
+    source = (
+        "{% for i in range(120) %}{% for x in range(120) if 'zzz' in s or x == 119 %}"
+        "{% break %}{% endfor %}{% endfor %}done"
+    )
+    assert "not_run" not in compile_template(source).python_source
+    assert compile_template(source).render({"s": "ab"}) == ref_render(source, {"s": "ab"})[1]
+    with pytest.raises(RenderLimitExceeded) as info:
+        compile_template(source).render({"s": "a " * 500_000})
+    assert info.value.limit == "fuel"

@@ -228,8 +228,8 @@ def _junk_gguf(path: Path, junk: bytes) -> Path:
 def test_hostile_gguf_metadata_is_stepped_over_or_refused(tmp_path: Path) -> None:
     """Only the keys a template needs are read: an array of 3M bytes before the template is
     stepped over at once (``gguf.GGUFReader`` parsed it into numpy views: 2 GB and a crash for a
-    3 MB file, red team s8h F2), arrays nested 100,000 deep without recursion; an array or a
-    string longer than the file, an unknown value type: ``malformed`` errors."""
+    3 MB file, red team s8h F2), 100,000 strings one length each; arrays nested past 8 levels,
+    an array or a string longer than the file, an unknown value type: ``malformed`` errors."""
     import struct
     import time
 
@@ -239,10 +239,14 @@ def test_hostile_gguf_metadata_is_stepped_over_or_refused(tmp_path: Path) -> Non
     start = time.process_time()
     big = _junk_gguf(tmp_path / "big.gguf", struct.pack("<IIQ", 9, 0, 3_000_000) + bytes(3_000_000))
     assert load(big)[0].text == SIMPLE
-    nested = struct.pack("<IIQ", 9, 9, 1) + struct.pack("<IQ", 9, 1) * 100_000 + struct.pack("<IQ", 0, 0)
+    nested = struct.pack("<IIQ", 9, 9, 1) + struct.pack("<IQ", 9, 1) * 2 + struct.pack("<IQ", 0, 0)
     assert load(_junk_gguf(tmp_path / "nested.gguf", nested))[0].text == SIMPLE
+    strings = struct.pack("<IIQ", 9, 8, 100_000) + struct.pack("<Q", 0) * 100_000
+    assert load(_junk_gguf(tmp_path / "strings.gguf", strings))[0].text == SIMPLE
     assert time.process_time() - start < 5 and resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200_000
+    deep = struct.pack("<IIQ", 9, 9, 1) + struct.pack("<IQ", 9, 1) * 1_000_000 + struct.pack("<IQ", 0, 0)
     for name, junk in {
+        "deep": deep,  # 12 MB of nested array headers took 8x that in memory (red team s8h F7)
         "long-array": struct.pack("<IIQ", 9, 0, 1 << 60),
         "long-strings": struct.pack("<IIQ", 9, 8, 1 << 40),
         "long-string": struct.pack("<IQ", 8, 1 << 50),

@@ -236,11 +236,14 @@ def _summary(counts: dict, check: bool) -> str:
 
 def _load_context(spec: str) -> dict:
     """The JSON object of ``--context`` (a file, or ``-``: stdin); ``ValueError`` otherwise."""
-    if spec == "-":
-        context = json.load(sys.stdin)
-    else:
-        with open(spec, encoding="utf-8") as f:
-            context = json.load(f)
+    try:
+        if spec == "-":
+            context = json.load(sys.stdin)
+        else:
+            with open(spec, encoding="utf-8") as f:
+                context = json.load(f)
+    except RecursionError:  # arrays or objects nested past the decoder's depth
+        raise ValueError("the JSON is nested too deeply") from None
     if not isinstance(context, dict):
         raise ValueError(f"the context must be a JSON object, not a JSON {_json_kind(context)}")
     return context

@@ -68,6 +68,11 @@ _GGUF_SIZES = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12:
 #: GGUF integer value types -> their ``struct`` format
 _GGUF_INTS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 10: "Q", 11: "q"}
 _GGUF_STRING, _GGUF_ARRAY = 8, 9
+#: the deepest arrays of arrays read, and the most strings of arrays stepped over: a file past
+#: them is refused (each level and each string cost a step of Python: a file of nested array
+#: headers took 8x its size in memory, one of empty strings ~1 us a string; red team s8h F7)
+_GGUF_NESTING = 8
+_GGUF_STRINGS = 4_000_000
 _TEMPLATE_KEY = "tokenizer.chat_template"
 
 
@@ -80,6 +85,7 @@ class _GGUFMetadata:
         self.pos = 0
         self.order = "<"
         self.count = "Q"  # counts and string lengths: uint64 (GGUF v1: uint32)
+        self.strings = 0  # the strings of arrays stepped over so far
 
     def fail(self, why: str) -> FormatError:
         return FormatError(f"malformed GGUF file: {why}")
@@ -111,7 +117,8 @@ class _GGUFMetadata:
         return bytes(self.data[start : start + length]).decode("utf-8", "replace")
 
     def skip_array(self, item: int, count: int) -> None:
-        """Step over an array's items (nested arrays one level at a time, no recursion)."""
+        """Step over an array's items (nested arrays one level at a time, no recursion; at
+        most :data:`_GGUF_NESTING` levels: real files nest one)."""
         stack = [[item, count]]
         while stack:
             top = stack[-1]
@@ -122,16 +129,36 @@ class _GGUFMetadata:
                 self.skip(_GGUF_SIZES[kind] * left)
                 stack.pop()
             elif kind == _GGUF_STRING:
-                if left > (self.end - self.pos) // 4:  # each one holds its length at least
-                    raise self.fail(f"truncated at byte {self.pos:,}")
-                for _ in range(left):
-                    self.string()
+                self.skip_strings(left)
                 stack.pop()
             elif kind == _GGUF_ARRAY:
+                if len(stack) >= _GGUF_NESTING:
+                    raise self.fail(f"arrays nested more than {_GGUF_NESTING} deep")
                 top[1] -= 1
                 stack.append([*self.take("I"), *self.take(self.count)])
             else:
                 raise self.fail(f"unknown value type {kind}")
+
+    def skip_strings(self, count: int) -> None:
+        """Step over ``count`` strings (a length each: one step a string, ~0.2 us; at most
+        :data:`_GGUF_STRINGS` in the whole file, as real vocabularies and merges hold
+        under a million)."""
+        import struct
+
+        length = struct.Struct(self.order + self.count)
+        read, size, data, end, pos = length.unpack_from, length.size, self.data, self.end, self.pos
+        if count > (end - pos) // size:  # each one holds its length at least
+            raise self.fail(f"truncated at byte {pos:,}")
+        self.strings += count
+        if self.strings > _GGUF_STRINGS:
+            raise self.fail(f"more than {_GGUF_STRINGS:,} strings in its metadata")
+        for _ in range(count):
+            if pos + size > end:
+                raise self.fail(f"truncated at byte {pos:,}")
+            pos += size + read(data, pos)[0]
+        if pos > end:
+            raise self.fail(f"truncated at byte {end:,}")
+        self.pos = pos
 
     def read(self) -> tuple[list[tuple[str, str, str]], dict[str, str]]:
         if bytes(self.data[:4]) != b"GGUF":

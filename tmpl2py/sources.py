@@ -184,7 +184,7 @@ def _looks_like_json_object(path: Path) -> bool:
 
     try:
         return isinstance(json.loads(path.read_text(encoding="utf-8")), dict)
-    except (ValueError, OSError):
+    except (ValueError, OSError, RecursionError):  # (JSON nested past the decoder's depth)
         return False
 
 
@@ -277,6 +277,8 @@ def read_json_object(path: Any) -> dict:
         raise SourceError(
             path, f"malformed JSON at line {e.lineno} column {e.colno}: {e.msg}"
         ) from None
+    except RecursionError:  # arrays or objects nested past the decoder's depth (a hostile file)
+        raise SourceError(path, "malformed JSON: nested too deeply") from None
     if not isinstance(data, dict):
         raise SourceError(path, f"expected a JSON object, found {type(data).__name__}")
     return data

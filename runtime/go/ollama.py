@@ -716,7 +716,11 @@ def _go_int(value: Any, where: str) -> int:
     if isinstance(value, int) and not isinstance(value, bool):
         if -(1 << 63) <= value < 1 << 63:
             return int(value)
-        raise RequestError(f"json: cannot unmarshal number {int(value)} into Go struct field {where} of type int")
+        try:
+            digits = str(int(value))
+        except ValueError:  # past Python's digit limit for int -> str (a Python caller's int)
+            digits = f"of {value.bit_length():,} bits"
+        raise RequestError(f"json: cannot unmarshal number {digits} into Go struct field {where} of type int")
     if isinstance(value, float):
         raise RequestError(f"json: cannot unmarshal number {value!r} into Go struct field {where} of type int")
     return _refused(value, f"{where} of type int")

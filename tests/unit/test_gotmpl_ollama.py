@@ -270,3 +270,14 @@ def test_the_conversation_entry_takes_every_way_of_calling():
     for options in ({}, {"budget": 30.0}):
         with pytest.raises(g.ExecError, match="exceeded maximum template depth"):
             deep.render_conversation(msgs, **options)
+
+
+def test_a_tool_call_index_past_python_s_digit_limit_is_a_request_error() -> None:
+    """A Python caller's index of more than 4,300 digits: its message could not be written
+    (``int -> str`` refuses), a bare ValueError (red team s8h F5); a RequestError now."""
+    from tmpl2py.compiler import compile_template
+
+    t = compile_template("{{ range .Messages }}{{ .ToolCalls }}{{ end }}", dialect="go", profile="ollama")
+    call = {"function": {"index": 10**5000, "name": "f"}}
+    with pytest.raises(ollama.RequestError, match="cannot unmarshal number of 16,610 bits"):
+        t.render_conversation([{"role": "assistant", "content": "", "tool_calls": [call]}])
