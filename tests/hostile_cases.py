@@ -54,9 +54,6 @@ JINJA_DOS = {
     "nested-range-empty": "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
     # a text filter of a container works on its text (its repr), 3.2M characters of words here:
     # charged by the container's two items it ran 7.5 s in one call (red team s8h F1)
-    # a chain of lazy filters consumed by one call runs every level inside it: only the first
-    # level, over a sized input, paid (100 maps of 100,000 items: 4 s; red team s8h F3)
-    "lazy-filter-chain": "{{ range(100000)" + "|map('string')" * 100 + "|list|length }}",
     "urlize-of-a-list": "{% set ns = namespace(s='a ' * 50000) %}{% for i in range(5) %}"
     "{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ [ns.s]|urlize|length }}",
     "string-repeat": "{{ 'x' * 10**9 }}",

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import codecs
 import functools
-from itertools import chain, islice
-from operator import length_hint
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from ..limits import SHORT, RenderLimitExceeded, built_units, charge, check_built, check_size, current, weigh
 
@@ -172,30 +170,6 @@ def charge_input(value: Any, weight: int, shift: int) -> None:
             charge(len(value) >> shift)
     elif isinstance(value, _CONTAINERS) and len(value) * weight > 8:
         charge(len(value) * weight)
-
-
-#: items of a lazy filter's input of no length charged together (``lazy_input``)
-_PULLED = 256
-
-
-def lazy_input(value: Any) -> Any:
-    """A lazy filter's input (``map``, ``select``, ``reject``, ``selectattr``...): as it is
-    when it has a length (``charge_input`` charged it); else, another lazy filter's generator,
-    its items charged as they are pulled, a unit each, in runs of :data:`_PULLED` (chained
-    in C: a few nanoseconds an item). A chain of lazy filters consumed by one call (``|list``,
-    ``|join``) runs every level inside that call, and only its first level, over a sized
-    input, had paid: 100 ``map``s over 100,000 items ran 4 s, 400 of them through variables 14
-    s (red team s8h F3)."""
-    if length_hint(value, -1) >= 0:
-        return value
-    return chain.from_iterable(_pulled(iter(value)))
-
-
-def _pulled(items: Iterator[Any]) -> Iterator[Any]:
-    for first in items:
-        charge(_PULLED)
-        yield (first,)
-        yield islice(items, _PULLED - 1)
 
 
 def guard_urlize(s: Any, target: Any, rel: Any) -> None:

@@ -1130,7 +1130,6 @@ def _prepare_map(args: tuple, kwargs: dict) -> Callable[[Any], Any]:
 def do_map(value: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
     bounded.charge_input(value, 1, 2)  # its work grows with the input (limits.charge)
     if value:
-        value = bounded.lazy_input(value)
         # a filter's results, or an attribute's default, are values the input did not hold:
         # one default many times, or a long string per item, weigh what a list of them would
         making = bool(args) or kwargs.get("default") is not None
@@ -1174,7 +1173,7 @@ def select_or_reject(
     value: Any, args: tuple, kwargs: dict, modfunc: Callable[[Any], Any], lookup_attr: bool
 ) -> Iterator[Any]:
     if value:
-        yield from _selected(bounded.lazy_input(value), args, kwargs, modfunc is _keep, lookup_attr)
+        yield from _selected(value, args, kwargs, modfunc is _keep, lookup_attr)
 
 
 def select_list(value: Any, keep: bool, lookup_attr: bool, *args: Any, **kwargs: Any) -> list:
@@ -1183,7 +1182,7 @@ def select_list(value: Any, keep: bool, lookup_attr: bool, *args: Any, **kwargs:
     compiler's fusion of the two filters: the list ``do_list`` makes of the filter's
     generator, built at once, with the same work charged, the same errors in the same order."""
     bounded.charge_input(value, 1, 4 if lookup_attr else 2)
-    return [*_selected(bounded.lazy_input(value), args, kwargs, keep, lookup_attr)] if value else []
+    return [*_selected(value, args, kwargs, keep, lookup_attr)] if value else []
 
 
 def _selected(value: Any, args: tuple, kwargs: dict, keep: bool, lookup_attr: bool) -> Iterator[Any]:
