@@ -473,7 +473,7 @@ def _object(value: Any, where: str) -> dict:
         return {}
     if isinstance(value, dict):
         return value
-    raise RequestError(f"json: cannot unmarshal {_json_kind(value)} into Go struct field {where}")
+    return _refused(value, where)
 
 
 def _refused(value: Any, where: str) -> Any:
@@ -503,10 +503,7 @@ def _tool(raw: Any) -> Any:
     params = _object(fn.get("parameters"), "ToolFunction.parameters of type api.ToolFunctionParameters")
     props = params.get("properties")
     if props is not None and not isinstance(props, dict):
-        raise RequestError(
-            f"json: cannot unmarshal {_json_kind(props)} into Go struct field"
-            " ToolFunctionParameters.properties of type map[string]api.ToolProperty"
-        )
+        _refused(props, "ToolFunctionParameters.properties of type map[string]api.ToolProperty")
     required = params.get("required")
     properties = TemplateProperties(
         {k if type(k) is str else str(k): _property(v) for k, v in (props or {}).items()}
@@ -683,10 +680,7 @@ def _tool_call(raw: Any) -> Any:
     if raw is None:
         raw = {}  # (a JSON null in the list: Go's zero ToolCall)
     if not isinstance(raw, dict):
-        raise RequestError(
-            f"json: cannot unmarshal {_json_kind(raw)} into Go struct field Message.tool_calls"
-            " of type api.ToolCall"
-        )
+        _refused(raw, "Message.tool_calls of type api.ToolCall")
     fn = _object(raw.get("function"), "ToolCall.function of type api.ToolCallFunction")
     args = fn.get("arguments")
     if args is None:
@@ -730,9 +724,7 @@ def _array(value: Any, field: str) -> Any:
     """A JSON array field of a message; any other kind is Go's binding error."""
     if isinstance(value, (list, tuple)):
         return value
-    raise RequestError(
-        f"json: cannot unmarshal {_json_kind(value)} into Go struct field Message.{field}"
-    )
+    return _refused(value, f"Message.{field}")
 
 
 def _message(raw: Any) -> Any:
