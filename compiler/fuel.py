@@ -124,6 +124,16 @@ def own_code(f: ir.FuncDef) -> tuple:
     return (tuple(p.default for p in f.params if p.default is not None), f.prologue, f.body)
 
 
+#: what a loop in render's straight code (in no loop body, no function: it starts at most
+#: once a render) may run uncounted: a loop of at most ``ONCE_FREE // cost`` items only
+#: compares its count with that (``if length_hint(items, LAZY) > 64 or holding:``), it
+#: subtracts nothing from the counter (the subtraction and its test were most of what the
+#: bounds cost a small render); the first :data:`ONCE_LOOPS` such loops of a template, so
+#: at most ``ONCE_FREE * ONCE_LOOPS`` units a render go uncounted (a few dozen microseconds)
+ONCE_FREE = 256
+ONCE_LOOPS = 4
+
+
 #: calls render's straight code makes between two charges of what they cost
 #: (:meth:`FuelEmitter.fuel_statement`): 64 units of work
 STRAIGHT_OWED = 64 * CALLS_PER_FUEL
@@ -171,6 +181,7 @@ class FuelEmitter:
     fuel_straight = 0  # statements written since the last look (:meth:`fuel_statement`)
     fuel_owed = 0  # calls render's straight code made since its last charge, in this block
     fuel_branches = 0  # the most a block of the statement being written still owes
+    fuel_once = 0  # loops of render's straight code given their first items (``ONCE_LOOPS``)
 
     def fuel_tick(self, cost: Any = 1, items: str = "", unit: int = 1) -> None:
         """Pay ``cost`` (a constant, or the source of a count): a call; with ``items`` (a
@@ -280,6 +291,15 @@ class FuelEmitter:
         lazy = self.helper_name("limits.LAZY")  # type: ignore[attr-defined]
         cost = self._body_cost(body)
         count = f"{hint}({measure or items}, {lazy})"
+        once = not (self.fuel_functions or self.fuel_loops or counted) and self.fuel_once < ONCE_LOOPS
+        if once and cost <= ONCE_FREE:  # it starts once a render: its first items run uncounted
+            self.fuel_once += 1
+            holding = self.helper_name("limits.holding")  # type: ignore[attr-defined]
+            self.line(f"if {count} > {ONCE_FREE // cost} or {holding}:")  # type: ignore[attr-defined]
+            self.indent += 1  # type: ignore[attr-defined]
+            self.fuel_tick(count + (f" * {cost}" if cost > 1 else ""), items, cost)
+            self.indent -= 1  # type: ignore[attr-defined]
+            return cost
         if counted:
             self.line(f"{counted} = {count}")  # type: ignore[attr-defined]
             count = counted
@@ -380,6 +400,7 @@ class FuelEmitter:
             return False
         if self.fuel_enabled:
             self.fuel_module = module  # its InputLoops are made at its first top-level loop
+            self.fuel_once = 0
         self.line("try:")  # type: ignore[attr-defined]
         self.indent += 1  # type: ignore[attr-defined]
         return True

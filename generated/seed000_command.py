@@ -886,9 +886,10 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
             _w("<|END_OF_TURN_TOKEN|>")
         # line 216: for
         _items13 = l_0_messages
-        _fuel -= length_hint(_items13, LAZY) * 9
-        if _fuel < 0 or holding:
-            _m, _fuel, _items13 = refuel_loop(_m, _out, _fuel, _items13, 9)
+        if length_hint(_items13, LAZY) > 28 or holding:
+            _fuel -= length_hint(_items13, LAZY) * 9
+            if _fuel < 0 or holding:
+                _m, _fuel, _items13 = refuel_loop(_m, _out, _fuel, _items13, 9)
         for _i1, l_1_message in enumerate(_items13):
             l_1_msg_role_downcased = (
                 _x7.lower()

@@ -99,9 +99,10 @@ def render(context: dict) -> str:
                 v_tool_0 = field(dot, "Tools")
                 # line 58: for
                 _items1 = range_values(v_tool_0)
-                _fuel -= length_hint(_items1, LAZY)
-                if _fuel < 0 or holding:
-                    _m, _fuel, _items1 = refuel_loop(_m, _out, _fuel, _items1, 1)
+                if length_hint(_items1, LAZY) > 256 or holding:
+                    _fuel -= length_hint(_items1, LAZY)
+                    if _fuel < 0 or holding:
+                        _m, _fuel, _items1 = refuel_loop(_m, _out, _fuel, _items1, 1)
                 for dot_1 in _items1:
                     v_tool_0 = dot_1
                     _w("\n```tool_spec\n")
@@ -112,9 +113,10 @@ def render(context: dict) -> str:
         v___3 = v_i_2
         # line 68: for
         _items2 = range_pairs(v_i_2)
-        _fuel -= length_hint(v_i_2, LAZY) * 4
-        if _fuel < 0 or holding:
-            _m, _fuel, _items2 = refuel_loop(_m, _out, _fuel, _items2, 4)
+        if length_hint(v_i_2, LAZY) > 64 or holding:
+            _fuel -= length_hint(v_i_2, LAZY) * 4
+            if _fuel < 0 or holding:
+                _m, _fuel, _items2 = refuel_loop(_m, _out, _fuel, _items2, 4)
         for v_i_2, dot_4 in _items2:
             v___3 = dot_4
             v_last_5 = slice_length(field(dot, "Messages"), v_i_2) == 1
