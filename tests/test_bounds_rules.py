@@ -541,6 +541,71 @@ def test_a_charged_render_with_few_pieces_is_not_summed() -> None:
     assert sums == [] and limits.live() is None
 
 
+def test_pieces_that_cannot_pass_joined_are_joined_then_measured_without_a_sum() -> None:
+    """Between SETTLE_PIECES and ``JOINED / UNMARKED`` pieces the end joins the output and
+    measures the one string (a sum of 511 pieces cost seed 000's 100-message render 13%): the
+    cap still holds (300 prints of a 400,000-character input: 120M characters), the text is
+    the reference's, and no ``sum`` runs either way."""
+    from tmpl2py.compiler.fuel import SETTLE_PIECES
+
+    pieces = 300
+    assert SETTLE_PIECES < pieces and pieces * limits.UNMARKED <= limits.JOINED
+    source = "{% for i in range(n) %}{{ big }}{% endfor %}"
+    sums = []
+    real_sum = sum
+    limits.sum = lambda items: sums.append(1) or real_sum(items)  # type: ignore[attr-defined]
+    try:
+        template = compile_template(source)
+        with pytest.raises(RenderLimitExceeded) as info:
+            template.render({"n": pieces, "big": "x" * 400_000})
+        assert info.value.limit == "output" and limits.live() is None
+        context = {"n": pieces, "big": "ab\u00e9"}
+        assert template.render(context) == ref_render(source, context)[1] == "ab\u00e9" * pieces
+    finally:
+        del limits.sum  # type: ignore[attr-defined]
+    assert sums == []
+
+
+def test_past_joined_the_pieces_are_summed_before_any_join() -> None:
+    """More pieces than ``JOINED / UNMARKED``: summed first, so the join never allocates what
+    the cap refuses (600 prints of a 200,000-character input)."""
+    pieces = limits.JOINED // limits.UNMARKED + 88
+    source = "{% for i in range(n) %}{{ big }}{% endfor %}"
+    sums = []
+    real_sum = sum
+    limits.sum = lambda items: sums.append(1) or real_sum(items)  # type: ignore[attr-defined]
+    try:
+        with pytest.raises(RenderLimitExceeded) as info:
+            compile_template(source).render({"n": pieces, "big": "x" * 200_000})
+    finally:
+        del limits.sum  # type: ignore[attr-defined]
+    assert info.value.limit == "output" and sums == [1]
+
+
+def test_a_loop_of_straight_code_compares_its_count_for_its_first_items() -> None:
+    """A loop in render's straight code starts once a render: its first ``ONCE_FREE // cost``
+    items only compare their count (nothing subtracted), for the first ``ONCE_LOOPS`` such
+    loops of a template; a loop in a loop or in a macro, and later loops, subtract as they
+    start. Past its share a loop is charged as before: the count stays exact there."""
+    from tmpl2py.compiler.fuel import ONCE_FREE, ONCE_LOOPS
+
+    loop = "{% for i in range(n) %}{{ i }}{% endfor %}"
+    source = loop * (ONCE_LOOPS + 1) + "{% macro m() %}" + loop + "{% endmacro %}{{ m() }}"
+    source += "{% for j in range(2) %}" + loop + "{% endfor %}"
+    code = compile_template(source).python_source
+    assert code.count(f"> {ONCE_FREE} or holding:") == ONCE_LOOPS
+    # (under each comparison too; then the fifth, the macro's, the outer `j` loop and its inner)
+    assert code.count("_fuel -= length_hint(") == ONCE_LOOPS + 4
+    context = {"n": 40}
+    assert compile_template(source).render(context) == ref_render(source, context)[1]
+    # past its share the loop is charged in full, and the fuel limit holds
+    big = "{% for i in range(n) %}{% endfor %}"
+    with pytest.raises(RenderLimitExceeded) as info:
+        compile_template(big).render({"n": 3_000}, limits={"fuel": 2_000})
+    assert info.value.limit == "fuel"
+    assert compile_template(big).render({"n": 3_000}, limits={"fuel": 5_000}) == ""
+
+
 # ------------------------------------------------------------------ plain + where it cannot grow
 
 
