@@ -233,6 +233,7 @@ class CompiledTemplate:
     def render_conversation(
         self,
         messages: Any,
+        /,
         *,
         budget: Optional[float] = None,
         limits: Any = _DEFAULT,
@@ -433,7 +434,7 @@ def _hf_fast_entry(
     render, without the general method's repacking of keywords (~0.6 us of a ~7 us call)."""
 
     def render_conversation(
-        messages: Any, *, budget: Optional[float] = None, limits: Any = _DEFAULT, **options: Any
+        messages: Any, /, *, budget: Optional[float] = None, limits: Any = _DEFAULT, **options: Any
     ) -> Any:
         """transformers' ``render_jinja_template`` for one conversation
         (``CompiledTemplate.render_conversation``)."""

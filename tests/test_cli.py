@@ -383,7 +383,7 @@ def test_render_a_model_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, 
     """A folder as transformers saves it: chat_template.jinja beside tokenizer_config.json."""
     folder = tmp_path / "model"
     _template(folder, "chat_template.jinja", "{{ bos_token }}{{ messages[0].content }}{{ eos_token }}")
-    _template(folder, "tokenizer_config.json", json.dumps({"bos_token": "<s>", "eos_token": {"content": "</s>"}}))
+    _template(folder, "tokenizer_config.json", json.dumps({"bos_token": "<s>", "eos_token": {"__type": "AddedToken", "content": "</s>"}}))
     monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps({"messages": [{"role": "user", "content": "hi"}]})))
     assert main(["render", str(folder), "--context", "-"]) == 0
     captured = capsys.readouterr()

@@ -429,3 +429,38 @@ def test_template_variables_named_like_the_entry_points_parameters_reach_the_tem
         session = template.conversation(**kwargs)
         session.extend(messages)
         assert session.prompt() == expected
+
+
+def test_keywords_naming_transformers_own_parameters_are_its_type_errors(tmp_path) -> None:
+    """``conversations`` and ``chat_template`` (``render_jinja_template``'s parameters) passed
+    as template keywords are transformers' TypeError at the call, ``messages`` the template
+    render's, after the input checks (red team s9u F2: the first two reached the template);
+    through ``render_conversation``, ``apply_chat_template`` and a standalone module."""
+    import json
+
+    import tmpl2py
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    from tmpl2py.compiler.api import generate
+    from tmpl2py.standalone import make_standalone
+
+    source = "{{ messages[0].content }}|{{ conversations }}|{{ chat_template }}"
+    messages = [{"role": "user", "content": "hi"}]
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"chat_template": source}))
+    model = tmpl2py.load(tmp_path)
+    module: dict = {}
+    exec(compile(make_standalone(generate(source, "jinja", name="t")[0], source), "<s>", "exec"), module)
+    template = tmpl2py.compile_template(source)
+    for kwargs in ({"conversations": "C"}, {"chat_template": "X"}, {"messages": "M"}, {"enable_thinking": 1, "messages": 2}):
+        with pytest.raises(TypeError) as expected:
+            render_jinja_template(conversations=[messages], chat_template=source, **kwargs)
+        calls = [lambda: template.render_conversation(messages, **kwargs), lambda: module["render_conversation"](messages, **kwargs)]
+        if "chat_template" not in kwargs:  # (``apply_chat_template`` has its own)
+            calls.append(lambda: model.apply_chat_template(messages, **kwargs))
+        for call in calls:
+            with pytest.raises(TypeError) as ours:
+                call()
+            assert str(ours.value) == str(expected.value)
+    # the input checks come first, as in transformers
+    with pytest.raises(TypeError, match="Chat messages should be dicts"):
+        template.render_conversation(["x"], messages="M")

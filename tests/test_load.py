@@ -78,6 +78,11 @@ FOLDERS = {
     "named-list-of-one": (
         {"eos_token": "</s>", "chat_template": [{"name": "default", "template": TEMPLATE}]}, {}
     ),
+    "added-token-without-content": ({"bos_token": {"__type": "AddedToken"}, "chat_template": TEMPLATE}, {}),
+    "special-tokens-map-extra-dicts": (
+        {"chat_template": TEMPLATE},
+        {"special_tokens_map.json": json.dumps({"extra_special_tokens": [{"content": "<image>"}], "eos_token": {"content": "</s>"}})},
+    ),
     "additional-dir": (
         {"eos_token": "</s>"},
         {"chat_template.jinja": TEMPLATE, "additional_chat_templates/rag.jinja": "R{{ eos_token }}"},
@@ -104,6 +109,31 @@ def test_folder_as_transformers_reads_it(tmp_path: Path, cache: ModuleCache, cas
         assert ours.apply_chat_template(HI, **options) == expected
 
 
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"eos_token": {"content": "<E2>"}},  # a dict is an AddedToken only when it says so
+        {"extra_special_tokens": {"image_token": {"content": "<i5>"}}},
+        {"sep_token": 5},
+        {"bos_token": {"__type": "AddedToken", "content": 7}},
+    ],
+)
+def test_special_tokens_transformers_refuses_are_refused(tmp_path: Path, cache: ModuleCache, config: dict) -> None:
+    """What ``AutoTokenizer.from_pretrained`` refuses with a TypeError (red team s9u F1: the
+    first two rendered a prompt here), a SourceError naming the key; transformers' refusal
+    checked on the same folder."""
+    pytest.importorskip("transformers")
+    from transformers import AutoTokenizer
+
+    folder = write_folder(tmp_path / "model", {**config, "chat_template": TEMPLATE}, {})
+    with pytest.raises(TypeError):
+        AutoTokenizer.from_pretrained(folder)
+    with pytest.raises(SourceError) as info:
+        tmpl2py.load(folder, cache=cache)
+    key = next(iter(config if "extra_special_tokens" not in config else config["extra_special_tokens"]))
+    assert f"special token {key} " in str(info.value)
+
+
 def test_a_single_template_file_and_a_config_file(tmp_path: Path, cache: ModuleCache) -> None:
     path = tmp_path / "qwen.jinja"
     path.write_text(QWEN, encoding="utf-8")
@@ -113,7 +143,7 @@ def test_a_single_template_file_and_a_config_file(tmp_path: Path, cache: ModuleC
     expected = tmpl2py.compile_template(QWEN).render_conversation(HI, add_generation_prompt=True)
     assert t.apply_chat_template(HI, add_generation_prompt=True) == expected
     config = tmp_path / "tokenizer_config.json"
-    config.write_text(json.dumps({"chat_template": TEMPLATE, "bos_token": {"content": "<s>"},
+    config.write_text(json.dumps({"chat_template": TEMPLATE, "bos_token": {"__type": "AddedToken", "content": "<s>"},
                                   "image_token": "<image>"}), encoding="utf-8")  # fmt: skip
     t = tmpl2py.load(config, cache=cache)
     assert t.special_tokens_map == {"bos_token": "<s>", "image_token": "<image>"}
@@ -219,7 +249,7 @@ def test_load_errors(tmp_path: Path, cache: ModuleCache) -> None:
     config = tmp_path / "m" / "tokenizer_config.json"
     config.parent.mkdir()
     config.write_text(json.dumps({"chat_template": "x", "bos_token": 5}))
-    with pytest.raises(SourceError, match=r"tokenizer_config\.json: bos_token must be a string"):
+    with pytest.raises(SourceError, match=r"tokenizer_config\.json: special token bos_token has to be either str or AddedToken"):
         tmpl2py.load(config.parent, cache=cache)
     with pytest.raises(ValueError, match="fallback must be None or 'jinja2'"):
         tmpl2py.load(tmp_path / "ok.jinja", fallback="minijinja", cache=cache)

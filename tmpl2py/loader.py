@@ -139,10 +139,18 @@ def _as_read_by_transformers(path: Path, name: str) -> TemplateSource:
 
 
 def _token_text(value: Any) -> Any:
-    """An ``AddedToken`` dict's content; strings as they are; anything else unchanged."""
-    if isinstance(value, Mapping) and "content" in value:
-        return value["content"]
+    """A serialised ``AddedToken``'s content (``""`` when it has none, as ``AddedToken()``
+    has); anything else unchanged (a dict without ``"__type": "AddedToken"`` is no token:
+    transformers refuses it)."""
+    if _is_added(value):
+        return value.get("content", "")
     return value
+
+
+def _as_added(value: Any) -> Any:
+    """A token of ``special_tokens_map.json``: there a dict is an ``AddedToken`` whether or
+    not it says so (transformers builds ``AddedToken(**value)``)."""
+    return {"__type": "AddedToken", **value} if isinstance(value, Mapping) else value
 
 
 def _is_added(value: Any) -> bool:
@@ -170,21 +178,23 @@ def special_tokens(
         for key, value in sources.read_json_object(special_map_path).items():
             if key == "extra_special_tokens" and isinstance(value, list):
                 existing = list(values.get("extra_special_tokens") or [])
-                value = existing + [t for t in value if t not in existing]
+                value = existing + [t for t in map(_as_added, value) if t not in existing]
             elif isinstance(value, dict) and key == "extra_special_tokens":
                 specific.update(value)
                 continue
-            values[key] = value
+            values[key] = _as_added(value)
     named = {}
-    for key, value in [(k, values.get(k)) for k in SPECIAL_TOKENS] + list(specific.items()):
-        value = _token_text(value)
+    for key, raw in [(k, values.get(k)) for k in SPECIAL_TOKENS] + list(specific.items()):
+        value = _token_text(raw)
         if value is None:
             continue
         if not isinstance(value, str):  # transformers refuses these too (a TypeError)
-            raise SourceError(
-                origin,
-                f"{key} must be a string or an AddedToken object, not {type(value).__name__}",
+            what = (
+                f"is an AddedToken whose content is {type(value).__name__}, not str"
+                if _is_added(raw)
+                else f"has to be either str or AddedToken but got: {type(raw)}"
             )
+            raise SourceError(origin, f"special token {key} {what}")
         named[key] = value
     extra = [str(_token_text(t)) for t in (values.get("extra_special_tokens") or [])]
     return named, extra
@@ -339,7 +349,7 @@ class ChatTemplate:
 
     # ------------------------------------------------------------------------- rendering
 
-    def render_conversation(self, messages: Any, **options: Any) -> Any:
+    def render_conversation(self, messages: Any, /, **options: Any) -> Any:
         """The selected template's ``render_conversation`` (transformers' or Ollama's entry
         point); for Jinja the special tokens are passed too, as transformers passes them."""
         chosen = options.pop("chat_template", None)

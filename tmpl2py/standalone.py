@@ -277,7 +277,7 @@ CONVERSATION_MODULES = {"hf": "jinja.hf", "ollama": "go.ollama"}
 _CONVERSATION = {
     "hf": '''
 
-def render_conversation(messages, **options):
+def render_conversation(messages, /, **options):
     """transformers' ``render_jinja_template(conversations=[messages], ...)[0][0]``
     (tools, documents, add_generation_prompt, continue_final_message, **kwargs)."""
     return {loader}("jinja.hf").render_conversation(render, TEMPLATE_SOURCE, messages, **options)

@@ -142,11 +142,16 @@ def conversation_context(
     return context
 
 
+#: ``render_jinja_template``'s own parameters that ``render_conversation`` has no keyword for:
+#: passed again through its ``**kwargs``, transformers' call refuses them at once
+_ENTRY_PARAMETERS = frozenset({"conversations", "chat_template"})
+
+
 def render_conversation(
     render: Callable[[dict], str],
     source: str,
-    /,
     messages: Any,
+    /,
     tools: Optional[list] = None,
     documents: Optional[list] = None,
     add_generation_prompt: bool = False,
@@ -160,10 +165,29 @@ def render_conversation(
     both lists transformers returns, ``spans`` being the ``(start, end)`` character offsets of
     every ``{% generation %}`` block (``[]`` when the template has none). Like transformers,
     the spans are measured on the render *before* ``continue_final_message`` cuts it.
+
+    A keyword that names one of ``render_jinja_template``'s own parameters, or ``messages``
+    (which it passes the template itself), is transformers' TypeError, raised where
+    transformers raises it (``messages`` by the template's render, after the input checks).
     """
+    twice = False  # ``messages`` passed as a keyword too
+    if kwargs and not (_ENTRY_PARAMETERS.isdisjoint(kwargs) and "messages" not in kwargs):
+        for key in kwargs:
+            if key in _ENTRY_PARAMETERS:
+                raise TypeError(
+                    "transformers.utils.chat_template_utils.render_jinja_template() got multiple"
+                    f" values for keyword argument '{key}'"
+                )
+        kwargs = dict(kwargs)
+        del kwargs["messages"]
+        twice = True
     context = conversation_context(messages, tools, documents, add_generation_prompt, **kwargs)
     if continue_final_message:
         final_message = _tag_final_message(context["messages"], source, continue_final_message)
+    if twice:
+        raise TypeError(
+            "jinja2.environment.Template.render() got multiple values for keyword argument 'messages'"
+        )
     if return_assistant_tokens_mask:
         with track_generation() as spans:
             rendered = render(context)
