@@ -265,6 +265,30 @@ JINJA_DOS = {
     "{% for i in range(1000) %}{{ (c // d) > 0 }}{% endfor %}",
     "bigint-remainder-straight": "{% set a = 2 ** 99999 %}{% set b = a * a %}{% set c = b * b - 1 %}"
     "{% set d = b + 12345 %}" + "{{ (c % d) > 0 }}" * 200,
+    # red team s9h: any dict's ``fromkeys`` (a class method) is the ``dict`` global's, weighed
+    # and its keys' hashes charged (F1: 16 s and 3.5 GB; a flood past 60 s)
+    "fromkeys-method-sharing": "{% set s = 'x' * 100000 %}{% set d = {}.fromkeys(range(100000), s) %}{{ d|length }}{{ d }}",
+    "fromkeys-method-flood": "{% set d = {}.fromkeys(range(0, 100000 * 2305843009213693951, 2305843009213693951)) %}"
+    "{{ d|length }}",
+    # every line break ``splitlines`` splits at, and urlize's words at any whitespace and of a
+    # list's text (F2: 12.5 s and 3.8 GB; 1.26G characters)
+    "indent-carriage-returns": "{{ ('a\\r' * 50000)|indent(90000)|length }}",
+    "indent-line-separators": "{{ ('a\\u2028' * 50000)|indent('x' * 90000)|length }}",
+    "wordwrap-carriage-returns": "{{ ('a\\r' * 50000)|wordwrap(100000, wrapstring='y' * 90000)|length }}",
+    "urlize-tabs": "{{ ('www.a.com\\t' * 9000)|urlize(target='x' * 90000)|length }}",
+    "urlize-list-target": "{{ ['ab.com ' * 14000]|urlize(target='x' * 90000)|length }}",
+    "urlize-extra-schemes": "{{ ('a ' * 20000)|urlize(extra_schemes=['ab:'] * 50000)|length }}",  # F8
+    "translate-list-table": "{% set t = ['y' * 90000] * 98 %}{{ ('a' * 90000).translate(t)|length }}",  # F3
+    "tojson-separators": "{{ (range(100000)|list)|tojson(separators=('x' * 90000, ':'))|length }}",  # F4
+    "strftime-widths": "{% set f = '%250Y' * 16000 %}{% set f = f ~ f ~ f ~ f ~ f ~ f ~ f ~ f %}"
+    "{{ strftime_now(f)|length }}",  # F5
+    "round-precision": "{{ 5|round(-100000000) }}",  # F7: a power of ten of 10**8 digits
+    "round-precision-floor": "{{ 5|round(100000000, 'floor') }}",
+    # F9: a string made an integer of any size; big integers divided inside a test
+    "from-bytes": "{% set s = 'x' * 100000 %}{% set s = s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s %}"
+    "{% set b = (0).from_bytes(s.encode(), 'big') %}{{ b is divisibleby(3 ** 100000 + 1) }}",
+    "divisibleby-bigint": "{% set a = 7 ** 70000 %}{% set b = a * a - 1 %}{% set c = 3 ** 120000 + 1 %}"
+    + "{{ b is divisibleby(c) }}" * 200,
 }
 
 GO_DOS = {

@@ -500,3 +500,67 @@ def test_urlize_trailing_punctuation_is_found_from_the_end() -> None:
         assert same_outcome(ours_render(template, {"m": message}), ref_render(template, {"m": message}))
     long = compile_template(template).render({"m": "." * 30000 + "x)"})
     assert long == "." * 30000 + "x)"
+
+
+#: red team s9h's filters and methods with ordinary arguments: rendered as jinja2 renders them
+#: (the guards of the hostile forms, in ``hostile_cases.JINJA_DOS``, change nothing here)
+S9H_SMALL = [
+    ("{{ {}.fromkeys([1, 2], 'v') }}|{{ {}.fromkeys('ab')|length }}", {}),
+    ("{{ ('a\\r' * 3)|indent(2) }}|{{ ('a\\u2028b' * 2)|indent('> ', true) }}", {}),
+    ("{{ ('one two\\rthree' * 2)|wordwrap(5, wrapstring='|') }}", {}),
+    ("{{ 'see www.x.com\\tand ab:y, mailto:a@b.c'|urlize(extra_schemes=['ab:'], target='t' * 20) }}", {}),
+    ("{{ ['ab.com x.org']|urlize(target='_blank_window_target') }}", {}),
+    ("{{ 'abc'.translate(['']*97 + ['XY', 'z']) }}|{{ 'abc'.translate({98: 'QQ'}) }}", {}),
+    ("{{ [1, [2, {'a': 3}]]|tojson(separators=('-' * 20, '=' * 3)) }}", {}),
+    ("{{ [1, [2, {'a': 3}]]|tojson(indent=20, separators=(', ', ': ')) }}", {}),
+    ("{{ 1234|round(-2) }}|{{ 5.25|round(1, 'floor') }}|{{ 5.5|round(5000) }}|{{ 5|round(-5000) }}", {}),
+    ("{{ (0).from_bytes('ab'.encode(), 'big') }}|{{ 12 is divisibleby(4) }}|{{ (7 ** 900) is divisibleby(7) }}", {}),
+    ("{{ strftime_now('%Y') }}|{{ strftime_now('x' * 3000)|length }}", {}),
+    ("{{ x|tojson(indent=20) }}", {"x": [1, [2], [2]]}),
+]
+
+
+@pytest.mark.parametrize("source,context", S9H_SMALL, ids=[str(i) for i in range(len(S9H_SMALL))])
+def test_red_team_s9h_filters_with_ordinary_arguments_render_as_jinja2(source: str, context: dict) -> None:
+    assert same_outcome(ours_render(source, context), ref_render(source, context))
+
+
+def test_tojson_indent_of_shared_or_cyclic_data_is_measured_once() -> None:
+    """``tojson(indent=...)``'s guard walks each container once (red team s9h F6): data held
+    many times is measured by its expansion at the cost of its size (a 60-level DAG: an
+    output error at once, not a walk of 2**60 paths), and a list inside itself is json's
+    ValueError, as jinja2 raises it (its walk never ended)."""
+    x: list = [1]
+    for _ in range(60):
+        x = [x, x]
+    with pytest.raises(RenderLimitExceeded) as info:
+        compile_template("{{ x|tojson(indent=20) }}").render({"x": x})
+    assert info.value.limit == "output"
+    cyclic: list = []
+    cyclic.append(cyclic)
+    source = "{{ l|tojson(indent=20) }}"
+    assert ours_render(source, {"l": cyclic}) == ref_render(source, {"l": cyclic}) == (
+        "err", "ValueError: Circular reference detected"
+    )
+
+
+def test_go_runs_of_one_role_are_merged_in_linear_time() -> None:
+    """Ollama collates consecutive messages of one role (``collate``); each merge copied the
+    run so far (``+=``: 100,000 one-line messages took 12.7 s before the template ran, red
+    team s9h F10). The text is the same (checked against the Go reference for mixed runs)."""
+    import time
+
+    from hostile_cases import slowdown
+
+    template = compile_template("{{ range .Messages }}[{{ .Role }}:{{ .Content }}]{{ end }}", dialect="go")
+    roles = ["user", "user", "assistant", "user", "user", "user", "tool", "tool", "system", "system"]
+    messages = [{"role": r, "content": f"m{i}"} for i, r in enumerate(roles)]
+    ours = template.render_conversation(messages)
+    goref = pytest.importorskip("goref_client")
+    if goref.go_available():
+        ok, expected = goref.get_reference().ollama(template.source, {"messages": messages})
+        assert ok and ours == expected
+    many = [{"role": "user", "content": f"m{i}"} for i in range(200_000)]
+    start = time.perf_counter()
+    assert compile_template("{{ len .Messages }}", dialect="go").render_conversation(many) == "1"
+    assert time.perf_counter() - start < 2.0 * slowdown()

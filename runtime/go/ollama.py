@@ -809,6 +809,7 @@ def collate_onto(collated: list, system: list, messages: list) -> None:
     collated onto ``collated`` in place (the first may merge into its last message, whose
     ``Content`` then grows), their system contents appended to ``system``."""
     last = collated[-1] if collated else None
+    run = None  # the contents of a run of one role merged into ``last``, joined as it ends
     for raw in messages:
         role = content = None
         if type(raw) is dict and len(raw) == 2:
@@ -828,10 +829,16 @@ def collate_onto(collated: list, system: list, messages: list) -> None:
         if role == "system":
             system.append(msg.Content)
         if last is not None and last.Role == role and role != "tool":
-            last.Content += "\n\n" + msg.Content
+            if run is None:
+                run = [last.Content]
+            run.append(msg.Content)  # (a ``+=`` a message copied the run so far: quadratic)
         else:
+            if run is not None:
+                last.Content, run = "\n\n".join(run), None
             collated.append(msg)
             last = msg
+    if run is not None:
+        last.Content = "\n\n".join(run)
 
 
 def messages_value(collated: list) -> Any:

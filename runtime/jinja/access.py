@@ -8,7 +8,7 @@ from __future__ import annotations
 import operator
 import types
 
-from ..limits import charge, check_built, check_size
+from ..limits import charge, charge_hashing, check_built, check_size, check_weight
 from .bounded import call_str_method, guard_width
 
 from .core import (
@@ -366,8 +366,18 @@ def call(func: Any, /, *args: Any, **kwargs: Any) -> Any:
         owner = func.__self__
         if isinstance(owner, _TEXTS):  # a growing one checked first, any one's result after
             return call_str_method(func, args, kwargs)
-        if func.__name__ == "to_bytes" and type(owner) is int:
+        name = func.__name__
+        if name == "to_bytes" and type(owner) is int:
             guard_width(args[0] if args else kwargs.get("length", 1), "to_bytes")
+        elif name == "from_bytes" and isinstance(owner, type) and args and hasattr(args[0], "__len__"):
+            # an integer of 8 bits a byte: past ``4 * Limits.value`` bits, as a product is refused
+            check_size(len(args[0]) * 2, "from_bytes")
+        elif name == "fromkeys" and isinstance(owner, type) and issubclass(owner, dict):
+            # any dict's ``fromkeys`` (a class method) is the ``dict`` global's: the keys'
+            # hashes charged, the dict weighed (one value under every key; red team s9h F1)
+            if args:
+                args = (charge_hashing(args[0]),) + args[1:]
+            return check_weight(func(*args, **kwargs), "dict.fromkeys")
         return func(*args, **kwargs)
     if cls is Macro or id(func) in _SAFE_GLOBAL_IDS:
         # none of these can carry the sandbox's "unsafe" marks

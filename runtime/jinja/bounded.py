@@ -47,8 +47,8 @@ def guard_indent(s: Any, width: Any) -> None:
         pad = width
     else:
         return
-    if pad > 16 and isinstance(s, str):
-        _check_output(len(s) + pad * (s.count("\n") + 2), "indent")
+    if pad > 16 and isinstance(s, str):  # (every line break ``splitlines`` splits at)
+        _check_output(len(s) + pad * (_line_breaks(s) + 2), "indent")
 
 
 def guard_wrap(s: Any, width: Any, wrapstring: Any, break_long_words: Any = True) -> None:
@@ -61,7 +61,7 @@ def guard_wrap(s: Any, width: Any, wrapstring: Any, break_long_words: Any = True
             longest = max(map(len, s.split()), default=0)
             charge(longest * longest // (width << 16))
     if isinstance(s, str) and isinstance(wrapstring, str) and len(wrapstring) > 1 and _is_int(width):
-        pieces = len(s) // max(width, 1) + s.count("\n") + 1
+        pieces = len(s) // max(width, 1) + _line_breaks(s) + 1
         if pieces * len(wrapstring) > SMALL:
             _check_output(len(s) + pieces * len(wrapstring), "wordwrap")
 
@@ -84,32 +84,57 @@ def guard_join(items: list, separator: Any) -> None:
         _check_output(len(separator) * len(items), "join")
 
 
-def guard_json_indent(value: Any, indent: Any) -> None:
-    """``tojson(indent=n)``: each line of the output carries ``depth * n`` characters."""
+def guard_json_indent(value: Any, indent: Any, separators: Any = None) -> None:
+    """``tojson(indent=n, separators=(a, b))``: each line of the output carries ``depth * n``
+    characters, and each item a separator (red team s9h F4: only the indent was counted)."""
     pad = len(indent) if isinstance(indent, str) else indent if _is_int(indent) else 0
-    if pad <= 16:
+    sep = 0
+    if isinstance(separators, (tuple, list)) and len(separators) == 2:
+        sep = sum(len(part) for part in separators if isinstance(part, str))
+    if pad <= 16 and sep <= 16:
         return
     lines, depth = _json_shape(value)
-    _check_output(lines * depth * pad, "tojson's indent")
+    _check_output(lines * (depth * max(pad, 0) + sep), "tojson's indent" if sep <= 16 else "tojson's separators")
 
 
 def _json_shape(value: Any) -> tuple[int, int]:
-    """(lines, deepest nesting) of a JSON document laid out with an indent: one walk."""
-    lines, deepest = 0, 1  # a scalar is printed without any indent
-    stack = [(value, 1)]
+    """(lines, deepest nesting) of a JSON document laid out with an indent, counting a
+    container held many times as often as json writes it: each container walked once (its
+    lines and depth remembered by id), so shared data costs its size, not its expansion; a
+    container inside itself is json's ``ValueError`` (it raises it too, at once)."""
+    done: dict = {}  # id -> (lines, depth) of a container walked
+    on_path: set = set()
+    stack: list = [(value, False)]
     while stack:
-        item, depth = stack.pop()
+        item, ready = stack.pop()
         if isinstance(item, dict):
             children: Any = item.values()
         elif isinstance(item, (list, tuple)):
             children = item
         else:
             continue
-        lines += len(children)
-        deepest = max(deepest, depth + 1)
-        if depth < 10_000:
-            stack.extend((child, depth + 1) for child in children)
-    return lines, deepest
+        key = id(item)
+        if not ready:
+            if key in done:
+                continue
+            if key in on_path:
+                raise ValueError("Circular reference detected")
+            on_path.add(key)
+            stack.append((item, True))
+            stack.extend((child, False) for child in children if isinstance(child, (dict, list, tuple)))
+            continue
+        on_path.discard(key)
+        lines, depth = len(children), 1
+        for child in children:
+            shape = done.get(id(child)) if isinstance(child, (dict, list, tuple)) else None
+            if shape is not None:
+                lines += shape[0]
+                depth = max(depth, shape[1] + 1)
+        done[key] = (lines, depth)
+    if not isinstance(value, (dict, list, tuple)):
+        return 0, 1  # a scalar is printed without any indent
+    lines, depth = done[id(value)]
+    return lines, depth + 1
 
 
 def _check_output(size: int, what: str) -> None:
@@ -172,14 +197,17 @@ def charge_input(value: Any, weight: int, shift: int) -> None:
         charge(len(value) * weight)
 
 
-def guard_urlize(s: Any, target: Any, rel: Any) -> None:
-    """``urlize``: each link (at most a word each) carries the ``target`` and ``rel``
-    attributes and the URL twice."""
+def guard_urlize(pieces: list, target: Any, rel: Any, schemes: int = 0) -> None:
+    """``urlize`` of a text split into ``pieces`` (words and the whitespace between them):
+    each link (at most a word each) carries the ``target`` and ``rel`` attributes and the URL
+    twice; and each word is compared with every one of ``schemes`` extra schemes, in Python
+    (a unit per 16 comparisons)."""
+    words = (len(pieces) + 1) >> 1
+    if schemes and words * schemes > 64:
+        charge(words * schemes >> 4)
     extra = sum(len(a) for a in (target, rel) if isinstance(a, str))
-    if isinstance(s, str) and extra > 16:
-        words = s.count(" ") + s.count("\n") + 1
-        if words * extra > SMALL:
-            _check_output(3 * len(s) + words * (extra + 40), "urlize")
+    if extra > 16 and words * extra > SMALL:
+        _check_output(3 * sum(map(len, pieces)) + words * (extra + 40), "urlize")
 
 
 #: ``str`` methods whose result can be much longer than the string and their arguments (or,
@@ -263,6 +291,11 @@ def charge_strip(text: Any, chars: Any) -> None:
 _LINE_BREAKS = ("\n", "\r", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
 
 
+def _line_breaks(s: str) -> int:
+    """How many line breaks ``s.splitlines()`` splits at (at most: ``\r\n`` counts twice)."""
+    return sum(map(s.count, _LINE_BREAKS))
+
+
 def _pieces_bound(s: Any, name: str, args: tuple, kwargs: dict) -> int:
     """At most how many pieces a split of ``s`` makes, known before it makes them (a split of
     100M characters into 33M pieces took 2.4 GB before a charge after it could refuse it):
@@ -270,7 +303,7 @@ def _pieces_bound(s: Any, name: str, args: tuple, kwargs: dict) -> int:
     their breaks; ``maxsplit`` caps it. Arguments the method refuses give 1 (it raises)."""
     if name == "splitlines":
         if isinstance(s, str):
-            return sum(map(s.count, _LINE_BREAKS)) + 1
+            return _line_breaks(s) + 1
         return s.count(b"\n") + s.count(b"\r") + 1
     sep = args[0] if args else kwargs.get("sep")
     maxsplit = args[1] if len(args) > 1 else kwargs.get("maxsplit", -1)
@@ -314,8 +347,11 @@ def _str_method(method: Any, args: tuple, kwargs: dict) -> Any:
             guard_width(size, name)
             if s.count("\t") * size > SMALL:
                 _check_output(len(s) + s.count("\t") * size, name)
-    elif name == "translate" and len(args) == 1 and isinstance(args[0], dict) and isinstance(s, str):
-        longest = max((len(v) for v in args[0].values() if isinstance(v, str)), default=1)
+    elif name == "translate" and len(args) == 1 and isinstance(s, str):
+        # a table is anything indexed by code point: a dict's values, a list's items (red team s9h F3)
+        table = args[0]
+        values = table.values() if isinstance(table, dict) else table if isinstance(table, (list, tuple)) else ()
+        longest = max((len(v) for v in values if isinstance(v, str)), default=1)
         if longest > 1 and len(s) * longest > SMALL:
             _check_output(len(s) * longest, name)
     return method(*args, **kwargs)

@@ -24,6 +24,8 @@ def strftime_now(format: str) -> str:
     """transformers' ``strftime_now``: ``datetime.now().strftime(format)``. A format whose
     text depends on the date alone (:func:`_date_only`: ``"%d %b %Y"``, ``"%Y-%m-%d"``) is
     formatted once a day and locale (``strftime`` costs ~1.2 us; the kept text ~0.6 us)."""
+    if type(format) is str and len(format) > LONG_FORMAT:
+        _check_format(format)
     now = CLOCK[0]()
     known = _DATE_ONLY.get(format) if type(format) is str else False
     if known is None:
@@ -41,6 +43,27 @@ def strftime_now(format: str) -> str:
 
 
 CLOCK: list = [_now]
+
+#: a format longer than this is measured before ``strftime`` runs: CPython lets a format
+#: make up to 256 times its length (a field width, ``%250Y``, pads to it), and 256 times
+#: this is the longest string a render makes unmarked (``limits.UNMARKED``)
+LONG_FORMAT = 2048
+
+
+def _check_format(format: str) -> None:
+    """A long format's text, bounded (16 characters a character of the format, the longest
+    a conversion makes, plus every field width) and refused past ``limits.UNMARKED`` (red
+    team s9h F5: ``'%250Y' * 200000`` made 256M characters in one call). It neither charges
+    nor marks the render (``compiler/quiet.py`` counts ``strftime_now`` quiet)."""
+    import re
+
+    from ..limits import UNMARKED, RenderLimitExceeded
+
+    bound = 16 * len(format) + sum(map(int, re.findall(r"%[-_0^#]*([0-9]+)", format)))
+    if bound > UNMARKED:
+        raise RenderLimitExceeded(
+            "value", f"strftime_now's format could make {bound:,} characters (limit {UNMARKED:,})"
+        )
 
 #: how many formats ``strftime_now`` keeps (a template cannot grow the tables past it)
 FORMATS_KEPT = 64

@@ -62,7 +62,7 @@ from . import bounded
 from .access import DICT_ATTRS, REFERENCE_PRIVATE, getattr_, getitem, private_attribute
 from .core import TemplateRuntimeError, Undefined
 from .markup import Markup, escape, soft_str
-from ..limits import NODE, SHORT, charge, check_built, check_weight, hash_key, mod as limits_mod, weigh, weighed
+from ..limits import NODE, SHORT, charge, check_built, check_size, check_weight, hash_key, mod as limits_mod, weigh, weighed
 
 # Imported where used, not here: json, re, string and numbers serve a few filters, and a
 # server importing a generated module should not pay for them (nor typing: annotations only).
@@ -547,6 +547,10 @@ def _urlize(
     import re
 
     words = re.split(r"(\s+)", str(escape(text)))
+    # the links (one a word at most) and the words' checks against the extra schemes, bounded
+    # by the words it has split (whitespace of any kind, of the text it works on: red team s9h F2, F8)
+    schemes = len(extra_schemes) if hasattr(extra_schemes, "__len__") else 0
+    bounded.guard_urlize(words, target, rel, schemes)
     rel_attr = f' rel="{escape(rel)}"' if rel else ""
     target_attr = f' target="{escape(target)}"' if target else ""
     for i, word in enumerate(words):
@@ -591,7 +595,6 @@ def do_urlize(
     for scheme in extra_schemes:
         if _uri_scheme_re.fullmatch(scheme) is None:
             raise FilterArgumentError(f"{scheme!r} is not a valid URI scheme prefix.")
-    bounded.guard_urlize(value, target, rel)
     return _urlize(value, trim_url_limit, rel, target, extra_schemes)
 
 
@@ -629,7 +632,7 @@ def do_tojson(
         if len(text) >= SHORT:  # (``_long_text``, inline: the usual call of this filter)
             check_built(len(text), "tojson")
         return text
-    bounded.guard_json_indent(x, indent)
+    bounded.guard_json_indent(x, indent, separators)
     if (
         type(indent) is int
         and separators is None
@@ -818,6 +821,10 @@ def do_float(value: Any, default: float = 0.0) -> float:
 def do_round(value: Any, precision: int = 0, method: str = "common") -> float:
     if method not in {"common", "ceil", "floor"}:
         raise FilterArgumentError("method must be common, ceil or floor")
+    if isinstance(precision, int) and abs(precision) > 4096 and not (method == "common" and type(value) is float):
+        # ``10 ** abs(precision)`` is computed (an integer's ``round``, ``ceil``/``floor``): refused
+        # as the template's own power past ``Limits.value`` digits (red team s9h F7)
+        check_size(abs(precision), "a rounding's power of ten")
     if method == "common":
         return round(value, precision)
     import math
@@ -1395,7 +1402,7 @@ def test_even(value: Any) -> bool:
 
 
 def test_divisibleby(value: Any, num: Any) -> bool:
-    return value % num == 0
+    return limits_mod(value, num) == 0  # (a division of long integers charged by its digits)
 
 
 def test_defined(value: Any) -> bool:
