@@ -779,8 +779,7 @@ class Emitter(FuelEmitter):
     ) -> None:
         target = w(target_piece(node.target), TEST)
         refund = None  # (the loop's iterator, an iteration's cost): what a break gives back
-        paid = self.fuel_enabled and not self.fuel_unmetered(node)
-        if paid:  # it pays as it starts (its iterations' cost: their loops' shares too)
+        if self.fuel_enabled and not self.fuel_unmetered(node):  # it pays as it starts
             measure = ""
             if recurse is None and unary_helper(node.iter, _PER_ITEM_OF_ARGUMENT):
                 arg = node.iter.args[0]  # type: ignore[attr-defined]
@@ -825,7 +824,7 @@ class Emitter(FuelEmitter):
         self.indent += 1
         if flag and not node.else_counts_completed:
             self.line(f"{flag} = True")
-        entered = self.fuel_enter(node, paid)
+        entered = self.fuel_enter(node)
         self.block(node.body)
         self.fuel_exit(entered)
         self.break_refunds.pop()  # (a break in the loop's else leaves the loop around it)

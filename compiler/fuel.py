@@ -35,7 +35,7 @@ from typing import Any, Optional
 from tmpl2py.runtime.limits import CALL_COST, FIRST_CHUNK
 
 from . import ir
-from .fuel_counts import LOOP_SHARE, CALLS_PER_FUEL, count_calls as _calls, iter_own_nodes as _iter_own_nodes
+from .fuel_counts import CALLS_PER_FUEL, count_calls as _calls, iter_own_nodes as _iter_own_nodes
 from .fuel_counts import own_calls, own_nodes as _own_nodes
 from .input_loops import DEGREE_MAX, InputLoops, target_idents
 from .quiet import quiet
@@ -182,7 +182,6 @@ class FuelEmitter:
     fuel_owed = 0  # calls render's straight code made since its last charge, in this block
     fuel_branches = 0  # the most a block of the statement being written still owes
     fuel_once = 0  # loops of render's straight code given their first items (``ONCE_LOOPS``)
-    fuel_paid: list  # per loop and function the code is in: whether it paid its loops' shares
 
     def fuel_tick(self, cost: Any = 1, items: str = "", unit: int = 1) -> None:
         """Pay ``cost`` (a constant, or the source of a count): a call; with ``items`` (a
@@ -215,14 +214,12 @@ class FuelEmitter:
             return False
         return self._inputs().unmetered(node, self.fuel_items)
 
-    def fuel_enter(self, node: ir.For, paid: bool = False) -> Optional[frozenset]:
+    def fuel_enter(self, node: ir.For) -> Optional[frozenset]:
         """Before loop ``node``'s body: the loops it is in, for :meth:`fuel_unmetered` (the
-        targets of the loops that walk the input once, or None once one does not), and
-        whether its iterations pay (``paid``: their cost holds the shares of the loops
-        directly in the body, :data:`LOOP_SHARE`); returns what :meth:`fuel_exit` restores."""
+        targets of the loops that walk the input once, or None once one does not); returns
+        what :meth:`fuel_exit` restores."""
         saved = self.fuel_items
         self.fuel_loops += 1
-        self.fuel_paid.append(paid)
         if saved is not None and not self.fuel_functions and self.fuel_module is not None:
             if self._inputs().feeds(node, saved):
                 self.fuel_items = saved | frozenset(target_idents(node.target))
@@ -232,7 +229,6 @@ class FuelEmitter:
 
     def fuel_exit(self, saved: Optional[frozenset]) -> None:
         self.fuel_loops -= 1
-        self.fuel_paid.pop()
         self.fuel_items = saved
 
     def _leaf_costs(self) -> dict:
@@ -295,15 +291,11 @@ class FuelEmitter:
         lazy = self.helper_name("limits.LAZY")  # type: ignore[attr-defined]
         cost = self._body_cost(body)
         count = f"{hint}({measure or items}, {lazy})"
-        free = 0  # the units its first items may run without subtracting them
-        if not (self.fuel_functions or self.fuel_loops or counted) and self.fuel_once < ONCE_LOOPS:
-            free = ONCE_FREE  # it starts once a render
+        once = not (self.fuel_functions or self.fuel_loops or counted) and self.fuel_once < ONCE_LOOPS
+        if once and cost <= ONCE_FREE:  # it starts once a render: its first items run uncounted
             self.fuel_once += 1
-        elif self.fuel_paid and self.fuel_paid[-1] and not counted:
-            free = LOOP_SHARE  # the loop or function it is directly in paid its share
-        if cost <= free:  # its first items only compare their count
             holding = self.helper_name("limits.holding")  # type: ignore[attr-defined]
-            self.line(f"if {count} > {free // cost} or {holding}:")  # type: ignore[attr-defined]
+            self.line(f"if {count} > {ONCE_FREE // cost} or {holding}:")  # type: ignore[attr-defined]
             self.indent += 1  # type: ignore[attr-defined]
             self.fuel_tick(count + (f" * {cost}" if cost > 1 else ""), items, cost)
             self.indent -= 1  # type: ignore[attr-defined]
@@ -320,7 +312,6 @@ class FuelEmitter:
         ``CALL_COST``, or its ``own`` body's cost when that is more (a body of thousands of
         calls pays for them; the loops in it pay for themselves)."""
         self.fuel_functions += 1
-        self.fuel_paid.append(own)  # its cost holds its loops' shares (a recursive loop's does not)
         self.fuel_straight_saved.append(self.fuel_straight)
         self.fuel_straight = 0
         if not self.fuel_enabled:
@@ -333,7 +324,6 @@ class FuelEmitter:
 
     def fuel_function_end(self) -> None:
         self.fuel_functions -= 1
-        self.fuel_paid.pop()
         self.fuel_straight = self.fuel_straight_saved.pop()
 
     def fuel_block_start(self) -> int:
@@ -406,7 +396,6 @@ class FuelEmitter:
         """Open the ``try`` the render's body runs in (bounded modules, and every Jinja render,
         whose ``except`` positions its errors): see :meth:`fuel_epilogue`. Returns whether it
         did (the body is then one level deeper)."""
-        self.fuel_paid = []
         if not self.fuel_enabled and not self.entry:  # type: ignore[attr-defined]
             return False
         if self.fuel_enabled:

@@ -20,11 +20,6 @@ from . import ir
 #: chunk is work bounded by a few milliseconds whatever the calls are (a unit is at most
 #: four of them); work past the count is charged by its CPU time at the next look.
 CALLS_PER_FUEL = 4
-#: what a body pays for each loop directly in it (on its costliest path), in units: the loop's
-#: first ``LOOP_SHARE // cost`` items then only compare their count as it starts, nothing
-#: subtracted (``fuel.FuelEmitter.fuel_loop_start``: the subtraction and its test cost ~26 ns
-#: a start, and most inner loops, over a message's parts or tool calls, have one or two items)
-LOOP_SHARE = 8
 _CALLS = (ir.Helper, ir.CallValue, ir.CallFunc)
 
 
@@ -59,10 +54,9 @@ def count_calls(node: Any, leaves: dict) -> int:
             push(n.test)
             calls += max(count_calls(n.body, leaves), count_calls(n.orelse, leaves))
             continue
-        if kind is _K_FOR:  # its items, filter and ``else`` (run once) here, and its share;
-            # its body pays at its own start
+        if kind is _K_FOR:  # its items, filter and ``else`` (run once) here; its body pays
+            # at its own start
             extend((n.iter, n.filter, n.else_))
-            calls += LOOP_SHARE * CALLS_PER_FUEL
             continue
         if kind is _K_CALLFUNC:
             calls += 1 + leaves[n.ident] * CALLS_PER_FUEL if n.ident in leaves else 1

@@ -169,10 +169,9 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
             )
             # line 31: for
             _items2 = l_1_documents
-            if length_hint(_items2, LAZY) > 4 or holding:
-                _fuel -= length_hint(_items2, LAZY) * 2
-                if _fuel < 0 or holding:
-                    _m, _fuel, _items2 = refuel_loop(_m, None, _fuel, _items2, 2, _w)
+            _fuel -= length_hint(_items2, LAZY) * 2
+            if _fuel < 0 or holding:
+                _m, _fuel, _items2 = refuel_loop(_m, None, _fuel, _items2, 2, _w)
             _n2, l_2_loop = loop_last(_items2)
             for _i2, l_2_doc in enumerate(l_2_loop):
                 l_2_doc_val = (
@@ -226,9 +225,9 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                     )
                 # line 46: for
                 _items3 = l_1_messages
-                _fuel -= length_hint(_items3, LAZY) * 9
+                _fuel -= length_hint(_items3, LAZY)
                 if _fuel < 0 or holding:
-                    _m, _fuel, _items3 = refuel_loop(_m, None, _fuel, _items3, 9, _w)
+                    _m, _fuel, _items3 = refuel_loop(_m, None, _fuel, _items3, 1, _w)
                 for l_2_msg in _items3:
                     # line 47: if
                     if (
@@ -242,10 +241,9 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                             if _dict2 and "tool_calls" in l_2_msg
                             else getattr_(l_2_msg, "tool_calls")
                         )
-                        if length_hint(_items4, LAZY) > 2 or holding:
-                            _fuel -= length_hint(_items4, LAZY) * 3
-                            if _fuel < 0 or holding:
-                                _m, _fuel, _items4 = refuel_loop(_m, None, _fuel, _items4, 3, _w)
+                        _fuel -= length_hint(_items4, LAZY) * 3
+                        if _fuel < 0 or holding:
+                            _m, _fuel, _items4 = refuel_loop(_m, None, _fuel, _items4, 3, _w)
                         for l_3_tool_call in _items4:
                             # line 49: if
                             if (
@@ -373,10 +371,9 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
             else:
                 # line 74: for
                 _items9 = _v7 if _dict4 else getattr_(l_1_tool_msg, "content")
-                if length_hint(_items9, LAZY) > 2 or holding:
-                    _fuel -= length_hint(_items9, LAZY) * 4
-                    if _fuel < 0 or holding:
-                        _m, _fuel, _items9 = refuel_loop(_m, None, _fuel, _items9, 4, _w)
+                _fuel -= length_hint(_items9, LAZY) * 4
+                if _fuel < 0 or holding:
+                    _m, _fuel, _items9 = refuel_loop(_m, None, _fuel, _items9, 4, _w)
                 _n2, l_2_loop = loop_last(_items9)
                 for _i2, l_2_content in enumerate(l_2_loop):
                     _w('\n            "')
@@ -490,10 +487,9 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                     if type(l_1_msg) is dict and "content" in l_1_msg
                     else getattr_(l_1_msg, "content")
                 )
-                if length_hint(_items10, LAZY) > 2 or holding:
-                    _fuel -= length_hint(_items10, LAZY) * 4
-                    if _fuel < 0 or holding:
-                        _m, _fuel, _items10 = refuel_loop(_m, None, _fuel, _items10, 4, _w)
+                _fuel -= length_hint(_items10, LAZY) * 4
+                if _fuel < 0 or holding:
+                    _m, _fuel, _items10 = refuel_loop(_m, None, _fuel, _items10, 4, _w)
                 _n2, l_2_loop = loop_last(_items10)
                 for _i2, l_2_content in enumerate(l_2_loop):
                     # line 102: if
@@ -890,10 +886,10 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
             _w("<|END_OF_TURN_TOKEN|>")
         # line 216: for
         _items13 = l_0_messages
-        if length_hint(_items13, LAZY) > 8 or holding:
-            _fuel -= length_hint(_items13, LAZY) * 30
+        if length_hint(_items13, LAZY) > 28 or holding:
+            _fuel -= length_hint(_items13, LAZY) * 9
             if _fuel < 0 or holding:
-                _m, _fuel, _items13 = refuel_loop(_m, _out, _fuel, _items13, 30)
+                _m, _fuel, _items13 = refuel_loop(_m, _out, _fuel, _items13, 9)
         for _i1, l_1_message in enumerate(_items13):
             l_1_msg_role_downcased = (
                 _x7.lower()
@@ -1057,10 +1053,9 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                         if type(l_1_message) is dict and "tool_calls" in l_1_message
                         else getattr_(l_1_message, "tool_calls")
                     )
-                    if length_hint(_items17, LAZY) > 2 or holding:
-                        _fuel -= length_hint(_items17, LAZY) * 3
-                        if _fuel < 0 or holding:
-                            _m, _fuel, _items17 = refuel_loop(_m, _out, _fuel, _items17, 3)
+                    _fuel -= length_hint(_items17, LAZY) * 3
+                    if _fuel < 0 or holding:
+                        _m, _fuel, _items17 = refuel_loop(_m, _out, _fuel, _items17, 3)
                     _n2, l_2_loop = loop_last(_items17)
                     for _i2, l_2_tc in enumerate(l_2_loop):
                         _w('\n    {"tool_call_id": "')
@@ -1232,9 +1227,9 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                 # line 249: for
                 _items22 = l_0_messages[slice(_i1 + 1, None, None)]
                 _count23 = length_hint(_items22, LAZY)
-                _fuel -= _count23 * 22
+                _fuel -= _count23 * 7
                 if _fuel < 0 or holding:
-                    _m, _fuel, _items22 = refuel_loop(_m, _out, _fuel, _items22, 22)
+                    _m, _fuel, _items22 = refuel_loop(_m, _out, _fuel, _items22, 7)
                 for _i2, l_2_msg in enumerate(_items22):
                     # line 251: if
                     if (
@@ -1333,7 +1328,7 @@ def render(context: dict = None, *, budget=None, limits=...) -> str:
                             else:
                                 ns_set(l_0_tool_ids_seen, "value", _sv26)
                     else:
-                        _fuel += not_run(_count23, _i2) * 22
+                        _fuel += not_run(_count23, _i2) * 7
                         break
                 _w("\n]<|END_TOOL_RESULT|><|END_OF_TURN_TOKEN|>")
         # line 261: if

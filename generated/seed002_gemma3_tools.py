@@ -113,10 +113,10 @@ def render(context: dict) -> str:
         v___3 = v_i_2
         # line 68: for
         _items2 = range_pairs(v_i_2)
-        if length_hint(v_i_2, LAZY) > 21 or holding:
-            _fuel -= length_hint(v_i_2, LAZY) * 12
+        if length_hint(v_i_2, LAZY) > 64 or holding:
+            _fuel -= length_hint(v_i_2, LAZY) * 4
             if _fuel < 0 or holding:
-                _m, _fuel, _items2 = refuel_loop(_m, _out, _fuel, _items2, 12)
+                _m, _fuel, _items2 = refuel_loop(_m, _out, _fuel, _items2, 4)
         for v_i_2, dot_4 in _items2:
             v___3 = dot_4
             v_last_5 = slice_length(field(dot, "Messages"), v_i_2) == 1
@@ -154,10 +154,9 @@ def render(context: dict) -> str:
                         if type(dot_4) is TemplateMessage
                         else field_of_elem(dot_4, "ToolCalls")
                     )
-                    if length_hint(_items3, LAZY) > 4 or holding:
-                        _fuel -= length_hint(_items3, LAZY) * 2
-                        if _fuel < 0 or holding:
-                            _m, _fuel, _items3 = refuel_loop(_m, _out, _fuel, _items3, 2)
+                    _fuel -= length_hint(_items3, LAZY) * 2
+                    if _fuel < 0 or holding:
+                        _m, _fuel, _items3 = refuel_loop(_m, _out, _fuel, _items3, 2)
                     for dot_6 in _items3:
                         _w('\n```tool_call\n{"name": "')
                         _w(

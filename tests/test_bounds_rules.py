@@ -606,36 +606,6 @@ def test_a_loop_of_straight_code_compares_its_count_for_its_first_items() -> Non
     assert compile_template(big).render({"n": 3_000}, limits={"fuel": 5_000}) == ""
 
 
-def test_a_loop_pays_its_inner_loops_share_and_they_compare_their_count() -> None:
-    """A loop (or function) pays :data:`LOOP_SHARE` units an iteration (a call) for each loop
-    directly in its body, which then only compares its count as it starts while within that
-    share; past it the inner loop is charged in full. A recursive loop's function pays only
-    its call, so its loop is always charged; so are loops in unmetered loops. The count
-    stays a bound either way: 3,000 iterations of two items cost over 27,000 units, 10 of
-    3,000 items over 30,000."""
-    from tmpl2py.compiler.fuel_counts import LOOP_SHARE
-
-    nested = "{% for i in range(n) %}{% for j in range(k) %}{{ j }}.{% endfor %}{% endfor %}"
-    code = compile_template(nested).python_source
-    inner = code.split("for l_1_i in")[1]
-    assert f"> {LOOP_SHARE} or holding:" in inner and f"* {1 + LOOP_SHARE}\n" in code
-    context = {"n": 3, "k": 2}
-    assert compile_template(nested).render(context) == ref_render(nested, context)[1]
-    for n, k in ((3_000, 2), (10, 3_000)):
-        with pytest.raises(RenderLimitExceeded) as info:
-            compile_template(nested).render({"n": n, "k": k}, limits={"fuel": 20_000})
-        assert info.value.limit == "fuel"
-        out = compile_template(nested).render({"n": n, "k": k}, limits={"fuel": 80_000})
-        assert out.count(".") == n * k
-    macro = "{% macro f(xs) %}{% for x in xs %}{{ x }}{% endfor %}{% endmacro %}{{ f([1, 2]) }}"
-    assert f"> {LOOP_SHARE} or holding:" in compile_template(macro).python_source
-    recursive = "{% for n in tree recursive %}{{ n.v }}{{ loop(n.c) }}{% endfor %}"
-    code = compile_template(recursive).python_source
-    assert "or holding:\n" in code and f"> {LOOP_SHARE} or holding" not in code
-    context = {"tree": [{"v": 1, "c": [{"v": 2, "c": []}]}]}
-    assert compile_template(recursive).render(context) == ref_render(recursive, context)[1] == "12"
-
-
 # ------------------------------------------------------------------ plain + where it cannot grow
 
 
