@@ -675,13 +675,6 @@ _long: ContextVar[Any] = ContextVar("tmpl2py_long", default=None)
 holding: list = []
 
 
-#: the most characters a render's end joins before it measures them (:func:`settle`): what
-#: ``len(out)`` pieces of :data:`UNMARKED` characters can hold is joined and measured in one
-#: step when it is at most this (256 MB of Latin-1 text, 1 GB at most of four-byte
-#: characters, freed as the cap refuses it), and summed piece by piece before the join past it
-JOINED = 1 << 28
-
-
 def settle(meter: Optional[Meter], out: list) -> None:
     """The end of a render that refueled, charged, built a long value or wrote many pieces
     (generated code's last lines): the context's meter cleared, and the output the meter
@@ -693,9 +686,10 @@ def settle(meter: Optional[Meter], out: list) -> None:
     Measuring is skipped when a bound shows it under the cap: a render that built no long
     value (no :func:`mark`) printed strings of at most :data:`UNMARKED` characters, or
     ``BUILT_PER_UNIT`` characters per unit it was charged (a concatenation is charged by its size,
-    a filter by its input), so ``len(out)`` pieces of that are enough; and where they could
-    pass the cap but not :data:`JOINED`, the output is joined first and its length checked
-    (the render's join then takes the one string back: ``out`` is left holding it)."""
+    a filter by its input), so ``len(out)`` pieces of that are enough. Past that the pieces
+    are summed (~20 ns a piece) before anything is joined: a piece may also be an input
+    value of any length, which no bound of the render's own covers (joining first, to measure
+    one string, made 300 prints of a 10 MB message a 3 GB join)."""
     early = _live.get()
     if early is not None:
         _live.set(None)
@@ -714,14 +708,7 @@ def settle(meter: Optional[Meter], out: list) -> None:
         return
     if marked is None and meter is None:
         longest = UNMARKED + (BUILT_PER_UNIT * early // FUEL_PER_UNIT if type(early) is int else 0)
-        most = len(out) * longest
-        if most <= cap:
-            return
-        if most <= JOINED:  # joined, then measured: one ``len`` (a sum costs ~20 ns a piece)
-            text = "".join(out)
-            if len(text) > cap:
-                raise RenderLimitExceeded("output", f"the render's output passed {cap:,} characters")
-            out[:] = (text,)  # the render's own join gives it back as it is
+        if len(out) * longest <= cap:
             return
     if sum(map(len, out)) > cap:
         raise RenderLimitExceeded("output", f"the render's output passed {cap:,} characters")
