@@ -26,6 +26,7 @@ from .analysis import find_undeclared, uses_name
 from .autoescape import apply_autoescape
 from .library import FILTER_FUNCS, TEST_FUNCS
 from .statements import (
+    CONSTANT_NAMES,
     BlockLowering,
     assignable,
     assignable_name,
@@ -51,6 +52,15 @@ def _signed_constant(node: Any) -> bool:
     if isinstance(node, ir.UnaryOp) and node.op in ("-", "+"):
         node = node.operand
     return isinstance(node, ir.Const)
+
+
+def _namespace_name(ns: Token) -> ir.Name:
+    """The namespace of a ``{% set ns.attr ... %}`` target: a constant's name there
+    (``none.b``, ``True.x``) is jinja2's compile-time ``can't assign to 'const'``, as the
+    constant itself is as a target."""
+    if str(ns) in CONSTANT_NAMES:
+        raise CompileError("syntax", "can't assign to 'const'", *_span(ns))
+    return ir.Name(str(ns), span=_span(ns))
 
 
 def _nodes(args: Iterable[Any]) -> list:
@@ -221,7 +231,7 @@ class Lowering(BlockLowering):
         return target
 
     def ns_target(self, ns: Token, attr: Token) -> tuple:
-        return (ir.Name(str(ns), span=_span(ns)), str(attr))
+        return (_namespace_name(ns), str(attr))
 
     def set_block(self, tag: Token, target: Any, *rest: Any) -> ir.Stmt:
         """``{% set x %}...{% endset %}``; a tuple target unpacks the block's text (jinja2's
@@ -241,7 +251,7 @@ class Lowering(BlockLowering):
         value: ir.Expr = ir.Capture(parts[0], span=_span(tag))
         for call in filters:
             value = apply_filter(value, call, _span(tag))
-        target = ir.Name(str(ns), span=_span(ns))
+        target = _namespace_name(ns)
         return ir.ExprStmt(H("jinja.ns_store", (target, ir.Const(str(attr)), value)), span=_span(tag))
 
     def filter_chain(self, *calls: Any) -> list:
