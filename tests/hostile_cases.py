@@ -289,6 +289,15 @@ JINJA_DOS = {
     "{% set b = (0).from_bytes(s.encode(), 'big') %}{{ b is divisibleby(3 ** 100000 + 1) }}",
     "divisibleby-bigint": "{% set a = 7 ** 70000 %}{% set b = a * a - 1 %}{% set c = 3 ** 120000 + 1 %}"
     + "{{ b is divisibleby(c) }}" * 200,
+    # chains of lazy filters, each over the last one's generator: every level charged for the
+    # items at the chain's start, and no chain deeper than bounded.LAZY_DEPTH (red team s8h F3:
+    # 100 maps of 100,000 items ran 4 s inside one ``list``, paid for at their first level)
+    "lazy-map-chain": "{% set ns = namespace(x=range(100000)) %}{% for i in range(100) %}"
+    "{% set ns.x = ns.x|map('string') %}{% endfor %}{{ ns.x|list|length }}",
+    "lazy-select-chain": "{% set ns = namespace(x=range(100000)) %}{% for i in range(400) %}"
+    "{% set ns.x = ns.x|select %}{% endfor %}{{ ns.x|join|length }}",
+    "lazy-chain-deep": "{% set ns = namespace(x=[1, 2]) %}{% for i in range(100000) %}"
+    "{% set ns.x = ns.x|rejectattr('real')|map('int') %}{% endfor %}{{ ns.x|list }}",
 }
 
 GO_DOS = {

@@ -197,6 +197,49 @@ def charge_input(value: Any, weight: int, shift: int) -> None:
         charge(len(value) * weight)
 
 
+#: the deepest chain of lazy filters (``map``, ``select``... of another's generator) a render
+#: makes: consuming one resumes every level per item, in C-level recursion (a chain fed back
+#: through a namespace, 100,000 deep, overflowed the C stack at some recursion limits)
+LAZY_DEPTH = 256
+#: the code objects of the lazy filters' generators (``mark_lazy``): their frames hold the
+#: chain's ``_size`` and ``_depth``
+_LAZY_CODES: set = set()
+_GENERATOR = type((lambda: (yield))())
+
+
+def mark_lazy(generator_function: Callable[..., Any]) -> Callable[..., Any]:
+    """Register a lazy filter's generator function (its parameters include ``_size``, the
+    item count of the sized value at the chain's start, and ``_depth``: :func:`lazy_charge`)."""
+    _LAZY_CODES.add(generator_function.__code__)
+    return generator_function
+
+
+def lazy_charge(value: Any, weight: int, shift: int) -> tuple:
+    """A lazy filter's charge as it is called: ``(size, depth)`` for the generator it makes.
+    A sized input is charged as :func:`charge_input` charges it (its length, depth 1); the
+    generator of another lazy filter (red team s8h F3: a chain of 100 ``map``s over 100,000
+    items paid for its first level only, and ran 4 s inside one ``list``) is charged for the
+    items at the chain's start, as each level walks them again, and refused past
+    :data:`LAZY_DEPTH` levels before any is iterated. Any other iterable: unknown (None, 1)."""
+    if type(value) is _GENERATOR and value.gi_code in _LAZY_CODES:
+        frame = value.gi_frame
+        if frame is None:  # run to its end: it yields nothing more
+            return 0, 1
+        found = frame.f_locals
+        size, depth = found.get("_size"), found.get("_depth", 1)
+        if depth >= LAZY_DEPTH:
+            from ..limits import RenderDepthExceeded
+
+            raise RenderDepthExceeded(
+                f"a chain of more than {LAZY_DEPTH:,} lazy filters (map, select...) each over the last"
+            )
+        if size is not None and size * weight > 8:
+            charge(size * weight)
+        return size, depth + 1
+    charge_input(value, weight, shift)
+    return (len(value) if isinstance(value, (str, *_CONTAINERS)) else None), 1
+
+
 def guard_urlize(pieces: list, target: Any, rel: Any, schemes: int = 0) -> None:
     """``urlize`` of a text split into ``pieces`` (words and the whitespace between them):
     each link (at most a word each) carries the ``target`` and ``rel`` attributes and the URL

@@ -1133,9 +1133,14 @@ def _prepare_map(args: tuple, kwargs: dict) -> Callable[[Any], Any]:
     return lambda item: _call_named(FILTERS, "filter", name, item, args, kwargs)
 
 
-@_named("sync_do_map")
 def do_map(value: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
-    bounded.charge_input(value, 1, 2)  # its work grows with the input (limits.charge)
+    size, depth = bounded.lazy_charge(value, 1, 2)  # its work grows with the input (limits.charge)
+    return _map_items(value, args, kwargs, size, depth)
+
+
+@bounded.mark_lazy
+@_named("sync_do_map")
+def _map_items(value: Any, args: tuple, kwargs: dict, _size: Any, _depth: int) -> Iterator[Any]:
     if value:
         # a filter's results, or an attribute's default, are values the input did not hold:
         # one default many times, or a long string per item, weigh what a list of them would
@@ -1176,8 +1181,15 @@ def _prepare_select_or_reject(
     return lambda item: modfunc(func(transfunc(item)))
 
 
+@bounded.mark_lazy
 def select_or_reject(
-    value: Any, args: tuple, kwargs: dict, modfunc: Callable[[Any], Any], lookup_attr: bool
+    value: Any,
+    args: tuple,
+    kwargs: dict,
+    modfunc: Callable[[Any], Any],
+    lookup_attr: bool,
+    _size: Any = None,
+    _depth: int = 1,
 ) -> Iterator[Any]:
     if value:
         yield from _selected(value, args, kwargs, modfunc is _keep, lookup_attr)
@@ -1309,26 +1321,26 @@ def _keep(x: Any) -> Any:
 
 @_named("sync_do_select")
 def do_select(value: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
-    bounded.charge_input(value, 1, 2)  # its work grows with the input (limits.charge)
-    return select_or_reject(value, args, kwargs, _keep, False)
+    size, depth = bounded.lazy_charge(value, 1, 2)  # its work grows with the input (limits.charge)
+    return select_or_reject(value, args, kwargs, _keep, False, size, depth)
 
 
 @_named("sync_do_reject")
 def do_reject(value: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
-    bounded.charge_input(value, 1, 2)  # its work grows with the input (limits.charge)
-    return select_or_reject(value, args, kwargs, operator.not_, False)
+    size, depth = bounded.lazy_charge(value, 1, 2)  # its work grows with the input (limits.charge)
+    return select_or_reject(value, args, kwargs, operator.not_, False, size, depth)
 
 
 @_named("sync_do_selectattr")
 def do_selectattr(value: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
-    bounded.charge_input(value, 1, 4)  # its work grows with the input (limits.charge)
-    return select_or_reject(value, args, kwargs, _keep, True)
+    size, depth = bounded.lazy_charge(value, 1, 4)  # its work grows with the input (limits.charge)
+    return select_or_reject(value, args, kwargs, _keep, True, size, depth)
 
 
 @_named("sync_do_rejectattr")
 def do_rejectattr(value: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
-    bounded.charge_input(value, 1, 4)  # its work grows with the input (limits.charge)
-    return select_or_reject(value, args, kwargs, operator.not_, True)
+    size, depth = bounded.lazy_charge(value, 1, 4)  # its work grows with the input (limits.charge)
+    return select_or_reject(value, args, kwargs, operator.not_, True, size, depth)
 
 
 # ----------------------------------------------------------------------------- filter table
