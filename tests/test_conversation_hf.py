@@ -401,25 +401,32 @@ def test_inputs_are_rebuilt_as_transformers_rebuilds_them() -> None:
         assert repr(alias_reasoning(chat)) == repr(ctu._alias_reasoning_fields(chat))
 
 
+def _model_and_standalone(folder, source: str) -> tuple:
+    """``tmpl2py.load`` of a folder holding ``source`` as its chat template, and the namespace of
+    its standalone module (the two entry points beside ``render_conversation``)."""
+    import json
+
+    import tmpl2py
+    from tmpl2py.compiler.api import generate
+    from tmpl2py.standalone import make_standalone
+
+    (folder / "tokenizer_config.json").write_text(json.dumps({"chat_template": source}))
+    module: dict = {}
+    exec(compile(make_standalone(generate(source, "jinja", name="t")[0], source), "<s>", "exec"), module)
+    return tmpl2py.load(folder), module
+
+
 def test_template_variables_named_like_the_entry_points_parameters_reach_the_template(tmp_path) -> None:
     """Every keyword of ``render_conversation`` but transformers' own reaches the template, as
     in ``render_jinja_template``: ``source`` and ``render`` (the runtime's first parameters),
     through ``render_conversation``, ``apply_chat_template``, a standalone module and a session
     (``template``, the session's first parameter). Red team s8u F1: a TypeError each."""
-    import json
-
     import tmpl2py
     from transformers.utils.chat_template_utils import render_jinja_template
 
-    from tmpl2py.compiler.api import generate
-    from tmpl2py.standalone import make_standalone
-
     source = "{{ source }}|{{ render }}|{{ template }}|{{ messages[0].content }}"
     messages = [{"role": "user", "content": "hi"}]
-    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"chat_template": source}))
-    model = tmpl2py.load(tmp_path)
-    module: dict = {}
-    exec(compile(make_standalone(generate(source, "jinja", name="t")[0], source), "<s>", "exec"), module)
+    model, module = _model_and_standalone(tmp_path, source)
     for kwargs in ({"source": "wiki"}, {"render": "R"}, {"template": "T"}):
         expected = render_jinja_template(conversations=[messages], chat_template=source, **kwargs)[0][0]
         template = tmpl2py.compile_template(source)
@@ -436,20 +443,12 @@ def test_keywords_naming_transformers_own_parameters_are_its_type_errors(tmp_pat
     as template keywords are transformers' TypeError at the call, ``messages`` the template
     render's, after the input checks (red team s9u F2: the first two reached the template);
     through ``render_conversation``, ``apply_chat_template`` and a standalone module."""
-    import json
-
     import tmpl2py
     from transformers.utils.chat_template_utils import render_jinja_template
 
-    from tmpl2py.compiler.api import generate
-    from tmpl2py.standalone import make_standalone
-
     source = "{{ messages[0].content }}|{{ conversations }}|{{ chat_template }}"
     messages = [{"role": "user", "content": "hi"}]
-    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"chat_template": source}))
-    model = tmpl2py.load(tmp_path)
-    module: dict = {}
-    exec(compile(make_standalone(generate(source, "jinja", name="t")[0], source), "<s>", "exec"), module)
+    model, module = _model_and_standalone(tmp_path, source)
     template = tmpl2py.compile_template(source)
     for kwargs in ({"conversations": "C"}, {"chat_template": "X"}, {"messages": "M"}, {"enable_thinking": 1, "messages": 2}):
         with pytest.raises(TypeError) as expected:
