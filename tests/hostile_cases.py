@@ -298,6 +298,10 @@ JINJA_DOS = {
     "{% set ns.x = ns.x|select %}{% endfor %}{{ ns.x|join|length }}",
     "lazy-chain-deep": "{% set ns = namespace(x=[1, 2]) %}{% for i in range(100000) %}"
     "{% set ns.x = ns.x|rejectattr('real')|map('int') %}{% endfor %}{{ ns.x|list }}",
+    "lazy-unique-chain": "{% set ns = namespace(x=range(100000)) %}{% for i in range(100) %}"
+    "{% set ns.x = ns.x|unique %}{% endfor %}{{ ns.x|list|length }}",
+    "lazy-batch-chain": "{% set ns = namespace(x=range(100000)) %}{% for i in range(100) %}"
+    "{% set ns.x = ns.x|batch(1)|map('first') %}{% endfor %}{{ ns.x|list|length }}",
 }
 
 GO_DOS = {

@@ -989,7 +989,13 @@ def do_sort(
 @_passes_env
 @_named("sync_do_unique")
 def do_unique(value: Any, case_sensitive: bool = False, attribute: Any = None) -> Iterator[Any]:
-    bounded.charge_input(value, 1, 2)  # its work grows with the input (limits.charge)
+    size, depth = bounded.lazy_charge(value, 1, 2)  # its work grows with the input (limits.charge)
+    return _unique_items(value, case_sensitive, attribute, size, depth)
+
+
+@bounded.mark_lazy
+@_named("sync_do_unique")
+def _unique_items(value: Any, case_sensitive: bool, attribute: Any, _size: Any, _depth: int) -> Iterator[Any]:
     getter = make_attrgetter(attribute, None if case_sensitive else ignore_case)
     seen = set()
     for item in _items_of(value):
@@ -1073,6 +1079,13 @@ def _items_of(value: Any) -> Any:
 
 
 def do_batch(value: Any, linecount: int, fill_with: Any = None) -> Iterator[list]:
+    size, depth = bounded.lazy_charge(value, 1, 2)  # its work grows with the input (limits.charge)
+    return _batch_items(value, linecount, fill_with, size, depth)
+
+
+@bounded.mark_lazy
+@_named("do_batch")
+def _batch_items(value: Any, linecount: int, fill_with: Any, _size: Any, _depth: int) -> Iterator[list]:
     tmp: list = []
     for item in _items_of(value):
         if len(tmp) == linecount:
@@ -1579,7 +1592,6 @@ do_title = FILTERS['title'] = bounded.per_item(1, 2, text=True)(do_title)
 do_striptags = FILTERS['striptags'] = bounded.per_item(1, 3, text=True)(do_striptags)
 do_indent = FILTERS['indent'] = bounded.per_item(1, 4, text=True)(do_indent)
 do_xmlattr = FILTERS['xmlattr'] = bounded.per_item(2, 4)(do_xmlattr)
-do_batch = FILTERS['batch'] = bounded.per_item(1, 2)(do_batch)
 do_slice = FILTERS['slice'] = bounded.per_item(1, 2)(do_slice)
 do_reverse = FILTERS['reverse'] = bounded.per_item(1, 4)(do_reverse)
 do_urlencode = FILTERS['urlencode'] = bounded.per_item(1, 3, text=True)(do_urlencode)
