@@ -8,7 +8,7 @@ Keeps output byte-identical (pure IR -> IR, Jinja modules after scope resolution
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, Optional
 
 from .. import ir
 from .drop_dead_inits import map_stmts
@@ -61,7 +61,12 @@ def run(module: ir.Module) -> ir.Module:
         if not _counted(node):
             return node
         ok = uses(node)  # only counters and ``last``; ``last`` read
-        if not ok[0] or (ok[1] and any(foreign(n) for n in ir.walk(node.body))):
+        if not ok[0]:
+            return node
+        # foreign code in the body: ``last`` compares the counter with the list's length as it
+        # is when read, if no foreign call can follow a read in the same iteration
+        live = ok[1] and any(foreign(n) for n in ir.walk(node.body))
+        if live and not _reads_after_calls(node.body, node.loop, foreign):
             return node
         counter = "_i" + node.loop.split("_")[1]
         i = ir.Local(counter)
@@ -78,11 +83,13 @@ def run(module: ir.Module) -> ir.Module:
                 if n.attr == "index":
                     return ir.BinOp("+", i, ir.Const(1), span=n.span)
                 if n.attr == "last" and last is not None:
+                    if live:  # the list's length now: what the look-ahead would find
+                        size = ir.Helper("builtins.len", (ir.Local(node.loop),))
+                        compare = ir.Compare(ir.BinOp("+", i, ir.Const(1)), ((">=", size),))
+                    else:
+                        compare = ir.Compare(i, (("==", last),))
                     return ir.CondExpr(
-                        ir.Compare(last, (("is not", ir.Const(None)),)),
-                        ir.Compare(i, (("==", last),)),
-                        n,
-                        span=n.span,
+                        ir.Compare(last, (("is not", ir.Const(None)),)), compare, n, span=n.span
                     )
                 return ir.Compare(i, (("==", ir.Const(0)),), span=n.span)
             return n
@@ -99,6 +106,54 @@ def run(module: ir.Module) -> ir.Module:
     if ir.Capture in kinds:
         return ir.replace(module, body=map_nodes(module.body, fold))
     return ir.replace(module, body=map_stmts(module.body, fold))
+
+
+def _reads_last(node: Any, loop: str) -> bool:
+    return any(
+        n.__class__ is ir.LoopAttr
+        and n.attr == "last"
+        and n.loop.__class__ is ir.Name
+        and n.loop.ident == loop
+        for n in ir.walk(node)
+    )
+
+
+def _reads_after_calls(body: tuple, loop: str, foreign: Callable[[Any], bool]) -> bool:
+    """No foreign call of ``body`` (a loop's) can run after a read of its ``loop.last`` in
+    the same iteration, nor between two such reads: jinja2's loop object looks the next item
+    up when ``last`` is first read and keeps it (a list changed after that read still yields
+    the item it found), while a list's iterator reads the list when it steps. Before the first
+    read both see the list as it is then: ``last`` is ``index0 + 1 >= len(list)`` there. An
+    ``if`` whose test reads nothing is judged branch by branch (one runs); any other statement
+    holding a read ends what may call foreign code; a function defined in the body that reads
+    it is refused (it runs when called)."""
+
+    def calls(node: Any) -> bool:
+        return any(foreign(n) for n in ir.walk(node))
+
+    for n in ir.walk(body):
+        if n.__class__ is ir.FuncDef and _reads_last(n, loop):
+            return False
+
+    def clean(stmts: tuple) -> Optional[bool]:
+        """None if a foreign call may follow a read; else whether ``stmts`` may read."""
+        seen = False
+        for s in stmts:
+            if seen:
+                if calls(s):
+                    return None
+                continue
+            if not _reads_last(s, loop):
+                continue
+            if s.__class__ is ir.If and not _reads_last(s.test, loop):
+                if clean(s.body) is None or clean(s.orelse) is None:
+                    return None
+            elif calls(s):
+                return None
+            seen = True
+        return seen
+
+    return clean(body) is not None
 
 
 def _counted(node: Any) -> bool:

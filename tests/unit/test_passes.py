@@ -108,10 +108,23 @@ def test_loop_last_counts_through_the_templates_own_calls() -> None:
     assert "(%_i1 == %_n1) if (%_n1 is not None)" in resolved(pure, optimize_=True)
     for foreign in (
         "{% macro f(x) %}{{ g(x) }}{% endmacro %}"  # a value of the context, called
+        "{% for m in l %}{% if not loop.last %},{% endif %}{{ f(m) }}{% endfor %}",
+        "{% macro f(x) %}{{ caller() }}{% endmacro %}"
+        "{% for m in l %}{{ loop.last }}{% call f(m) %}c{% endcall %}{% endfor %}",
+        "{% for m in l %}{{ loop.last }}{{ h(m) }}{% endfor %}",
+        "{% for m in l %}{{ h(m) }}{{ loop.last }}{{ h(m) }}{% endfor %}",
+        "{% for m in l %}{% if loop.last %}{{ h(m) }}{% endif %}{% endfor %}",
+    ):
+        out = resolved(foreign, optimize_=True)
+        assert "%_n1" not in out and ".last" in out, foreign
+    # foreign code only before the reads (in the iteration): the list's length when read
+    for before in (
+        "{% macro f(x) %}{{ g(x) }}{% endmacro %}"
         "{% for m in l %}{{ f(m) }}{% if not loop.last %},{% endif %}{% endfor %}",
         "{% macro f(x) %}{{ caller() }}{% endmacro %}"
         "{% for m in l %}{% call f(m) %}c{% endcall %}{{ loop.last }}{% endfor %}",
         "{% for m in l %}{{ h(m) }}{{ loop.last }}{% endfor %}",
+        "{% for m in l %}{% if m %}{{ h(m) }}{% else %}{{ loop.last }}{% endif %}{% endfor %}",
     ):
-        out = resolved(foreign, optimize_=True)
-        assert "%_n1" not in out and ".last" in out, foreign
+        out = resolved(before, optimize_=True)
+        assert "((%_i1 + 1) >= builtins.len(%l_1_loop)) if (%_n1 is not None)" in out, before

@@ -9,6 +9,7 @@ pure-Python encoder. Every case renders through ``compile_template`` and through
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -240,3 +241,64 @@ def test_tojson_of_a_short_string_is_json_s_string_encoder(text: str) -> None:
     )
     ctx = {"s": text}
     assert same_outcome(ours_render(source, ctx), ref_render(source, ctx))
+
+
+def _mutating_context(action: str) -> dict:
+    """A list ``l`` and a function ``f`` of the context that changes it (on its first call
+    only), as foreign code may; ``g`` changes nothing."""
+    items = [1, 2, 3]
+    state = {"calls": 0}
+
+    def f(*_: Any) -> str:
+        state["calls"] += 1
+        if state["calls"] == 1:
+            if action == "append":
+                items.extend([7, 8])
+            elif action == "clear":
+                items.clear()
+            elif action == "pop":
+                items.pop()
+            elif action == "replace":
+                items[-1] = 9
+            elif action == "shrink":
+                del items[1:]
+        return "f"
+
+    return {"l": items, "t": (1, 2, 3), "s": "abc", "d": {"a": 1, "b": 2}, "f": f, "g": lambda: "g"}
+
+
+MUTATIONS = ["append", "clear", "pop", "replace", "shrink", "none"]
+
+LAST_AFTER_CALLS = [
+    # a foreign call before every read of ``loop.last`` in the iteration: the counter counts
+    "{% for x in l %}{{ f() }}{{ x }}{{ loop.last }}{% endfor %}",
+    "{% for x in l %}{% if x == 2 %}{{ f() }}{% endif %}{{ x }}{% if loop.last %}!{% endif %}{% endfor %}",
+    "{% for x in l %}{% if x == 1 %}{{ f() }}{% elif loop.last %}[{{ x }}]{% else %}{{ x }}{% endif %}{% endfor %}",
+    "{% for x in l %}{% if x == 2 %}{{ f() }}{% else %}{{ loop.last }}{{ loop.last }}{% endif %}{{ x }}{% endfor %}",
+    "{% macro m() %}{{ f() }}{% endmacro %}{% for x in l %}{{ m() }}{{ x }}{{ loop.last }}{{ loop.index }}{% endfor %}",
+    "{% for x in l %}{{ f() }}{% for y in t %}{{ y }}{% endfor %}{{ loop.last }}{{ loop.first }}{% endfor %}",
+    "{% for x in t %}{{ f() }}{{ x }}{{ loop.last }}{% endfor %}{{ l }}",
+    "{% for x in s %}{{ g() }}{{ x }}{{ loop.last }}{% endfor %}",
+    "{% for x in d %}{{ f() }}{{ x }}{{ loop.last }}{% endfor %}",
+    "{% for x in l if x != 2 %}{{ f() }}{{ x }}{{ loop.last }}{% endfor %}",
+    "{% for x in l %}{{ f() }}{% if loop.last %}{% break %}{% endif %}{{ x }}{% endfor %}",
+    "{% for x in l %}{{ f() }}{{ x }}{% if not loop.last %},{% else %}.{% endif %}{% else %}none{% endfor %}",
+    # a foreign call that may follow a read: the loop object looks ahead, as jinja2's
+    "{% for x in l %}{{ loop.last }}{{ f() }}{{ x }}{% endfor %}",
+    "{% for x in l %}{{ x }}{% if loop.last %}{{ f() }}{% endif %}{% endfor %}",
+    "{% for x in l %}{{ loop.last ~ f() }}{{ x }}{% endfor %}",
+    "{% for x in l %}{{ f() }}{{ loop.last }}{{ f() }}{{ x }}{{ loop.last }}{% endfor %}",
+    "{% for x in l %}{% for y in t %}{{ loop.last }}{% endfor %}{{ loop.last }}{{ f() }}{% endfor %}",
+    "{% for x in l %}{% macro m() %}{{ loop.last }}{% endmacro %}{{ f() }}{{ m() }}{{ x }}{% endfor %}",
+    "{% for x in l %}{{ f() }}{% set c %}{{ loop.last }}{{ f() }}{% endset %}{{ c }}{% endfor %}",
+]
+
+
+@pytest.mark.parametrize("action", MUTATIONS)
+@pytest.mark.parametrize("template", LAST_AFTER_CALLS)
+def test_loop_last_after_foreign_calls(template: str, action: str) -> None:
+    """``loop.last`` in a loop whose body calls foreign code before it reads it: the counter
+    against the list's length when read (what jinja2's look-ahead finds then), for a list the
+    call changes (grown, emptied, shortened, an item replaced) as for one it leaves alone."""
+    ours = ours_render(template, _mutating_context(action))
+    assert same_outcome(ours, ref_render(template, _mutating_context(action))), ours
