@@ -33,6 +33,7 @@ SELECTIONS = {
     FILTER_FUNCS["rejectattr"]: (False, True),
 }
 FUSED = "jinja_filters.select_list"
+PREPARED = "jinja_filters.prepared_selection"
 
 
 def _fusable(node: Any) -> bool:
@@ -65,6 +66,10 @@ def run(module: ir.Module) -> ir.Module:
         keep, lookup_attr = SELECTIONS[inner.name]
         value, *args = inner.args
         flags = (ir.Const(keep), ir.Const(lookup_attr))
+        if all(isinstance(a, ir.Const) and type(a.value) is str for a in args):
+            # constant arguments: prepared once, at import (the test and getter found then)
+            prepared = ir.Hoisted(ir.Helper(PREPARED, (*flags, *args)), span=inner.span)
+            return ir.Helper(FUSED, (value, prepared), span=inner.span)
         return ir.Helper(FUSED, (value, *flags, *args), span=inner.span)
 
     return ir.replace(module, body=map_nodes(module.body, fuse, classes=_WANTED))

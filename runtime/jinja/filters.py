@@ -1208,13 +1208,62 @@ def select_or_reject(
         yield from _selected(value, args, kwargs, modfunc is _keep, lookup_attr)
 
 
-def select_list(value: Any, keep: bool, lookup_attr: bool, *args: Any, **kwargs: Any) -> list:
+def select_list(value: Any, keep: Any, lookup_attr: bool = False, *args: Any, **kwargs: Any) -> list:
     """``value | select(...) | list`` (``reject``, ``selectattr``, ``rejectattr``: ``keep``
     False for the two that reject, ``lookup_attr`` for the two that read an attribute), the
     compiler's fusion of the two filters: the list ``do_list`` makes of the filter's
-    generator, built at once, with the same work charged, the same errors in the same order."""
+    generator, built at once, with the same work charged, the same errors in the same order.
+    ``keep`` may be what :func:`prepared_selection` made at import of constant arguments
+    (then the only argument): ``selectattr(key, "equalto", value)`` compared inline."""
+    if type(keep) is Selection:
+        shift, key, other, get, keeps = keep
+        bounded.charge_input(value, 1, shift)
+        if not value:
+            return []
+        if keeps:
+            return [
+                item
+                for item in value
+                if (item[key] if type(item) is dict and key in item else get(item)) == other
+            ]
+        return [
+            item
+            for item in value
+            if not (item[key] if type(item) is dict and key in item else get(item)) == other
+        ]
+    if type(keep) is SelectionArguments:
+        return select_list(value, *keep)
     bounded.charge_input(value, 1, 4 if lookup_attr else 2)
     return [*_selected(value, args, kwargs, keep, lookup_attr)] if value else []
+
+
+class Selection(tuple):
+    """``(charge shift, key, compared value, attribute getter, keep)``: a fused selection's
+    ``selectattr(key, "equalto", value)`` prepared once (:func:`prepared_selection`)."""
+
+    __slots__ = ()
+
+
+class SelectionArguments(tuple):
+    """``(keep, lookup_attr, *args)``: a fused selection's constant arguments that take the
+    general path (:func:`select_list` unpacks them)."""
+
+    __slots__ = ()
+
+
+def prepared_selection(keep: bool, lookup_attr: bool, *args: Any) -> tuple:
+    """What the compiled module passes :func:`select_list` for a selection whose arguments
+    are all constants, made when it is imported: a :class:`Selection` when the call is the
+    usual ``selectattr``/``rejectattr`` of a dict key compared with ``equalto``/``==``/``eq``
+    (short string arguments: no per-item charge for them, the test and the getter known
+    now, as ``_direct_test`` finds them at each call), else the arguments as they are."""
+    if _short_arguments(args, {}):
+        fast = _direct_test(args, {}, lookup_attr, False)
+        if fast is not None:
+            test, get, test_args, key = fast
+            if key is not None and test is operator.eq and len(test_args) == 1:
+                return Selection((4 if lookup_attr else 2, key, test_args[0], get, keep))
+    return SelectionArguments((keep, lookup_attr, *args))
 
 
 def _selected(value: Any, args: tuple, kwargs: dict, keep: bool, lookup_attr: bool) -> Iterator[Any]:

@@ -71,12 +71,20 @@ def test_tests_on_folded_literals_compile_without_warnings() -> None:
 
 
 def test_select_list_fuses_a_selection_and_its_list() -> None:
-    out = resolved("{{ m | selectattr('role', 'equalto', 'user') | list }}", optimize_=True)
-    assert "jinja_filters.select_list(m@l_0_m, True, True, 'role', 'equalto', 'user')" in out
+    out = resolved("{{ m | selectattr('role', 'equalto', n) | list }}", optimize_=True)
+    assert "jinja_filters.select_list(m@l_0_m, True, True, 'role', 'equalto', n@l_0_n)" in out
     assert "do_list" not in out and "do_selectattr" not in out
-    out = resolved("{{ m | reject('odd') | list }}{{ m | rejectattr('x') | list }}", optimize_=True)
-    assert "select_list(m@l_0_m, False, False, 'odd')" in out
-    assert "select_list(m@l_0_m, False, True, 'x')" in out
+    out = resolved("{{ m | reject('odd', 1) | list }}{{ m | rejectattr(x) | list }}", optimize_=True)
+    assert "select_list(m@l_0_m, False, False, 'odd', 1)" in out
+    assert "select_list(m@l_0_m, False, True, x@l_0_x)" in out
+    # string constants only: their test and getter prepared once, at import
+    out = resolved("{{ m | selectattr('role', 'equalto', 'user') | list }}", optimize_=True)
+    assert (
+        "jinja_filters.select_list(m@l_0_m, once(jinja_filters.prepared_selection("
+        "True, True, 'role', 'equalto', 'user')))"
+    ) in out
+    out = resolved("{{ m | reject('odd') | list }}", optimize_=True)
+    assert "select_list(m@l_0_m, once(jinja_filters.prepared_selection(False, False, 'odd')))" in out
     # a keyword, a ``*args`` or an argument of ``list`` keeps the two filters
     for source in (
         "{{ m | selectattr('role', value=1) | list }}",

@@ -302,3 +302,46 @@ def test_loop_last_after_foreign_calls(template: str, action: str) -> None:
     call changes (grown, emptied, shortened, an item replaced) as for one it leaves alone."""
     ours = ours_render(template, _mutating_context(action))
     assert same_outcome(ours, ref_render(template, _mutating_context(action))), ours
+
+
+class _Obj:
+    role = "user"
+
+
+class _Str(str):
+    pass
+
+
+PREPARED_SELECT_TEMPLATES = [
+    "{{ v | selectattr('role', 'equalto', 'user') | list }}",
+    "{{ v | rejectattr('role', 'equalto', 'user') | list }}",
+    "{{ v | selectattr('role', '==', 'user') | list | length }}{{ v | rejectattr('role', 'eq', 'x') | list }}",
+    "{{ v | selectattr('role', 'ne', 'user') | list }}{{ v | select('equalto', 'user') | list }}",
+    "{{ v | selectattr('get', 'equalto', 'user') | list }}{{ v | selectattr('a.b', 'equalto', 'c') | list }}",
+    "{{ v | selectattr('role', 'equalto', '" + "u" * 65 + "') | list }}",
+    "{{ v | selectattr('role', 'nosuchtest', 'user') | list }}",
+    "{{ v | selectattr('role') | list }}{{ v | selectattr('role', 'defined') | list }}",
+]
+
+PREPARED_SELECT_VALUES = [
+    [{"role": "user"}, {"role": "system"}, {"content": "x"}, {"role": _Str("user")}],
+    [{"role": "user"}, "user", None, 3, _Obj(), {"a": {"b": "c"}}],
+    ({"role": "user"}, {"role": "assistant"}),
+    [],
+    {"role": "user"},
+    "user",
+    None,
+    5,
+    [{"role": ["user"]}, {"role": {"user": 1}}, {"role": 1.0}],
+]
+
+
+@pytest.mark.parametrize("value", PREPARED_SELECT_VALUES, ids=repr)
+@pytest.mark.parametrize("template", PREPARED_SELECT_TEMPLATES)
+def test_prepared_selection(template: str, value: Any) -> None:
+    """A fused selection of constant arguments is prepared at import
+    (``prepared_selection``): the same list, the same errors, for dicts with and without the
+    key, plain values, objects, str subclasses, tuples, empty, undefined (``u``) and non-iterable
+    inputs; long or non-equality arguments keep the general path."""
+    for ctx in ({"v": value}, {}):
+        assert same_outcome(ours_render(template, ctx), ref_render(template, ctx)), ctx
