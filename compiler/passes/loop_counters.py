@@ -15,6 +15,8 @@ from .drop_dead_inits import map_stmts
 from .util import calls_foreign_code, map_nodes
 
 _COUNTER_ATTRS = frozenset({"index", "index0", "first"})
+#: neighbours a loop over a list or tuple reads from the list by its counter (``_around``)
+_AROUND_ATTRS = frozenset({"previtem", "nextitem"})
 _FUNCDEF = frozenset({ir.FuncDef})
 
 
@@ -27,7 +29,9 @@ def run(module: ir.Module) -> ir.Module:
     foreign code (which could change the list while it is iterated: the sandbox refuses
     every mutating method to the template itself); a builtin method called directly (the
     sandbox's safe ones, ``method_calls``) and the template's own functions that call no
-    foreign code themselves (``_pure_functions``) are no foreign code."""
+    foreign code themselves (``_pure_functions``) are no foreign code. ``loop.previtem`` and
+    ``loop.nextitem`` are the list's items by the counter (``_around``: no filter, no foreign
+    call at all, no function defined in the body), jinja2's undefined values at the ends."""
     if module.dialect != "jinja":
         return module
     nodes = ir.walk(module.body)  # (remembered for ``_pure_functions``)
@@ -43,7 +47,7 @@ def run(module: ir.Module) -> ir.Module:
         """(whether the loop's body and filter read its loop object only for counters and
         ``last``, whether ``last``): one walk, each read of the object's ident counted against
         the attribute reads on it (each holds one such read)."""
-        ident, names, attrs, last = node.loop, 0, 0, False
+        ident, names, attrs, last, around = node.loop, 0, 0, False, False
         for n in ir.walk((node.body, node.filter)):
             cls = n.__class__
             if cls is ir.LoopAttr:
@@ -51,17 +55,21 @@ def run(module: ir.Module) -> ir.Module:
                     attrs += 1
                     if n.attr == "last":
                         last = True
+                    elif n.attr in _AROUND_ATTRS:
+                        around = True
                     elif n.attr not in _COUNTER_ATTRS:
-                        return False, last
+                        return False, last, around
             elif (cls is ir.Name or cls is ir.Local) and n.ident == ident:
                 names += 1
-        return names == attrs, last
+        return names == attrs, last, around
 
     def fold(node: Any) -> Any:
         if not _counted(node):
             return node
-        ok = uses(node)  # only counters and ``last``; ``last`` read
+        ok = uses(node)  # only counters, ``last`` and neighbours; ``last`` read; neighbours
         if not ok[0]:
+            return node
+        if ok[2] and not _around(node, foreign):
             return node
         # foreign code in the body: ``last`` compares the counter with the list's length as it
         # is when read, if no foreign call can follow a read in the same iteration
@@ -70,7 +78,8 @@ def run(module: ir.Module) -> ir.Module:
             return node
         counter = "_i" + node.loop.split("_")[1]
         i = ir.Local(counter)
-        last = ir.Local("_n" + node.loop.split("_")[1]) if ok[1] else None
+        last = ir.Local("_n" + node.loop.split("_")[1]) if ok[1] or ok[2] else None
+        items = ir.Local(node.loop)  # the list itself where ``last`` is not None
 
         def attr(n: Any) -> Any:
             if (
@@ -91,6 +100,21 @@ def run(module: ir.Module) -> ir.Module:
                     return ir.CondExpr(
                         ir.Compare(last, (("is not", ir.Const(None)),)), compare, n, span=n.span
                     )
+                if n.attr in _AROUND_ATTRS and last is not None:
+                    if n.attr == "previtem":
+                        near = ir.Compare(i, ((">", ir.Const(0)),))
+                        at, hint = ir.BinOp("-", i, ir.Const(1)), "there is no previous item"
+                    else:
+                        near = ir.Compare(i, (("<", last),))
+                        at, hint = ir.BinOp("+", i, ir.Const(1)), "there is no next item"
+                    item = ir.CondExpr(
+                        near,
+                        ir.Helper("jinja.subscript", (items, at)),
+                        ir.Helper("jinja.Undefined", (ir.Const(hint),)),
+                    )
+                    return ir.CondExpr(
+                        ir.Compare(last, (("is not", ir.Const(None)),)), item, n, span=n.span
+                    )
                 return ir.Compare(i, (("==", ir.Const(0)),), span=n.span)
             return n
 
@@ -106,6 +130,19 @@ def run(module: ir.Module) -> ir.Module:
     if ir.Capture in kinds:
         return ir.replace(module, body=map_nodes(module.body, fold))
     return ir.replace(module, body=map_stmts(module.body, fold))
+
+
+def _around(node: ir.For, foreign: Callable[[Any], bool]) -> bool:
+    """Whether a loop reading ``loop.previtem`` / ``loop.nextitem`` may read them from its list
+    by the counter (``items[i - 1]``, ``items[i + 1]``; the undefined values jinja2 gives at
+    the ends): the loop has no filter (its items are the list's) and its body calls no foreign
+    code and defines no function (nothing can change the list while it is iterated, so its
+    neighbours are what jinja2's loop object kept and looks ahead for)."""
+    if node.filter is not None:
+        return False
+    return not any(
+        foreign(n) or n.__class__ is ir.FuncDef for n in ir.walk(node.body)
+    )
 
 
 def _reads_last(node: Any, loop: str) -> bool:

@@ -136,3 +136,23 @@ def test_loop_last_counts_through_the_templates_own_calls() -> None:
     ):
         out = resolved(before, optimize_=True)
         assert "((%_i1 + 1) >= builtins.len(%l_1_loop)) if (%_n1 is not None)" in out, before
+
+
+def test_loop_neighbours_read_by_the_counter() -> None:
+    """``loop.previtem`` / ``loop.nextitem`` are the list's items by the counter behind
+    ``loop_last``'s list test, where nothing can change the list: no filter, no foreign call,
+    no function defined in the body; otherwise the loop object."""
+    out = resolved(
+        "{% for m in l %}{{ loop.previtem }}{{ loop.nextitem }}{% endfor %}", optimize_=True
+    )
+    assert "jinja.subscript(%l_1_loop, (%_i1 - 1)) if (%_i1 > 0)" in out, out
+    assert "jinja.subscript(%l_1_loop, (%_i1 + 1)) if (%_i1 < %_n1)" in out, out
+    assert "jinja.Undefined('there is no next item')" in out, out
+    for general in (
+        "{% for m in l if m %}{{ loop.previtem }}{% endfor %}",
+        "{% for m in l %}{{ h(m) }}{{ loop.nextitem }}{% endfor %}",
+        "{% for m in l %}{% macro g() %}{{ loop.previtem }}{% endmacro %}{{ g() }}{% endfor %}",
+        "{% for m in l %}{{ loop.previtem }}{{ loop.cycle(1, 2) }}{% endfor %}",
+    ):
+        out = resolved(general, optimize_=True)
+        assert "%_n1" not in out and "item" in out, general

@@ -345,3 +345,56 @@ def test_prepared_selection(template: str, value: Any) -> None:
     inputs; long or non-equality arguments keep the general path."""
     for ctx in ({"v": value}, {}):
         assert same_outcome(ours_render(template, ctx), ref_render(template, ctx)), ctx
+
+
+NEIGHBOUR_TEMPLATES = [
+    # read from the list by the counter (a list or tuple; no filter, no foreign call)
+    "{% for x in l %}[{{ loop.previtem }}|{{ x }}|{{ loop.nextitem }}]{% endfor %}",
+    "{% for x in l %}{% if loop.previtem and loop.previtem.role != 'tool' %}<{% endif %}"
+    "{{ x.role }}{% if not loop.last and loop.nextitem.role != 'tool' %}>{% endif %}{% endfor %}",
+    "{% for x in l %}{{ loop.previtem is defined }}{{ loop.nextitem is undefined }}"
+    "{{ loop.index }}{{ loop.first }}{% endfor %}",
+    "{% for x in l %}{{ loop.nextitem.role }}{% endfor %}",  # the end's undefined, printed
+    "{% for x in l %}{{ loop.previtem.role.upper() }}{% endfor %}",  # ... and used: its error
+    "{% for x in l %}{{ loop.nextitem | tojson }}{% endfor %}",
+    "{% for x in l %}{{ loop.previtem ~ '' }}{% endfor %}",
+    "{% for x in l %}{% for y in l %}{{ loop.previtem }}{% endfor %}{{ loop.nextitem }}{% endfor %}",
+    "{% for x in l %}{% if loop.previtem is sameas loop.previtem %}s{% endif %}{% endfor %}",
+    "{% for x in l %}{{ loop.nextitem }}{% if loop.index > 1 %}{% break %}{% endif %}{% endfor %}",
+    "{% for x in l %}{{ loop.previtem }}{% else %}none{% endfor %}",
+    # the general path: a filter, a foreign call, a function reading them, loop as a value
+    "{% for x in l if x != 2 %}{{ loop.previtem }}{{ loop.nextitem }}{% endfor %}",
+    "{% for x in l %}{{ f() }}{{ loop.previtem }}{{ loop.nextitem }}{% endfor %}",
+    "{% for x in l %}{{ loop.nextitem }}{{ f() }}{{ loop.previtem }}{% endfor %}",
+    "{% for x in l %}{% macro m() %}{{ loop.previtem }}{% endmacro %}{{ m() }}{% endfor %}",
+    "{% for x in l %}{{ loop.previtem }}{{ loop.length }}{% endfor %}",
+]
+
+NEIGHBOUR_VALUES = [
+    [{"role": "user"}, {"role": "tool"}, {"role": "tool"}, {"role": "assistant"}],
+    ({"role": "tool"}, {"role": "user"}),
+    [1, 2, 3],
+    [],
+    [None],
+    "abc",
+    {"a": 1, "b": 2},
+    None,
+]
+
+
+@pytest.mark.parametrize("value", NEIGHBOUR_VALUES, ids=repr)
+@pytest.mark.parametrize("template", NEIGHBOUR_TEMPLATES)
+def test_loop_neighbours_by_counter(template: str, value: Any) -> None:
+    """``loop.previtem`` / ``loop.nextitem`` of a loop over a list or tuple are its items by
+    the counter, with jinja2's undefined values at the ends; strings, dicts, undefined and
+    filtered loops take the loop object; a list changed by foreign code in the body too."""
+    for action in MUTATIONS:
+        ctx = _mutating_context(action)
+        ctx["l"] = value if action == "none" else ctx["l"]
+        ref_ctx = _mutating_context(action)
+        ref_ctx["l"] = value if action == "none" else ref_ctx["l"]
+        assert same_outcome(ours_render(template, ctx), ref_render(template, ref_ctx)), action
+    gen = template.replace(" in l", " in g")  # a generator: the loop object looks ahead
+    ctx = {"g": (i for i in [1, 2, 3])}
+    ref = ref_render(gen, {"g": (i for i in [1, 2, 3])})
+    assert same_outcome(ours_render(gen, ctx), ref)
