@@ -779,8 +779,8 @@ class Emitter(FuelEmitter):
     ) -> None:
         target = w(target_piece(node.target), TEST)
         refund = None  # (the loop's iterator, an iteration's cost): what a break gives back
+        measure = ""  # the name holding the argument of ``node.iter``'s per-item helper
         if self.fuel_enabled and not self.fuel_unmetered(node):  # it pays as it starts
-            measure = ""
             if recurse is None and unary_helper(node.iter, _PER_ITEM_OF_ARGUMENT):
                 arg = node.iter.args[0]  # type: ignore[attr-defined]
                 if isinstance(arg, (ir.Name, ir.Local)):
@@ -806,7 +806,20 @@ class Emitter(FuelEmitter):
         self.break_refunds.append(refund)
         if node.filter is not None:
             iterable = self._filtered(node, iterable)
-        if node.loop and node.last:
+        if node.loop and node.last and node.loop_helper == "jinja.loop_items_last":
+            # ``mapping | items`` (``loop_counters``): the mapping's length is the pairs' count
+            arg = node.iter.args[0]  # type: ignore[attr-defined]
+            if isinstance(arg, (ir.Name, ir.Local)):
+                mapping = self.src(arg)
+            elif measure:  # (bound as the bounds measured it)
+                mapping = measure
+            else:  # the call as written (no bounds): its argument bound as it is passed
+                mapping = self.fresh("mapping")
+                iterable = self._call(node.iter.name, (f"({mapping} := {self.src(arg)})", ATOM))  # type: ignore[attr-defined]
+            call = self._call("jinja.loop_items_last", iterable, (mapping, ATOM))
+            self.line(f"{node.last}, {node.loop} = {w(call, TEST)}")
+            iterable = (node.loop, ATOM)
+        elif node.loop and node.last:
             call = self._call("jinja.loop_last", iterable)
             self.line(f"{node.last}, {node.loop} = {w(call, TEST)}")
             iterable = (node.loop, ATOM)

@@ -24,7 +24,7 @@ from .passes.util import bindings
 #: found it, so its end does not look at it (``active and live()``)
 QUIET_HELPERS = frozenset({
     "jinja.getitem", "jinja.getattr_", "jinja.subscript", "jinja.start_values", "jinja.to_str",
-    "jinja.Undefined", "jinja.loop_last", "jinja.loop_context", "jinja.undefined",
+    "jinja.Undefined", "jinja.loop_last", "jinja.loop_items_last", "jinja.loop_context", "jinja.undefined",
     "jinja.cond_undefined", "jinja.resolve_top", "jinja.strftime_now",
     "jinja_filters.do_string", "jinja_filters.do_upper",
     "jinja_filters.do_lower", "jinja_filters.do_capitalize", "jinja_filters.do_first",

@@ -119,8 +119,15 @@ def run(module: ir.Module) -> ir.Module:
             return n
 
         if last is not None:
+            helper = node.loop_helper
+            if ok[1] and not ok[2] and not live and node.filter is None and _items_of(node.iter):
+                helper = "jinja.loop_items_last"  # its mapping's length counts its pairs
             return ir.replace(
-                node, body=map_nodes(node.body, attr), counter=counter, last=last.ident
+                node,
+                body=map_nodes(node.body, attr),
+                counter=counter,
+                last=last.ident,
+                loop_helper=helper,
             )
         return ir.replace(
             node, body=map_nodes(node.body, attr), loop="", loop_helper="", counter=counter
@@ -130,6 +137,19 @@ def run(module: ir.Module) -> ir.Module:
     if ir.Capture in kinds:
         return ir.replace(module, body=map_nodes(module.body, fold))
     return ir.replace(module, body=map_stmts(module.body, fold))
+
+
+def _items_of(iterable: Any) -> bool:
+    """``iterable`` is ``mapping | items`` (``do_items``: a generator of the mapping's pairs,
+    ``len(mapping)`` of them for a dict nothing changes while the loop runs; the loop's body
+    calls no foreign code, which alone could, ``run``)."""
+    return (
+        isinstance(iterable, ir.Helper)
+        and iterable.name == "jinja_filters.do_items"
+        and len(iterable.args) == 1
+        and not iterable.kwargs
+        and not isinstance(iterable.args[0], ir.Starred)
+    )
 
 
 def _around(node: ir.For, foreign: Callable[[Any], bool]) -> bool:

@@ -258,6 +258,16 @@ def loop_last(iterable: Any) -> tuple:
     return None, LoopContext(iterable)
 
 
+def loop_items_last(items: Any, mapping: Any) -> tuple:
+    """``loop_last`` of a loop over ``mapping | items`` (``items``, that filter's generator, or
+    the same pairs as the bounds hand them on) whose body cannot change ``mapping``: ``(last
+    index, items)`` for a dict (its generator yields ``len(mapping)`` pairs), else ``(None,
+    its loop object)``."""
+    if type(mapping) is dict:
+        return len(mapping) - 1, items
+    return None, LoopContext(items)
+
+
 # ----------------------------------------------------------------------------- macros
 
 
@@ -580,6 +590,7 @@ __all__ = [
     "LoopContext",
     "loop_context",
     "loop_last",
+    "loop_items_last",
     "Macro",
     "make_macro",
     "raise_exception",

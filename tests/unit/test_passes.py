@@ -156,3 +156,21 @@ def test_loop_neighbours_read_by_the_counter() -> None:
     ):
         out = resolved(general, optimize_=True)
         assert "%_n1" not in out and "item" in out, general
+
+
+def test_loop_last_over_items_counts_the_mappings_pairs() -> None:
+    """A loop over ``mapping | items`` reading ``loop.last`` gets ``loop_items_last`` (the
+    dict's length) where its body calls no foreign code; otherwise ``loop_last``'s loop object."""
+    from tmpl2py.compiler import compile_template
+
+    fast = "{% for k, v in x.p | items %}{{ k }}{% if not loop.last %},{% endif %}{% endfor %}"
+    for bounded in (True, False):
+        src = compile_template(fast, bounded=bounded).python_source
+        assert "loop_items_last(" in src and "_mapping1 := " in src, src
+    for general in (
+        "{% for k, v in x | items %}{{ h(k) }}{{ loop.last }}{% endfor %}",
+        "{% for k, v in x | items if v %}{{ loop.last }}{% endfor %}",
+        "{% for k, v in x | items %}{{ loop.last }}{{ loop.previtem }}{% endfor %}",
+        "{% for k, v in x | dictsort %}{{ loop.last }}{% endfor %}",
+    ):
+        assert "loop_items_last" not in compile_template(general).python_source, general

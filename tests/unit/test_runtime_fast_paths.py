@@ -9,6 +9,7 @@ pure-Python encoder. Every case renders through ``compile_template`` and through
 from __future__ import annotations
 
 import json
+import types
 from typing import Any
 
 import pytest
@@ -398,3 +399,68 @@ def test_loop_neighbours_by_counter(template: str, value: Any) -> None:
     ctx = {"g": (i for i in [1, 2, 3])}
     ref = ref_render(gen, {"g": (i for i in [1, 2, 3])})
     assert same_outcome(ours_render(gen, ctx), ref)
+
+
+ITEMS_LAST_TEMPLATES = [
+    "{% for k, v in d | items %}{{ k }}={{ v }}{% if not loop.last %}, {% endif %}{% endfor %}",
+    "{% for k, v in d.p | items %}{{ k }}{{ loop.last }}{{ loop.index }}{% endfor %}",
+    "{% for p in (d | items) %}{{ p }}{% if loop.last %}.{% endif %}{% else %}none{% endfor %}",
+    "{% for k, v in d | items %}{% for a, b in d | items %}{{ loop.last }}{% endfor %}"
+    "{{ loop.last }}{% endfor %}",
+    "{% for k, v in d | items %}{{ k }}{% if loop.last %}{% break %}{% endif %}{% endfor %}",
+    "{% macro m(x) %}{{ x | upper }}{% endmacro %}"
+    "{% for k, v in d | items %}{{ m(k) }}{{ loop.last }}{% endfor %}",
+    # the general path: a foreign call, a filter, neighbours
+    "{% for k, v in d | items %}{{ f() }}{{ k }}{{ loop.last }}{% endfor %}",
+    "{% for k, v in d | items %}{{ loop.last }}{{ f() }}{{ k }}{% endfor %}",
+    "{% for k, v in d | items if v %}{{ k }}{{ loop.last }}{% endfor %}",
+    "{% for k, v in d | items %}{{ loop.nextitem }}{{ loop.last }}{% endfor %}",
+]
+
+
+def _items_context(value: Any) -> tuple:
+    """Two contexts alike (one a side) holding ``value`` as ``d`` and a function ``f`` that
+    adds a key to a dict ``d`` on its first call."""
+    import copy
+
+    def make() -> dict:
+        d = copy.deepcopy(value) if not isinstance(value, types.MappingProxyType) else value
+        state = {"calls": 0}
+
+        def f() -> str:
+            state["calls"] += 1
+            if state["calls"] == 1 and type(d) is dict:
+                d["added"] = 1
+            return "f"
+
+        return {"d": d, "f": f}
+
+    return make(), make()
+
+
+ITEMS_VALUES = [
+    {"a": 1, "b": 2, "c": 3},
+    {"a": 1},
+    {},
+    {"p": {"x": {"type": "string"}, "y": 2}},
+    types.MappingProxyType({"a": 1, "b": 2}),
+    None,
+    [("a", 1), ("b", 2)],
+    "ab",
+]
+
+
+@pytest.mark.parametrize("bounded", [True, False])
+@pytest.mark.parametrize("value", ITEMS_VALUES, ids=repr)
+@pytest.mark.parametrize("template", ITEMS_LAST_TEMPLATES)
+def test_loop_last_over_items(template: str, value: Any, bounded: bool) -> None:
+    """``loop.last`` of a loop over ``mapping | items`` compares the counter with the dict's
+    length (``loop_items_last``) where the body cannot change it; other mappings, undefined
+    and non-mappings (the filter's error), filtered loops and bodies calling foreign code take
+    the loop object. With and without the work bounds (the mapping bound where it is passed)."""
+    ours_ctx, ref_ctx = _items_context(value)
+    assert same_outcome(
+        ours_render(template, ours_ctx, bounded=bounded), ref_render(template, ref_ctx)
+    )
+    ctx = {"f": lambda: "f"}  # ``d`` undefined
+    assert same_outcome(ours_render(template, ctx, bounded=bounded), ref_render(template, ctx))
