@@ -816,7 +816,10 @@ def hash_key(key: Any) -> Any:
             if key != key or key in (float("inf"), float("-inf")):
                 return key
             key = int(key)
-        return (_BIG, key.to_bytes((key.bit_length() + 8) // 8, "little", signed=True))
+        bits = key.bit_length()
+        if bits > LONG_INT_BITS:  # its bytes are made and hashed: work as long as the number
+            charge(bits >> 13)  # (red team s9h2 D: 100,000 keys of 393,000 bits, 9 s)
+        return (_BIG, key.to_bytes((bits + 8) // 8, "little", signed=True))
     if kind is tuple:
         keys = tuple(map(hash_key, key))
         return key if all(map(is_, keys, key)) else (_BIG, keys)
@@ -1314,11 +1317,30 @@ _DESCEND = (list, tuple, dict, set, frozenset, *_VIEWS)
 _LEAVES = frozenset({str, int, float, bool, type(None)})
 
 
+#: an integer longer than this (in bits) weighs its size too (:func:`weigh`): each is a value
+#: of its own, so 100,000 of them made in one call (``range(b, b + 100000)|list``, a ``map`` of
+#: ``abs`` over ``[n] * 100000``) held 2.5 GB as ``NODE`` each (red team s9h2 A)
+LONG_INT_BITS = 4096
+
+
+def _int_weight(value: int) -> int:
+    bits = value.bit_length()
+    return NODE + (bits >> 3 if bits > LONG_INT_BITS else 0)
+
+
+def _ints_weight(items: Any) -> int:
+    """What the ``int`` items of ``items`` weigh beyond ``NODE`` each (their bytes, when long)."""
+    bits = [b for b in map(int.bit_length, [v for v in items if type(v) is int]) if b > LONG_INT_BITS]
+    return sum(bits) >> 3 if bits else 0
+
+
 def weigh(value: Any, built: dict) -> int:
     """What printing ``value`` would cost, in characters (see the section's comment)."""
     kind = type(value)
     if kind is str:
         return NODE + len(value)
+    if kind is int:
+        return _int_weight(value)
     if kind is dict or kind is list or kind is tuple:
         known = built.get(id(value))
         if known is not None and known[0] is value:
@@ -1327,6 +1349,8 @@ def weigh(value: Any, built: dict) -> int:
             kinds = set(map(type, value))
             if kinds <= _LEAVES:
                 weight = NODE * (1 + len(value))
+                if int in kinds:
+                    weight += _ints_weight(value)
                 if str not in kinds:
                     return weight
                 if len(kinds) == 1:
@@ -1356,6 +1380,8 @@ def _flat(items: Any) -> Optional[int]:
     kinds = set(map(type, items))
     if kinds <= _LEAVES:
         weight = NODE * len(items)
+        if int in kinds:
+            weight += _ints_weight(items)
         if str not in kinds:
             return weight
         if len(kinds) == 1:
@@ -1413,6 +1439,8 @@ def _tree(node: Any, budget: list, built: dict) -> Optional[int]:
         kind = type(item)
         if kind is str:
             weight += len(item)
+        elif kind is int:
+            weight += _int_weight(item) - NODE
         elif kind is dict or kind is list or kind is tuple:
             known = built.get(id(item))
             if known is not None and known[0] is item:
@@ -1472,6 +1500,8 @@ def _walk(root: Any, built: dict) -> int:
             kind = type(child)
             if issubclass(kind, str):
                 one = NODE + len(child)
+            elif kind is int:
+                one = _int_weight(child)
             elif issubclass(kind, _DESCEND):
                 known = built.get(child_id)
                 if known is not None and known[0] is child:
@@ -1484,6 +1514,12 @@ def _walk(root: Any, built: dict) -> int:
         found[key] = weight
         _remember(built, node, weight)
     return found[id(root)]
+
+
+def check_total(weight: int, what: str) -> None:
+    """A value about to be made, of ``weight`` (what :func:`weigh` would find), refused past
+    the output limit (and marked past 65,536) before it is made."""
+    _check_weight(weight, what)
 
 
 def _check_weight(weight: int, what: str) -> None:

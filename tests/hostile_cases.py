@@ -302,6 +302,25 @@ JINJA_DOS = {
     "{% set ns.x = ns.x|unique %}{% endfor %}{{ ns.x|list|length }}",
     "lazy-batch-chain": "{% set ns = namespace(x=range(100000)) %}{% for i in range(100) %}"
     "{% set ns.x = ns.x|batch(1)|map('first') %}{% endfor %}{{ ns.x|list|length }}",
+    # red team s9h2: long integers weigh their size (A: 100,000 of them made in one call held
+    # 2.5 GB); wordwrap of a float width (B); integers past a product's cap from int(base=16),
+    # from_bytes of an iterator, and what they cost in sum and round (C); hash keys of long
+    # integers charged (D); chains from a sized iterator or from items (E)
+    "range-of-long-integers": "{{ range(7 ** 70000, 7 ** 70000 + 100000)|list|length }}",
+    "map-of-long-integers": "{% set a = 7 ** 70000 %}{% set b = a * a %}{% set n = 0 - b %}"
+    "{{ range(100000)|map('abs')|map('string')|list|length }}{{ ([n] * 100000)|map('abs')|list|length }}",
+    "wordwrap-float-width": "{{ ('a ' * 50000)|wordwrap(1.5, false, wrapstring='y' * 90000)|length }}",
+    "int-base-16": "{% set s = 'f' * 100000 %}{% set s = s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s %}"
+    "{% set s = s ~ s ~ s ~ s %}{% set b = s|int(base=16) %}{{ b.bit_length() }}",
+    "from-bytes-iterator": "{% set s = 'f' * 100000 %}{% set s = s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s %}"
+    "{% set b = (0).from_bytes(s.encode()|reverse, 'big') %}{{ b.bit_length() }}",
+    "sum-long-start": "{% set a = 7 ** 70000 %}{% set b = a * a %}{{ range(100000)|sum(start=b) > 0 }}",
+    "round-long-integer": "{% set a = 7 ** 70000 %}{% set b = a * a %}" + "{{ b|round(-4096) > 0 }}" * 60,
+    "unique-long-keys": "{% set a = 7 ** 70000 %}{% set b = a * a %}{{ ([b] * 100000)|unique|list|length }}",
+    "lazy-chain-from-reversed": "{% set ns = namespace(g=range(1, 100001)|reverse) %}{% for i in range(250) %}"
+    "{% set ns.g = ns.g|select %}{% endfor %}{{ ns.g|list|length }}",
+    "lazy-chain-from-items": "{% set d = dict.fromkeys(range(100000), 1) %}{% set ns = namespace(g=d|items) %}"
+    "{% for i in range(250) %}{% set ns.g = ns.g|select %}{% endfor %}{{ ns.g|list|length }}",
 }
 
 GO_DOS = {

@@ -517,6 +517,12 @@ S9H_SMALL = [
     ("{{ (0).from_bytes('ab'.encode(), 'big') }}|{{ 12 is divisibleby(4) }}|{{ (7 ** 900) is divisibleby(7) }}", {}),
     ("{{ strftime_now('%Y') }}|{{ strftime_now('x' * 3000)|length }}", {}),
     ("{{ x|tojson(indent=20) }}", {"x": [1, [2], [2]]}),
+    # round 2 (s9h2)
+    ("{{ ('a ' * 5)|wordwrap(1.5, false, wrapstring='|') }}|{{ ('ab cd ' * 3)|wordwrap(true, false, wrapstring='-') }}", {}),
+    ("{{ 'ff'|int(base=16) }}|{{ ('f' * 2000)|int(base=16) > 0 }}|{{ (0).from_bytes(bytes='ab'.encode(), byteorder='big') }}", {}),
+    ("{{ range(2 ** 70, 2 ** 70 + 3)|list }}|{{ (range(3)|sum(start=2 ** 5000)) > 0 }}|{{ (3 ** 3000)|round(-5) > 0 }}", {}),
+    ("{{ (x|items|select|map('first')|list) }}|{{ (x|items|reverse|list) }}|{{ (range(3)|reverse|select|list) }}", {"x": {"a": 1, "b": 2}}),
+    ("{{ (x|items)|string|truncate(33, end='') }}|{{ x|items|list }}", {"x": {"k": [1]}}),
 ]
 
 

@@ -369,9 +369,17 @@ def call(func: Any, /, *args: Any, **kwargs: Any) -> Any:
         name = func.__name__
         if name == "to_bytes" and type(owner) is int:
             guard_width(args[0] if args else kwargs.get("length", 1), "to_bytes")
-        elif name == "from_bytes" and isinstance(owner, type) and args and hasattr(args[0], "__len__"):
-            # an integer of 8 bits a byte: past ``4 * Limits.value`` bits, as a product is refused
-            check_size(len(args[0]) * 2, "from_bytes")
+        elif name == "from_bytes" and isinstance(owner, type):
+            # an integer of 8 bits a byte: past ``4 * Limits.value`` bits, as a product is
+            # refused (its argument's length first where it has one; the result in any case:
+            # keywords, an iterator of bytes: red team s9h2 C)
+            data = args[0] if args else kwargs.get("bytes")
+            if hasattr(data, "__len__"):
+                check_size(len(data) * 2, "from_bytes")
+            made = func(*args, **kwargs)
+            if type(made) is int and made.bit_length() > 4096:
+                check_size(made.bit_length() >> 2, "from_bytes")
+            return made
         elif name == "fromkeys" and isinstance(owner, type) and issubclass(owner, dict):
             # any dict's ``fromkeys`` (a class method) is the ``dict`` global's: the keys'
             # hashes charged, the dict weighed (one value under every key; red team s9h F1)

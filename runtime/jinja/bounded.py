@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import codecs
 import functools
+from operator import length_hint as _length_hint
 from typing import Any, Callable
 
 from ..limits import SHORT, RenderLimitExceeded, built_units, charge, check_built, check_size, current, weigh
@@ -56,11 +57,13 @@ def guard_wrap(s: Any, width: Any, wrapstring: Any, break_long_words: Any = True
     broken into pieces costs its length squared over the width (``textwrap`` cuts each piece
     off the rest of the word: a word of 400,000 characters at width 1 took 2.3 s), charged
     as it starts (a unit per 65,536 characters copied)."""
+    if isinstance(width, (float, bool)) and width == width and abs(width) < 1 << 62:
+        width = int(width)  # (textwrap takes any real width: a float's pieces are the int's, or more)
     if isinstance(s, str) and break_long_words and _is_int(width) and width > 0:
         if len(s) * len(s) // (width << 16) > 64:  # (the whole text as one word: a bound)
             longest = max(map(len, s.split()), default=0)
             charge(longest * longest // (width << 16))
-    if isinstance(s, str) and isinstance(wrapstring, str) and len(wrapstring) > 1 and _is_int(width):
+    if isinstance(s, str) and isinstance(wrapstring, str) and len(wrapstring) > 1 and isinstance(width, int):
         pieces = len(s) // max(width, 1) + _line_breaks(s) + 1
         if pieces * len(wrapstring) > SMALL:
             _check_output(len(s) + pieces * len(wrapstring), "wordwrap")
@@ -237,7 +240,16 @@ def lazy_charge(value: Any, weight: int, shift: int) -> tuple:
             charge(size * weight)
         return size, depth + 1
     charge_input(value, weight, shift)
-    return (len(value) if isinstance(value, (str, *_CONTAINERS)) else None), 1
+    if isinstance(value, (str, *_CONTAINERS)):
+        return len(value), 1
+    # an iterator that knows how many items it has left (``reversed`` of a list or a range:
+    # red team s9h2 E), charged as a sized input; any other, unknown
+    hint = _length_hint(value, -1)
+    if hint < 0:
+        return None, 1
+    if hint * weight > 8:
+        charge(hint * weight)
+    return hint, 1
 
 
 def guard_urlize(pieces: list, target: Any, rel: Any, schemes: int = 0) -> None:

@@ -801,7 +801,10 @@ do_abs = abs
 def do_int(value: Any, default: int = 0, base: int = 10) -> int:
     try:
         if isinstance(value, str):
-            return int(value, base)
+            made = int(value, base)
+            if type(made) is int and made.bit_length() > 4096:  # (a power-of-two base is linear)
+                check_size(made.bit_length() >> 2, "int")  # capped as a product is (s9h2 C)
+            return made
         return int(value)
     except (TypeError, ValueError):
         # this quirk is necessary so that "42.23"|int gives 42.
@@ -825,6 +828,9 @@ def do_round(value: Any, precision: int = 0, method: str = "common") -> float:
         # ``10 ** abs(precision)`` is computed (an integer's ``round``, ``ceil``/``floor``): refused
         # as the template's own power past ``Limits.value`` digits (red team s9h F7)
         check_size(abs(precision), "a rounding's power of ten")
+    if type(value) is int and isinstance(precision, int) and precision < 0 and value.bit_length() > 4096:
+        # a division of a long integer by ``10 ** -precision``: charged by both sizes' digits
+        charge((value.bit_length() >> 5) * ((-precision * 7 >> 1) + 32 >> 5) >> 6)
     if method == "common":
         return round(value, precision)
     import math
@@ -837,6 +843,9 @@ def do_round(value: Any, precision: int = 0, method: str = "common") -> float:
 @_named("sync_do_sum")
 def do_sum(iterable: Any, attribute: Any = None, start: Any = 0) -> Any:
     bounded.charge_input(iterable, 1, 4)  # its work grows with the input (limits.charge)
+    if type(start) is int and start.bit_length() > 4096 and hasattr(iterable, "__len__"):
+        # each addition copies the long start (red team s9h2 C: 100,000 of 16M bits, 31 s)
+        charge(len(iterable) * (start.bit_length() >> 13))
     if attribute is not None:
         iterable = map(make_attrgetter(attribute), iterable)
     total = sum(iterable, start)
@@ -950,7 +959,13 @@ def do_join(value: Any, d: Any = "", attribute: Any = None) -> str:
 
 
 def do_items(value: Any) -> Iterator[tuple]:
-    bounded.charge_input(value, 1, 4)  # its work grows with the input (limits.charge)
+    size, depth = bounded.lazy_charge(value, 1, 4)  # its work grows with the input (limits.charge)
+    return _item_pairs(value, size, depth)
+
+
+@bounded.mark_lazy
+@_named("do_items")
+def _item_pairs(value: Any, _size: Any, _depth: int) -> Iterator[tuple]:
     if type(value) is not dict:  # a dict is a mapping (the ABC's check costs ~0.1 us)
         if isinstance(value, Undefined):
             return

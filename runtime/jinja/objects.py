@@ -19,7 +19,7 @@ from .core import (
 )
 
 from .markup import Markup, escape
-from ..limits import NODE, charge, charge_hashing, check_size, check_weight, checked_weight, nested
+from ..limits import LONG_INT_BITS, NODE, charge, charge_hashing, check_size, check_total, check_weight, checked_weight, nested
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -406,6 +406,9 @@ def safe_range(*args: int) -> range:
         raise OverflowError(
             "Range too big. The sandbox blocks ranges larger than" f" MAX_RANGE ({MAX_RANGE})."
         )
+    bits = max(abs(rng.start).bit_length(), abs(rng.stop).bit_length())
+    if bits > LONG_INT_BITS and len(rng) > 1:  # each item a long integer of its own, once made
+        check_total(len(rng) * (NODE + (bits >> 3)), "a range of long integers")
     return rng
 
 
