@@ -1,4 +1,5 @@
-"""Hostile templates that must end in a clean limit error, and the bounded way to run them.
+"""Hostile templates that must end in a clean limit error, and the bounded way to run them. The
+module is long because it is the one table of every hostile class (a case a line or two).
 
 The case tables (imported by tests/test_limits.py and tests/test_hostile.py): DoS classes of
 both dialects (loops, repetition, doubling, recursion, deep data), heavy per-item helpers in

@@ -1,4 +1,6 @@
-"""jinja2's runtime objects as transformers' environment exposes them.
+"""jinja2's runtime objects as transformers' environment exposes them. The module is
+long because it holds every object the environment hands a template (kept together: each
+reads the others' types).
 
 ``namespace``, the ``loop`` object, macros, ``dict``, ``range``, ``self``, ``cycler``,
 ``joiner`` and ``lipsum``, ``raise_exception`` / ``strftime_now``, and the
